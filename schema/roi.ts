@@ -1,0 +1,40 @@
+// The shape of one segmented object as the engine produces it and the ROI artifact stores it.
+// Coordinates are image pixel coordinates with the origin at the top-left corner of pixel (0,0):
+// polygon vertices sit on pixel corners (integers), centroids use pixel centres (x + 0.5).
+
+export interface RoiMeasurements {
+  /** Number of pixels in the mask. */
+  area_px: number;
+  /** Length of the traced pixel-edge polygon, as ImageJ measures a traced ROI. */
+  perimeter_px: number;
+  /** Mean of the mask's pixel centres. */
+  centroid_x: number;
+  centroid_y: number;
+  /** Bounding box of the mask in pixels: left, top, width, height. */
+  bbox_x: number;
+  bbox_y: number;
+  bbox_w: number;
+  bbox_h: number;
+}
+
+export interface Roi extends RoiMeasurements {
+  /** 0-based position in the segmentation's deterministic order; the label value is index + 1. */
+  index: number;
+  /**
+   * Outline along pixel edges as interleaved integer corner coordinates [x0, y0, x1, y1, ...],
+   * without repeating the first vertex and without collinear vertices. Its shoelace area equals
+   * area_px.
+   */
+  polygon: Int32Array;
+}
+
+export const ROI_MEASUREMENT_FIELDS = [
+  "area_px",
+  "perimeter_px",
+  "centroid_x",
+  "centroid_y",
+  "bbox_x",
+  "bbox_y",
+  "bbox_w",
+  "bbox_h",
+] as const satisfies readonly (keyof RoiMeasurements)[];
