@@ -18,7 +18,11 @@ export interface RoiMeasurements {
 }
 
 export interface Roi extends RoiMeasurements {
-  /** 0-based position in the segmentation's deterministic order; the label value is index + 1. */
+  /**
+   * 0-based position in the segmentation's order: masks sorted by the raster position of their
+   * first pixel (top row first, then leftmost). The label value is index + 1. Streaming consumers
+   * (label-mask rendering) rely on this order: bbox_y never decreases along it.
+   */
   index: number;
   /**
    * Outline along pixel edges as interleaved integer corner coordinates [x0, y0, x1, y1, ...],
