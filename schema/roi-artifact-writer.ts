@@ -1,0 +1,150 @@
+// Encodes the ROI artifact (layout in roi-artifact.ts) incrementally: ROIs go in one at a time and
+// chunks of about ROI_ARTIFACT_TARGET_CHUNK_PAYLOAD bytes come out, so a 100k-ROI segmentation is
+// never one buffer. The header carries the counts, so the caller states them up front and the
+// writer verifies them at the end.
+
+import type { Roi } from "./roi.ts";
+import { ByteBuilder } from "./roi-artifact-bytes.ts";
+import { checkRoi, checkRoiArtifactHeader } from "./roi-artifact-checks.ts";
+import { crc32 } from "./roi-artifact-crc32.ts";
+import {
+  ROI_ARTIFACT_MAGIC,
+  ROI_ARTIFACT_MAX_HEADER_BODY,
+  ROI_ARTIFACT_TARGET_CHUNK_PAYLOAD,
+  ROI_ARTIFACT_VERSION,
+  RoiArtifactError,
+} from "./roi-artifact.ts";
+import type { RoiArtifactHeader } from "./roi-artifact.ts";
+
+const utf8 = new TextEncoder();
+
+export function encodeRoiArtifactHeader(header: RoiArtifactHeader): Uint8Array {
+  checkRoiArtifactHeader(header);
+  const body = new ByteBuilder(128);
+  body.u32(header.imageWidth);
+  body.u32(header.imageHeight);
+  body.u32(header.roiCount);
+  body.u32(header.vertexCount);
+  body.f64(header.confluency);
+  for (const text of [header.modelName, header.modelVersion]) {
+    const bytes = utf8.encode(text);
+    if (bytes.length > 0xffff) throw new RoiArtifactError("ROI artifact header: model name or version longer than 65,535 bytes");
+    body.u16(bytes.length);
+    body.raw(bytes);
+  }
+  if (body.length > ROI_ARTIFACT_MAX_HEADER_BODY) throw new RoiArtifactError("ROI artifact header: body too large");
+  const out = new ByteBuilder(16 + body.length);
+  out.raw(ROI_ARTIFACT_MAGIC);
+  out.u16(ROI_ARTIFACT_VERSION);
+  out.u16(0);
+  out.u32(body.length);
+  out.raw(body.take());
+  out.u32(crc32(out.bytes.subarray(0, out.length)));
+  return out.take();
+}
+
+function encodeRecord(roi: Roi, into: ByteBuilder): void {
+  into.varint(roi.area_px);
+  into.f64(roi.perimeter_px);
+  into.f64(roi.centroid_x);
+  into.f64(roi.centroid_y);
+  into.varint(roi.bbox_x);
+  into.varint(roi.bbox_y);
+  into.varint(roi.bbox_w);
+  into.varint(roi.bbox_h);
+  const p = roi.polygon;
+  into.varint(p.length / 2);
+  let px = roi.bbox_x;
+  let py = roi.bbox_y;
+  for (let i = 0; i < p.length; i += 2) {
+    into.zigzag(p[i] - px);
+    into.zigzag(p[i + 1] - py);
+    px = p[i];
+    py = p[i + 1];
+  }
+}
+
+function frameChunk(recordCount: number, payload: Uint8Array): Uint8Array {
+  const out = new Uint8Array(12 + payload.length);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, recordCount, true);
+  view.setUint32(4, payload.length, true);
+  view.setUint32(8, crc32(payload), true);
+  out.set(payload, 12);
+  return out;
+}
+
+/** Push-style writer: `add` returns a finished chunk when one fills up, `finish` the rest. */
+export class RoiArtifactWriter {
+  private readonly header: RoiArtifactHeader;
+  private readonly payload = new ByteBuilder(ROI_ARTIFACT_TARGET_CHUNK_PAYLOAD + 4096);
+  private recordsInChunk = 0;
+  private roisWritten = 0;
+  private verticesWritten = 0;
+  private previousBboxY = 0;
+  private headerBytes: Uint8Array | null;
+
+  constructor(header: RoiArtifactHeader) {
+    this.headerBytes = encodeRoiArtifactHeader(header);
+    this.header = { ...header };
+  }
+
+  /** Adds one ROI; returns the bytes ready to send (the header first, then full chunks). */
+  add(roi: Roi): Uint8Array[] {
+    checkRoi(roi, this.header, this.roisWritten, this.previousBboxY);
+    if (this.roisWritten === this.header.roiCount) {
+      throw new RoiArtifactError(`ROI artifact: more ROIs than the ${this.header.roiCount} the header announces`);
+    }
+    const out = this.takeHeader();
+    encodeRecord(roi, this.payload);
+    this.recordsInChunk++;
+    this.roisWritten++;
+    this.verticesWritten += roi.polygon.length / 2;
+    this.previousBboxY = roi.bbox_y;
+    if (this.payload.length >= ROI_ARTIFACT_TARGET_CHUNK_PAYLOAD) out.push(this.closeChunk());
+    return out;
+  }
+
+  /** Ends the artifact; fails if the ROIs written do not match the header's counts. */
+  finish(): Uint8Array[] {
+    if (this.roisWritten !== this.header.roiCount || this.verticesWritten !== this.header.vertexCount) {
+      throw new RoiArtifactError(
+        `ROI artifact: wrote ${this.roisWritten} ROIs with ${this.verticesWritten} vertices but the header announces ` +
+          `${this.header.roiCount} ROIs with ${this.header.vertexCount} vertices`,
+      );
+    }
+    const out = this.takeHeader();
+    if (this.recordsInChunk > 0) out.push(this.closeChunk());
+    out.push(new Uint8Array(12));
+    return out;
+  }
+
+  private takeHeader(): Uint8Array[] {
+    if (this.headerBytes === null) return [];
+    const bytes = this.headerBytes;
+    this.headerBytes = null;
+    return [bytes];
+  }
+
+  private closeChunk(): Uint8Array {
+    const chunk = frameChunk(this.recordsInChunk, this.payload.bytes.subarray(0, this.payload.length));
+    this.payload.clear();
+    this.recordsInChunk = 0;
+    return chunk;
+  }
+}
+
+/** Header fields other than the counts, which `encodeRoiArtifact` computes from the ROIs. */
+export type RoiArtifactDescription = Omit<RoiArtifactHeader, "roiCount" | "vertexCount">;
+
+/**
+ * The artifact for an in-memory list of ROIs (what the runner holds after segmenting), as a stream
+ * of chunks: `ReadableStream.from(encodeRoiArtifact(...))` gives a ReadableStream.
+ */
+export async function* encodeRoiArtifact(description: RoiArtifactDescription, rois: readonly Roi[]): AsyncGenerator<Uint8Array> {
+  let vertexCount = 0;
+  for (const roi of rois) vertexCount += roi.polygon.length / 2;
+  const writer = new RoiArtifactWriter({ ...description, roiCount: rois.length, vertexCount });
+  for (const roi of rois) yield* writer.add(roi);
+  yield* writer.finish();
+}
