@@ -1,0 +1,115 @@
+// The exports the route offers, one entry per format. Each takes the ROI artifact's R2 body, the
+// segmentation's export context and the query options, validates the options before reading
+// anything, reads the artifact header, and returns a streaming body with its media type and file
+// name. The route maps thrown errors with `exportErrorStatus`.
+
+import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
+import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
+import { RoiArtifactError } from "../../schema/roi-artifact.ts";
+import { selectMeasurementColumns, UnknownMeasurementColumnsError } from "../../schema/measurements.ts";
+import type { ExportContext } from "../../schema/measurements.ts";
+import { ImageJRoiLimitError } from "./imagej-roi.ts";
+import { labelPng, PNG_MAX_LABEL } from "./label-png.ts";
+import { labelTiff } from "./label-tiff.ts";
+import { measurementsCsv } from "./measurements-csv.ts";
+import { roisGeoJson } from "./rois-geojson.ts";
+import { roisZip } from "./rois-zip.ts";
+
+export type { ExportContext } from "../../schema/measurements.ts";
+
+export interface ExportOptions {
+  /** measurements.csv only: the `columns` query values, in order. */
+  columns?: readonly string[];
+}
+
+export interface ExportFile {
+  body: ReadableStream<Uint8Array>;
+  contentType: string;
+  fileName: string;
+}
+
+export type ExportFormatName = "measurements.csv" | "rois.geojson" | "rois.zip" | "masks.png";
+
+export type ExportFunction = (artifact: ReadableStream<Uint8Array>, context: ExportContext, options: ExportOptions) => Promise<ExportFile>;
+
+/** The image name without its extension, reduced to characters every file system accepts. */
+function baseName(context: ExportContext): string {
+  const stem = context.imageName.replace(/\.[^./\\]*$/, "");
+  const safe = stem.replace(/[\u0000-\u001f\u007f/\\:*?"<>|]+/g, "_").trim();
+  return safe === "" ? context.segmentationId : safe;
+}
+
+/** Reads the header, cancelling the body if it is not a valid artifact. */
+async function open(artifact: ReadableStream<Uint8Array>): Promise<RoiArtifactContents> {
+  return readRoiArtifact(artifact);
+}
+
+async function refuse(artifact: ReadableStream<Uint8Array>, error: unknown): Promise<never> {
+  await artifact.cancel().catch(() => undefined);
+  throw error;
+}
+
+export const EXPORTS: Readonly<Record<ExportFormatName, ExportFunction>> = {
+  "measurements.csv": async (artifact, context, options) => {
+    try {
+      selectMeasurementColumns(options.columns);
+    } catch (e) {
+      return refuse(artifact, e);
+    }
+    const contents = await open(artifact);
+    return {
+      body: measurementsCsv(contents, context, options),
+      contentType: "text/csv; charset=utf-8; header=present",
+      fileName: `${baseName(context)}-measurements.csv`,
+    };
+  },
+  "rois.geojson": async (artifact, context) => ({
+    body: roisGeoJson(await open(artifact), context),
+    contentType: "application/geo+json",
+    fileName: `${baseName(context)}-rois.geojson`,
+  }),
+  "rois.zip": async (artifact, context) => {
+    const contents = await open(artifact);
+    try {
+      return { body: roisZip(contents, context), contentType: "application/zip", fileName: `${baseName(context)}-rois.zip` };
+    } catch (e) {
+      await contents.rois.return?.(undefined);
+      throw e;
+    }
+  },
+  // Labels above 65,535 do not fit 16 bits, so large segmentations get a 32-bit TIFF instead.
+  "masks.png": async (artifact, context) => {
+    const contents = await open(artifact);
+    try {
+      if (contents.header.roiCount > PNG_MAX_LABEL) {
+        return { body: labelTiff(contents), contentType: "image/tiff", fileName: `${baseName(context)}-masks.tif` };
+      }
+      return { body: labelPng(contents), contentType: "image/png", fileName: `${baseName(context)}-masks.png` };
+    } catch (e) {
+      await contents.rois.return?.(undefined);
+      throw e;
+    }
+  },
+};
+
+export function isExportFormat(name: string): name is ExportFormatName {
+  return Object.hasOwn(EXPORTS, name);
+}
+
+/** Content-Disposition for a download: an ASCII fallback name plus the exact UTF-8 name (RFC 6266). */
+export function contentDisposition(fileName: string): string {
+  const ascii = fileName.replace(/[^\x20-\x7e]/g, "_").replace(/["\\]/g, "_");
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
+}
+
+/**
+ * The HTTP status for an error thrown by an export entry before streaming starts: 400 for unknown
+ * columns, 422 for a segmentation the format cannot represent, 500 for a broken artifact; null for
+ * anything else (let the app's error handler decide). Errors after the first byte abort the stream.
+ */
+export function exportErrorStatus(error: unknown): 400 | 422 | 500 | null {
+  if (error instanceof UnknownMeasurementColumnsError) return 400;
+  if (error instanceof ImageJRoiLimitError || error instanceof RangeError) return 422;
+  if (error instanceof RoiArtifactError) return 500;
+  return null;
+}

@@ -1,0 +1,99 @@
+// masks.png: the label image as a 16-bit grayscale PNG (labels 1..65535, 0 = background), streamed:
+// rows are rendered one at a time, PNG-filtered, deflated by CompressionStream("deflate") (zlib
+// framing, which IDAT requires), and every compressed piece leaves as its own IDAT chunk with its
+// CRC computed as it goes. PNG chunk layout per the PNG specification (W3C, 2003).
+
+import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
+import { crc32 } from "../../schema/roi-artifact-crc32.ts";
+import { LabelRowRenderer } from "./label-rows.ts";
+import { pullStream } from "./pull-stream.ts";
+
+export const PNG_MAX_LABEL = 0xffff;
+const SIGNATURE = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const FILTER_UP = 2;
+const ROWS_BATCH_BYTES = 64 * 1024;
+
+function pngChunk(type: string, data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(12 + data.length);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, data.length);
+  for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
+  out.set(data, 8);
+  view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
+  return out;
+}
+
+function ihdr(width: number, height: number): Uint8Array {
+  const data = new Uint8Array(13);
+  const view = new DataView(data.buffer);
+  view.setUint32(0, width);
+  view.setUint32(4, height);
+  data[8] = 16; // bit depth
+  data[9] = 0; // grayscale
+  return pngChunk("IHDR", data); // compression, filter method and interlace stay 0
+}
+
+/**
+ * Filtered scanlines, several rows per chunk. The "Up" filter stores each byte minus the byte
+ * above it: labels repeat from row to row, so most filtered bytes are 0 and deflate well.
+ */
+function filteredRows(renderer: LabelRowRenderer): ReadableStream<Uint8Array> {
+  const width = renderer.width;
+  const labels = new Uint32Array(width);
+  const stride = 1 + 2 * width;
+  const rowsPerChunk = Math.max(1, Math.floor(ROWS_BATCH_BYTES / stride));
+  let previous = new Uint8Array(2 * width);
+  let current = new Uint8Array(2 * width);
+  async function* rows(): AsyncGenerator<Uint8Array> {
+    try {
+      for (;;) {
+        const chunk = new Uint8Array(rowsPerChunk * stride);
+        let filled = 0;
+        while (filled < rowsPerChunk && (await renderer.next(labels))) {
+          for (let x = 0; x < width; x++) {
+            current[2 * x] = labels[x] >>> 8;
+            current[2 * x + 1] = labels[x] & 0xff;
+          }
+          const at = filled * stride;
+          chunk[at] = FILTER_UP;
+          for (let i = 0; i < current.length; i++) chunk[at + 1 + i] = current[i] - previous[i];
+          [previous, current] = [current, previous];
+          filled++;
+        }
+        if (filled === 0) return;
+        yield chunk.subarray(0, filled * stride);
+        if (filled < rowsPerChunk) return;
+      }
+    } finally {
+      await renderer.close();
+    }
+  }
+  return pullStream(rows());
+}
+
+export function labelPng(artifact: RoiArtifactContents): ReadableStream<Uint8Array> {
+  const { imageWidth, imageHeight, roiCount } = artifact.header;
+  if (roiCount > PNG_MAX_LABEL) throw new RangeError(`${roiCount} ROIs do not fit 16-bit PNG labels; use the 32-bit TIFF`);
+  const renderer = new LabelRowRenderer(imageWidth, imageHeight, artifact.rois);
+  async function* png(): AsyncGenerator<Uint8Array> {
+    yield SIGNATURE;
+    yield ihdr(imageWidth, imageHeight);
+    // The DOM typings declare CompressionStream's input as BufferSource, which pipeThrough will not
+    // match with a Uint8Array stream; the runtime takes Uint8Array chunks.
+    const deflate = new CompressionStream("deflate") as unknown as TransformStream<Uint8Array, Uint8Array>;
+    const compressed = filteredRows(renderer).pipeThrough(deflate);
+    const reader = compressed.getReader();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        if (value.length > 0) yield pngChunk("IDAT", value);
+      }
+    } finally {
+      reader.releaseLock();
+      await compressed.cancel().catch(() => undefined);
+    }
+    yield pngChunk("IEND", new Uint8Array(0));
+  }
+  return pullStream(png());
+}
