@@ -3,9 +3,8 @@
 // the cell-probability logit against the foreground mask.
 import { DataType } from "../../onnx/model-builder.ts";
 import type { Graph } from "../graph.ts";
+import { FLOW_SCALE } from "../../engine/flow-targets.ts";
 import type { Tape } from "../tape.ts";
-
-export const FLOW_SCALE = 5;
 
 function channels(g: Graph, x: string, from: number, to: number): string {
   return g.node("Slice", [x, g.int64([from]), g.int64([to]), g.int64([1])]);

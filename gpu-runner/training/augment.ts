@@ -1,0 +1,100 @@
+// Random training crops, after Cellpose's transforms.random_rotate_and_resize (Stringer et al.
+// 2021): each crop is one affine warp of the source (rescale to the model's diameter times a
+// random zoom, rotation, flip, random centre), bilinear for the image and flow targets, nearest
+// for the foreground mask; flow vectors are rotated and mirrored with the pixels they describe.
+// Intensities then get a random gain and offset.
+import type { SeededRandom } from "./random.ts";
+
+/** One source image prepared for sampling: normalised intensities and flow targets. */
+export interface PreparedImage {
+  id: string;
+  width: number;
+  height: number;
+  image: Float32Array;
+  /** Planar [2, H, W] unit flows (dY, dX). */
+  flows: Float32Array;
+  foreground: Uint8Array;
+  /** Scale that brings this image's objects to the model's diameter. */
+  scaleToModel: number;
+}
+
+export interface AugmentSettings {
+  /** Zoom drawn uniformly from [1 - zoomRange/2, 1 + zoomRange/2] on top of scaleToModel. */
+  zoomRange: number;
+  gainRange: [number, number];
+  offsetRange: [number, number];
+}
+
+export const CELLPOSE_AUGMENTATION: AugmentSettings = { zoomRange: 0.5, gainRange: [0.7, 1.3], offsetRange: [-0.1, 0.1] };
+
+function bilinear(plane: Float32Array, offset: number, width: number, height: number, sx: number, sy: number): number {
+  const x0 = Math.floor(sx), y0 = Math.floor(sy);
+  const fx = sx - x0, fy = sy - y0;
+  let sum = 0;
+  for (let j = 0; j < 2; j++) {
+    const y = y0 + j;
+    if (y < 0 || y >= height) continue;
+    const wy = j ? fy : 1 - fy;
+    for (let i = 0; i < 2; i++) {
+      const x = x0 + i;
+      if (x < 0 || x >= width) continue;
+      sum += wy * (i ? fx : 1 - fx) * plane[offset + y * width + x];
+    }
+  }
+  return sum;
+}
+
+/**
+ * Writes one crop of `size` x `size` into images[batchIndex] ([N, 1, S, S]) and
+ * targets[batchIndex] ([N, 3, S, S] = unit dY, unit dX, foreground).
+ */
+export function sampleCrop(
+  source: PreparedImage,
+  size: number,
+  random: SeededRandom,
+  settings: AugmentSettings,
+  images: Float32Array,
+  targets: Float32Array,
+  batchIndex: number,
+): void {
+  const { width, height } = source;
+  const scale = source.scaleToModel * (1 - settings.zoomRange / 2 + settings.zoomRange * random.next());
+  const angle = 2 * Math.PI * random.next();
+  const mirror = random.next() < 0.5 ? -1 : 1; // mirrors x before rotating
+  // The crop centre lands anywhere the crop still overlaps the image by at least half.
+  const reach = size / 2 / scale;
+  const centreX = width <= reach * 2 ? width / 2 : reach / 2 + random.next() * (width - reach);
+  const centreY = height <= reach * 2 ? height / 2 : reach / 2 + random.next() * (height - reach);
+  const gain = random.uniform(settings.gainRange[0], settings.gainRange[1]);
+  const offset = random.uniform(settings.offsetRange[0], settings.offsetRange[1]);
+
+  const cos = Math.cos(angle), sin = Math.sin(angle);
+  const plane = size * size;
+  const imageBase = batchIndex * plane;
+  const targetBase = batchIndex * 3 * plane;
+  const sourcePlane = width * height;
+  for (let v = 0; v < size; v++) {
+    for (let u = 0; u < size; u++) {
+      // Output pixel -> source position: undo rotation, then mirror, then zoom.
+      const ox = (u + 0.5 - size / 2) / scale, oy = (v + 0.5 - size / 2) / scale;
+      const rx = (cos * ox + sin * oy) * mirror;
+      const ry = -sin * ox + cos * oy;
+      const sx = centreX + rx - 0.5, sy = centreY + ry - 0.5;
+      const out = v * size + u;
+      images[imageBase + out] = gain * bilinear(source.image, 0, width, height, sx, sy) + offset;
+      const nx = Math.round(sx), ny = Math.round(sy);
+      const inside = nx >= 0 && nx < width && ny >= 0 && ny < height && source.foreground[ny * width + nx] !== 0;
+      let flowY = 0, flowX = 0;
+      if (inside) {
+        // Source flow vector -> output frame: mirror x, then rotate forward.
+        const fy = bilinear(source.flows, 0, width, height, sx, sy);
+        const fx = bilinear(source.flows, sourcePlane, width, height, sx, sy) * mirror;
+        flowX = cos * fx - sin * fy;
+        flowY = sin * fx + cos * fy;
+      }
+      targets[targetBase + out] = flowY;
+      targets[targetBase + plane + out] = flowX;
+      targets[targetBase + 2 * plane + out] = inside ? 1 : 0;
+    }
+  }
+}

@@ -1,0 +1,99 @@
+// Runs train steps: samples an augmented batch, feeds it with the state to the train-step graph
+// in onnxruntime-node, and keeps the updated weights and moments.
+import * as ort from "onnxruntime-node";
+import { parameterLayout } from "../network/parameter-layout.ts";
+import { buildTrainStepModel, TrainStepNames as N } from "../network/train-step-model.ts";
+import { sampleCrop } from "./augment.ts";
+import type { PreparedImage } from "./augment.ts";
+import type { TrainingState } from "./checkpoint.ts";
+import { initialParameters } from "./initial-parameters.ts";
+import { learningRateAt } from "./learning-rate.ts";
+import { SeededRandom } from "./random.ts";
+import type { TrainingConfig } from "./training-config.ts";
+
+export function freshTrainingState(config: TrainingConfig, params?: Float32Array): TrainingState {
+  const count = parameterLayout(config.network).totalSize;
+  if (params && params.length !== count) throw new Error(`starting weights have ${params.length} values, the network needs ${count}`);
+  return {
+    config,
+    step: 0,
+    randomState: new SeededRandom(config.seed).state,
+    params: params ? params.slice() : initialParameters(parameterLayout(config.network), config.seed),
+    firstMoment: new Float32Array(count),
+    secondMoment: new Float32Array(count),
+    history: {},
+  };
+}
+
+/** The set an image belongs to: the part of its id before the first "/". */
+function setOf(source: PreparedImage): string {
+  return source.id.split("/")[0];
+}
+
+export class Trainer {
+  readonly state: TrainingState;
+  private readonly session: ort.InferenceSession;
+  private readonly sources: PreparedImage[];
+  /** Cumulative sampling weights: every set gets the same share, whatever its image count. */
+  private readonly cumulativeWeights: Float64Array;
+
+  private constructor(state: TrainingState, session: ort.InferenceSession, sources: PreparedImage[]) {
+    this.state = state;
+    this.session = session;
+    this.sources = sources;
+    const perSet = new Map<string, number>();
+    for (const s of sources) perSet.set(setOf(s), (perSet.get(setOf(s)) ?? 0) + 1);
+    this.cumulativeWeights = new Float64Array(sources.length);
+    let total = 0;
+    sources.forEach((s, i) => (this.cumulativeWeights[i] = total += 1 / perSet.get(setOf(s))!));
+    for (let i = 0; i < sources.length; i++) this.cumulativeWeights[i] /= total;
+  }
+
+  static async create(state: TrainingState, sources: PreparedImage[], sessionOptions: ort.InferenceSession.SessionOptions = {}): Promise<Trainer> {
+    if (sources.length === 0) throw new Error("no training images");
+    const model = buildTrainStepModel(state.config.network, state.config.adamW);
+    const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: "all", ...sessionOptions });
+    return new Trainer(state, session, sources);
+  }
+
+  private pickSource(random: SeededRandom): PreparedImage {
+    const u = random.next();
+    let i = 0;
+    while (i < this.cumulativeWeights.length - 1 && this.cumulativeWeights[i] <= u) i++;
+    return this.sources[i];
+  }
+
+  /** One optimisation step; returns the batch's loss before the update. */
+  async step(): Promise<{ loss: number; learningRate: number }> {
+    const { config } = this.state;
+    const { batchSize, cropSize } = config;
+    const random = new SeededRandom(0);
+    random.state = this.state.randomState;
+    const plane = cropSize * cropSize;
+    const images = new Float32Array(batchSize * plane);
+    const targets = new Float32Array(batchSize * 3 * plane);
+    for (let b = 0; b < batchSize; b++) sampleCrop(this.pickSource(random), cropSize, random, config.augmentation, images, targets, b);
+
+    const stepNumber = this.state.step + 1;
+    const learningRate = learningRateAt(config.schedule, stepNumber);
+    const count = this.state.params.length;
+    const out = await this.session.run({
+      [N.images]: new ort.Tensor("float32", images, [batchSize, config.network.inputChannels, cropSize, cropSize]),
+      [N.targets]: new ort.Tensor("float32", targets, [batchSize, 3, cropSize, cropSize]),
+      [N.params]: new ort.Tensor("float32", this.state.params, [count]),
+      [N.firstMoment]: new ort.Tensor("float32", this.state.firstMoment, [count]),
+      [N.secondMoment]: new ort.Tensor("float32", this.state.secondMoment, [count]),
+      [N.step]: new ort.Tensor("float32", Float32Array.of(stepNumber), []),
+      [N.learningRate]: new ort.Tensor("float32", Float32Array.of(learningRate), []),
+    });
+    const loss = out[N.loss].data[0] as number;
+    if (!Number.isFinite(loss)) throw new Error(`training diverged at step ${stepNumber}: loss ${loss}`);
+    // Copies: onnxruntime may release its output buffers once the tensors are collected.
+    this.state.params = (out[N.newParams].data as Float32Array).slice();
+    this.state.firstMoment = (out[N.newFirstMoment].data as Float32Array).slice();
+    this.state.secondMoment = (out[N.newSecondMoment].data as Float32Array).slice();
+    this.state.step = stepNumber;
+    this.state.randomState = random.state;
+    return { loss, learningRate };
+  }
+}

@@ -1,0 +1,36 @@
+// Everything that defines a training run; stored in checkpoints and training records.
+import type { AdamWSettings } from "../network/adamw.ts";
+import { DEFAULT_ADAMW } from "../network/adamw.ts";
+import type { NetworkConfig } from "../network/flow-network.ts";
+import { CELLPOSE_AUGMENTATION } from "./augment.ts";
+import type { AugmentSettings } from "./augment.ts";
+import type { LearningRateSchedule } from "./learning-rate.ts";
+
+export interface TrainingConfig {
+  network: NetworkConfig;
+  /** Object diameter (pixels) the network sees; images are rescaled to it. */
+  modelDiameter: number;
+  cropSize: number;
+  batchSize: number;
+  seed: number;
+  schedule: LearningRateSchedule;
+  adamW: AdamWSettings;
+  augmentation: AugmentSettings;
+}
+
+/** The base model's architecture, chosen by measurement (see gpu-runner/models/cpsam/README.md). */
+export const CPSAM_NETWORK: NetworkConfig = { inputChannels: 1, widths: [16, 32, 64, 128] };
+
+export function defaultTrainingConfig(totalSteps: number, overrides: Partial<TrainingConfig> = {}): TrainingConfig {
+  return {
+    network: CPSAM_NETWORK,
+    modelDiameter: 24,
+    cropSize: 224,
+    batchSize: 8,
+    seed: 1,
+    schedule: { peak: 2e-3, warmupSteps: Math.min(100, Math.ceil(totalSteps / 10)), totalSteps, finalFraction: 0.02 },
+    adamW: DEFAULT_ADAMW,
+    augmentation: CELLPOSE_AUGMENTATION,
+    ...overrides,
+  };
+}

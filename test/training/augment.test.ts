@@ -1,0 +1,56 @@
+// Augmented crops keep image, mask and flow targets consistent under rotation, mirroring and zoom.
+import { describe, expect, it } from "vitest";
+import { flowsFromLabels } from "../../gpu-runner/engine/flow-targets.ts";
+import { CELLPOSE_AUGMENTATION, sampleCrop } from "../../gpu-runner/training/augment.ts";
+import type { PreparedImage } from "../../gpu-runner/training/augment.ts";
+import { SeededRandom } from "../../gpu-runner/training/random.ts";
+
+/** One bright disc of radius 12 centred in a 64x64 image. */
+function disc(): PreparedImage {
+  const size = 64;
+  const labels = new Uint32Array(size * size);
+  const image = new Float32Array(size * size);
+  for (let y = 0; y < size; y++) for (let x = 0; x < size; x++) {
+    if (Math.hypot(x + 0.5 - 32, y + 0.5 - 32) < 12) { labels[y * size + x] = 1; image[y * size + x] = 1; }
+  }
+  return { id: "test/disc", width: size, height: size, image, flows: flowsFromLabels(labels, size, size), foreground: Uint8Array.from(labels), scaleToModel: 1 };
+}
+
+describe("random crops", () => {
+  it("rotate and mirror flow vectors with the pixels: they still point to the object's centre", () => {
+    const size = 48;
+    const random = new SeededRandom(3);
+    for (let trial = 0; trial < 8; trial++) {
+      const images = new Float32Array(size * size), targets = new Float32Array(3 * size * size);
+      sampleCrop(disc(), size, random, { ...CELLPOSE_AUGMENTATION, gainRange: [1, 1], offsetRange: [0, 0] }, images, targets, 0);
+      const plane = size * size;
+      let cx = 0, cy = 0, n = 0;
+      for (let i = 0; i < plane; i++) if (targets[2 * plane + i]) { cx += (i % size) + 0.5; cy += Math.floor(i / size) + 0.5; n++; }
+      if (n < 100) continue; // the crop missed most of the disc
+      cx /= n; cy /= n;
+      let agreement = 0, counted = 0;
+      for (let i = 0; i < plane; i++) {
+        if (!targets[2 * plane + i]) continue;
+        const toCentreX = cx - ((i % size) + 0.5), toCentreY = cy - (Math.floor(i / size) + 0.5);
+        const distance = Math.hypot(toCentreX, toCentreY);
+        if (distance < 4) continue;
+        agreement += (targets[i] * toCentreY + targets[plane + i] * toCentreX) / distance;
+        counted++;
+      }
+      expect(agreement / counted).toBeGreaterThan(0.9);
+    }
+  });
+
+  it("keep the image and the foreground mask aligned", () => {
+    const size = 48;
+    const images = new Float32Array(size * size), targets = new Float32Array(3 * size * size);
+    sampleCrop(disc(), size, new SeededRandom(9), { ...CELLPOSE_AUGMENTATION, gainRange: [1, 1], offsetRange: [0, 0] }, images, targets, 0);
+    let agree = 0, total = 0;
+    for (let i = 0; i < size * size; i++) {
+      if (images[i] > 0.05 && images[i] < 0.95) continue; // bilinear edge pixels
+      total++;
+      if ((images[i] >= 0.95) === (targets[2 * size * size + i] === 1)) agree++;
+    }
+    expect(agree / total).toBeGreaterThan(0.98);
+  });
+});
