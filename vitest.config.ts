@@ -1,16 +1,28 @@
-import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
-export default defineConfig({
+export default defineConfig(async () => ({
   test: {
     projects: [
       {
-        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
-        test: { name: "worker", include: ["test/worker/**/*.test.ts"] },
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                // Test-only secrets; deployed environments get theirs from `wrangler secret`.
+                SIGNING_KEY: "test-signing-key-0123456789abcdef",
+                RUNNER_TOKENS: "runner-token-one,runner-token-two",
+                TEST_MIGRATIONS: await readD1Migrations("./schema/migrations"),
+              },
+            },
+          }),
+        ],
+        test: { name: "worker", include: ["test/worker/**/*.test.ts"], setupFiles: ["./test/worker/setup.ts"] },
       },
       {
         test: { name: "node", include: ["test/{engine,training,runner,e2e}/**/*.test.ts"], environment: "node" },
       },
     ],
   },
-});
+}));

@@ -1,4 +1,21 @@
-import { Hono } from "hono";
-const app = new Hono();
-app.get("/api/v1/health", (c) => c.json({ ok: true }));
-export default app;
+import type { Bindings, JobMessage } from "./env.ts";
+import { app } from "./app.ts";
+import { consumeConversions } from "./queues/conversions.ts";
+import { bufferPulledMessages } from "./queues/local-pull-queue.ts";
+import { sweepJobs } from "./services/jobs.ts";
+
+export default {
+  fetch: app.fetch,
+
+  async queue(batch: MessageBatch<JobMessage>, env: Bindings): Promise<void> {
+    // Queue names carry an environment prefix (cellseg-staging-conversions ...).
+    if (batch.queue.endsWith("-conversions")) return consumeConversions(batch, env);
+    if (batch.queue.endsWith("-gpu-jobs")) return bufferPulledMessages(env.DB, batch);
+    console.error(`no consumer for queue ${batch.queue}`);
+    batch.retryAll();
+  },
+
+  async scheduled(_controller: ScheduledController, env: Bindings): Promise<void> {
+    await sweepJobs(env);
+  },
+} satisfies ExportedHandler<Bindings, JobMessage>;

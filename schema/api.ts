@@ -1,0 +1,35 @@
+// Request bodies of the public API (/api/v1). Responses are built by the worker's views.
+import { z } from "zod";
+
+const id = z.string().min(1).max(100);
+
+export const resumableUploadBody = z.object({
+  name: z.string().min(1).max(255),
+  size: z.number().int().min(1),
+});
+
+/** Cellpose's parameters; anything left out takes the model's or Cellpose's default. */
+export const segmentParams = z
+  .object({
+    diameter: z.number().positive().max(1000).optional(),
+    cellprob_threshold: z.number().min(-20).max(20).optional(),
+    flow_threshold: z.number().min(0).max(10).optional(),
+    min_size: z.number().int().min(0).optional(),
+    niter: z.number().int().min(1).max(10000).optional(),
+  })
+  .strict();
+
+export const predictionBody = z.object({
+  image_id: id,
+  model_id: id,
+  params: segmentParams.optional(),
+});
+
+export const trainingBody = z.object({
+  model_id: id,
+  image_ids: z.array(id).min(1).max(500),
+  name: z.string().min(1).max(100).optional(),
+  steps: z.number().int().min(1).max(1_000_000).optional(),
+});
+
+export const pathId = z.object({ id });

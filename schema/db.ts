@@ -1,0 +1,181 @@
+// D1 tables, as drizzle schema. `npm run db:generate` turns changes here into a new SQL migration
+// under schema/migrations/, which wrangler applies (`wrangler d1 migrations apply`).
+import { sql } from "drizzle-orm";
+import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+const createdAt = () => integer("created_at").notNull().default(sql`(unixepoch('subsec') * 1000)`);
+
+export const PLANS = ["free", "pro", "enterprise"] as const;
+export type Plan = (typeof PLANS)[number];
+
+export const organizations = sqliteTable("organizations", {
+  id: text("id").primaryKey(),
+  slug: text("slug").notNull().unique(),
+  plan: text("plan", { enum: PLANS }).notNull().default("free"),
+  /** Most image records the organization may hold at once; null means the plan's default. */
+  storageCap: integer("storage_cap"),
+  /** Most predictions + trainings per calendar month (UTC); null means the plan's default. */
+  analysisCap: integer("analysis_cap"),
+  createdAt: createdAt(),
+});
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    /** SHA-256 of the key, hex. The key itself is shown once and never stored. */
+    keyHash: text("key_hash").notNull().unique(),
+    /** The key's first characters, so a person can tell keys apart in `key list`. */
+    prefix: text("prefix").notNull(),
+    createdAt: createdAt(),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [index("api_keys_org").on(t.orgId)],
+);
+
+export const IMAGE_STATUSES = ["pending", "processing", "ready", "failed"] as const;
+export type ImageStatus = (typeof IMAGE_STATUSES)[number];
+
+export const images = sqliteTable(
+  "images",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    name: text("name").notNull(),
+    status: text("status", { enum: IMAGE_STATUSES }).notNull(),
+    /** Declared (resumable) or received (streamed) size in bytes. */
+    size: integer("size"),
+    r2Key: text("r2_key").notNull(),
+    format: text("format"),
+    width: integer("width"),
+    height: integer("height"),
+    channels: integer("channels"),
+    bitDepth: integer("bit_depth"),
+    planes: integer("planes"),
+    /** R2 multipart upload of a resumable upload; null once completed or aborted. */
+    uploadId: text("upload_id"),
+    partSize: integer("part_size"),
+    partCount: integer("part_count"),
+    uploadError: text("upload_error"),
+    createdAt: createdAt(),
+    updatedAt: integer("updated_at"),
+  },
+  (t) => [index("images_org").on(t.orgId)],
+);
+
+/** Parts of a resumable upload that arrived through the worker's signed part URLs. */
+export const uploadParts = sqliteTable(
+  "upload_parts",
+  {
+    imageId: text("image_id").notNull(),
+    partNumber: integer("part_number").notNull(),
+    size: integer("size").notNull(),
+    etag: text("etag").notNull(),
+  },
+  (t) => [uniqueIndex("upload_parts_pk").on(t.imageId, t.partNumber)],
+);
+
+export const models = sqliteTable(
+  "models",
+  {
+    id: text("id").primaryKey(),
+    /** Null for public models. */
+    orgId: text("org_id").references(() => organizations.id),
+    name: text("name").notNull(),
+    version: text("version").notNull(),
+    description: text("description"),
+    baseModelId: text("base_model_id"),
+    /** R2 prefix holding model.onnx and model.json: models/{id}/{version}/ */
+    r2Prefix: text("r2_prefix").notNull(),
+    /** Training summary (validation AP, steps, source images), JSON. */
+    training: text("training", { mode: "json" }),
+    trainingJobId: text("training_job_id").unique(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("models_org").on(t.orgId)],
+);
+
+export const JOB_KINDS = ["prediction", "training", "conversion"] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
+export const JOB_STATUSES = ["SUBMITTED", "STARTED", "COMPLETED", "FAILED"] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    kind: text("kind", { enum: JOB_KINDS }).notNull(),
+    status: text("status", { enum: JOB_STATUSES }).notNull().default("SUBMITTED"),
+    imageId: text("image_id"),
+    modelId: text("model_id"),
+    /** Kind-specific inputs (image ids of a training, segmentation parameters), JSON. */
+    input: text("input", { mode: "json" }),
+    /** Identifies identical submissions (kind, model, images, parameters). */
+    dedupeKey: text("dedupe_key").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    maxAttempts: integer("max_attempts").notNull(),
+    /** When the job's last queue message was sent; a SUBMITTED job whose message is old is re-sent. */
+    enqueuedAt: integer("enqueued_at"),
+    leaseHolder: text("lease_holder"),
+    leaseToken: text("lease_token"),
+    leaseExpiresAt: integer("lease_expires_at"),
+    progress: real("progress"),
+    stage: text("stage"),
+    /** Why the job failed, or why its last attempt did. */
+    reason: text("reason"),
+    result: text("result", { mode: "json" }),
+    segmentationId: text("segmentation_id"),
+    resultModelId: text("result_model_id"),
+    createdAt: createdAt(),
+    startedAt: integer("started_at"),
+    finishedAt: integer("finished_at"),
+  },
+  (t) => [
+    index("jobs_org_kind_status").on(t.orgId, t.kind, t.status),
+    index("jobs_status_lease").on(t.status, t.leaseExpiresAt),
+    index("jobs_org_created").on(t.orgId, t.createdAt),
+  ],
+);
+
+export const SEGMENTATION_SOURCES = ["model", "import"] as const;
+
+export const segmentations = sqliteTable(
+  "segmentations",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    imageId: text("image_id").notNull(),
+    imageName: text("image_name").notNull(),
+    /** At most one segmentation per job, so a repeated completion records nothing new. */
+    jobId: text("job_id").unique(),
+    modelId: text("model_id"),
+    modelName: text("model_name"),
+    modelVersion: text("model_version"),
+    source: text("source", { enum: SEGMENTATION_SOURCES }).notNull(),
+    roiCount: integer("roi_count").notNull(),
+    confluency: real("confluency").notNull(),
+    width: integer("width").notNull(),
+    height: integer("height").notNull(),
+    artifactKey: text("artifact_key").notNull(),
+    timings: text("timings", { mode: "json" }),
+    createdAt: createdAt(),
+  },
+  (t) => [index("segmentations_image").on(t.orgId, t.imageId, t.createdAt)],
+);
+
+/** The local stand-in for Cloudflare Queues' HTTP pull consumer (see worker/queues/). */
+export const pullQueueMessages = sqliteTable(
+  "pull_queue_messages",
+  {
+    id: text("id").primaryKey(),
+    queue: text("queue").notNull(),
+    body: text("body", { mode: "json" }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    visibleAt: integer("visible_at").notNull(),
+    leaseId: text("lease_id").unique(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("pull_queue_visible").on(t.queue, t.visibleAt)],
+);

@@ -1,0 +1,96 @@
+// Shared by the worker tests: organizations made with the admin CLI's own SQL, and an HTTP client
+// for the worker under test (the real app inside workerd, with real D1, R2 and Queues).
+import { env, exports } from "cloudflare:workers";
+import { encode as encodePng } from "fast-png";
+import type { OrgOptions } from "../../scripts/admin-sql.ts";
+import { createKeySql, createOrganizationSql } from "../../scripts/admin-sql.ts";
+
+export const BASE = "http://cellseg.test/api/v1";
+export const RUNNER_TOKEN = "runner-token-one";
+
+export interface TestOrg {
+  id: string;
+  slug: string;
+  key: string;
+}
+
+let orgCounter = 0;
+
+export async function createOrg(options: OrgOptions = {}): Promise<TestOrg> {
+  const id = crypto.randomUUID();
+  const slug = `org-${++orgCounter}-${id.slice(0, 8)}`;
+  await env.DB.exec(createOrganizationSql(id, slug, options));
+  const created = await createKeySql(slug);
+  await env.DB.exec(created.sql);
+  return { id, slug, key: created.key };
+}
+
+export interface CallOptions {
+  method?: string;
+  key?: string | null;
+  json?: unknown;
+  body?: BodyInit;
+  headers?: Record<string, string>;
+}
+
+export function call(path: string, options: CallOptions = {}): Promise<Response> {
+  const headers = new Headers(options.headers);
+  if (options.key) headers.set("Authorization", `Bearer ${options.key}`);
+  let body = options.body;
+  if (options.json !== undefined) {
+    headers.set("Content-Type", "application/json");
+    body = JSON.stringify(options.json);
+  }
+  const url = path.startsWith("http") ? path : BASE + path;
+  return (exports as { default: Fetcher }).default.fetch(url, { method: options.method ?? (body ? "POST" : "GET"), headers, body });
+}
+
+export async function json<T = Record<string, unknown>>(response: Response): Promise<T> {
+  return (await response.json()) as T;
+}
+
+/** A real 16-bit grayscale PNG. */
+export function pngBytes(width = 8, height = 6): Uint8Array {
+  const data = new Uint16Array(width * height).map((_, i) => i * 97);
+  return encodePng({ width, height, data, depth: 16, channels: 1 });
+}
+
+/** A minimal real TIFF: little-endian, one uncompressed 16-bit strip. */
+export function tiffBytes(width = 4, height = 3): Uint8Array {
+  const entries: [number, number, number, number][] = [
+    [256, 3, 1, width], [257, 3, 1, height], [258, 3, 1, 16], [259, 3, 1, 1], [262, 3, 1, 1],
+    [273, 4, 1, 0], [277, 3, 1, 1], [278, 3, 1, height], [279, 4, 1, width * height * 2],
+  ];
+  const ifdOffset = 8;
+  const ifdSize = 2 + entries.length * 12 + 4;
+  const dataOffset = ifdOffset + ifdSize;
+  entries[5][3] = dataOffset;
+  const out = new Uint8Array(dataOffset + width * height * 2);
+  const view = new DataView(out.buffer);
+  out.set([0x49, 0x49, 42, 0]);
+  view.setUint32(4, ifdOffset, true);
+  view.setUint16(ifdOffset, entries.length, true);
+  entries.forEach(([tag, type, count, value], i) => {
+    const at = ifdOffset + 2 + i * 12;
+    view.setUint16(at, tag, true);
+    view.setUint16(at + 2, type, true);
+    view.setUint32(at + 4, count, true);
+    if (type === 3) view.setUint16(at + 8, value, true);
+    else view.setUint32(at + 8, value, true);
+  });
+  for (let i = 0; i < width * height; i++) view.setUint16(dataOffset + i * 2, i * 1000, true);
+  return out;
+}
+
+export function multipartFile(name: string, bytes: Uint8Array, type = "application/octet-stream"): FormData {
+  const form = new FormData();
+  form.append("file", new File([bytes], name, { type }));
+  return form;
+}
+
+/** Uploads through the streaming multipart endpoint and returns the ready image. */
+export async function uploadImage(org: TestOrg, name = "cells.png", bytes = pngBytes()): Promise<{ id: string; status: string }> {
+  const response = await call("/upload", { key: org.key, body: multipartFile(name, bytes) });
+  if (response.status !== 201) throw new Error(`upload failed: ${response.status} ${await response.text()}`);
+  return json(response);
+}

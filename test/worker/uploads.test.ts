@@ -1,0 +1,57 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { call, createOrg, json, multipartFile, pngBytes, tiffBytes } from "./helpers.ts";
+
+async function storedObjects(prefix: string): Promise<number> {
+  return (await env.BUCKET.list({ prefix })).objects.length;
+}
+
+async function imageRows(orgId: string): Promise<number> {
+  const row = await env.DB.prepare("SELECT count(*) AS n FROM images WHERE org_id = ?").bind(orgId).first<{ n: number }>();
+  return row!.n;
+}
+
+describe("POST /upload (multipart)", () => {
+  it("stores a PNG and answers the ready record with the file's name and probed header", async () => {
+    const org = await createOrg();
+    const response = await call("/upload", { key: org.key, body: multipartFile("plate 1, well A.png", pngBytes(8, 6)) });
+    expect(response.status).toBe(201);
+    const image = await json(response);
+    expect(image).toMatchObject({ name: "plate 1, well A.png", status: "ready", format: "png", width: 8, height: 6, channels: 1, bit_depth: 16, planes: 1 });
+    expect(await storedObjects(`orgs/${org.id}/images/${image.id}/`)).toBe(1);
+  });
+
+  it("probes a 16-bit TIFF", async () => {
+    const org = await createOrg();
+    const image = await json(await call("/upload", { key: org.key, body: multipartFile("stack.tif", tiffBytes(5, 4)) }));
+    expect(image).toMatchObject({ status: "ready", format: "tiff", width: 5, height: 4, channels: 1, bit_depth: 16, planes: 1 });
+  });
+
+  it("refuses a file that is not an image and leaves no record and no bytes", async () => {
+    const org = await createOrg();
+    const response = await call("/upload", { key: org.key, body: multipartFile("notes.txt", new TextEncoder().encode("these are not pixels at all")) });
+    expect(response.status).toBe(415);
+    expect((await json(response)).detail).toMatch(/not a supported image/);
+    expect(await imageRows(org.id)).toBe(0);
+    expect(await storedObjects(`orgs/${org.id}/`)).toBe(0);
+  });
+
+  it("refuses a truncated PNG with 422 naming the problem and leaves nothing behind", async () => {
+    const org = await createOrg();
+    const truncated = pngBytes(32, 32).slice(0, 60);
+    const response = await call("/upload", { key: org.key, body: multipartFile("cut.png", truncated) });
+    expect(response.status).toBe(422);
+    expect((await json(response)).detail).toMatch(/truncated/);
+    expect(await imageRows(org.id)).toBe(0);
+    expect(await storedObjects(`orgs/${org.id}/`)).toBe(0);
+  });
+
+  it("answers 422 in the validation shape when the file part is missing", async () => {
+    const org = await createOrg();
+    const form = new FormData();
+    form.append("other", "x");
+    const response = await call("/upload", { key: org.key, body: form });
+    expect(response.status).toBe(422);
+    expect((await json(response)).detail).toEqual([expect.objectContaining({ loc: ["body", "file"], type: "missing" })]);
+  });
+});

@@ -1,0 +1,49 @@
+import type { Context } from "hono";
+
+/** Messages on the GPU jobs queue and the conversions queue: a wake-up naming the job row. */
+export interface JobMessage {
+  job_id: string;
+}
+
+export interface Bindings {
+  DB: D1Database;
+  BUCKET: R2Bucket;
+  CONVERSIONS: Queue<JobMessage>;
+  GPU_JOBS: Queue<JobMessage>;
+
+  SIGNED_URL_MODE: "worker" | "r2";
+  JOB_QUEUE_MODE: "local" | "cloudflare";
+  LEASE_SECONDS: string;
+  JOB_MAX_ATTEMPTS: string;
+  MAX_UPLOAD_BYTES: string;
+
+  /** Secrets (wrangler secret / .dev.vars). */
+  SIGNING_KEY: string;
+  /** Comma-separated runner tokens; several so they can be rotated one at a time. */
+  RUNNER_TOKENS: string;
+  /** SIGNED_URL_MODE = "r2": S3 credentials and addressing for presigned part URLs. */
+  R2_ACCOUNT_ID?: string;
+  R2_BUCKET_NAME?: string;
+  R2_ACCESS_KEY_ID?: string;
+  R2_SECRET_ACCESS_KEY?: string;
+  /** JOB_QUEUE_MODE = "cloudflare": the Queues HTTP pull API. */
+  CF_ACCOUNT_ID?: string;
+  CF_QUEUES_API_TOKEN?: string;
+  GPU_QUEUE_ID?: string;
+}
+
+export interface Organization {
+  id: string;
+  slug: string;
+  plan: "free" | "pro" | "enterprise";
+  storageCap: number;
+  analysisCap: number;
+}
+
+export interface Variables {
+  org: Organization;
+  runner: { tokenHash: string };
+}
+
+export type AppEnv = { Bindings: Bindings; Variables: Variables };
+export type AppContext = Context<AppEnv>;

@@ -1,0 +1,59 @@
+// The runner's API. Runners lease GPU jobs, heartbeat, fetch signed URLs, and complete or fail.
+import { Hono } from "hono";
+import { pathId } from "../../schema/api.ts";
+import { completeBody, failBody, heartbeatBody, leaseBody, urlsBody } from "../../schema/internal-api.ts";
+import type { AppContext, AppEnv } from "../env.ts";
+import { HttpError, notFound } from "../errors.ts";
+import { leaseNextJob } from "../services/job-leasing.ts";
+import { failAttempt, getJobById, heartbeat, type Job } from "../services/jobs.ts";
+import { completeJob, runnerPayload } from "../services/runner-jobs.ts";
+import { settings } from "../services/settings.ts";
+import { validate } from "../validation.ts";
+
+export const internal = new Hono<AppEnv>();
+
+const origin = (c: AppContext) => new URL(c.req.url).origin;
+
+async function gpuJob(c: AppContext): Promise<Job> {
+  const id = c.req.param("id") ?? "";
+  const job = await getJobById(c.env.DB, id);
+  if (!job || job.kind === "conversion") throw notFound("Job", id);
+  return job;
+}
+
+const leaseLost = (job: Job) => new HttpError(409, `Job ${job.id} is not held by this lease (it is ${job.status})`);
+
+internal.post("/jobs/lease", validate("json", leaseBody), async (c) => {
+  const body = c.req.valid("json");
+  const job = await leaseNextJob(c.env, body.runner_id, { waitMs: body.wait_seconds * 1000, leaseSeconds: body.lease_seconds });
+  if (!job) return c.body(null, 204);
+  return c.json(await runnerPayload(c.env, origin(c), job));
+});
+
+internal.post("/jobs/:id/heartbeat", validate("param", pathId), validate("json", heartbeatBody), async (c) => {
+  const job = await gpuJob(c);
+  const body = c.req.valid("json");
+  const leaseMs = settings(c.env).leaseSeconds * 1000;
+  const held = await heartbeat(c.env.DB, job.id, body.lease_token, leaseMs, body.progress, body.stage);
+  if (!held) throw leaseLost(job);
+  return c.json({ job_id: held.id, lease_expires_at: held.leaseExpiresAt });
+});
+
+internal.post("/jobs/:id/urls", validate("param", pathId), validate("json", urlsBody), async (c) => {
+  const job = await gpuJob(c);
+  if (job.status !== "STARTED" || job.leaseToken !== c.req.valid("json").lease_token) throw leaseLost(job);
+  return c.json(await runnerPayload(c.env, origin(c), job));
+});
+
+internal.post("/jobs/:id/complete", validate("param", pathId), validate("json", completeBody), async (c) => {
+  const job = await completeJob(c.env, await gpuJob(c), c.req.valid("json"));
+  return c.json({ job_id: job.id, status: job.status });
+});
+
+internal.post("/jobs/:id/fail", validate("param", pathId), validate("json", failBody), async (c) => {
+  const job = await gpuJob(c);
+  const body = c.req.valid("json");
+  const after = await failAttempt(c.env, job.id, body.lease_token, body.reason, body.retryable);
+  if (!after) throw leaseLost(job);
+  return c.json({ job_id: after.id, status: after.status, attempts: after.attempts });
+});

@@ -1,0 +1,40 @@
+import { Hono } from "hono";
+import { pathId, predictionBody, trainingBody } from "../../schema/api.ts";
+import type { AppEnv } from "../env.ts";
+import { notFound } from "../errors.ts";
+import { jobView, predictionView, submissionView } from "../services/job-views.ts";
+import { getJob } from "../services/jobs.ts";
+import { submitPrediction, submitTraining } from "../services/submissions.ts";
+import { validate } from "../validation.ts";
+
+/** Predictions and trainings: the same jobs, seen through /predict and through /job. */
+export const predictions = new Hono<AppEnv>();
+
+predictions.post("/predict", validate("json", predictionBody), async (c) => {
+  const { job, skipped } = await submitPrediction(c.env, c.get("org"), c.req.valid("json"));
+  return c.json({ prediction_id: job.id, status: skipped ? "skipped" : job.status }, skipped ? 200 : 202);
+});
+
+predictions.get("/predict/:id", validate("param", pathId), async (c) => {
+  const { id } = c.req.valid("param");
+  const job = await getJob(c.env.DB, c.get("org").id, id);
+  if (!job || job.kind !== "prediction") throw notFound("Prediction", id);
+  return c.json(predictionView(job));
+});
+
+predictions.post("/job/prediction", validate("json", predictionBody), async (c) => {
+  const { job, skipped } = await submitPrediction(c.env, c.get("org"), c.req.valid("json"));
+  return c.json(submissionView(job, skipped), skipped ? 200 : 202);
+});
+
+predictions.post("/job/training", validate("json", trainingBody), async (c) => {
+  const { job, skipped } = await submitTraining(c.env, c.get("org"), c.req.valid("json"));
+  return c.json(submissionView(job, skipped), skipped ? 200 : 202);
+});
+
+predictions.get("/job/:id", validate("param", pathId), async (c) => {
+  const { id } = c.req.valid("param");
+  const job = await getJob(c.env.DB, c.get("org").id, id);
+  if (!job) throw notFound("Job", id);
+  return c.json(jobView(job));
+});

@@ -1,0 +1,99 @@
+// Image records and their bytes. A record counts against the organization's storage cap from the
+// moment it is reserved until it is deleted, whatever its status.
+import { and, eq } from "drizzle-orm";
+import { images, jobs, segmentations, uploadParts } from "../../schema/db.ts";
+import type { Bindings, Organization } from "../env.ts";
+import { HttpError } from "../errors.ts";
+import { newId } from "./crypto.ts";
+import { database } from "./database.ts";
+
+export type Image = typeof images.$inferSelect;
+
+export function imageKey(orgId: string, imageId: string): string {
+  return `orgs/${orgId}/images/${imageId}/original`;
+}
+
+export function segmentationPrefix(orgId: string, segmentationId: string): string {
+  return `orgs/${orgId}/segmentations/${segmentationId}/`;
+}
+
+/** Creates a record in one statement that also checks the cap, so concurrent uploads never pass it. */
+export async function reserveImage(env: Bindings, org: Organization, name: string, size: number | null): Promise<Image> {
+  const id = newId();
+  const now = Date.now();
+  const row = await env.DB.prepare(
+    `INSERT INTO images (id, org_id, name, status, size, r2_key, created_at, updated_at)
+     SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?6
+     WHERE (SELECT count(*) FROM images WHERE org_id = ?2) < ?7
+     RETURNING id`,
+  )
+    .bind(id, org.id, name, size, imageKey(org.id, id), now, org.storageCap)
+    .first<{ id: string }>();
+  if (!row) throw new HttpError(402, `Image storage limit reached: the ${org.plan} plan holds at most ${org.storageCap} images; delete some first`);
+  return (await getImage(env.DB, org.id, id))!;
+}
+
+export async function getImage(d1: D1Database, orgId: string, id: string): Promise<Image | null> {
+  const [image] = await database(d1).select().from(images).where(and(eq(images.id, id), eq(images.orgId, orgId))).limit(1);
+  return image ?? null;
+}
+
+export async function updateImage(d1: D1Database, id: string, changes: Partial<Image>): Promise<Image> {
+  const [image] = await database(d1).update(images).set({ ...changes, updatedAt: Date.now() }).where(eq(images.id, id)).returning();
+  return image;
+}
+
+/** Deletes every R2 object under a prefix. */
+export async function deletePrefix(bucket: R2Bucket, prefix: string): Promise<void> {
+  let cursor: string | undefined;
+  do {
+    const listing = await bucket.list({ prefix, cursor });
+    if (listing.objects.length) await bucket.delete(listing.objects.map((o) => o.key));
+    cursor = listing.truncated ? listing.cursor : undefined;
+  } while (cursor);
+}
+
+/**
+ * Removes an image completely: an in-flight multipart upload, its bytes, its segmentations and
+ * their artifacts, and the record (which frees its storage slot). Refused while a job uses it.
+ */
+export async function deleteImage(env: Bindings, image: Image): Promise<void> {
+  const db = database(env.DB);
+  const [busy] = await db
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(eq(jobs.imageId, image.id), eq(jobs.orgId, image.orgId), eq(jobs.kind, "prediction"), eq(jobs.status, "STARTED")))
+    .limit(1);
+  if (busy) throw new HttpError(409, `Image ${image.id} is being segmented by prediction ${busy.id}; delete it when that finishes`);
+
+  if (image.uploadId) await env.BUCKET.resumeMultipartUpload(image.r2Key, image.uploadId).abort().catch(() => undefined);
+  await env.BUCKET.delete(image.r2Key);
+  const owned = await db.select({ id: segmentations.id }).from(segmentations).where(and(eq(segmentations.imageId, image.id), eq(segmentations.orgId, image.orgId)));
+  for (const s of owned) await deletePrefix(env.BUCKET, segmentationPrefix(image.orgId, s.id));
+  await db.batch([
+    db.delete(uploadParts).where(eq(uploadParts.imageId, image.id)),
+    db.delete(segmentations).where(and(eq(segmentations.imageId, image.id), eq(segmentations.orgId, image.orgId))),
+    db
+      .update(jobs)
+      .set({ status: "FAILED", reason: "Image was deleted", finishedAt: Date.now() })
+      .where(and(eq(jobs.imageId, image.id), eq(jobs.status, "SUBMITTED"))),
+    db.delete(images).where(eq(images.id, image.id)),
+  ]);
+}
+
+export function imageView(image: Image) {
+  return {
+    id: image.id,
+    name: image.name,
+    status: image.status,
+    size: image.size,
+    format: image.format,
+    width: image.width,
+    height: image.height,
+    channels: image.channels,
+    bit_depth: image.bitDepth,
+    planes: image.planes,
+    upload_error: image.uploadError,
+    created_at: new Date(image.createdAt).toISOString(),
+  };
+}

@@ -1,0 +1,27 @@
+// How a runner gets work: pull a wake-up from the GPU queue, start an attempt on the job row it
+// names, ack the message. A message whose job cannot be started (done, or taken) is stale and is
+// acked too; the row, not the message, decides.
+import type { Bindings } from "../env.ts";
+import { gpuJobQueue } from "../queues/gpu-job-queue.ts";
+import { type Job, startAttempt, sweepJobs } from "./jobs.ts";
+import { settings } from "./settings.ts";
+
+const POLL_INTERVAL_MS = 100;
+
+export async function leaseNextJob(env: Bindings, holder: string, options: { waitMs: number; leaseSeconds?: number }): Promise<Job | null> {
+  const leaseMs = (options.leaseSeconds ?? settings(env).leaseSeconds) * 1000;
+  const queue = gpuJobQueue(env);
+  const deadline = Date.now() + options.waitMs;
+  await sweepJobs(env);
+  for (;;) {
+    const message = await queue.pull(leaseMs);
+    if (message) {
+      const job = await startAttempt(env.DB, message.body.job_id, holder, leaseMs);
+      await queue.ack(message.leaseId);
+      if (job) return job;
+      continue;
+    }
+    if (Date.now() + POLL_INTERVAL_MS > deadline) return null;
+    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
+  }
+}

@@ -1,0 +1,74 @@
+// How jobs look from outside: the same row seen as a prediction (/predict) or as a job (/job).
+import type { Job } from "./jobs.ts";
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+function outcome(job: Job) {
+  const done = job.status === "COMPLETED";
+  const result = (job.result ?? {}) as { roi_count?: number };
+  return {
+    segmentation_id: done && job.kind === "prediction" ? job.segmentationId : null,
+    cell_count: done && job.kind === "prediction" ? (result.roi_count ?? null) : null,
+    result_model_id: done && job.kind === "training" ? job.resultModelId : null,
+  };
+}
+
+function running(job: Job) {
+  return {
+    progress: job.status === "COMPLETED" ? 1 : (job.progress ?? 0),
+    stage: job.stage ?? (job.status === "SUBMITTED" ? "queued" : null),
+  };
+}
+
+export function predictionView(job: Job) {
+  const { segmentation_id, cell_count } = outcome(job);
+  return {
+    prediction_id: job.id,
+    status: job.status,
+    image_id: job.imageId,
+    model_id: job.modelId,
+    params: (job.input as { params?: unknown } | null)?.params ?? {},
+    ...running(job),
+    segmentation_id,
+    cell_count,
+    reason: job.reason,
+    attempts: job.attempts,
+    created_at: iso(job.createdAt),
+    started_at: iso(job.startedAt),
+    finished_at: iso(job.finishedAt),
+  };
+}
+
+export function jobView(job: Job) {
+  const input = (job.input ?? {}) as { image_ids?: string[] };
+  return {
+    job_id: job.id,
+    kind: job.kind,
+    status: job.status,
+    reason: job.reason,
+    /** The id a client polls; the same as job_id (kept for clients of the spec's task vocabulary). */
+    task_id: job.id,
+    /** The runner currently holding the job, if any. */
+    worker_job_id: job.leaseHolder,
+    image_id: job.imageId,
+    image_ids: input.image_ids ?? (job.imageId ? [job.imageId] : []),
+    model_id: job.modelId,
+    ...running(job),
+    ...outcome(job),
+    attempts: job.attempts,
+    created_at: iso(job.createdAt),
+    started_at: iso(job.startedAt),
+    finished_at: iso(job.finishedAt),
+  };
+}
+
+/** The answer to a submission: the job, or the identical one that made it unnecessary. */
+export function submissionView(job: Job, skipped: boolean) {
+  return {
+    job_id: job.id,
+    status: skipped ? "skipped" : job.status,
+    reason: skipped ? `An identical ${job.kind} is already ${job.status === "STARTED" ? "running" : "queued"} (job ${job.id})` : null,
+    task_id: job.id,
+    worker_job_id: job.leaseHolder,
+  };
+}

@@ -1,0 +1,31 @@
+import { and, eq, isNull, or } from "drizzle-orm";
+import { models } from "../../schema/db.ts";
+import type { Organization } from "../env.ts";
+import { database } from "./database.ts";
+
+export type Model = typeof models.$inferSelect;
+
+const visibleTo = (orgId: string) => or(isNull(models.orgId), eq(models.orgId, orgId));
+
+/** Every public model and the organization's own. */
+export async function listModels(d1: D1Database, org: Organization): Promise<Model[]> {
+  return database(d1).select().from(models).where(visibleTo(org.id)).orderBy(models.createdAt);
+}
+
+export async function getVisibleModel(d1: D1Database, orgId: string, id: string): Promise<Model | null> {
+  const [model] = await database(d1).select().from(models).where(and(eq(models.id, id), visibleTo(orgId))).limit(1);
+  return model ?? null;
+}
+
+export function modelView(model: Model) {
+  return {
+    id: model.id,
+    name: model.name,
+    version: model.version,
+    description: model.description,
+    is_public: model.orgId === null,
+    base_model_id: model.baseModelId,
+    training: model.training,
+    created_at: new Date(model.createdAt).toISOString(),
+  };
+}

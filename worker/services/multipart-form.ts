@@ -1,0 +1,132 @@
+// A streaming multipart/form-data reader (RFC 7578). The usual parsers buffer each part whole;
+// an uploaded image may be hundreds of megabytes and a Worker has 128 MB, so this one yields a
+// part's body as it arrives and keeps only a boundary's length of bytes between chunks.
+
+export type MultipartEvent =
+  | { type: "part"; name: string | null; filename: string | null; contentType: string | null }
+  | { type: "data"; bytes: Uint8Array }
+  | { type: "end" };
+
+export class MultipartError extends Error {}
+
+const MAX_HEADER_BYTES = 16 * 1024;
+const CRLF = new Uint8Array([13, 10]);
+
+export function boundaryOf(contentType: string | null): string | null {
+  if (!contentType || !/^multipart\/form-data\b/i.test(contentType)) return null;
+  const match = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  return match ? (match[1] ?? match[2]) : null;
+}
+
+function indexOf(haystack: Uint8Array, needle: Uint8Array, from: number): number {
+  const first = needle[0];
+  const last = haystack.length - needle.length;
+  outer: for (let i = from; i <= last; i++) {
+    if (haystack[i] !== first) continue;
+    for (let j = 1; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
+    return i;
+  }
+  return -1;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length === 0) return b;
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}
+
+function parseDisposition(headerBlock: string) {
+  let name: string | null = null;
+  let filename: string | null = null;
+  let contentType: string | null = null;
+  for (const line of headerBlock.split("\r\n")) {
+    const colon = line.indexOf(":");
+    if (colon < 0) continue;
+    const key = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    if (key === "content-type") contentType = value;
+    if (key !== "content-disposition") continue;
+    // filename* (RFC 5987, UTF-8) wins over the plain filename when both are present.
+    const star = /filename\*\s*=\s*(?:UTF-8|utf-8)''([^;]+)/.exec(value);
+    const plain = /filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]+))/.exec(value);
+    const field = /(?:^|;)\s*name\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]+))/.exec(value);
+    if (field) name = (field[1] ?? field[2]).replace(/\\(.)/g, "$1");
+    if (star) filename = decodeURIComponent(star[1]);
+    else if (plain) filename = (plain[1] ?? plain[2]).replace(/\\(.)/g, "$1").trim();
+  }
+  return { name, filename, contentType };
+}
+
+/** Yields part headers, then the part's bytes in chunks, then "end", for each part in order. */
+export async function* readMultipart(body: ReadableStream<Uint8Array>, boundary: string): AsyncGenerator<MultipartEvent> {
+  const encoder = new TextEncoder();
+  // Every delimiter is CRLF "--" boundary; pretending the body starts with CRLF makes the first one alike.
+  const delimiter = encoder.encode(`\r\n--${boundary}`);
+  const reader = body.getReader();
+  let buffer: Uint8Array = CRLF;
+  let state: "preamble" | "headers" | "body" | "done" = "preamble";
+  let streamEnded = false;
+
+  const pull = async (): Promise<boolean> => {
+    if (streamEnded) return false;
+    const { value, done } = await reader.read();
+    if (done) {
+      streamEnded = true;
+      return false;
+    }
+    buffer = concat(buffer, value);
+    return true;
+  };
+
+  try {
+    while (state !== "done") {
+      if (state === "preamble") {
+        const at = indexOf(buffer, delimiter, 0);
+        if (at < 0) {
+          buffer = buffer.slice(Math.max(0, buffer.length - delimiter.length));
+          if (!(await pull())) throw new MultipartError("multipart body has no boundary line");
+          continue;
+        }
+        buffer = buffer.slice(at + delimiter.length);
+        state = "headers";
+      } else if (state === "headers") {
+        // After a delimiter: "--" ends the body, CRLF starts a part's headers.
+        while (buffer.length < 2) if (!(await pull())) throw new MultipartError("multipart body ends inside a boundary line");
+        if (buffer[0] === 45 && buffer[1] === 45) {
+          state = "done";
+          continue;
+        }
+        const end = indexOf(buffer, encoder.encode("\r\n\r\n"), 0);
+        if (end < 0) {
+          if (buffer.length > MAX_HEADER_BYTES) throw new MultipartError("multipart part headers are too long");
+          if (!(await pull())) throw new MultipartError("multipart body ends inside part headers");
+          continue;
+        }
+        const headerBlock = new TextDecoder().decode(buffer.subarray(0, end)).replace(/^[ \t]*\r\n/, "");
+        buffer = buffer.slice(end + 4);
+        yield { type: "part", ...parseDisposition(headerBlock) };
+        state = "body";
+      } else {
+        const at = indexOf(buffer, delimiter, 0);
+        if (at >= 0) {
+          if (at > 0) yield { type: "data", bytes: buffer.slice(0, at) };
+          buffer = buffer.slice(at + delimiter.length);
+          yield { type: "end" };
+          state = "headers";
+          continue;
+        }
+        // Everything but a possible partial delimiter at the tail is part data.
+        const safe = buffer.length - (delimiter.length - 1);
+        if (safe > 0) {
+          yield { type: "data", bytes: buffer.slice(0, safe) };
+          buffer = buffer.slice(safe);
+        }
+        if (!(await pull())) throw new MultipartError("multipart body ends before its closing boundary");
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}

@@ -1,0 +1,158 @@
+// What a runner receives with a leased job (inputs and outputs as signed URLs) and how its
+// result is recorded. Completing is idempotent: the output ids were fixed at submission, the
+// result rows are unique per job, and the job's COMPLETED state is reported as success again.
+import type { z } from "zod";
+import { getTableColumns, sql } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { jobs, models, segmentations } from "../../schema/db.ts";
+import type { completeBody, PredictionResult, TrainingResult } from "../../schema/internal-api.ts";
+import type { Bindings } from "../env.ts";
+import { HttpError, notFound } from "../errors.ts";
+import { database, type Database } from "./database.ts";
+import { getImage } from "./images.ts";
+import { completeStatement, getJobById, type Job } from "./jobs.ts";
+import { getVisibleModel, type Model } from "./models.ts";
+import { artifactKey, latestSegmentation } from "./segmentations.ts";
+import { signStorageUrl } from "./signed-urls.ts";
+
+export const MODEL_FILES = { onnx: "model.onnx", manifest: "model.json" } as const;
+
+function modelFiles(env: Bindings, origin: string, prefix: string, method: "GET" | "PUT") {
+  return Promise.all(
+    (Object.entries(MODEL_FILES) as [keyof typeof MODEL_FILES, string][]).map(async ([k, file]) => [k, await signStorageUrl(env, origin, { method, key: prefix + file })] as const),
+  ).then(Object.fromEntries) as Promise<Record<keyof typeof MODEL_FILES, string>>;
+}
+
+export function resultModelPrefix(job: Job): string {
+  return `models/${job.resultModelId}/1/`;
+}
+
+async function modelPayload(env: Bindings, origin: string, model: Model) {
+  return { id: model.id, name: model.name, version: model.version, files: await modelFiles(env, origin, model.r2Prefix, "GET") };
+}
+
+/** Everything the runner needs for one attempt; URLs expire, so a runner may ask again. */
+export async function runnerPayload(env: Bindings, origin: string, job: Job) {
+  const model = await getVisibleModel(env.DB, job.orgId, job.modelId!);
+  if (!model) throw notFound("Model", job.modelId!);
+  const base = {
+    job_id: job.id,
+    kind: job.kind,
+    attempt: job.attempts,
+    lease_token: job.leaseToken,
+    lease_expires_at: job.leaseExpiresAt,
+    model: await modelPayload(env, origin, model),
+  };
+  const imageInput = async (id: string) => {
+    const image = await getImage(env.DB, job.orgId, id);
+    if (!image) throw notFound("Image", id);
+    return {
+      id: image.id,
+      name: image.name,
+      format: image.format,
+      width: image.width,
+      height: image.height,
+      channels: image.channels,
+      url: await signStorageUrl(env, origin, { method: "GET", key: image.r2Key }),
+    };
+  };
+  if (job.kind === "prediction") {
+    return {
+      ...base,
+      params: (job.input as { params?: unknown } | null)?.params ?? {},
+      image: await imageInput(job.imageId!),
+      output: { segmentation_id: job.segmentationId, artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!) }) },
+    };
+  }
+  const input = job.input as { image_ids: string[]; name: string | null; steps: number | null };
+  const examples = [];
+  for (const id of input.image_ids) {
+    const labels = await latestSegmentation(env.DB, job.orgId, id);
+    if (!labels) throw new HttpError(409, `Image ${id} has no segmentation to learn from`);
+    examples.push({ image: await imageInput(id), labels: { segmentation_id: labels.id, artifact_url: await signStorageUrl(env, origin, { method: "GET", key: labels.artifactKey }) } });
+  }
+  return {
+    ...base,
+    training: { examples, steps: input.steps },
+    output: { model_id: job.resultModelId, files: await modelFiles(env, origin, resultModelPrefix(job), "PUT") },
+  };
+}
+
+/**
+ * INSERT of a job's result row that only takes effect if the job is COMPLETED by then. Batched
+ * after the completing UPDATE, so a completion that lost its lease records nothing.
+ */
+function insertIfJobCompleted(db: Database, table: SQLiteTable, jobId: string, values: Record<string, unknown>) {
+  const columns = getTableColumns(table) as Record<string, { name: string }>;
+  const entries = Object.entries(values).filter(([, v]) => v !== undefined);
+  const names = sql.join(entries.map(([k]) => sql.identifier(columns[k].name)), sql`, `);
+  const params = sql.join(entries.map(([, v]) => sql`${v !== null && typeof v === "object" ? JSON.stringify(v) : v}`), sql`, `);
+  return db.run(sql`INSERT INTO ${table} (${names}) SELECT ${params}
+    WHERE EXISTS (SELECT 1 FROM ${jobs} WHERE ${jobs.id} = ${jobId} AND ${jobs.status} = 'COMPLETED')
+    ON CONFLICT DO NOTHING`);
+}
+
+async function requireObject(bucket: R2Bucket, key: string, what: string): Promise<void> {
+  if (!(await bucket.head(key))) throw new HttpError(400, `${what} was not uploaded (expected at the job's signed output URL)`);
+}
+
+export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof completeBody>): Promise<Job> {
+  if (job.status === "COMPLETED") return job; // a repeated completion is harmless
+  if (job.status !== "STARTED" || job.leaseToken !== body.lease_token) {
+    throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${job.status}); its result was not recorded`);
+  }
+  const db = database(env.DB);
+  const image = job.imageId ? await getImage(env.DB, job.orgId, job.imageId) : null;
+  const model = await getVisibleModel(env.DB, job.orgId, job.modelId!);
+  let recordResult;
+  if (job.kind === "prediction") {
+    const result = body.result as PredictionResult;
+    if (!("roi_count" in result)) throw new HttpError(422, "A prediction's result needs roi_count, confluency, width and height");
+    if (!image) throw new HttpError(409, `Image ${job.imageId} was deleted while it was being segmented`);
+    const key = artifactKey(job.orgId, job.segmentationId!);
+    await requireObject(env.BUCKET, key, "The ROI artifact");
+    recordResult = insertIfJobCompleted(db, segmentations, job.id, {
+      id: job.segmentationId!,
+      orgId: job.orgId,
+      imageId: image.id,
+      imageName: image.name,
+      jobId: job.id,
+      modelId: model?.id ?? job.modelId,
+      modelName: model?.name ?? null,
+      modelVersion: model?.version ?? null,
+      source: "model",
+      roiCount: result.roi_count,
+      confluency: result.confluency,
+      width: result.width,
+      height: result.height,
+      artifactKey: key,
+      timings: result.timings ?? null,
+      createdAt: Date.now(),
+    });
+  } else {
+    const result = body.result as TrainingResult;
+    const prefix = resultModelPrefix(job);
+    await requireObject(env.BUCKET, prefix + MODEL_FILES.onnx, "The trained model's ONNX file");
+    await requireObject(env.BUCKET, prefix + MODEL_FILES.manifest, "The trained model's manifest");
+    const input = job.input as { image_ids: string[]; name: string | null };
+    recordResult = insertIfJobCompleted(db, models, job.id, {
+      id: job.resultModelId!,
+      orgId: job.orgId,
+      name: input.name ?? `${model?.name ?? "model"}-finetuned-${job.resultModelId!.slice(0, 8)}`,
+      version: "1",
+      description: `Fine-tuned from ${model?.name ?? job.modelId} on ${input.image_ids.length} image(s)`,
+      baseModelId: job.modelId,
+      r2Prefix: prefix,
+      training: { job_id: job.id, image_ids: input.image_ids, ...result },
+      trainingJobId: job.id,
+      createdAt: Date.now(),
+    });
+  }
+  const [completed] = await db.batch([completeStatement(env.DB, job.id, body.lease_token, { result: body.result }), recordResult]);
+  if (completed.length === 1) return completed[0];
+  // Lost a race with another completion or a lease sweep: report what the row now says.
+  const now = (await getJobById(env.DB, job.id))!;
+  if (now.status === "COMPLETED") return now;
+  throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${now.status}); its result was not recorded`);
+}
+

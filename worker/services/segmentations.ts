@@ -1,0 +1,44 @@
+import { and, desc, eq, sql } from "drizzle-orm";
+import { segmentations } from "../../schema/db.ts";
+import { database } from "./database.ts";
+import { segmentationPrefix } from "./images.ts";
+
+export type Segmentation = typeof segmentations.$inferSelect;
+
+export function artifactKey(orgId: string, segmentationId: string): string {
+  return `${segmentationPrefix(orgId, segmentationId)}rois.bin`;
+}
+
+export async function getSegmentation(d1: D1Database, orgId: string, id: string): Promise<Segmentation | null> {
+  const [row] = await database(d1).select().from(segmentations).where(and(eq(segmentations.id, id), eq(segmentations.orgId, orgId))).limit(1);
+  return row ?? null;
+}
+
+/** The segmentation training should learn from: an imported (corrected) one wins over a model's. */
+export async function latestSegmentation(d1: D1Database, orgId: string, imageId: string): Promise<Segmentation | null> {
+  const [row] = await database(d1)
+    .select()
+    .from(segmentations)
+    .where(and(eq(segmentations.orgId, orgId), eq(segmentations.imageId, imageId)))
+    .orderBy(sql`${segmentations.source} = 'import' DESC`, desc(segmentations.createdAt))
+    .limit(1);
+  return row ?? null;
+}
+
+export function segmentationView(s: Segmentation) {
+  return {
+    id: s.id,
+    image_id: s.imageId,
+    image_name: s.imageName,
+    source: s.source,
+    model_id: s.modelId,
+    model_name: s.modelName,
+    model_version: s.modelVersion,
+    cell_count: s.roiCount,
+    confluency: s.confluency,
+    width: s.width,
+    height: s.height,
+    timings: s.timings,
+    created_at: new Date(s.createdAt).toISOString(),
+  };
+}

@@ -1,0 +1,91 @@
+// Expiring URLs that let a client or runner read or write one R2 object (or one part of a
+// multipart upload) without an API key.
+//  - mode "worker": the URL points back to this worker (/api/v1/storage/<key>) and carries the
+//    method, key, expiry and part in an HMAC-SHA256 signature, checked in constant time before any
+//    byte is streamed to or from R2.
+//  - mode "r2": an S3 presigned URL (SigV4, via aws4fetch) straight to R2, for deployments with R2
+//    access keys; the worker is then out of the data path.
+import { AwsClient } from "aws4fetch";
+import type { Bindings } from "../env.ts";
+import { HttpError } from "../errors.ts";
+import { constantTimeEqual, hmacSha256Hex } from "./crypto.ts";
+import { settings } from "./settings.ts";
+
+export interface StorageTarget {
+  method: "GET" | "PUT";
+  key: string;
+  /** A part of a multipart upload, for resumable image uploads. */
+  part?: { uploadId: string; number: number; imageId: string };
+}
+
+export const STORAGE_PATH = "/api/v1/storage/";
+
+function canonical(target: StorageTarget, expires: number): string {
+  const part = target.part ? `${target.part.imageId}\n${target.part.uploadId}\n${target.part.number}` : "";
+  return `${target.method}\n${target.key}\n${expires}\n${part}`;
+}
+
+export function encodeKeyPath(key: string): string {
+  return key.split("/").map(encodeURIComponent).join("/");
+}
+
+function r2Client(env: Bindings): { client: AwsClient; base: string } {
+  if (!env.R2_ACCOUNT_ID || !env.R2_BUCKET_NAME || !env.R2_ACCESS_KEY_ID || !env.R2_SECRET_ACCESS_KEY) {
+    throw new Error("SIGNED_URL_MODE=r2 needs R2_ACCOUNT_ID, R2_BUCKET_NAME, R2_ACCESS_KEY_ID and R2_SECRET_ACCESS_KEY");
+  }
+  return {
+    client: new AwsClient({ accessKeyId: env.R2_ACCESS_KEY_ID, secretAccessKey: env.R2_SECRET_ACCESS_KEY, service: "s3", region: "auto" }),
+    base: `https://${env.R2_ACCOUNT_ID}.r2.cloudflarestorage.com/${env.R2_BUCKET_NAME}/`,
+  };
+}
+
+export async function signStorageUrl(env: Bindings, origin: string, target: StorageTarget): Promise<string> {
+  const ttl = settings(env).signedUrlSeconds;
+  if (env.SIGNED_URL_MODE === "r2") {
+    const { client, base } = r2Client(env);
+    const url = new URL(base + encodeKeyPath(target.key));
+    if (target.part) {
+      url.searchParams.set("partNumber", String(target.part.number));
+      url.searchParams.set("uploadId", target.part.uploadId);
+    }
+    url.searchParams.set("X-Amz-Expires", String(ttl));
+    const signed = await client.sign(url.toString(), { method: target.method, aws: { signQuery: true } });
+    return signed.url;
+  }
+  const expires = Math.floor(Date.now() / 1000) + ttl;
+  const url = new URL(STORAGE_PATH + encodeKeyPath(target.key), origin);
+  url.searchParams.set("method", target.method);
+  url.searchParams.set("expires", String(expires));
+  if (target.part) {
+    url.searchParams.set("image", target.part.imageId);
+    url.searchParams.set("upload", target.part.uploadId);
+    url.searchParams.set("part", String(target.part.number));
+  }
+  url.searchParams.set("sig", await hmacSha256Hex(env.SIGNING_KEY, canonical(target, expires)));
+  return url.toString();
+}
+
+/** The target a worker-mode URL grants, or 403 when its signature, method or expiry is off. */
+export async function verifyStorageUrl(env: Bindings, request: Request): Promise<StorageTarget> {
+  const url = new URL(request.url);
+  const denied = (why: string) => new HttpError(403, `Invalid signed URL: ${why}`);
+  const method = request.method === "HEAD" ? "GET" : request.method;
+  if (method !== "GET" && method !== "PUT") throw new HttpError(405, "Signed URLs accept GET and PUT only");
+  const key = url.pathname.slice(STORAGE_PATH.length).split("/").map(decodeURIComponent).join("/");
+  const expires = Number(url.searchParams.get("expires"));
+  const signature = url.searchParams.get("sig") ?? "";
+  const partNumber = url.searchParams.get("part");
+  const target: StorageTarget = {
+    method,
+    key,
+    ...(partNumber !== null && {
+      part: { imageId: url.searchParams.get("image") ?? "", uploadId: url.searchParams.get("upload") ?? "", number: Number(partNumber) },
+    }),
+  };
+  // Check the signature before anything else so nothing about the request is trusted unsigned.
+  const expected = await hmacSha256Hex(env.SIGNING_KEY, canonical(target, expires));
+  if (!(await constantTimeEqual(expected, signature))) throw denied("signature does not match");
+  if (url.searchParams.get("method") !== method) throw denied(`signed for ${url.searchParams.get("method")}, used with ${method}`);
+  if (!Number.isFinite(expires) || expires * 1000 < Date.now()) throw denied("expired");
+  return target;
+}

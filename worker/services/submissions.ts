@@ -1,0 +1,65 @@
+// The rules a prediction or training request must pass before it becomes a job.
+import type { z } from "zod";
+import type { predictionBody, trainingBody } from "../../schema/api.ts";
+import type { Bindings, Organization } from "../env.ts";
+import { HttpError, notFound } from "../errors.ts";
+import { getImage, type Image } from "./images.ts";
+import { submitGpuJob, type SubmitOutcome } from "./jobs.ts";
+import { getVisibleModel } from "./models.ts";
+import { latestSegmentation } from "./segmentations.ts";
+
+function stableJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value ?? null);
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(",")}}`;
+}
+
+async function ownImage(env: Bindings, org: Organization, id: string): Promise<Image> {
+  const image = await getImage(env.DB, org.id, id);
+  if (!image) throw notFound("Image", id);
+  return image;
+}
+
+function assertReady(image: Image): void {
+  if (image.status !== "ready") throw new HttpError(409, `Image ${image.id} is ${image.status}, not ready: wait for its upload to finish processing`);
+}
+
+export async function submitPrediction(env: Bindings, org: Organization, body: z.infer<typeof predictionBody>): Promise<SubmitOutcome> {
+  const image = await ownImage(env, org, body.image_id);
+  if (!(await getVisibleModel(env.DB, org.id, body.model_id))) throw notFound("Model", body.model_id);
+  assertReady(image);
+  const params = body.params ?? {};
+  return submitGpuJob(env, org, {
+    kind: "prediction",
+    imageId: image.id,
+    modelId: body.model_id,
+    input: { params },
+    dedupeKey: `prediction:${image.id}:${body.model_id}:${stableJson(params)}`,
+    skipIfIdentical: ["SUBMITTED"],
+    exclusive: true,
+  });
+}
+
+export async function submitTraining(env: Bindings, org: Organization, body: z.infer<typeof trainingBody>): Promise<SubmitOutcome> {
+  const model = await getVisibleModel(env.DB, org.id, body.model_id);
+  if (!model) throw notFound("Model", body.model_id);
+  const imageIds = [...new Set(body.image_ids)].sort();
+  const owned = [];
+  for (const id of imageIds) owned.push(await ownImage(env, org, id));
+  for (const image of owned) {
+    const id = image.id;
+    assertReady(image);
+    if (!(await latestSegmentation(env.DB, org.id, id))) {
+      throw new HttpError(409, `Image ${id} has no segmentation to learn from: predict or import one first`);
+    }
+  }
+  return submitGpuJob(env, org, {
+    kind: "training",
+    modelId: model.id,
+    input: { image_ids: imageIds, name: body.name ?? null, steps: body.steps ?? null },
+    dedupeKey: `training:${model.id}:${imageIds.join(",")}`,
+    skipIfIdentical: ["SUBMITTED", "STARTED"],
+    exclusive: false,
+  });
+}
