@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import { MEASUREMENT_COLUMN_NAMES, MEASUREMENT_COLUMNS, UnknownMeasurementColumnsError } from "../../../schema/measurements.ts";
+import type { ExportContext } from "../../../schema/measurements.ts";
+import { exportErrorStatus } from "../../../worker/exports/index.ts";
+import { parseCsv } from "./helpers/csv-parse.ts";
+import { exportSmall } from "./helpers/run-export.ts";
+import { smallContext, smallRois } from "./helpers/small-segmentation.ts";
+import { readAllText } from "./helpers/streams.ts";
+
+const SPEC_COLUMNS = [
+  "image_name", "image_width", "image_height", "segmentation_id", "segmentation_source", "model_name",
+  "confluency", "roi_index", "roi_id", "cell_type", "tags", "entity_type", "area_px", "perimeter_px",
+  "centroid_x", "centroid_y", "bbox_x", "bbox_y", "bbox_w", "bbox_h",
+];
+
+async function csvRecords(context: ExportContext = smallContext, columns?: string[]): Promise<string[][]> {
+  const file = await exportSmall("measurements.csv", { columns }, context);
+  return parseCsv(await readAllText(file.body));
+}
+
+describe("measurements.csv", () => {
+  it("has the 20 columns of the spec, in its order", async () => {
+    expect(MEASUREMENT_COLUMN_NAMES).toEqual(SPEC_COLUMNS);
+    const [header] = await csvRecords();
+    expect(header).toEqual(SPEC_COLUMNS);
+  });
+
+  it("has one row per ROI whose values parse back to the artifact's and the segmentation's", async () => {
+    const [header, ...rows] = await csvRecords();
+    expect(rows).toHaveLength(smallRois.length);
+    rows.forEach((row, i) => {
+      const record = Object.fromEntries(header.map((name, k) => [name, row[k]]));
+      const roi = smallRois[i];
+      expect(record).toEqual({
+        image_name: smallContext.imageName,
+        image_width: "40",
+        image_height: "30",
+        segmentation_id: smallContext.segmentationId,
+        segmentation_source: "model",
+        model_name: "nuclei-cpsam",
+        confluency: String(smallContext.confluency),
+        roi_index: String(i + 1),
+        roi_id: `${smallContext.segmentationId}-${i + 1}`,
+        cell_type: "",
+        tags: "",
+        entity_type: "cell",
+        area_px: String(roi.area_px),
+        perimeter_px: String(roi.perimeter_px),
+        centroid_x: String(roi.centroid_x),
+        centroid_y: String(roi.centroid_y),
+        bbox_x: String(roi.bbox_x),
+        bbox_y: String(roi.bbox_y),
+        bbox_w: String(roi.bbox_w),
+        bbox_h: String(roi.bbox_h),
+      });
+      expect(Number(record.centroid_x)).toBe(roi.centroid_x);
+    });
+  });
+
+  it("ends every record with CRLF and starts without a byte-order mark", async () => {
+    const text = await readAllText((await exportSmall("measurements.csv")).body);
+    expect(text.charCodeAt(0)).not.toBe(0xfeff);
+    expect(text.endsWith("\r\n")).toBe(true);
+    expect(text.split("\r\n")).toHaveLength(smallRois.length + 2);
+  });
+
+  describe("quoting (RFC 4180)", () => {
+    const awkward = [
+      "plain.tif",
+      "comma, here.tif",
+      'quote " inside.tif',
+      '"fully quoted".tif',
+      "line\nbreak.tif",
+      "carriage\r\nreturn.tif",
+      "  spaces around  ",
+      "Zellkern Ø 12 µm — 細胞 🔬.tif",
+      "=1+2",
+      "",
+    ];
+    for (const imageName of awkward) {
+      it(`keeps ${JSON.stringify(imageName)} intact`, async () => {
+        const records = await csvRecords({ ...smallContext, imageName, modelName: `model, "${imageName}"` }, ["image_name", "model_name", "roi_index"]);
+        expect(records.slice(1).map((r) => r[0])).toEqual(smallRois.map(() => imageName));
+        expect(records[1][1]).toBe(`model, "${imageName}"`);
+        expect(records[1]).toHaveLength(3);
+      });
+    }
+
+    it("writes an unknown model (an import) as an empty field", async () => {
+      const records = await csvRecords({ ...smallContext, segmentationSource: "import", modelName: null }, ["segmentation_source", "model_name"]);
+      expect(records[1]).toEqual(["import", ""]);
+    });
+  });
+
+  describe("the columns option", () => {
+    it("selects and orders columns", async () => {
+      const records = await csvRecords(smallContext, ["roi_id", "area_px", "image_name"]);
+      expect(records[0]).toEqual(["roi_id", "area_px", "image_name"]);
+      expect(records[3]).toEqual([`${smallContext.segmentationId}-3`, String(smallRois[2].area_px), smallContext.imageName]);
+    });
+
+    it("rejects unknown names before reading the artifact, naming them and listing the valid ones", async () => {
+      const attempt = exportSmall("measurements.csv", { columns: ["area_px", "volume", "colour"] });
+      await expect(attempt).rejects.toThrow(UnknownMeasurementColumnsError);
+      const error = await attempt.catch((e: unknown) => e as UnknownMeasurementColumnsError);
+      expect(error.unknown).toEqual(["volume", "colour"]);
+      expect(error.valid).toEqual(SPEC_COLUMNS);
+      expect(error.message).toContain("unknown column(s): volume, colour");
+      expect(error.message).toContain(SPEC_COLUMNS.join(", "));
+      expect(exportErrorStatus(error)).toBe(400);
+    });
+  });
+
+  it("documents every column", () => {
+    for (const column of MEASUREMENT_COLUMNS) expect(column.description.length).toBeGreaterThan(5);
+  });
+});

@@ -1,0 +1,146 @@
+import { describe, expect, it } from "vitest";
+import type { Roi } from "../../../schema/roi.ts";
+import { RoiArtifactError, ROI_ARTIFACT_TARGET_CHUNK_PAYLOAD } from "../../../schema/roi-artifact.ts";
+import type { RoiArtifactContents } from "../../../schema/roi-artifact.ts";
+import { readRoiArtifact } from "../../../schema/roi-artifact-reader.ts";
+import { RoiArtifactWriter } from "../../../schema/roi-artifact-writer.ts";
+import { artifactBody, encodeToBytes, storeArtifact } from "./helpers/artifact-store.ts";
+import { inRasterOrder, roisFromShapes, syntheticShapes } from "./helpers/rois-from-runs.ts";
+import { smallDescription, smallRois } from "./helpers/small-segmentation.ts";
+import { streamInPieces } from "./helpers/streams.ts";
+
+async function readAll(contents: RoiArtifactContents): Promise<Roi[]> {
+  const rois: Roi[] = [];
+  for await (const roi of contents.rois) rois.push(roi);
+  return rois;
+}
+
+const gridRois = roisFromShapes(inRasterOrder(syntheticShapes(60, 40, 20, 7)));
+const gridDescription = { imageWidth: 1200, imageHeight: 800, confluency: 0.3, modelName: "nuclei", modelVersion: "v2 (α)" };
+
+describe("ROI artifact", () => {
+  it("round-trips header and ROIs through R2 exactly", async () => {
+    await storeArtifact("artifact/small", await encodeToBytes(smallDescription, smallRois));
+    const contents = await readRoiArtifact(await artifactBody("artifact/small"));
+    expect(contents.header).toEqual({
+      ...smallDescription,
+      roiCount: smallRois.length,
+      vertexCount: smallRois.reduce((n, r) => n + r.polygon.length / 2, 0),
+    });
+    expect(await readAll(contents)).toEqual(smallRois);
+  });
+
+  it("splits thousands of ROIs into chunks and reads them back from any network split", async () => {
+    const bytes = await encodeToBytes(gridDescription, gridRois);
+    expect(bytes.length).toBeGreaterThan(2 * ROI_ARTIFACT_TARGET_CHUNK_PAYLOAD);
+    for (const piece of [7, 4096, 1 << 20]) {
+      const rois = await readAll(await readRoiArtifact(streamInPieces(bytes, piece)));
+      expect(rois).toEqual(gridRois);
+    }
+    const small = await encodeToBytes(smallDescription, smallRois);
+    expect(await readAll(await readRoiArtifact(streamInPieces(small, 1)))).toEqual(smallRois);
+  });
+
+  it("stays compact: about two bytes per vertex plus a few dozen per ROI", async () => {
+    const bytes = await encodeToBytes(gridDescription, gridRois);
+    const vertices = gridRois.reduce((n, r) => n + r.polygon.length / 2, 0);
+    expect(bytes.length).toBeLessThan(2.2 * vertices + 40 * gridRois.length);
+  });
+
+  it("yields the first ROI before the rest of the file has arrived", async () => {
+    const bytes = await encodeToBytes(gridDescription, gridRois);
+    const firstChunkEnd = ROI_ARTIFACT_TARGET_CHUNK_PAYLOAD + 8 * 1024;
+    let delivered = 0;
+    const stalling = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (delivered >= firstChunkEnd) return new Promise<void>(() => {}); // the rest never comes
+        controller.enqueue(bytes.slice(delivered, delivered + 1024));
+        delivered += 1024;
+      },
+    });
+    const contents = await readRoiArtifact(stalling);
+    const first = await contents.rois.next();
+    expect(first.value).toEqual(gridRois[0]);
+    expect(delivered).toBeLessThan(bytes.length / 2);
+    await contents.rois.return(undefined);
+  });
+
+  describe("rejects damaged files with a RoiArtifactError, never a hang", () => {
+    async function readBytes(bytes: Uint8Array): Promise<Roi[]> {
+      return readAll(await readRoiArtifact(streamInPieces(bytes, 4096)));
+    }
+
+    it("truncated anywhere", async () => {
+      const bytes = await encodeToBytes(smallDescription, smallRois);
+      for (const cut of [0, 5, 20, 40, bytes.length - 30, bytes.length - 1]) {
+        await expect(readBytes(bytes.slice(0, cut))).rejects.toThrow(RoiArtifactError);
+      }
+      await expect(readBytes(bytes.slice(0, 40))).rejects.toThrow(/truncated/);
+    });
+
+    it("with a flipped bit in a chunk (CRC)", async () => {
+      const bytes = await encodeToBytes(smallDescription, smallRois);
+      bytes[bytes.length - 40] ^= 0x10;
+      await expect(readBytes(bytes)).rejects.toThrow(/corrupt \(CRC mismatch\)/);
+    });
+
+    it("with a flipped bit in the header (CRC)", async () => {
+      const bytes = await encodeToBytes(smallDescription, smallRois);
+      bytes[14] ^= 0x01;
+      await expect(readBytes(bytes)).rejects.toThrow(/header is corrupt/);
+    });
+
+    it("that is not an artifact or from a future version", async () => {
+      await expect(readBytes(new TextEncoder().encode("PK\u0003\u0004 this is a zip file"))).rejects.toThrow(/bad magic/);
+      const bytes = await encodeToBytes(smallDescription, smallRois);
+      bytes[4] = 9;
+      await expect(readBytes(bytes)).rejects.toThrow(/version 9 is not supported/);
+    });
+
+    it("with a chunk length beyond the limit", async () => {
+      const bytes = await encodeToBytes(smallDescription, smallRois);
+      const headerLength = 12 + new DataView(bytes.buffer).getUint32(8, true) + 4;
+      new DataView(bytes.buffer).setUint32(headerLength + 4, 0x7fffffff, true);
+      await expect(readBytes(bytes)).rejects.toThrow(/payload of 2147483647 bytes is outside/);
+    });
+
+    it("with bytes after the end marker", async () => {
+      const bytes = await encodeToBytes(smallDescription, smallRois);
+      const longer = new Uint8Array(bytes.length + 3);
+      longer.set(bytes);
+      await expect(readBytes(longer)).rejects.toThrow(/after the end marker/);
+    });
+  });
+
+  describe("the writer refuses ROIs that break the contract", () => {
+    const header = { ...smallDescription, roiCount: smallRois.length, vertexCount: smallRois.reduce((n, r) => n + r.polygon.length / 2, 0) };
+
+    it("out of raster order", () => {
+      const writer = new RoiArtifactWriter(header);
+      writer.add(smallRois[0]);
+      writer.add(smallRois[1]);
+      const above = { ...smallRois[2], bbox_y: 0, polygon: smallRois[2].polygon.map((v, i) => (i % 2 ? v - 2 : v)) };
+      expect(() => writer.add(above)).toThrow(/raster order/);
+    });
+
+    it("with an index out of sequence", () => {
+      expect(() => new RoiArtifactWriter(header).add(smallRois[1])).toThrow(/has index 1/);
+    });
+
+    it("whose polygon leaves its bounding box or the image", () => {
+      const wider = { ...smallRois[0], bbox_w: smallRois[0].bbox_w + 1 };
+      expect(() => new RoiArtifactWriter(header).add(wider)).toThrow(/polygon spans/);
+      const outside = { ...smallRois[0], bbox_x: 38 };
+      expect(() => new RoiArtifactWriter(header).add(outside)).toThrow(/not inside the 40x30 image/);
+    });
+
+    it("fewer or more than the header announced", () => {
+      const writer = new RoiArtifactWriter(header);
+      writer.add(smallRois[0]);
+      expect(() => writer.finish()).toThrow(/wrote 1 ROIs/);
+      const full = new RoiArtifactWriter({ ...header, roiCount: 1, vertexCount: smallRois[0].polygon.length / 2 });
+      full.add(smallRois[0]);
+      expect(() => full.add(smallRois[1])).toThrow(/more ROIs than the 1/);
+    });
+  });
+});

@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { MEASUREMENT_COLUMN_NAMES } from "../../../schema/measurements.ts";
+import { containsPoint, doubledSignedArea, sameRing } from "./helpers/polygons.ts";
+import { exportSmall } from "./helpers/run-export.ts";
+import { smallContext, smallRois } from "./helpers/small-segmentation.ts";
+import { readAllText } from "./helpers/streams.ts";
+
+interface Feature {
+  type: string;
+  id: string;
+  geometry: { type: string; coordinates: number[][][] };
+  properties: Record<string, unknown>;
+}
+
+async function featureCollection(): Promise<{ type: string; features: Feature[] }> {
+  const file = await exportSmall("rois.geojson");
+  expect(file.contentType).toBe("application/geo+json");
+  return JSON.parse(await readAllText(file.body));
+}
+
+describe("rois.geojson", () => {
+  it("is a FeatureCollection with one Polygon feature per ROI, in ROI order", async () => {
+    const fc = await featureCollection();
+    expect(fc.type).toBe("FeatureCollection");
+    expect(fc.features).toHaveLength(smallRois.length);
+    fc.features.forEach((f, i) => {
+      expect(f.type).toBe("Feature");
+      expect(f.geometry.type).toBe("Polygon");
+      expect(f.geometry.coordinates).toHaveLength(1); // exterior ring only
+      expect(f.id).toBe(`${smallContext.segmentationId}-${i + 1}`);
+    });
+  });
+
+  it("closes every ring and orients it counter-clockwise by RFC 7946's rule (positive shoelace sum)", async () => {
+    for (const f of (await featureCollection()).features) {
+      const ring = f.geometry.coordinates[0];
+      expect(ring.length).toBeGreaterThanOrEqual(4);
+      expect(ring[ring.length - 1]).toEqual(ring[0]);
+      const open = ring.slice(0, -1).flat();
+      expect(doubledSignedArea(open)).toBeGreaterThan(0);
+    }
+  });
+
+  it("traces the artifact's pixel-edge outline in pixel coordinates, enclosing area_px pixels", async () => {
+    const features = (await featureCollection()).features;
+    features.forEach((f, i) => {
+      const roi = smallRois[i];
+      const open = f.geometry.coordinates[0].slice(0, -1).flat();
+      expect(sameRing(open, roi.polygon)).toBe(true);
+      expect(doubledSignedArea(open) / 2).toBe(roi.area_px);
+      // The centroid of a compact cell shape lies inside its outline.
+      expect(containsPoint(open, roi.centroid_x, roi.centroid_y)).toBe(true);
+    });
+  });
+
+  it("carries the measurement fields and QuPath's objectType; classification only once a cell type exists", async () => {
+    const features = (await featureCollection()).features;
+    features.forEach((f, i) => {
+      const roi = smallRois[i];
+      expect(Object.keys(f.properties)).toEqual([...MEASUREMENT_COLUMN_NAMES, "objectType"]);
+      expect(f.properties.objectType).toBe("detection");
+      expect(f.properties).not.toHaveProperty("classification");
+      expect(f.properties).toMatchObject({
+        image_name: smallContext.imageName,
+        image_width: 40,
+        roi_index: i + 1,
+        cell_type: "",
+        entity_type: "cell",
+        area_px: roi.area_px,
+        perimeter_px: roi.perimeter_px,
+        centroid_x: roi.centroid_x,
+        centroid_y: roi.centroid_y,
+        bbox_x: roi.bbox_x,
+        bbox_y: roi.bbox_y,
+        bbox_w: roi.bbox_w,
+        bbox_h: roi.bbox_h,
+      });
+    });
+  });
+});
