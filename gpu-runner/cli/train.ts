@@ -1,0 +1,160 @@
+// npm run train -- --data <dir>... [--from <onnx>] [--steps N] [--out <dir>]
+// Trains the flow network from scratch (or fine-tunes --from) on image/label folders, with a
+// progress line, periodic validation AP on a fixed seeded hold-out, checkpoints, and automatic
+// resume when <out>/checkpoint.bin exists.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { weightsFromModel } from "../network/weights-from-model.ts";
+import { loadCheckpoint, saveCheckpoint } from "../training/checkpoint.ts";
+import type { TrainingState } from "../training/checkpoint.ts";
+import { describeHardware } from "../training/hardware.ts";
+import { readLabelledDirectory } from "../training/labelled-images.ts";
+import { exportModel, writeModel } from "../training/model-export.ts";
+import { prepareImages } from "../training/prepare-image.ts";
+import { trainLoop } from "../training/train-loop.ts";
+import type { TrainingEvent } from "../training/train-loop.ts";
+import { defaultTrainingConfig } from "../training/training-config.ts";
+import { freshTrainingState, Trainer } from "../training/trainer.ts";
+import { validationIds } from "../training/validation-split.ts";
+
+const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--checkpoint-every N] [--threads N]";
+
+function fail(message: string): never {
+  console.error(`train: ${message}\n${USAGE}`);
+  process.exit(2);
+}
+
+function positiveInteger(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) fail(`--${name} must be a non-negative integer, got "${value}"`);
+  return n;
+}
+
+const { values } = parseArgs({
+  options: {
+    data: { type: "string", multiple: true },
+    from: { type: "string" },
+    steps: { type: "string" },
+    seconds: { type: "string" },
+    out: { type: "string" },
+    name: { type: "string" },
+    seed: { type: "string" },
+    "validation-fraction": { type: "string" },
+    "validate-every": { type: "string" },
+    "checkpoint-every": { type: "string" },
+    threads: { type: "string" },
+    help: { type: "boolean" },
+  },
+  allowPositionals: false,
+});
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const dataDirs = values.data ?? fail("--data is required");
+const steps = positiveInteger(values.steps, "steps", 3000);
+const seconds = values.seconds === undefined ? undefined : Number(values.seconds);
+if (seconds !== undefined && !(seconds > 0)) fail(`--seconds must be a positive number, got "${values.seconds}"`);
+const outDir = values.out ?? "training-output";
+const name = values.name ?? "cpsam";
+const seed = positiveInteger(values.seed, "seed", 1);
+const validationFraction = values["validation-fraction"] === undefined ? 0.2 : Number(values["validation-fraction"]);
+const validateEvery = positiveInteger(values["validate-every"], "validate-every", 250);
+const checkpointEvery = positiveInteger(values["checkpoint-every"], "checkpoint-every", 50);
+const threads = positiveInteger(values.threads, "threads", 2);
+mkdirSync(outDir, { recursive: true });
+const checkpointPath = join(outDir, "checkpoint.bin");
+
+// Data and the fixed hold-out.
+const pairs = dataDirs.flatMap((dir) => {
+  if (!existsSync(join(dir, "images")) || !existsSync(join(dir, "labels"))) fail(`${dir} has no images/ and labels/ folders`);
+  return readLabelledDirectory(dir);
+});
+const held = validationIds(pairs.map((p) => p.id), validationFraction, seed);
+const trainPairs = pairs.filter((p) => !held.has(p.id));
+const validationPairs = pairs.filter((p) => held.has(p.id));
+console.log(`data: ${pairs.length} labelled images, ${trainPairs.length} for training, ${validationPairs.length} held out (seed ${seed})`);
+
+// State: resumed, fine-tuned from a model, or fresh.
+let state: TrainingState;
+if (existsSync(checkpointPath)) {
+  state = loadCheckpoint(checkpointPath);
+  console.log(`resuming ${checkpointPath} at step ${state.step} (its stored config applies)`);
+  if (steps !== state.config.schedule.totalSteps && values.steps !== undefined) {
+    state.config.schedule.totalSteps = steps;
+    console.log(`schedule extended to ${steps} steps`);
+  }
+} else if (values.from) {
+  const { network, params } = weightsFromModel(new Uint8Array(readFileSync(values.from)));
+  state = freshTrainingState(defaultTrainingConfig(steps, { network, seed }), params);
+  state.history.startedFrom = values.from;
+  console.log(`fine-tuning from ${values.from}`);
+} else {
+  state = freshTrainingState(defaultTrainingConfig(steps, { seed }));
+}
+const { config } = state;
+
+const preparing = performance.now();
+const prepared = prepareImages(trainPairs, config.modelDiameter);
+console.log(`prepared ${prepared.length} training images in ${((performance.now() - preparing) / 1000).toFixed(1)} s`);
+
+function writeRecord(final: boolean): void {
+  const record = {
+    name,
+    final,
+    data: dataDirs,
+    images: { training: trainPairs.map((p) => p.id), validation: validationPairs.map((p) => p.id) },
+    validationSplit: { fraction: validationFraction, seed },
+    config,
+    stepsCompleted: state.step,
+    wallSeconds: (state.history as { wallSeconds?: number }).wallSeconds ?? 0,
+    hardware: describeHardware(threads),
+    history: state.history,
+  };
+  writeFileSync(join(outDir, "training-record.json"), JSON.stringify(record, null, 1) + "\n");
+}
+
+function provenance() {
+  return {
+    source: `trained from scratch by this project's trainer (gpu-runner/training), ${state.step} steps`,
+    license: "weights: project licence; training data CC0",
+    trainedOn: dataDirs,
+    createdAt: new Date().toISOString(),
+    notes: "Cellpose-style flow network (small U-Net); multi-channel images are averaged to one channel before normalisation",
+  };
+}
+
+const isTty = process.stdout.isTTY;
+function report(event: TrainingEvent): void {
+  if (event.kind === "step") {
+    const fraction = event.step / event.totalSteps;
+    const bar = "#".repeat(Math.round(fraction * 30)).padEnd(30, ".");
+    const line = `[${bar}] step ${event.step}/${event.totalSteps} loss ${event.loss.toFixed(4)} lr ${event.learningRate.toExponential(2)} ${(event.seconds / Math.max(1, event.step - startStep)).toFixed(2)} s/step`;
+    if (isTty) process.stdout.write(`\r${line}`);
+    else if (event.step % 10 === 0) console.log(line);
+  } else if (event.kind === "validation") {
+    const scores = Object.entries(event.scores.ap50).map(([set, ap]) => `${set} ${ap.toFixed(3)}`).join(", ");
+    console.log(`${isTty ? "\n" : ""}validation at step ${event.step}: AP@0.5 ${scores}${event.best ? " (best so far, model written)" : ""}`);
+    if (event.best) writeModel(outDir, exportModel(config, event.params, name, `step-${event.step}`, provenance()));
+  } else {
+    writeRecord(false);
+  }
+}
+
+const startStep = state.step;
+const trainer = await Trainer.create(state, prepared, { intraOpNumThreads: threads, interOpNumThreads: 1 });
+const validate = undefined;
+const result = await trainLoop(trainer, {
+  lastStep: config.schedule.totalSteps,
+  seconds,
+  validateEvery,
+  validate,
+  checkpointEvery,
+  checkpoint: (s) => saveCheckpoint(checkpointPath, s),
+  onEvent: report,
+});
+if (!validate) writeModel(outDir, exportModel(config, result.bestParams, name, `step-${state.step}`, provenance()));
+writeRecord(state.step >= config.schedule.totalSteps);
+console.log(`${isTty ? "\n" : ""}done at step ${state.step}; model in ${outDir}/${name}.onnx`);

@@ -1,0 +1,34 @@
+// Turns a labelled image into what the crop sampler reads: percentile-normalised intensities (the
+// engine's normalisation, as at inference), the engine's flow targets, the foreground mask, and
+// the scale that brings its objects to the model's diameter.
+import { flowsFromLabels } from "../engine/flow-targets.ts";
+import { normalizeImage } from "../engine/normalize.ts";
+import type { PreparedImage } from "./augment.ts";
+import type { LabelledImage } from "./labelled-images.ts";
+import { medianObjectDiameter } from "./object-diameter.ts";
+
+/** objectDiameter: measured from the labels unless given (images without objects need it). */
+export function prepareImage(pair: LabelledImage, modelDiameter: number, objectDiameter = medianObjectDiameter(pair.labels)): PreparedImage {
+  const { width, height } = pair;
+  if (!(objectDiameter > 0)) throw new Error(`${pair.id}: the label image has no objects, so its object size is unknown`);
+  const diameter = objectDiameter;
+  const image = normalizeImage({ width, height, channels: 1, bitDepth: 32, sampleFormat: "float", data: pair.image });
+  const foreground = new Uint8Array(width * height);
+  for (let i = 0; i < foreground.length; i++) foreground[i] = pair.labels[i] !== 0 ? 1 : 0;
+  return { id: pair.id, width, height, image, flows: flowsFromLabels(pair.labels, width, height), foreground, scaleToModel: modelDiameter / diameter };
+}
+
+/**
+ * Prepares many images; one without objects (a useful negative example) takes the median object
+ * diameter of the other images of its set.
+ */
+export function prepareImages(pairs: LabelledImage[], modelDiameter: number): PreparedImage[] {
+  const diameters = pairs.map((p) => medianObjectDiameter(p.labels));
+  const setOf = (id: string) => id.split("/")[0];
+  return pairs.map((pair, i) => {
+    if (diameters[i] > 0) return prepareImage(pair, modelDiameter, diameters[i]);
+    const others = diameters.filter((d, j) => d > 0 && setOf(pairs[j].id) === setOf(pair.id)).sort((a, b) => a - b);
+    if (others.length === 0) throw new Error(`${pair.id}: no objects in it or in any other image of its set, so its object size is unknown`);
+    return prepareImage(pair, modelDiameter, others[others.length >> 1]);
+  });
+}
