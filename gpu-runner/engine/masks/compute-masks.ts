@@ -1,0 +1,90 @@
+// From network outputs to a label image, Cellpose's compute_masks pipeline: foreground by cell
+// probability, flow dynamics, seeds and growth, removal of oversized masks, flow-error QC, removal
+// of small masks and hole filling; then each mask keeps its largest piece (single-component.ts).
+// Labels come out in raster order of each mask's first pixel.
+import { FLOW_SCALE } from "../flow-targets.ts";
+import { renumberInRasterOrder } from "../labels.ts";
+import { removeBadFlowMasks } from "./flow-error.ts";
+import { followFlows } from "./follow-flows.ts";
+import { fillHolesAndRemoveSmall } from "./holes-and-sizes.ts";
+import { masksFromEndPoints } from "./seeds.ts";
+import { keepLargestComponents } from "./single-component.ts";
+
+export interface MaskParams {
+  /** Pixels with cell-probability logit above this are foreground (Cellpose: 0). */
+  cellprobThreshold: number;
+  /** Masks with flow error above this are removed; 0 disables the check (Cellpose: 0.4). */
+  flowThreshold: number;
+  /** Masks with fewer pixels are removed (Cellpose: 15). */
+  minSize: number;
+  /** Masks larger than this fraction of the image are removed (Cellpose: 0.4). */
+  maxSizeFraction: number;
+  /** Euler steps of the flow dynamics (Cellpose: 200). */
+  niter: number;
+}
+
+export const DEFAULT_MASK_PARAMS: MaskParams = { cellprobThreshold: 0, flowThreshold: 0.4, minSize: 15, maxSizeFraction: 0.4, niter: 200 };
+
+export interface MaskResult {
+  labels: Uint32Array;
+  count: number;
+  timings: Record<string, number>;
+}
+
+/**
+ * `flows` (planar [2, H, W], network scale) is modified in place: it is masked to the foreground
+ * and divided by the flow scale, which saves a full-size copy on large images.
+ */
+export function computeMasks(flows: Float32Array, cellprob: Float32Array, width: number, height: number, params: MaskParams = DEFAULT_MASK_PARAMS): MaskResult {
+  const plane = width * height;
+  if (cellprob.length !== plane || flows.length !== 2 * plane) throw new Error("computeMasks: flows must be [2, H, W] and cellprob [H, W]");
+  const timings: Record<string, number> = {};
+  let t = performance.now();
+  const lap = (stage: string) => { const now = performance.now(); timings[stage] = now - t; t = now; };
+
+  let foregroundCount = 0;
+  for (let i = 0; i < plane; i++) if (cellprob[i]! > params.cellprobThreshold) foregroundCount++;
+  const labels = new Uint32Array(plane);
+  if (foregroundCount === 0) return { labels, count: 0, timings };
+  const foreground = new Int32Array(foregroundCount);
+  const scale = 1 / FLOW_SCALE;
+  for (let i = 0, n = 0; i < plane; i++) {
+    if (cellprob[i]! > params.cellprobThreshold) {
+      foreground[n++] = i;
+      flows[i]! *= scale;
+      flows[plane + i]! *= scale;
+    } else {
+      flows[i] = 0;
+      flows[plane + i] = 0;
+    }
+  }
+  lap("foreground");
+  const ends = followFlows(flows, width, height, foreground, params.niter);
+  lap("dynamics");
+  const seeded = masksFromEndPoints(ends, width, height);
+  for (let n = 0; n < foregroundCount; n++) labels[foreground[n]!] = seeded[n]!;
+  removeOversized(labels, params.maxSizeFraction * plane);
+  let count = renumberInRasterOrder(labels);
+  lap("seeds");
+  if (params.flowThreshold > 0 && count > 0) {
+    // Inside every mask the flows are unmasked, so the in-place masking above does not affect QC.
+    if (removeBadFlowMasks(labels, count, flows, width, params.flowThreshold) > 0) count = renumberInRasterOrder(labels);
+  }
+  lap("flowQC");
+  fillHolesAndRemoveSmall(labels, count, width, params.minSize);
+  count = renumberInRasterOrder(labels);
+  if (keepLargestComponents(labels, count, width) > 0) count = renumberInRasterOrder(labels);
+  lap("cleanup");
+  return { labels, count, timings };
+}
+
+function removeOversized(labels: Uint32Array, maxPixels: number): void {
+  let max = 0;
+  for (let i = 0; i < labels.length; i++) if (labels[i]! > max) max = labels[i]!;
+  const area = new Float64Array(max + 1);
+  for (let i = 0; i < labels.length; i++) area[labels[i]!]!++;
+  let any = false;
+  for (let k = 1; k <= max; k++) if (area[k]! > maxPixels) any = true;
+  if (!any) return;
+  for (let i = 0; i < labels.length; i++) if (area[labels[i]!]! > maxPixels) labels[i] = 0;
+}

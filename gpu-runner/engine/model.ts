@@ -1,0 +1,125 @@
+// The model contract. A model is an ONNX file `<name>.onnx` with a manifest `<name>.json` next to it.
+//
+// Network contract (Cellpose's convention):
+//   input  float32 [N, C, H, W]: C = manifest.channels, images normalised per channel to the
+//          manifest's percentiles (see normalize.ts) and rescaled so cells have manifest.diameter px;
+//          H and W may be fixed (= manifest.tileSize) or symbolic.
+//   output float32 [N, 3, H, W]: (flow dY, flow dX, cell-probability logit); flows are FLOW_SCALE (5)
+//          times the unit flows of flow-targets.ts.
+// Any ONNX that honours this can be served, e.g. a Cellpose-SAM export where its licence allows.
+import { readFile } from "node:fs/promises";
+import * as ort from "onnxruntime-node";
+import { z } from "zod";
+
+/** The manifest `<name>.json`. */
+export const ModelManifest = z.object({
+  /** Model name, e.g. "cpsam". */
+  name: z.string().min(1),
+  /** Version of these weights, e.g. "1.0.0" or a date. */
+  version: z.string().min(1),
+  /** Input channels C the network takes; images are mapped to these with `channels` selection. */
+  channels: z.number().int().min(1).max(16),
+  /** Square tile side the network runs on (Cellpose: 256). */
+  tileSize: z.number().int().min(16).max(4096),
+  /** Mean cell diameter (px) of the training data; images are rescaled by diameter / this. */
+  diameter: z.number().positive(),
+  /** Per-channel percentile normalisation applied before the network. */
+  normalization: z.object({ lower: z.number().min(0).max(100), upper: z.number().min(0).max(100) }).default({ lower: 1, upper: 99 }),
+  /** Where the weights come from: how trained, on what, under which licence. */
+  provenance: z.object({
+    source: z.string(),
+    license: z.string().optional(),
+    trainedOn: z.array(z.string()).optional(),
+    createdAt: z.string().optional(),
+    notes: z.string().optional(),
+  }),
+});
+export type ModelManifest = z.infer<typeof ModelManifest>;
+
+export type ExecutionProvider = "cuda" | "webgpu" | "cpu";
+export type ExecutionProviderChoice = ExecutionProvider | "auto";
+
+export interface LoadedModel {
+  manifest: ModelManifest;
+  session: ort.InferenceSession;
+  executionProvider: ExecutionProvider;
+  inputName: string;
+  outputName: string;
+}
+
+export interface SessionOptions {
+  /** "auto" (default): CUDA if its libraries load, else WebGPU if it initialises, else CPU. */
+  executionProvider?: ExecutionProviderChoice;
+  /** Where the provider choice and fall-backs are reported (default: console.error). */
+  log?: (message: string) => void;
+}
+
+/** Loads `<path>.onnx` and its manifest `<path>.json` (path may end in .onnx or not). */
+export async function loadModel(path: string, options: SessionOptions = {}): Promise<LoadedModel> {
+  const base = path.endsWith(".onnx") ? path.slice(0, -5) : path;
+  let manifestText: string;
+  let onnx: Uint8Array;
+  try {
+    manifestText = await readFile(`${base}.json`, "utf8");
+  } catch {
+    throw new Error(`model manifest ${base}.json not found (a model is <name>.onnx plus <name>.json)`);
+  }
+  try {
+    onnx = new Uint8Array(await readFile(`${base}.onnx`));
+  } catch {
+    throw new Error(`model file ${base}.onnx not found`);
+  }
+  return loadModelFromBytes(onnx, parseManifest(manifestText, `${base}.json`), options);
+}
+
+export function parseManifest(text: string, where = "manifest"): ModelManifest {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${where} is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = ModelManifest.safeParse(json);
+  if (!parsed.success) throw new Error(`${where} is not a valid model manifest: ${z.prettifyError(parsed.error)}`);
+  if (parsed.data.normalization.lower >= parsed.data.normalization.upper) throw new Error(`${where}: normalization.lower must be below upper`);
+  return parsed.data;
+}
+
+export async function loadModelFromBytes(onnx: Uint8Array, manifest: ModelManifest, options: SessionOptions = {}): Promise<LoadedModel> {
+  const log = options.log ?? ((message: string) => console.error(message));
+  const choice = options.executionProvider ?? "auto";
+  const candidates: ExecutionProvider[] = choice === "auto" ? ["cuda", "webgpu", "cpu"] : [choice];
+  const failures: string[] = [];
+  for (const provider of candidates) {
+    try {
+      const session = await ort.InferenceSession.create(onnx, { executionProviders: [provider], graphOptimizationLevel: "all" });
+      const model = checkContract(session, manifest, provider);
+      log(`[engine] model ${manifest.name}@${manifest.version} on ${provider}${failures.length ? ` (${failures.join("; ")})` : ""}`);
+      return model;
+    } catch (error) {
+      if (error instanceof ContractError) throw error;
+      failures.push(`${provider} unavailable: ${firstLine((error as Error).message)}`);
+    }
+  }
+  throw new Error(`no execution provider could load the model: ${failures.join("; ")}`);
+}
+
+class ContractError extends Error {}
+
+function checkContract(session: ort.InferenceSession, manifest: ModelManifest, provider: ExecutionProvider): LoadedModel {
+  if (session.inputNames.length !== 1 || session.outputNames.length < 1) {
+    throw new ContractError(`model must have one input and at least one output; has ${session.inputNames.length} and ${session.outputNames.length}`);
+  }
+  const input = session.inputMetadata[0];
+  if (input && input.isTensor && input.type !== "float32") throw new ContractError(`model input must be float32, is ${input.type}`);
+  if (input && input.isTensor) {
+    const c = input.shape[1];
+    if (input.shape.length !== 4) throw new ContractError(`model input must be [N, C, H, W], has rank ${input.shape.length}`);
+    if (typeof c === "number" && c !== manifest.channels) throw new ContractError(`model input has ${c} channels, manifest says ${manifest.channels}`);
+  }
+  return { manifest, session, executionProvider: provider, inputName: session.inputNames[0]!, outputName: session.outputNames[0]! };
+}
+
+function firstLine(text: string): string {
+  return text.split("\n")[0]!.slice(0, 200);
+}

@@ -1,0 +1,98 @@
+import { describe, expect, it } from "vitest";
+import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
+import { FLOW_SCALE, flowsFromLabels } from "../../gpu-runner/engine/flow-targets.ts";
+import { computeMasks, DEFAULT_MASK_PARAMS, type MaskParams } from "../../gpu-runner/engine/masks/compute-masks.ts";
+import { removeBadFlowMasks } from "../../gpu-runner/engine/masks/flow-error.ts";
+import { fillHolesAndRemoveSmall } from "../../gpu-runner/engine/masks/holes-and-sizes.ts";
+import { keepLargestComponents } from "../../gpu-runner/engine/masks/single-component.ts";
+import { discField, emptyLabels, mixedScene, paintDisc, paintRect, type LabelImage } from "./helpers/synthetic-labels.ts";
+
+/** The network outputs a perfect model would give for these labels. */
+function idealOutputs(scene: LabelImage) {
+  const flows = flowsFromLabels(scene.labels, scene.width, scene.height).map((v) => v * FLOW_SCALE);
+  const cellprob = Float32Array.from(scene.labels, (v) => (v ? 4 : -4));
+  return { flows, cellprob };
+}
+
+function reconstruct(scene: LabelImage, params: Partial<MaskParams> = {}) {
+  const { flows, cellprob } = idealOutputs(scene);
+  return computeMasks(flows, cellprob, scene.width, scene.height, { ...DEFAULT_MASK_PARAMS, ...params });
+}
+
+describe("mask reconstruction from flows (Cellpose's dynamics)", () => {
+  it("recovers touching, concave and tiny objects exactly from their ideal flows", () => {
+    const scene = mixedScene();
+    const { labels, count } = reconstruct(scene);
+    expect(count).toBe(9);
+    expect(averagePrecision(scene.labels, labels).ap).toEqual([1, 1, 1]);
+  });
+
+  it("recovers a crowded field of discs", () => {
+    const scene = discField(256, 256, 60, 5, 14, 3);
+    const { labels } = reconstruct(scene);
+    expect(averagePrecision(scene.labels, labels).ap[0]).toBe(1);
+  });
+
+  it("numbers masks in raster order of their first pixel", () => {
+    const { labels, count } = reconstruct(mixedScene());
+    let next = 1;
+    for (const v of labels) {
+      if (v === 0 || v < next) continue;
+      expect(v).toBe(next);
+      next++;
+    }
+    expect(next - 1).toBe(count);
+  });
+
+  it("finds nothing where no pixel passes the cell-probability threshold", () => {
+    const scene = mixedScene();
+    const { flows, cellprob } = idealOutputs(scene);
+    const result = computeMasks(flows, cellprob, scene.width, scene.height, { ...DEFAULT_MASK_PARAMS, cellprobThreshold: 10 });
+    expect(result.count).toBe(0);
+    expect(result.labels.every((v) => v === 0)).toBe(true);
+  });
+
+  it("removes masks below the minimum size and above the maximum image fraction", () => {
+    const scene = mixedScene(); // its two smallest objects have 20 and 29 pixels
+    expect(reconstruct(scene, { minSize: 25 }).count).toBe(8);
+    expect(reconstruct(scene, { minSize: 30 }).count).toBe(7);
+    const big = emptyLabels(40, 40);
+    paintRect(big, 2, 2, 30, 30, 1); // 900 of 1600 pixels
+    expect(reconstruct(big).count).toBe(0);
+    expect(reconstruct(big, { maxSizeFraction: 0.6 }).count).toBe(1);
+  });
+});
+
+describe("flow-error quality control", () => {
+  it("keeps masks whose flows agree with the network's and drops those that disagree", () => {
+    const scene = emptyLabels(60, 30);
+    paintDisc(scene, 15, 15, 10, 1);
+    paintDisc(scene, 45, 15, 10, 2);
+    const unit = flowsFromLabels(scene.labels, 60, 30);
+    // Reverse the flows of disc 2: squared error 4 per pixel, far above 0.4.
+    for (let i = 0; i < 1800; i++) if (scene.labels[i] === 2) { unit[i] = -unit[i]!; unit[1800 + i] = -unit[1800 + i]!; }
+    const labels = scene.labels.slice();
+    expect(removeBadFlowMasks(labels, 2, unit, 60, 0.4)).toBe(1);
+    expect(labels.includes(1)).toBe(true);
+    expect(labels.includes(2)).toBe(false);
+  });
+});
+
+describe("mask clean-up", () => {
+  it("fills holes inside a mask, including holes occupied by another mask", () => {
+    const scene = emptyLabels(20, 20);
+    paintRect(scene, 2, 2, 12, 12, 1);
+    paintRect(scene, 5, 5, 3, 3, 0); // empty hole
+    paintRect(scene, 9, 9, 2, 2, 2); // another mask enclosed by mask 1
+    fillHolesAndRemoveSmall(scene.labels, 2, 20, 0);
+    for (let y = 2; y < 14; y++) for (let x = 2; x < 14; x++) expect(scene.labels[y * 20 + x]).toBe(1);
+  });
+
+  it("keeps only the largest piece of a mask split in two", () => {
+    const scene = emptyLabels(20, 10);
+    paintRect(scene, 1, 1, 5, 5, 1);
+    paintRect(scene, 10, 1, 2, 2, 1); // stray piece
+    expect(keepLargestComponents(scene.labels, 1, 20)).toBe(4);
+    expect(scene.labels.filter((v) => v === 1).length).toBe(25);
+  });
+});
