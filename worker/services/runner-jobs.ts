@@ -3,12 +3,11 @@
 // result rows are unique per job, and the job's COMPLETED state is reported as success again.
 import type { z } from "zod";
 import { getTableColumns, sql } from "drizzle-orm";
-import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { SQLiteAsyncDialect, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { jobs, models, segmentations } from "../../schema/db.ts";
 import type { completeBody, PredictionResult, TrainingResult } from "../../schema/internal-api.ts";
 import type { Bindings } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
-import { database, type Database } from "./database.ts";
 import { getImage } from "./images.ts";
 import { completeStatement, getJobById, type Job } from "./jobs.ts";
 import { getVisibleModel, type Model } from "./models.ts";
@@ -82,14 +81,15 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job) {
  * INSERT of a job's result row that only takes effect if the job is COMPLETED by then. Batched
  * after the completing UPDATE, so a completion that lost its lease records nothing.
  */
-function insertIfJobCompleted(db: Database, table: SQLiteTable, jobId: string, values: Record<string, unknown>) {
+function insertIfJobCompleted(d1: D1Database, table: SQLiteTable, jobId: string, values: Record<string, unknown>): D1PreparedStatement {
   const columns = getTableColumns(table) as Record<string, { name: string }>;
   const entries = Object.entries(values).filter(([, v]) => v !== undefined);
   const names = sql.join(entries.map(([k]) => sql.identifier(columns[k].name)), sql`, `);
   const params = sql.join(entries.map(([, v]) => sql`${v !== null && typeof v === "object" ? JSON.stringify(v) : v}`), sql`, `);
-  return db.run(sql`INSERT INTO ${table} (${names}) SELECT ${params}
+  const query = new SQLiteAsyncDialect().sqlToQuery(sql`INSERT INTO ${table} (${names}) SELECT ${params}
     WHERE EXISTS (SELECT 1 FROM ${jobs} WHERE ${jobs.id} = ${jobId} AND ${jobs.status} = 'COMPLETED')
     ON CONFLICT DO NOTHING`);
+  return d1.prepare(query.sql).bind(...query.params);
 }
 
 async function requireObject(bucket: R2Bucket, key: string, what: string): Promise<void> {
@@ -101,7 +101,6 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
   if (job.status !== "STARTED" || job.leaseToken !== body.lease_token) {
     throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${job.status}); its result was not recorded`);
   }
-  const db = database(env.DB);
   const image = job.imageId ? await getImage(env.DB, job.orgId, job.imageId) : null;
   const model = await getVisibleModel(env.DB, job.orgId, job.modelId!);
   let recordResult;
@@ -111,7 +110,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
     if (!image) throw new HttpError(409, `Image ${job.imageId} was deleted while it was being segmented`);
     const key = artifactKey(job.orgId, job.segmentationId!);
     await requireObject(env.BUCKET, key, "The ROI artifact");
-    recordResult = insertIfJobCompleted(db, segmentations, job.id, {
+    recordResult = insertIfJobCompleted(env.DB, segmentations, job.id, {
       id: job.segmentationId!,
       orgId: job.orgId,
       imageId: image.id,
@@ -135,7 +134,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
     await requireObject(env.BUCKET, prefix + MODEL_FILES.onnx, "The trained model's ONNX file");
     await requireObject(env.BUCKET, prefix + MODEL_FILES.manifest, "The trained model's manifest");
     const input = job.input as { image_ids: string[]; name: string | null };
-    recordResult = insertIfJobCompleted(db, models, job.id, {
+    recordResult = insertIfJobCompleted(env.DB, models, job.id, {
       id: job.resultModelId!,
       orgId: job.orgId,
       name: input.name ?? `${model?.name ?? "model"}-finetuned-${job.resultModelId!.slice(0, 8)}`,
@@ -148,11 +147,12 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
       createdAt: Date.now(),
     });
   }
-  const [completed] = await db.batch([completeStatement(env.DB, job.id, body.lease_token, { result: body.result }), recordResult]);
-  if (completed.length === 1) return completed[0];
-  // Lost a race with another completion or a lease sweep: report what the row now says.
+  const complete = completeStatement(env.DB, job.id, body.lease_token, { result: body.result }).toSQL();
+  // One D1 batch is one transaction: the job and its result row are recorded together or not at all.
+  const [completed] = await env.DB.batch([env.DB.prepare(complete.sql).bind(...complete.params), recordResult]);
   const now = (await getJobById(env.DB, job.id))!;
-  if (now.status === "COMPLETED") return now;
+  if (completed.results.length === 1 || now.status === "COMPLETED") return now;
+  // Lost a race with another completion or a lease sweep.
   throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${now.status}); its result was not recorded`);
 }
 
