@@ -17,7 +17,7 @@ export const DEFAULT_PERCENTILES: PercentileRange = { lower: 1, upper: 99 };
  * to normalise in place and save the memory). A channel whose two percentiles coincide (flat
  * image) becomes all zeros, as there is no contrast to scale.
  */
-export function normalizeImage(image: DecodedImage, range: PercentileRange = DEFAULT_PERCENTILES, out = new Float32Array(image.data.length)): Float32Array {
+export function normalizeImage(image: DecodedImage, range: PercentileRange = DEFAULT_PERCENTILES, out: Float32Array = new Float32Array(image.data.length)): Float32Array {
   if (!(range.lower >= 0 && range.lower < range.upper && range.upper <= 100)) {
     throw new Error(`invalid normalisation percentiles ${range.lower}..${range.upper}`);
   }

@@ -1,0 +1,50 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadModel, loadModelFromBytes, parseManifest } from "../../gpu-runner/engine/model.ts";
+import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
+
+describe("model contract", () => {
+  it("loads <name>.onnx with its <name>.json manifest and logs the execution provider it chose", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "model-"));
+    const { onnx, manifest } = buildReferenceModel({ channels: 2, diameter: 17 });
+    writeFileSync(join(dir, "nuclei.onnx"), onnx);
+    writeFileSync(join(dir, "nuclei.json"), JSON.stringify(manifest));
+    const messages: string[] = [];
+    const model = await loadModel(join(dir, "nuclei.onnx"), { executionProvider: "cpu", log: (m) => messages.push(m) });
+    expect(model.manifest).toMatchObject({ name: "reference", channels: 2, diameter: 17, normalization: { lower: 1, upper: 99 } });
+    expect(model.executionProvider).toBe("cpu");
+    expect(messages).toEqual(["[engine] model reference@1.0.0 on cpu"]);
+  });
+
+  it("falls back through the providers on auto and says why", async () => {
+    const { onnx, manifest } = buildReferenceModel();
+    const messages: string[] = [];
+    const model = await loadModelFromBytes(onnx, manifest, { executionProvider: "auto", log: (m) => messages.push(m) });
+    expect(["cuda", "webgpu", "cpu"]).toContain(model.executionProvider);
+    expect(messages[0]).toContain(`on ${model.executionProvider}`);
+    if (model.executionProvider !== "cuda") expect(messages[0]).toContain("cuda unavailable");
+  });
+
+  it("explains a missing manifest or model file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "model-"));
+    await expect(loadModel(join(dir, "absent.onnx"))).rejects.toThrow(/manifest .*absent\.json not found/);
+    writeFileSync(join(dir, "half.json"), JSON.stringify(buildReferenceModel().manifest));
+    await expect(loadModel(join(dir, "half"))).rejects.toThrow(/model file .*half\.onnx not found/);
+  });
+
+  it("rejects invalid manifests with the reason", () => {
+    expect(() => parseManifest("{", "m.json")).toThrow(/m\.json is not valid JSON/);
+    const { manifest } = buildReferenceModel();
+    expect(() => parseManifest(JSON.stringify({ ...manifest, tileSize: 3 }))).toThrow(/tileSize/);
+    expect(() => parseManifest(JSON.stringify({ ...manifest, provenance: undefined }))).toThrow(/provenance/);
+    expect(() => parseManifest(JSON.stringify({ ...manifest, normalization: { lower: 99, upper: 1 } }))).toThrow(/lower must be below upper/);
+  });
+
+  it("rejects a network whose input channels disagree with its manifest", async () => {
+    const { onnx } = buildReferenceModel({ channels: 3 });
+    const { manifest } = buildReferenceModel({ channels: 1 });
+    await expect(loadModelFromBytes(onnx, manifest, { executionProvider: "cpu" })).rejects.toThrow(/3 channels, manifest says 1/);
+  });
+});
