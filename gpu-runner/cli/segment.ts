@@ -1,0 +1,81 @@
+// npm run segment -- <image> [--model <onnx>|reference] [--diameter D] [--out dir] [--channels 0,1]
+//   [--page N] [--provider auto|cuda|webgpu|cpu] [--cellprob-threshold T] [--flow-threshold T]
+//   [--min-size N] [--niter N]
+// Writes <name>_masks.png (16-bit labels), <name>_rois.geojson and <name>_measurements.csv.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, extname, join } from "node:path";
+import { parseArgs } from "node:util";
+import { decodeImage } from "../engine/decode/index.ts";
+import type { ExecutionProviderChoice } from "../engine/model.ts";
+import { chooseModel } from "../engine/model-choice.ts";
+import { encodeLabelPng } from "../engine/outputs/label-png.ts";
+import { measurementsCsv, roisGeoJson } from "../engine/outputs/rois-files.ts";
+import { segmentImage, type SegmentParams } from "../engine/segment.ts";
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      model: { type: "string" },
+      diameter: { type: "string" },
+      out: { type: "string", default: "." },
+      channels: { type: "string" },
+      page: { type: "string" },
+      provider: { type: "string", default: "auto" },
+      "cellprob-threshold": { type: "string" },
+      "flow-threshold": { type: "string" },
+      "min-size": { type: "string" },
+      niter: { type: "string" },
+    },
+  });
+  if (positionals.length !== 1) throw new Error("usage: npm run segment -- <image> [--model <onnx>|reference] [--diameter D] [--out dir]");
+  const imagePath = positionals[0]!;
+  const params: Partial<SegmentParams> = {};
+  if (values.diameter !== undefined) params.diameter = number(values.diameter, "--diameter");
+  if (values.channels !== undefined) params.channels = values.channels.split(",").map((c) => number(c, "--channels"));
+  if (values["cellprob-threshold"] !== undefined) params.cellprobThreshold = number(values["cellprob-threshold"], "--cellprob-threshold");
+  if (values["flow-threshold"] !== undefined) params.flowThreshold = number(values["flow-threshold"], "--flow-threshold");
+  if (values["min-size"] !== undefined) params.minSize = number(values["min-size"], "--min-size");
+  if (values.niter !== undefined) params.niter = number(values.niter, "--niter");
+
+  const started = performance.now();
+  const model = await chooseModel(values.model, values.provider as ExecutionProviderChoice);
+  const image = decodeImage(new Uint8Array(readFileSync(imagePath)), values.page === undefined ? {} : { page: number(values.page, "--page") });
+  const decodedAt = performance.now();
+  const result = await segmentImage(image, model, params);
+
+  const name = basename(imagePath, extname(imagePath));
+  mkdirSync(values.out!, { recursive: true });
+  const context = {
+    segmentationId: name,
+    segmentationSource: "model" as const,
+    modelName: `${model.manifest.name}@${model.manifest.version}`,
+    imageName: basename(imagePath),
+    imageWidth: result.width,
+    imageHeight: result.height,
+    confluency: result.confluency,
+  };
+  const outputs = {
+    masks: join(values.out!, `${name}_masks.png`),
+    geojson: join(values.out!, `${name}_rois.geojson`),
+    csv: join(values.out!, `${name}_measurements.csv`),
+  };
+  writeFileSync(outputs.masks, encodeLabelPng(result.labels, result.width, result.height));
+  writeFileSync(outputs.geojson, roisGeoJson(result.rois, context));
+  writeFileSync(outputs.csv, measurementsCsv(result.rois, context));
+  const timings = Object.entries(result.timings).map(([stage, ms]) => `${stage} ${ms.toFixed(0)} ms`).join(", ");
+  console.log(`${basename(imagePath)}: ${result.width}x${result.height}x${image.channels}, ${result.rois.length} cells, confluency ${(100 * result.confluency).toFixed(1)}%`);
+  console.log(`model ${context.modelName} on ${model.executionProvider}; decode ${(decodedAt - started).toFixed(0)} ms (incl. model load), ${timings}`);
+  for (const path of Object.values(outputs)) console.log(`wrote ${path}`);
+}
+
+function number(text: string, option: string): number {
+  const value = Number(text);
+  if (text.trim() === "" || !Number.isFinite(value)) throw new Error(`${option} expects a number, got "${text}"`);
+  return value;
+}
+
+main().catch((error: unknown) => {
+  console.error(`segment: ${(error as Error).message}`);
+  process.exit(1);
+});

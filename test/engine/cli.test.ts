@@ -1,0 +1,55 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { encode } from "fast-png";
+import { describe, expect, it } from "vitest";
+import { decodeImage } from "../../gpu-runner/engine/decode/index.ts";
+import { renderNuclei } from "./helpers/synthetic-image.ts";
+import { discField } from "./helpers/synthetic-labels.ts";
+
+function run(script: string, args: string[]) {
+  return spawnSync(process.execPath, [join("gpu-runner/cli", script), ...args], { encoding: "utf8", timeout: 60_000 });
+}
+
+describe("command-line tools", () => {
+  const dir = mkdtempSync(join(tmpdir(), "cli-"));
+  const scene = discField(180, 140, 20, 6, 9, 4);
+  const image = renderNuclei(scene);
+  mkdirSync(join(dir, "set", "images"), { recursive: true });
+  mkdirSync(join(dir, "set", "labels"), { recursive: true });
+  writeFileSync(join(dir, "set", "images", "cells.png"), encode({ width: 180, height: 140, depth: 16, channels: 1, data: Uint16Array.from(image.data) }));
+  writeFileSync(join(dir, "set", "labels", "cells.png"), encode({ width: 180, height: 140, depth: 16, channels: 1, data: Uint16Array.from(scene.labels) }));
+
+  it("segment writes a 16-bit label PNG, GeoJSON and CSV that agree with each other", () => {
+    const out = join(dir, "out");
+    const result = run("segment.ts", [join(dir, "set", "images", "cells.png"), "--model", "reference", "--diameter", "15", "--provider", "cpu", "--out", out]);
+    expect(result.stderr).not.toMatch(/^segment:/m);
+    expect(result.status).toBe(0);
+    const masks = decodeImage(new Uint8Array(readFileSync(join(out, "cells_masks.png"))));
+    expect(masks).toMatchObject({ width: 180, height: 140, channels: 1, bitDepth: 16 });
+    const count = Math.max(...masks.data);
+    const csv = readFileSync(join(out, "cells_measurements.csv"), "utf8").trim().split("\r\n");
+    const geojson = JSON.parse(readFileSync(join(out, "cells_rois.geojson"), "utf8"));
+    expect(csv.length - 1).toBe(count);
+    expect(geojson.features.length).toBe(count);
+    expect(count).toBeGreaterThanOrEqual(18);
+    const area = csv[0]!.split(",").indexOf("area_px");
+    expect(Number(csv[1]!.split(",")[area])).toBe(masks.data.filter((v) => v === 1).length);
+  });
+
+  it("segment explains a missing image and bad options", () => {
+    const noImage = run("segment.ts", [join(dir, "absent.tif"), "--model", "reference", "--provider", "cpu"]);
+    expect(noImage.status).toBe(1);
+    expect(noImage.stderr).toMatch(/segment: .*absent\.tif/);
+    const badDiameter = run("segment.ts", [join(dir, "set", "images", "cells.png"), "--model", "reference", "--diameter", "big"]);
+    expect(badDiameter.stderr).toContain('--diameter expects a number, got "big"');
+  });
+
+  it("eval prints AP at 0.5/0.75/0.9, object counts and timings per dataset", () => {
+    const result = run("eval.ts", ["--data", dir, "--model", "reference", "--diameter", "15", "--provider", "cpu"]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/set: 1 images, AP@0\.5 (0\.9\d\d|1\.000) {2}AP@0\.75 \d\.\d{3} {2}AP@0\.9 \d\.\d{3}; objects true 20, predicted \d+/);
+    expect(result.stdout).toMatch(/mean ms per image: decode \d+, normalize \d+, rescale \d+, network \d+, masks \d+, rois \d+/);
+  });
+});
