@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "./env.ts";
 import { onError, onNotFound } from "./errors.ts";
 import { requireOrganization, requireRunner } from "./middleware/auth.ts";
+import { exportRoutes } from "./routes/exports.ts";
 import { internal } from "./routes/internal.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { predictions } from "./routes/predictions.ts";
@@ -14,7 +15,8 @@ const publicApi = new Hono<AppEnv>()
   .route("/", uploads)
   .route("/", modelRoutes)
   .route("/", predictions)
-  .route("/", segmentationRoutes);
+  .route("/", segmentationRoutes)
+  .route("/", exportRoutes);
 
 export const app = new Hono<AppEnv>()
   .basePath("/api/v1")

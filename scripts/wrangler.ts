@@ -1,0 +1,48 @@
+// Runs the project's own wrangler (node_modules) with the Node running this script.
+import { spawn, spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { createRequire } from "node:module";
+
+// wrangler's package exports do not include its bin; find it next to its package.json.
+const wranglerBin = join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin", "wrangler.js");
+
+export interface Target {
+  /** undefined = the local state of `npm start` (.wrangler/); otherwise a deployed environment. */
+  env?: "staging" | "production";
+}
+
+export function wrangler(args: string[], options: { capture?: boolean } = {}): string {
+  const result = spawnSync(process.execPath, [wranglerBin, ...args], {
+    encoding: "utf8",
+    stdio: options.capture ? ["ignore", "pipe", "pipe"] : "inherit",
+    env: { ...process.env, CI: "1", WRANGLER_SEND_METRICS: "false" },
+  });
+  if (result.status !== 0) {
+    throw new Error(`wrangler ${args.slice(0, 3).join(" ")} failed (exit ${result.status}):\n${result.stderr ?? ""}${result.stdout ?? ""}`);
+  }
+  return result.stdout ?? "";
+}
+
+export function spawnWrangler(args: string[], env: NodeJS.ProcessEnv = {}) {
+  return spawn(process.execPath, [wranglerBin, ...args], { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false", ...env } });
+}
+
+function targetFlags(target: Target): string[] {
+  return target.env ? ["--remote", "--env", target.env] : ["--local"];
+}
+
+/** Runs SQL on the D1 database of the target and returns the rows of the last statement. */
+export function d1(target: Target, sql: string): Record<string, unknown>[] {
+  const out = wrangler(["d1", "execute", "DB", ...targetFlags(target), "--json", "--command", sql], { capture: true });
+  const parsed = JSON.parse(out.slice(out.indexOf("["))) as { results: Record<string, unknown>[] }[];
+  return parsed.at(-1)?.results ?? [];
+}
+
+export function applyMigrations(target: Target): void {
+  wrangler(["d1", "migrations", "apply", "DB", ...targetFlags(target)], { capture: true });
+}
+
+export function r2Put(target: Target, key: string, file: string): void {
+  const bucket = target.env ? `cellseg-${target.env}` : "cellseg";
+  wrangler(["r2", "object", "put", `${bucket}/${key}`, "--file", file, ...(target.env ? ["--remote", "--env", target.env] : ["--local"])], { capture: true });
+}

@@ -1,0 +1,91 @@
+// The export routes end to end: a runner posts a real ROI artifact, the user downloads it.
+import { describe, expect, it } from "vitest";
+import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
+import type { Roi } from "../../schema/roi.ts";
+import { call, createOrg, json, RUNNER_TOKEN, type TestOrg, uploadImage } from "./helpers.ts";
+
+/** A w x h rectangle at (x, y), as the engine would describe it. */
+function rectangle(index: number, x: number, y: number, w: number, h: number): Roi {
+  return {
+    index,
+    polygon: new Int32Array([x, y, x, y + h, x + w, y + h, x + w, y]),
+    area_px: w * h,
+    perimeter_px: 2 * (w + h),
+    centroid_x: x + w / 2,
+    centroid_y: y + h / 2,
+    bbox_x: x,
+    bbox_y: y,
+    bbox_w: w,
+    bbox_h: h,
+  };
+}
+
+async function segmented(org: TestOrg): Promise<string> {
+  const image = await uploadImage(org, "well A1, ü.png");
+  const { prediction_id } = await json(await call("/predict", { key: org.key, json: { image_id: image.id, model_id: "cpsam" } }));
+  for (;;) {
+    const job = await json<{ job_id: string; lease_token: string; output: { artifact_url: string } }>(
+      await call("/internal/jobs/lease", { key: RUNNER_TOKEN, json: { runner_id: "exporter", wait_seconds: 5 } }),
+    );
+    const rois = [rectangle(0, 1, 1, 2, 2), rectangle(1, 4, 2, 3, 3)];
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of encodeRoiArtifact({ imageWidth: 8, imageHeight: 6, confluency: 13 / 48, modelName: "cpsam", modelVersion: "1" }, rois)) chunks.push(chunk);
+    const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    let at = 0;
+    for (const c of chunks) bytes.set(c, (at += c.length) - c.length);
+    await call(job.output.artifact_url, { method: "PUT", body: bytes, headers: { "Content-Length": String(bytes.length) } });
+    await call(`/internal/jobs/${job.job_id}/complete`, { key: RUNNER_TOKEN, json: { lease_token: job.lease_token, result: { roi_count: 2, confluency: 13 / 48, width: 8, height: 6 } } });
+    if (job.job_id === prediction_id) break;
+  }
+  return (await json(await call(`/predict/${prediction_id}`, { key: org.key }))).segmentation_id as string;
+}
+
+describe("GET /export/{segmentation_id}/{format}", () => {
+  it("streams every format with its media type and an attachment name", async () => {
+    const org = await createOrg();
+    const id = await segmented(org);
+    const expected: Record<string, [RegExp, string]> = {
+      "measurements.csv": [/^text\/csv/, "measurements.csv"],
+      "rois.geojson": [/^application\/geo\+json/, "rois.geojson"],
+      "rois.zip": [/^application\/zip/, "rois.zip"],
+      "masks.png": [/^image\/png/, "masks.png"],
+    };
+    for (const [format, [type, suffix]] of Object.entries(expected)) {
+      const response = await call(`/export/${id}/${format}`, { key: org.key });
+      expect(response.status, format).toBe(200);
+      expect(response.headers.get("Content-Type")).toMatch(type);
+      expect(response.headers.get("Content-Disposition")).toBe(`attachment; filename="well A1, _-${suffix}"; filename*=UTF-8''well%20A1%2C%20%C3%BC-${suffix}`);
+      expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(0);
+    }
+    const csv = await (await call(`/export/${id}/measurements.csv?columns=roi_index&columns=area_px`, { key: org.key })).text();
+    expect(csv.trim().split(/\r?\n/)).toEqual(["roi_index,area_px", "1,4", "2,9"]);
+  });
+
+  it("answers 400 naming unknown columns and listing the valid ones", async () => {
+    const org = await createOrg();
+    const id = await segmented(org);
+    const response = await call(`/export/${id}/measurements.csv?columns=area_px&columns=volume`, { key: org.key });
+    expect(response.status).toBe(400);
+    const { detail } = await json(response);
+    expect(detail).toMatch(/volume/);
+    expect(detail).toMatch(/centroid_x/);
+  });
+
+  it("answers 404 for another organization's segmentation exactly as for a missing one, and 401 without a key", async () => {
+    const owner = await createOrg();
+    const stranger = await createOrg();
+    const id = await segmented(owner);
+    const foreign = await call(`/export/${id}/rois.geojson`, { key: stranger.key });
+    expect(foreign.status).toBe(404);
+    expect(await json(foreign)).toEqual({ detail: `Segmentation with id ${id} not found` });
+    expect((await call(`/export/${id}/rois.geojson`)).status).toBe(401);
+  });
+
+  it("answers 422 for malformed parameters", async () => {
+    const org = await createOrg();
+    const id = await segmented(org);
+    const response = await call(`/export/${id}/measurements.csv?columns=`, { key: org.key });
+    expect(response.status).toBe(422);
+    expect((await json(response)).detail[0].loc).toEqual(["query", "columns", 0]);
+  });
+});
