@@ -1,0 +1,199 @@
+// npm run bench:engine [-- --memory]
+// Prints the engine's speed figures on this machine against the issue's targets:
+//  1. mask reconstruction for a 1024x1024 image with ~400 cells (ideal flows), target < 0.5 s;
+//  2. everything but the network (decode, normalise, tile + blend, masks, ROIs + measurements)
+//     for a 1024x1024 16-bit TIFF, target < 1 s without masks;
+//  3. the network's time per megapixel (cpsam when its weights exist, else the reference network);
+//  4. --memory: peak RSS of segmenting an 8192x8192 16-bit image (child process), target < 2 GB.
+// Stage shares are printed next to each figure; memcpy of the same bytes is the in-run reference.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { decodeImage } from "../engine/decode/index.ts";
+import { FLOW_SCALE, flowsFromLabels } from "../engine/flow-targets.ts";
+import { runNetwork } from "../engine/inference.ts";
+import { computeMasks, DEFAULT_MASK_PARAMS } from "../engine/masks/compute-masks.ts";
+import { loadModelFromBytes, type LoadedModel } from "../engine/model.ts";
+import { chooseModel, DEFAULT_MODEL_PATH } from "../engine/model-choice.ts";
+import { normalizeImage } from "../engine/normalize.ts";
+import { buildReferenceModel } from "../engine/reference-model.ts";
+import { confluency, measureRois } from "../engine/rois.ts";
+import { segmentImage } from "../engine/segment.ts";
+import { DataType, encodeModel } from "../onnx/model-builder.ts";
+import { discField, type LabelImage } from "../../test/engine/helpers/synthetic-labels.ts";
+import { renderNuclei } from "../../test/engine/helpers/synthetic-image.ts";
+
+const ms = (t: number) => `${t.toFixed(0)} ms`;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/** A single-strip, uncompressed, 16-bit grayscale TIFF (enough for benchmark inputs). */
+function tiff16(data: Uint16Array, width: number, height: number): Uint8Array {
+  const entries: [number, number, number][] = [[256, 4, width], [257, 4, height], [258, 3, 16], [259, 3, 1], [262, 3, 1], [273, 4, 8], [277, 3, 1], [278, 4, height], [279, 4, data.byteLength]];
+  const ifdAt = 8 + data.byteLength;
+  const out = new Uint8Array(ifdAt + 2 + entries.length * 12 + 4);
+  const view = new DataView(out.buffer);
+  view.setUint16(0, 0x4949);
+  view.setUint16(2, 42, true);
+  view.setUint32(4, ifdAt, true);
+  out.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), 8);
+  view.setUint16(ifdAt, entries.length, true);
+  entries.forEach(([tag, type, value], i) => {
+    const e = ifdAt + 2 + i * 12;
+    view.setUint16(e, tag, true);
+    view.setUint16(e + 2, type, true);
+    view.setUint32(e + 4, 1, true);
+    if (type === 3) view.setUint16(e + 8, value, true);
+    else view.setUint32(e + 8, value, true);
+  });
+  return out;
+}
+
+function sceneTiff(scene: LabelImage): Uint8Array {
+  return tiff16(Uint16Array.from(renderNuclei(scene).data), scene.width, scene.height);
+}
+
+/** A near-free network (1x1 convolution to 3 channels) so tiling and blending can be timed alone. */
+async function passThroughModel(tileSize: number): Promise<LoadedModel> {
+  const onnx = encodeModel({
+    name: "pass-through",
+    inputs: [{ name: "image", type: DataType.FLOAT, shape: ["N", 1, "H", "W"] }],
+    outputs: [{ name: "output", type: DataType.FLOAT, shape: ["N", 3, "H", "W"] }],
+    initializers: [{ name: "w", dims: [3, 1, 1, 1], data: Float32Array.from([1, 1, 1]) }],
+    nodes: [{ op: "Conv", inputs: ["image", "w"], outputs: ["output"] }],
+  });
+  const { manifest } = buildReferenceModel({ tileSize });
+  return loadModelFromBytes(onnx, { ...manifest, name: "pass-through" }, { executionProvider: "cpu", log: () => {} });
+}
+
+async function speed(): Promise<void> {
+  console.log(`engine benchmark on ${process.arch}, node ${process.version}`);
+  const scene = discField(1024, 1024, 400, 12, 22, 7);
+  const cells = Math.max(...scene.labels);
+  const plane = 1024 * 1024;
+
+  // Reference for this machine's speed: copying 1024x1024x3 float32 once.
+  const big = new Float32Array(3 * plane).fill(1);
+  const copies: number[] = [];
+  for (let r = 0; r < 5; r++) { const t = performance.now(); big.slice(); copies.push(performance.now() - t); }
+  const memcpy = median(copies);
+  console.log(`reference: copy of 12 MB of float32 ${memcpy.toFixed(2)} ms`);
+
+  // 1. Mask reconstruction from ideal network outputs.
+  const unit = flowsFromLabels(scene.labels, 1024, 1024);
+  const cellprob = Float32Array.from(scene.labels, (v) => (v ? 4 : -4));
+  let foreground = 0;
+  for (const v of scene.labels) if (v) foreground++;
+  const runs: { total: number; stages: Record<string, number>; count: number }[] = [];
+  for (let r = 0; r < 3; r++) {
+    const flows = unit.map((v) => v * FLOW_SCALE);
+    const t = performance.now();
+    const result = computeMasks(flows, cellprob, 1024, 1024, DEFAULT_MASK_PARAMS);
+    runs.push({ total: performance.now() - t, stages: result.timings, count: result.count });
+  }
+  const best = runs.sort((a, b) => a.total - b.total)[1]!; // median of 3
+  console.log(`\n1. mask reconstruction, 1024x1024, ${cells} cells, ${(100 * foreground / plane).toFixed(0)}% foreground, niter ${DEFAULT_MASK_PARAMS.niter}:`);
+  console.log(`   ${ms(best.total)} (target 500 ms, ${(best.total / 500).toFixed(2)}x target; ${(best.total / memcpy).toFixed(0)}x the 12 MB copy); ${best.count} masks found`);
+  console.log(`   stages: ${Object.entries(best.stages).map(([k, v]) => `${k} ${ms(v)} (${(100 * v / best.total).toFixed(0)}%)`).join(", ")}`);
+
+  // 2. Everything but the network on a 1024x1024 16-bit TIFF.
+  const bytes = sceneTiff(scene);
+  const passThrough = await passThroughModel(256);
+  const timings: Record<string, number[]> = { decode: [], normalize: [], "tile+blend": [], masks: [], "rois+measurements": [] };
+  for (let r = 0; r < 3; r++) {
+    let t = performance.now();
+    const image = decodeImage(bytes);
+    timings.decode!.push(performance.now() - t); t = performance.now();
+    normalizeImage(image, undefined, image.data);
+    timings.normalize!.push(performance.now() - t); t = performance.now();
+    await runNetwork(image.data, 1, 1024, 1024, passThrough);
+    timings["tile+blend"]!.push(performance.now() - t);
+    const flows = unit.map((v) => v * FLOW_SCALE);
+    t = performance.now();
+    const { labels, count } = computeMasks(flows, cellprob, 1024, 1024, DEFAULT_MASK_PARAMS);
+    timings.masks!.push(performance.now() - t); t = performance.now();
+    measureRois(labels, 1024, 1024, count);
+    confluency(labels);
+    timings["rois+measurements"]!.push(performance.now() - t);
+  }
+  const medians = Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, median(v)]));
+  const withoutMasks = medians.decode! + medians.normalize! + medians["tile+blend"]! + medians["rois+measurements"]!;
+  const all = withoutMasks + medians.masks!;
+  console.log(`\n2. everything but the network, 1024x1024 16-bit TIFF (${cells} cells):`);
+  console.log(`   decode+normalise+tile+ROIs+measurements ${ms(withoutMasks)} (target 1000 ms); with mask reconstruction ${ms(all)}`);
+  console.log(`   shares of ${ms(all)}: ${Object.entries(medians).map(([k, v]) => `${k} ${ms(v)} (${(100 * v / all).toFixed(0)}%)`).join(", ")}`);
+
+  // 3. The network per megapixel.
+  const shipped = existsSync(DEFAULT_MODEL_PATH);
+  const model = shipped ? await chooseModel(undefined) : await chooseModel("reference");
+  const image = decodeImage(bytes);
+  normalizeImage(image, undefined, image.data);
+  const channelsIn = new Float32Array(model.manifest.channels * plane);
+  channelsIn.set(image.data);
+  const networkRuns: number[] = [];
+  for (let r = 0; r < 3; r++) {
+    const t = performance.now();
+    await runNetwork(channelsIn, model.manifest.channels, 1024, 1024, model);
+    networkRuns.push(performance.now() - t);
+  }
+  const network = median(networkRuns) - medians["tile+blend"]!;
+  console.log(`\n3. network: ${model.manifest.name}@${model.manifest.version} on ${model.executionProvider}: ${ms(network)} per megapixel (tiles of ${model.manifest.tileSize}, tiling excluded)`);
+  if (!shipped) console.log(`   ${DEFAULT_MODEL_PATH} does not exist yet: this is the hand-set reference network, not cpsam`);
+
+  // 4. A real image end to end, when the shared data is present.
+  const kromp = fileURLToPath(new URL("../../../shared/data/nuclei/kromp/images/", import.meta.url));
+  if (existsSync(kromp)) {
+    const file = join(kromp, "Ganglioneuroblastoma_0.tif");
+    const t = performance.now();
+    const real = decodeImage(new Uint8Array(readFileSync(file)));
+    const decode = performance.now() - t;
+    const result = await segmentImage(real, model);
+    const total = decode + Object.values(result.timings).reduce((a, b) => a + b, 0);
+    console.log(`\n4. real image ${real.width}x${real.height}x${real.channels} (kromp Ganglioneuroblastoma_0.tif), ${result.rois.length} cells, ${ms(total)}:`);
+    console.log(`   decode ${ms(decode)} (${(100 * decode / total).toFixed(0)}%), ${Object.entries(result.timings).map(([k, v]) => `${k} ${ms(v)} (${(100 * v / total).toFixed(0)}%)`).join(", ")}`);
+  }
+}
+
+async function memory(): Promise<void> {
+  const size = 8192;
+  console.log(`generating a ${size}x${size} 16-bit image...`);
+  const data = new Uint16Array(size * size);
+  // Nuclei on a grid with jitter: ~20 px discs every 40 px, like a confluent culture.
+  for (let cy = 20; cy < size; cy += 40) {
+    for (let cx = 20; cx < size; cx += 40) {
+      const r = 8 + ((cx * 7 + cy * 13) % 5);
+      for (let y = cy - r; y <= cy + r; y++) for (let x = cx - r; x <= cx + r; x++) {
+        if ((x - cx) ** 2 + (y - cy) ** 2 <= r * r) data[y * size + x] = 2000 + 40 * (r * r - (x - cx) ** 2 - (y - cy) ** 2) / r;
+      }
+    }
+  }
+  for (let i = 0; i < data.length; i++) if (data[i] === 0) data[i] = 200;
+  const file = join(mkdtempSync(join(tmpdir(), "bench-")), "big.tif");
+  writeFileSync(file, tiff16(data, size, size));
+  console.log(`segmenting ${file} in a child process (reference network, cpu)...`);
+  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--memory-child", file], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  process.stdout.write(child.stdout);
+  if (child.status !== 0) throw new Error(`child failed with status ${child.status}`);
+}
+
+async function memoryChild(file: string): Promise<void> {
+  const t = performance.now();
+  const model = await chooseModel("reference", "cpu", 20);
+  const image = decodeImage(new Uint8Array(readFileSync(file)));
+  const result = await segmentImage(image, model);
+  const peak = process.resourceUsage().maxRSS / 1024; // kB -> MB
+  console.log(`8192x8192: ${result.rois.length} cells in ${(performance.now() - t) / 1000 | 0} s; peak RSS ${peak.toFixed(0)} MB (target < 2048 MB)`);
+  console.log(`stages: ${Object.entries(result.timings).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(", ")}`);
+}
+
+const args = process.argv.slice(2);
+const task = args[0] === "--memory-child" ? memoryChild(args[1]!) : args.includes("--memory") ? memory() : speed();
+task.catch((error: unknown) => {
+  console.error(`bench:engine: ${(error as Error).stack}`);
+  process.exit(1);
+});
