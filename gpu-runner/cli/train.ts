@@ -16,9 +16,10 @@ import { trainLoop } from "../training/train-loop.ts";
 import type { TrainingEvent } from "../training/train-loop.ts";
 import { defaultTrainingConfig } from "../training/training-config.ts";
 import { freshTrainingState, Trainer } from "../training/trainer.ts";
+import { validationAp, validationImages, validationSample } from "../training/validate.ts";
 import { validationIds } from "../training/validation-split.ts";
 
-const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--checkpoint-every N] [--threads N]";
+const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--checkpoint-every N] [--threads N]";
 
 function fail(message: string): never {
   console.error(`train: ${message}\n${USAGE}`);
@@ -44,6 +45,7 @@ const { values } = parseArgs({
     "validation-fraction": { type: "string" },
     "validate-every": { type: "string" },
     "checkpoint-every": { type: "string" },
+    "validation-per-set": { type: "string" },
     threads: { type: "string" },
     help: { type: "boolean" },
   },
@@ -64,6 +66,7 @@ const validationFraction = values["validation-fraction"] === undefined ? 0.2 : N
 const validateEvery = positiveInteger(values["validate-every"], "validate-every", 250);
 const checkpointEvery = positiveInteger(values["checkpoint-every"], "checkpoint-every", 50);
 const threads = positiveInteger(values.threads, "threads", 2);
+const validationPerSet = positiveInteger(values["validation-per-set"], "validation-per-set", 6);
 mkdirSync(outDir, { recursive: true });
 const checkpointPath = join(outDir, "checkpoint.bin");
 
@@ -122,7 +125,7 @@ function provenance() {
     license: "weights: project licence; training data CC0",
     trainedOn: dataDirs,
     createdAt: new Date().toISOString(),
-    notes: "Cellpose-style flow network (small U-Net); multi-channel images are averaged to one channel before normalisation",
+    notes: "Cellpose-style flow network (small U-Net) trained on one-channel nuclear-stain images (RGB renderings of gray averaged to one channel)",
   };
 }
 
@@ -145,7 +148,10 @@ function report(event: TrainingEvent): void {
 
 const startStep = state.step;
 const trainer = await Trainer.create(state, prepared, { intraOpNumThreads: threads, interOpNumThreads: 1 });
-const validate = undefined;
+const heldOut = validationImages(validationPairs);
+// Periodic checks use a few images per set; the best weights are scored on all of them at the end.
+const periodicSample = validationSample(heldOut, validationPerSet);
+const validate = validateEvery > 0 && heldOut.length > 0 ? (params: Float32Array) => validationAp(config, params, periodicSample) : undefined;
 const result = await trainLoop(trainer, {
   lastStep: config.schedule.totalSteps,
   seconds,
@@ -156,5 +162,12 @@ const result = await trainLoop(trainer, {
   onEvent: report,
 });
 if (!validate) writeModel(outDir, exportModel(config, result.bestParams, name, `step-${state.step}`, provenance()));
-writeRecord(state.step >= config.schedule.totalSteps);
+const finished = state.step >= config.schedule.totalSteps;
+if (finished && heldOut.length > 0) {
+  const best = weightsFromModel(new Uint8Array(readFileSync(join(outDir, `${name}.onnx`)))).params;
+  const scores = await validationAp(config, best, heldOut);
+  state.history.finalValidation = { images: heldOut.length, ap50: scores.ap50 };
+  console.log(`final validation of the written model on all ${heldOut.length} held-out images: AP@0.5 ${JSON.stringify(scores.ap50)}`);
+}
+writeRecord(finished);
 console.log(`${isTty ? "\n" : ""}done at step ${state.step}; model in ${outDir}/${name}.onnx`);

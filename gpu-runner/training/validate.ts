@@ -1,0 +1,51 @@
+// Validation AP on held-out images through the real engine (segmentImage: tiling, flow following,
+// masks), Cellpose-style: each image is segmented at its true object diameter, as Cellpose's
+// benchmarks do, so the score measures the network rather than a size estimate.
+import { averagePrecision } from "../engine/average-precision.ts";
+import { loadModelFromBytes } from "../engine/model.ts";
+import { segmentImage } from "../engine/segment.ts";
+import type { LabelledImage } from "./labelled-images.ts";
+import { exportModel } from "./model-export.ts";
+import { medianObjectDiameter } from "./object-diameter.ts";
+import type { ValidationScores } from "./train-loop.ts";
+import type { TrainingConfig } from "./training-config.ts";
+
+export interface ValidationImage {
+  pair: LabelledImage;
+  diameter: number;
+}
+
+/** Held-out images with objects (AP is undefined on an empty truth). */
+export function validationImages(pairs: LabelledImage[]): ValidationImage[] {
+  return pairs.map((pair) => ({ pair, diameter: medianObjectDiameter(pair.labels) })).filter((v) => v.diameter > 0);
+}
+
+/** The first `perSet` images of each set: a cheaper sample for validation during training. */
+export function validationSample(images: ValidationImage[], perSet: number): ValidationImage[] {
+  const taken = new Map<string, number>();
+  return images.filter(({ pair }) => {
+    const set = pair.id.split("/")[0];
+    const count = taken.get(set) ?? 0;
+    taken.set(set, count + 1);
+    return count < perSet;
+  });
+}
+
+/** AP@0.5 averaged over the images of each set, plus "mean": the mean over sets. */
+export async function validationAp(config: TrainingConfig, params: Float32Array, images: ValidationImage[]): Promise<ValidationScores> {
+  const { onnx, manifest } = exportModel(config, params, "validation", "validation", { source: "validation during training" });
+  const model = await loadModelFromBytes(onnx, manifest, { executionProvider: "cpu", log: () => {} });
+  const perSet = new Map<string, number[]>();
+  for (const { pair, diameter } of images) {
+    const image = { width: pair.width, height: pair.height, channels: 1, bitDepth: 32, sampleFormat: "float" as const, data: pair.image };
+    const result = await segmentImage(image, model, { diameter });
+    const set = pair.id.split("/")[0];
+    perSet.set(set, [...(perSet.get(set) ?? []), averagePrecision(pair.labels, result.labels, [0.5]).ap[0]]);
+  }
+  await model.session.release();
+  const ap50: Record<string, number> = {};
+  for (const [set, scores] of perSet) ap50[set] = scores.reduce((a, b) => a + b, 0) / scores.length;
+  const sets = Object.values(ap50);
+  ap50.mean = sets.length ? sets.reduce((a, b) => a + b, 0) / sets.length : 0;
+  return { ap50 };
+}

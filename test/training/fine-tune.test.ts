@@ -1,0 +1,53 @@
+// The runner's fine-tuning entry point: base model + (image, labels) pairs + budget in, a servable
+// model and held-out AP before/after out; bad requests are refused clearly.
+import { describe, expect, it } from "vitest";
+import type { DecodedImage } from "../../gpu-runner/engine/decode/index.ts";
+import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
+import { parameterLayout } from "../../gpu-runner/network/parameter-layout.ts";
+import { weightsFromModel } from "../../gpu-runner/network/weights-from-model.ts";
+import { fineTune } from "../../gpu-runner/training/fine-tune.ts";
+import { initialParameters } from "../../gpu-runner/training/initial-parameters.ts";
+import { exportModel } from "../../gpu-runner/training/model-export.ts";
+import { defaultTrainingConfig } from "../../gpu-runner/training/training-config.ts";
+import { syntheticNuclei } from "./synthetic-nuclei.ts";
+import { TINY_NETWORK } from "./tiny-network.ts";
+
+const network = { ...TINY_NETWORK, inputChannels: 1 };
+const baseConfig = defaultTrainingConfig(10, { network, cropSize: 32, modelDiameter: 12 });
+const baseParams = initialParameters(parameterLayout(network), 5);
+const base = exportModel(baseConfig, baseParams, "tiny", "0", { source: "test" });
+
+function pair(seed: number): { image: DecodedImage; labels: Uint32Array } {
+  const { image, labels } = syntheticNuclei(64, 64, 6, seed);
+  return { image: { width: 64, height: 64, channels: 1, bitDepth: 32, sampleFormat: "float", data: image }, labels };
+}
+
+describe("fineTune", () => {
+  it("returns a servable model with new weights and held-out AP before and after", async () => {
+    const steps: number[] = [];
+    const result = await fineTune({ base, pairs: [pair(1), pair(2), pair(3), pair(4), pair(5)], budget: { steps: 4 }, batchSize: 2, threads: 1, onProgress: (p) => steps.push(p.step) });
+    expect(steps).toEqual([1, 2, 3, 4]);
+    expect(result.steps).toBe(4);
+    expect(result.validation.heldOut).toBe(1);
+    for (const ap of [result.validation.apBefore, result.validation.apAfter]) {
+      expect(ap).toBeGreaterThanOrEqual(0);
+      expect(ap).toBeLessThanOrEqual(1);
+    }
+    expect(result.manifest).toMatchObject({ name: "tiny-finetuned", channels: 1, tileSize: 32, diameter: 12 });
+    const served = await loadModelFromBytes(result.onnx, result.manifest, { executionProvider: "cpu", log: () => {} });
+    expect(served.inputName).toBe("input");
+    expect(weightsFromModel(result.onnx).params).not.toEqual(baseParams);
+  });
+
+  it("refuses requests without a budget, without pairs, or with mismatched labels", async () => {
+    await expect(fineTune({ base, pairs: [pair(1)], budget: {} })).rejects.toThrow(/budget/);
+    await expect(fineTune({ base, pairs: [], budget: { steps: 1 } })).rejects.toThrow(/at least one/);
+    const bad = pair(1);
+    await expect(fineTune({ base, pairs: [{ image: bad.image, labels: bad.labels.subarray(1) }], budget: { steps: 1 } })).rejects.toThrow(/labels hold/);
+  });
+
+  it("refuses a base model this trainer did not export", async () => {
+    const foreign = new Uint8Array([8, 8, 18, 3, 102, 111, 111]);
+    await expect(fineTune({ base: { onnx: foreign, manifest: base.manifest }, pairs: [pair(1)], budget: { steps: 1 } })).rejects.toThrow();
+  });
+});
