@@ -87,7 +87,7 @@ if (existsSync(checkpointPath)) {
   console.log(`resuming ${checkpointPath} at step ${state.step} (its stored config applies)`);
   if (steps !== state.config.schedule.totalSteps && values.steps !== undefined) {
     state.config.schedule.totalSteps = steps;
-    console.log(`schedule extended to ${steps} steps`);
+    console.log(`schedule length set to ${steps} steps`);
   }
 } else if (values.from) {
   const { network, params } = weightsFromModel(new Uint8Array(readFileSync(values.from)));
