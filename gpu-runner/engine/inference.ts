@@ -30,8 +30,11 @@ export async function runNetwork(image: Float32Array, channels: number, width: n
 
   const plane = paddedWidth * paddedHeight;
   const sum = new Float32Array(3 * plane);
-  const weight = new Float32Array(plane);
   const edge = taper(tile);
+  // Tiles form a full grid, so the blending weight of a pixel is a product of a row and a column
+  // weight; two 1-D arrays replace a full-size weight image.
+  const rowWeight = axisWeights(ys, tile, paddedHeight, edge);
+  const columnWeight = axisWeights(xs, tile, paddedWidth, edge);
   const tileArea = tile * tile;
   const input = new Float32Array(batchSize * channels * tileArea);
 
@@ -64,14 +67,25 @@ export async function runNetwork(image: Float32Array, channels: number, width: n
           const dst = c * plane + row;
           for (let x = 0; x < tile; x++) sum[dst + x]! += out[src + x]! * wy * edge[x]!;
         }
-        for (let x = 0; x < tile; x++) weight[row + x]! += wy * edge[x]!;
       }
     }
     for (const tensor of Object.values(results)) tensor.dispose();
     options.onProgress?.(Math.min(1, (first + batch.length) / positions.length));
   }
-  for (let c = 0; c < 3; c++) for (let i = 0; i < plane; i++) sum[c * plane + i]! /= weight[i]!;
+  for (let c = 0; c < 3; c++) {
+    for (let y = 0; y < paddedHeight; y++) {
+      const base = c * plane + y * paddedWidth;
+      const wy = rowWeight[y]!;
+      for (let x = 0; x < paddedWidth; x++) sum[base + x]! /= wy * columnWeight[x]!;
+    }
+  }
   return paddedWidth === width && paddedHeight === height ? sum : cropPlanar(sum, 3, paddedWidth, width, height);
+}
+
+function axisWeights(starts: number[], tile: number, length: number, edge: Float32Array): Float32Array {
+  const weights = new Float32Array(length);
+  for (const start of starts) for (let i = 0; i < tile; i++) weights[start + i]! += edge[i]!;
+  return weights;
 }
 
 function padPlanar(data: Float32Array, channels: number, width: number, height: number, newWidth: number, newHeight: number): Float32Array {

@@ -50,7 +50,9 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   const report = (fraction: number, stage: string) => onProgress?.(Math.min(1, Math.max(0, fraction)), stage);
 
   report(0, "normalize");
-  const input = modelInput(image, manifest.channels, p.channels);
+  // Large intermediates are held in `let`s and dropped as soon as they are used up, so peak memory
+  // on big images stays near image + network outputs.
+  let input: DecodedImage | undefined = modelInput(image, manifest.channels, p.channels);
   normalizeImage(input, manifest.normalization, input.data);
   lap("normalize");
 
@@ -60,18 +62,21 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   if (scaledWidth * scaledHeight * manifest.channels > MAX_UPSCALE_PIXELS) {
     throw new Error(`diameter ${p.diameter} would rescale the image to ${scaledWidth}x${scaledHeight}, too large`);
   }
-  const networkInput = scale === 1 ? input.data : resizePlanar(input.data, manifest.channels, width, height, scaledWidth, scaledHeight);
+  let networkInput: Float32Array | undefined = scale === 1 ? input.data : resizePlanar(input.data, manifest.channels, width, height, scaledWidth, scaledHeight);
+  input = undefined;
   lap("rescale");
 
   report(0.05, "network");
-  const scaled = await runNetwork(networkInput, manifest.channels, scaledWidth, scaledHeight, model, {
+  let scaled: Float32Array | undefined = await runNetwork(networkInput, manifest.channels, scaledWidth, scaledHeight, model, {
     batchSize: p.batchSize,
     overlap: p.tileOverlap,
     onProgress: (f) => report(0.05 + 0.75 * f, "network"),
   });
+  networkInput = undefined;
   lap("network");
   // Masks are computed at the image's own resolution, as Cellpose resizes flows back before dynamics.
   const outputs = scale === 1 ? scaled : resizePlanar(scaled, 3, scaledWidth, scaledHeight, width, height);
+  scaled = undefined;
   lap("rescale");
 
   report(0.8, "masks");

@@ -44,8 +44,7 @@ export function computeMasks(flows: Float32Array, cellprob: Float32Array, width:
 
   let foregroundCount = 0;
   for (let i = 0; i < plane; i++) if (cellprob[i]! > params.cellprobThreshold) foregroundCount++;
-  const labels = new Uint32Array(plane);
-  if (foregroundCount === 0) return { labels, count: 0, timings };
+  if (foregroundCount === 0) return { labels: new Uint32Array(plane), count: 0, timings };
   const foreground = new Int32Array(foregroundCount);
   const scale = 1 / FLOW_SCALE;
   for (let i = 0, n = 0; i < plane; i++) {
@@ -61,8 +60,7 @@ export function computeMasks(flows: Float32Array, cellprob: Float32Array, width:
   lap("foreground");
   const ends = followFlows(flows, width, height, foreground, params.niter);
   lap("dynamics");
-  const seeded = masksFromEndPoints(ends, width, height);
-  for (let n = 0; n < foregroundCount; n++) labels[foreground[n]!] = seeded[n]!;
+  const labels = masksFromEndPoints(ends, foreground, width, height);
   removeOversized(labels, params.maxSizeFraction * plane);
   let count = renumberInRasterOrder(labels);
   lap("seeds");

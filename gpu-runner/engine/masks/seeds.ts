@@ -11,8 +11,12 @@ const GROW_MIN_COUNT = 2;
 const WINDOW_RADIUS = 5;
 const GROW_STEPS = 5;
 
-/** Returns labels (0 = none, 1..K by seed strength order, not yet raster-ordered) for the foreground pixels. */
-export function masksFromEndPoints(ends: Int32Array, width: number, height: number): Uint32Array {
+/**
+ * Returns the label image (0 = none, 1..K by seed strength order, not yet raster-ordered) of the
+ * foreground pixels `foreground`, whose trajectories ended at `ends`. The histogram's memory
+ * becomes the label image, so no second full-size array is needed.
+ */
+export function masksFromEndPoints(ends: Int32Array, foreground: Int32Array, width: number, height: number): Uint32Array {
   const plane = width * height;
   const histogram = new Int32Array(plane);
   for (let n = 0; n < ends.length; n++) histogram[ends[n]!]!++;
@@ -35,8 +39,7 @@ export function masksFromEndPoints(ends: Int32Array, width: number, height: numb
     }
     if (isMax) seeds.push(bin);
   }
-  const out = new Uint32Array(ends.length);
-  if (seeds.length === 0) return out;
+  if (seeds.length === 0) return new Uint32Array(histogram.buffer).fill(0);
   // Weakest first, so stronger seeds overwrite (Cellpose: argsort ascending, then scatter amax).
   seeds.sort((a, b) => histogram[a]! - histogram[b]! || a - b);
 
@@ -48,8 +51,11 @@ export function masksFromEndPoints(ends: Int32Array, width: number, height: numb
   for (let k = 0; k < seeds.length; k++) {
     for (const bin of grown[k]!) if (binLabel[bin]! < k + 1) binLabel[bin] = k + 1;
   }
-  for (let n = 0; n < ends.length; n++) out[n] = binLabel[ends[n]!]!;
-  return out;
+  const perPixel = new Uint32Array(ends.length);
+  for (let n = 0; n < ends.length; n++) perPixel[n] = binLabel[ends[n]!]!;
+  const labels = new Uint32Array(histogram.buffer).fill(0);
+  for (let n = 0; n < ends.length; n++) labels[foreground[n]!] = perPixel[n]!;
+  return labels;
 }
 
 function grownSeedPixels(seeds: number[], histogram: Int32Array, width: number, height: number, side: number): Int32Array[] {

@@ -2,49 +2,54 @@
 // separate pieces (pixels whose trajectories end in the same seed without touching); an ROI is one
 // outline, so stray pieces are dropped to keep "polygon area = pixel count" true for every mask.
 // (A deliberate addition to Cellpose's pipeline; it changes nothing on connected masks.)
+// Works mask by mask inside its bounding box, so memory follows the largest mask, not the image.
+import { labelBoxes } from "../labels.ts";
 
 /** Works in place on labels 1..count; returns the number of pixels removed. */
 export function keepLargestComponents(labels: Uint32Array, count: number, width: number): number {
-  const height = labels.length / width;
-  const component = new Int32Array(labels.length).fill(-1);
-  const sizes: number[] = [];
-  const owners: number[] = [];
-  const stack = new Int32Array(labels.length);
-  for (let start = 0; start < labels.length; start++) {
-    const k = labels[start]!;
-    if (k === 0 || component[start] !== -1) continue;
-    const id = sizes.length;
-    let size = 0, top = 0;
-    stack[top++] = start;
-    component[start] = id;
-    while (top > 0) {
-      const i = stack[--top]!;
-      size++;
-      const y = Math.floor(i / width), x = i - y * width;
-      for (let dy = -1; dy <= 1; dy++) {
-        const yy = y + dy;
-        if (yy < 0 || yy >= height) continue;
-        for (let dx = -1; dx <= 1; dx++) {
-          const xx = x + dx;
-          if (xx < 0 || xx >= width) continue;
-          const j = yy * width + xx;
-          if (labels[j] === k && component[j] === -1) { component[j] = id; stack[top++] = j; }
+  const boxes = labelBoxes(labels, width, count);
+  let piece = new Int32Array(0);
+  let stack = new Int32Array(0);
+  let removed = 0;
+  for (let k = 1; k <= count; k++) {
+    if (boxes.area[k] === 0) continue;
+    const x0 = boxes.minX[k]!, y0 = boxes.minY[k]!;
+    const w = boxes.maxX[k]! - x0 + 1, h = boxes.maxY[k]! - y0 + 1;
+    if (piece.length < w * h) { piece = new Int32Array(w * h); stack = new Int32Array(w * h); }
+    piece.fill(-1, 0, w * h);
+    const sizes: number[] = [];
+    for (let start = 0; start < w * h; start++) {
+      const sy = Math.floor(start / w), sx = start - sy * w;
+      if (piece[start] !== -1 || labels[(y0 + sy) * width + x0 + sx] !== k) continue;
+      const id = sizes.length;
+      let size = 0, top = 0;
+      stack[top++] = start;
+      piece[start] = id;
+      while (top > 0) {
+        const j = stack[--top]!;
+        size++;
+        const y = Math.floor(j / w), x = j - y * w;
+        for (let dy = -1; dy <= 1; dy++) {
+          const yy = y + dy;
+          if (yy < 0 || yy >= h) continue;
+          for (let dx = -1; dx <= 1; dx++) {
+            const xx = x + dx;
+            if (xx < 0 || xx >= w) continue;
+            const n = yy * w + xx;
+            if (piece[n] === -1 && labels[(y0 + yy) * width + x0 + xx] === k) { piece[n] = id; stack[top++] = n; }
+          }
         }
       }
+      sizes.push(size);
     }
-    sizes.push(size);
-    owners.push(k);
-  }
-  if (sizes.length === count) return 0; // one piece per mask: nothing to do
-  const best = new Int32Array(count + 1).fill(-1);
-  for (let id = 0; id < sizes.length; id++) {
-    const k = owners[id]!;
-    if (best[k] === -1 || sizes[id]! > sizes[best[k]!]!) best[k] = id;
-  }
-  let removed = 0;
-  for (let i = 0; i < labels.length; i++) {
-    const k = labels[i]!;
-    if (k !== 0 && component[i] !== best[k]) { labels[i] = 0; removed++; }
+    if (sizes.length === 1) continue;
+    let largest = 0;
+    for (let id = 1; id < sizes.length; id++) if (sizes[id]! > sizes[largest]!) largest = id;
+    for (let j = 0; j < w * h; j++) {
+      if (piece[j] === -1 || piece[j] === largest) continue;
+      labels[(y0 + Math.floor(j / w)) * width + x0 + (j % w)] = 0;
+      removed++;
+    }
   }
   return removed;
 }
