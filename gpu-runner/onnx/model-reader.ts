@@ -65,7 +65,8 @@ class ProtoReader {
   }
 
   slice([start, end]: [number, number]): Uint8Array {
-    return this.bytes.slice(start, end);
+    // A copy, never a view (Buffer#slice would share memory and keep an unaligned offset).
+    return Uint8Array.prototype.slice.call(this.bytes, start, end);
   }
 }
 

@@ -1,6 +1,9 @@
 // Interrupting a run and resuming from its checkpoint continues exactly as if never interrupted.
 import { describe, expect, it } from "vitest";
-import { decodeCheckpoint, encodeCheckpoint } from "../../gpu-runner/training/checkpoint.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { decodeCheckpoint, encodeCheckpoint, loadCheckpoint, saveCheckpoint } from "../../gpu-runner/training/checkpoint.ts";
 import { defaultTrainingConfig } from "../../gpu-runner/training/training-config.ts";
 import { freshTrainingState, Trainer } from "../../gpu-runner/training/trainer.ts";
 import { preparedSyntheticNuclei } from "./synthetic-nuclei.ts";
@@ -30,6 +33,22 @@ describe("checkpoints", () => {
     expect(resumed.state.firstMoment).toEqual(uninterrupted.state.firstMoment);
     expect(resumed.state.secondMoment).toEqual(uninterrupted.state.secondMoment);
     expect(resumed.state.params).not.toEqual(decodeCheckpoint(saved).params);
+  });
+
+  it("round-trip through a file exactly", async () => {
+    const trainer = await Trainer.create(freshTrainingState(config), sources, { intraOpNumThreads: 1 });
+    await trainer.step();
+    const dir = mkdtempSync(join(tmpdir(), "checkpoint-"));
+    try {
+      saveCheckpoint(join(dir, "run.bin"), trainer.state);
+      const loaded = loadCheckpoint(join(dir, "run.bin"));
+      expect(loaded.params).toEqual(trainer.state.params);
+      expect(loaded.firstMoment).toEqual(trainer.state.firstMoment);
+      expect(loaded.secondMoment).toEqual(trainer.state.secondMoment);
+      expect(loaded.config).toEqual(trainer.state.config);
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
   });
 
   it("refuse truncated or foreign bytes with a clear error", () => {
