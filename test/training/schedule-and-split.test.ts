@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { learningRateAt } from "../../gpu-runner/training/learning-rate.ts";
+import { validationIds } from "../../gpu-runner/training/validation-split.ts";
+
+describe("learning-rate schedule", () => {
+  const schedule = { peak: 1e-3, warmupSteps: 10, totalSteps: 110, finalFraction: 0.1 };
+  it("warms up linearly to the peak, then decays to the final fraction", () => {
+    expect(learningRateAt(schedule, 1)).toBeCloseTo(1e-4, 12);
+    expect(learningRateAt(schedule, 5)).toBeCloseTo(5e-4, 12);
+    expect(learningRateAt(schedule, 10)).toBeCloseTo(1e-3, 12);
+    expect(learningRateAt(schedule, 60)).toBeCloseTo(0.55e-3, 12);
+    expect(learningRateAt(schedule, 110)).toBeCloseTo(1e-4, 12);
+    expect(learningRateAt(schedule, 500)).toBeCloseTo(1e-4, 12);
+    for (let s = 11; s < 110; s++) expect(learningRateAt(schedule, s + 1)).toBeLessThanOrEqual(learningRateAt(schedule, s));
+  });
+});
+
+describe("validation split", () => {
+  const ids = [...Array.from({ length: 50 }, (_, i) => `big/${i}`), ...Array.from({ length: 10 }, (_, i) => `small/${i}`)];
+  it("holds out the same fraction of every set, reproducibly from the seed", () => {
+    const held = validationIds(ids, 0.2, 1);
+    expect([...held].filter((id) => id.startsWith("big/"))).toHaveLength(10);
+    expect([...held].filter((id) => id.startsWith("small/"))).toHaveLength(2);
+    expect(validationIds([...ids].reverse(), 0.2, 1)).toEqual(held);
+    expect(validationIds(ids, 0.2, 2)).not.toEqual(held);
+  });
+  it("always leaves training images and rejects impossible fractions", () => {
+    expect(validationIds(["a/1", "a/2"], 0.9, 1).size).toBe(1);
+    expect(() => validationIds(ids, 1, 1)).toThrow(/fraction/);
+  });
+});
