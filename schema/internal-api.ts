@@ -46,3 +46,47 @@ export const failBody = z.object({
 
 export type PredictionResult = z.infer<typeof predictionResult>;
 export type TrainingResult = z.infer<typeof trainingResult>;
+
+/** What POST /jobs/lease (and /jobs/{id}/urls) answers: a job with signed URLs for its data. */
+const signedImage = z.object({
+  id: z.string(),
+  name: z.string(),
+  format: z.string().nullable(),
+  width: z.number().nullable(),
+  height: z.number().nullable(),
+  channels: z.number().nullable(),
+  url: z.string(),
+});
+
+const modelFiles = z.object({ onnx: z.string(), manifest: z.string() });
+
+const leaseCommon = {
+  job_id: z.string(),
+  attempt: z.number(),
+  lease_token: z.string(),
+  lease_expires_at: z.number(),
+  model: z.object({ id: z.string(), name: z.string(), version: z.string(), files: modelFiles }),
+};
+
+export const leasedPrediction = z.object({
+  ...leaseCommon,
+  kind: z.literal("prediction"),
+  params: z.record(z.string(), z.unknown()),
+  image: signedImage,
+  output: z.object({ segmentation_id: z.string(), artifact_url: z.string() }),
+});
+
+export const leasedTraining = z.object({
+  ...leaseCommon,
+  kind: z.literal("training"),
+  training: z.object({
+    examples: z.array(z.object({ image: signedImage, labels: z.object({ segmentation_id: z.string(), artifact_url: z.string() }) })),
+    steps: z.number().nullable(),
+  }),
+  output: z.object({ model_id: z.string(), files: modelFiles }),
+});
+
+export const leasedJob = z.discriminatedUnion("kind", [leasedPrediction, leasedTraining]);
+export type LeasedJob = z.infer<typeof leasedJob>;
+export type LeasedPrediction = z.infer<typeof leasedPrediction>;
+export type LeasedTraining = z.infer<typeof leasedTraining>;

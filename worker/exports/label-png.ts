@@ -5,7 +5,7 @@
 
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
 import { crc32 } from "../../schema/roi-artifact-crc32.ts";
-import { LabelRowRenderer } from "./label-rows.ts";
+import { LabelRowRenderer } from "../../schema/roi-raster.ts";
 import { pullStream } from "./pull-stream.ts";
 
 export const PNG_MAX_LABEL = 0xffff;

@@ -3,7 +3,7 @@
 // every size is known before the first pixel, so the header goes out first and rows stream after.
 
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
-import { LabelRowRenderer } from "./label-rows.ts";
+import { LabelRowRenderer } from "../../schema/roi-raster.ts";
 import { pullStream } from "./pull-stream.ts";
 
 const ROWS_BATCH_BYTES = 64 * 1024;

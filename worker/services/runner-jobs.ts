@@ -5,7 +5,7 @@ import type { z } from "zod";
 import { getTableColumns, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { jobs, models, segmentations } from "../../schema/db.ts";
-import type { completeBody, PredictionResult, TrainingResult } from "../../schema/internal-api.ts";
+import type { completeBody, LeasedJob, PredictionResult, TrainingResult } from "../../schema/internal-api.ts";
 import type { Bindings } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { getImage } from "./images.ts";
@@ -31,15 +31,14 @@ async function modelPayload(env: Bindings, origin: string, model: Model) {
 }
 
 /** Everything the runner needs for one attempt; URLs expire, so a runner may ask again. */
-export async function runnerPayload(env: Bindings, origin: string, job: Job) {
+export async function runnerPayload(env: Bindings, origin: string, job: Job): Promise<LeasedJob> {
   const model = await getVisibleModel(env.DB, job.orgId, job.modelId!);
   if (!model) throw notFound("Model", job.modelId!);
   const base = {
     job_id: job.id,
-    kind: job.kind,
     attempt: job.attempts,
-    lease_token: job.leaseToken,
-    lease_expires_at: job.leaseExpiresAt,
+    lease_token: job.leaseToken!,
+    lease_expires_at: job.leaseExpiresAt!,
     model: await modelPayload(env, origin, model),
   };
   const imageInput = async (id: string) => {
@@ -58,9 +57,10 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job) {
   if (job.kind === "prediction") {
     return {
       ...base,
-      params: (job.input as { params?: unknown } | null)?.params ?? {},
+      kind: "prediction",
+      params: (job.input as { params?: Record<string, unknown> } | null)?.params ?? {},
       image: await imageInput(job.imageId!),
-      output: { segmentation_id: job.segmentationId, artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!) }) },
+      output: { segmentation_id: job.segmentationId!, artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!) }) },
     };
   }
   const input = job.input as { image_ids: string[]; name: string | null; steps: number | null };
@@ -72,8 +72,9 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job) {
   }
   return {
     ...base,
+    kind: "training",
     training: { examples, steps: input.steps },
-    output: { model_id: job.resultModelId, files: await modelFiles(env, origin, resultModelPrefix(job), "PUT") },
+    output: { model_id: job.resultModelId!, files: await modelFiles(env, origin, resultModelPrefix(job), "PUT") },
   };
 }
 

@@ -1,3 +1,4 @@
+// Shared by the label-mask exports (worker) and the runner's training labels.
 // Renders the ROI polygons into a label image one row at a time: row y holds index + 1 for every
 // pixel whose centre (x + 0.5, y + 0.5) lies inside ROI `index` (even-odd rule), 0 elsewhere.
 // For the pixel-edge outlines the engine produces this gives back the mask exactly (holes aside:
@@ -7,7 +8,7 @@
 // order, so bbox_y never decreases and a ROI joins when the scan reaches its top and leaves below
 // its bottom. Memory is one row plus the active ROIs' edges.
 
-import type { Roi } from "../../schema/roi.ts";
+import type { Roi } from "./roi.ts";
 
 interface ActiveRoi {
   label: number;
@@ -123,4 +124,14 @@ export class LabelRowRenderer {
       for (let x = from; x < to; x++) row[x] = a.label;
     }
   }
+}
+
+/** The whole label image at once, for consumers that need it in memory (training labels). */
+export async function renderLabels(width: number, height: number, rois: AsyncIterator<Roi>): Promise<Uint32Array> {
+  const labels = new Uint32Array(width * height);
+  const renderer = new LabelRowRenderer(width, height, rois);
+  for (let y = 0; y < height; y++) {
+    if (!(await renderer.next(labels.subarray(y * width, (y + 1) * width)))) break;
+  }
+  return labels;
 }

@@ -1,0 +1,69 @@
+// Runner configuration: environment variables, overridden by command-line flags.
+import { hostname, homedir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import type { ExecutionProviderChoice } from "../engine/model.ts";
+
+export interface RunnerConfig {
+  workerUrl: string;
+  runnerToken: string;
+  runnerId: string;
+  executionProvider: ExecutionProviderChoice;
+  /** Jobs run at the same time; more than one only pays off when the execution provider is idle between network calls. */
+  concurrency: number;
+  leaseSeconds: number;
+  modelCacheDir: string;
+  modelCacheBytes: number;
+  /** Training budget when a job names no step count. */
+  trainingSeconds: number;
+  /** On SIGTERM, how long jobs in hand may run before they are handed back. */
+  shutdownGraceSeconds: number;
+}
+
+export const CONFIG_HELP = `npm run runner -- [flags]     (each flag also reads from the environment variable shown)
+  --worker-url URL            WORKER_URL                 the worker, e.g. http://127.0.0.1:8787 (required)
+  --token TOKEN               RUNNER_TOKEN               a runner token of that worker (required)
+  --id NAME                   RUNNER_ID                  how this runner names itself in leases (default host-pid)
+  --provider auto|cuda|webgpu|cpu  EXECUTION_PROVIDER    auto: CUDA, else WebGPU, else CPU (default auto)
+  --concurrency N             RUNNER_CONCURRENCY         jobs in parallel (default 1)
+  --lease-seconds N           LEASE_SECONDS              lease length asked for; heartbeats renew it (default 120)
+  --model-cache DIR           MODEL_CACHE_DIR            downloaded models (default ~/.cache/cellseg/models)
+  --model-cache-mb N          MODEL_CACHE_MB             cache size before old versions are evicted (default 2048)
+  --training-seconds N        TRAINING_SECONDS           fine-tuning budget when a job sets no steps (default 300)
+  --grace-seconds N           SHUTDOWN_GRACE_SECONDS     on SIGTERM, time to finish jobs in hand (default 60)`;
+
+function number(value: string | undefined, name: string, fallback: number, min: number): number {
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number >= ${min}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): RunnerConfig {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      "worker-url": { type: "string" }, token: { type: "string" }, id: { type: "string" }, provider: { type: "string" },
+      concurrency: { type: "string" }, "lease-seconds": { type: "string" }, "model-cache": { type: "string" },
+      "model-cache-mb": { type: "string" }, "training-seconds": { type: "string" }, "grace-seconds": { type: "string" },
+    },
+  });
+  const workerUrl = values["worker-url"] ?? env.WORKER_URL;
+  const runnerToken = values.token ?? env.RUNNER_TOKEN;
+  if (!workerUrl) throw new Error("WORKER_URL (or --worker-url) is required");
+  if (!runnerToken) throw new Error("RUNNER_TOKEN (or --token) is required");
+  const provider = (values.provider ?? env.EXECUTION_PROVIDER ?? "auto") as ExecutionProviderChoice;
+  if (!["auto", "cuda", "webgpu", "cpu"].includes(provider)) throw new Error(`execution provider must be auto, cuda, webgpu or cpu, got ${provider}`);
+  return {
+    workerUrl: workerUrl.replace(/\/+$/, ""),
+    runnerToken,
+    runnerId: values.id ?? env.RUNNER_ID ?? `${hostname()}-${process.pid}`,
+    executionProvider: provider,
+    concurrency: Math.floor(number(values.concurrency ?? env.RUNNER_CONCURRENCY, "concurrency", 1, 1)),
+    leaseSeconds: Math.floor(number(values["lease-seconds"] ?? env.LEASE_SECONDS, "lease seconds", 120, 10)),
+    modelCacheDir: values["model-cache"] ?? env.MODEL_CACHE_DIR ?? join(homedir(), ".cache", "cellseg", "models"),
+    modelCacheBytes: number(values["model-cache-mb"] ?? env.MODEL_CACHE_MB, "model cache size", 2048, 1) * 1024 * 1024,
+    trainingSeconds: number(values["training-seconds"] ?? env.TRAINING_SECONDS, "training seconds", 300, 1),
+    shutdownGraceSeconds: number(values["grace-seconds"] ?? env.SHUTDOWN_GRACE_SECONDS, "grace seconds", 60, 0),
+  };
+}

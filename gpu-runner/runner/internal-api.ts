@@ -1,0 +1,104 @@
+// The runner's client of the worker's internal API. Transient trouble (unreachable, 5xx, 429,
+// timeouts) is retried with backoff; a lost lease (409) is its own error so a job can stop at once.
+import { leasedJob, type LeasedJob } from "../../schema/internal-api.ts";
+import type { RunnerConfig } from "./config.ts";
+import { TransientError, withRetry } from "./retry.ts";
+
+export class LeaseLostError extends Error {}
+
+const REQUEST_TIMEOUT_MS = 60_000;
+
+export interface InternalApi {
+  lease(waitSeconds: number): Promise<LeasedJob | null>;
+  heartbeat(job: LeasedJob, progress: number, stage: string): Promise<void>;
+  urls(job: LeasedJob): Promise<LeasedJob>;
+  complete(job: LeasedJob, result: unknown): Promise<void>;
+  fail(job: LeasedJob, reason: string, retryable: boolean): Promise<void>;
+  download(url: string): Promise<Uint8Array>;
+  upload(url: string, bytes: Uint8Array): Promise<void>;
+}
+
+async function send(url: string, init: RequestInit, timeoutMs = REQUEST_TIMEOUT_MS): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (error) {
+    throw new TransientError(`${init.method ?? "GET"} ${new URL(url).pathname}: ${(error as Error).message}`);
+  }
+  if (response.status >= 500 || response.status === 429) {
+    throw new TransientError(`${init.method ?? "GET"} ${new URL(url).pathname}: ${response.status} ${(await response.text()).slice(0, 200)}`);
+  }
+  return response;
+}
+
+async function detail(response: Response): Promise<string> {
+  const text = await response.text();
+  try {
+    const parsed = JSON.parse(text) as { detail?: unknown };
+    return typeof parsed.detail === "string" ? parsed.detail : JSON.stringify(parsed.detail ?? parsed);
+  } catch {
+    return text.slice(0, 300);
+  }
+}
+
+export function internalApi(config: RunnerConfig, signal?: AbortSignal, log: (m: string) => void = console.error): InternalApi {
+  const retry = <T>(what: string, operation: () => Promise<T>) =>
+    withRetry(operation, {
+      attempts: 8,
+      baseMs: 250,
+      maxMs: 15_000,
+      signal,
+      onRetry: (error, attempt, waitMs) => log(`[runner] ${what}: ${(error as Error).message}; retry ${attempt} in ${Math.round(waitMs)} ms`),
+    });
+
+  const post = (path: string, body: unknown, timeoutMs?: number) =>
+    send(`${config.workerUrl}/api/v1/internal${path}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${config.runnerToken}`, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    }, timeoutMs);
+
+  const jobCall = async (what: string, job: LeasedJob, path: string, body: Record<string, unknown>) =>
+    retry(what, async () => {
+      const response = await post(`/jobs/${job.job_id}/${path}`, { lease_token: job.lease_token, ...body });
+      if (response.status === 409) throw new LeaseLostError(await detail(response));
+      if (!response.ok) throw new Error(`${what} refused (${response.status}): ${await detail(response)}`);
+      return response;
+    });
+
+  return {
+    async lease(waitSeconds) {
+      return retry("lease", async () => {
+        const response = await post("/jobs/lease", { runner_id: config.runnerId, wait_seconds: waitSeconds, lease_seconds: config.leaseSeconds }, (waitSeconds + 30) * 1000);
+        if (response.status === 204) return null;
+        if (!response.ok) throw new Error(`lease refused (${response.status}): ${await detail(response)}`);
+        return leasedJob.parse(await response.json());
+      });
+    },
+    async heartbeat(job, progress, stage) {
+      await jobCall("heartbeat", job, "heartbeat", { progress, stage });
+    },
+    async urls(job) {
+      return leasedJob.parse(await (await jobCall("urls", job, "urls", {})).json());
+    },
+    async complete(job, result) {
+      await jobCall("complete", job, "complete", { result });
+    },
+    async fail(job, reason, retryable) {
+      await jobCall("fail", job, "fail", { reason: reason.slice(0, 2000), retryable });
+    },
+    async download(url) {
+      return retry("download", async () => {
+        const response = await send(url, { method: "GET" });
+        if (!response.ok) throw new Error(`download refused (${response.status}): ${await detail(response)}`);
+        return new Uint8Array(await response.arrayBuffer());
+      });
+    },
+    async upload(url, bytes) {
+      await retry("upload", async () => {
+        const response = await send(url, { method: "PUT", body: bytes, headers: { "Content-Length": String(bytes.length) } });
+        if (!response.ok) throw new Error(`upload refused (${response.status}): ${await detail(response)}`);
+      });
+    },
+  };
+}

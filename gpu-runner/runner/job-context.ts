@@ -1,0 +1,16 @@
+import type { InternalApi } from "./internal-api.ts";
+import type { ModelCache } from "./model-cache.ts";
+
+/** What a job handler gets from the runner loop. */
+export interface JobContext {
+  api: InternalApi;
+  models: ModelCache;
+  /** Records progress (0..1) and stage; the loop reports them with its heartbeats. */
+  progress(fraction: number, stage: string): void;
+  /** Throws if the job must stop (lease lost, runner shutting down). */
+  checkpoint(): void;
+  trainingSeconds: number;
+  log(message: string): void;
+}
+
+export class JobStopped extends Error {}

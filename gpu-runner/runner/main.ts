@@ -1,0 +1,37 @@
+// npm run runner: pulls jobs from WORKER_URL with RUNNER_TOKEN until SIGTERM/SIGINT.
+import * as ort from "onnxruntime-node";
+import { CONFIG_HELP, readConfig } from "./config.ts";
+import { internalApi } from "./internal-api.ts";
+import { ModelCache } from "./model-cache.ts";
+import { Runner } from "./runner.ts";
+
+if (process.argv.includes("--help") || process.argv.includes("-h")) {
+  console.log(CONFIG_HELP);
+  process.exit(0);
+}
+
+let config;
+try {
+  config = readConfig(process.argv.slice(2));
+} catch (error) {
+  console.error(`error: ${(error as Error).message}\n\n${CONFIG_HELP}`);
+  process.exit(2);
+}
+
+const backends = ort.listSupportedBackends().map((b) => `${b.name}${b.bundled ? "" : " (not installed)"}`);
+console.error(`[runner] onnxruntime-node ${ort.env.versions.common}; backends: ${backends.join(", ")}; asked for: ${config.executionProvider}`);
+
+const shutdown = new AbortController();
+const runner = new Runner(config, internalApi(config), new ModelCache(config.modelCacheDir, config.modelCacheBytes, config.executionProvider));
+let signals = 0;
+const onSignal = (signal: string) => {
+  if (++signals > 1) process.exit(130); // a second Ctrl-C: leave now, leases will expire
+  console.error(`[runner] ${signal}: finishing or handing back the jobs in hand`);
+  shutdown.abort();
+  void runner.stop();
+};
+process.on("SIGTERM", () => onSignal("SIGTERM"));
+process.on("SIGINT", () => onSignal("SIGINT"));
+
+await runner.run();
+console.error(`[runner] stopped: ${runner.stats.completed} completed, ${runner.stats.failed} failed, ${runner.stats.released} handed back`);

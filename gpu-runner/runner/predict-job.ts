@@ -1,0 +1,71 @@
+// A prediction: fetch the image and model, segment, upload the ROI artifact, report the counts.
+import type { LeasedPrediction } from "../../schema/internal-api.ts";
+import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
+import { decodeImage } from "../engine/decode/index.ts";
+import { segmentImage, type SegmentParams } from "../engine/segment.ts";
+import type { JobContext } from "./job-context.ts";
+
+/** The API's parameter names (Cellpose's) to the engine's. */
+export function segmentParams(params: Record<string, unknown>): Partial<SegmentParams> {
+  const out: Partial<SegmentParams> = {};
+  if (typeof params.diameter === "number") out.diameter = params.diameter;
+  if (typeof params.cellprob_threshold === "number") out.cellprobThreshold = params.cellprob_threshold;
+  if (typeof params.flow_threshold === "number") out.flowThreshold = params.flow_threshold;
+  if (typeof params.min_size === "number") out.minSize = params.min_size;
+  if (typeof params.niter === "number") out.niter = params.niter;
+  return out;
+}
+
+export async function concatChunks(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of chunks) {
+    parts.push(chunk);
+    length += chunk.length;
+  }
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
+
+export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
+  const started = performance.now();
+  ctx.progress(0, "fetching");
+  const [bytes, model] = await Promise.all([ctx.api.download(job.image.url), ctx.models.session(ctx.api, job.model)]);
+  ctx.checkpoint();
+  const fetchedMs = performance.now() - started;
+
+  ctx.progress(0.05, "decoding");
+  const image = decodeImage(bytes);
+  const decodedMs = performance.now() - started - fetchedMs;
+  ctx.checkpoint();
+
+  const result = await segmentImage(image, model, segmentParams(job.params), (fraction, stage) => ctx.progress(0.1 + 0.8 * fraction, stage));
+  ctx.checkpoint();
+
+  ctx.progress(0.9, "uploading");
+  const artifact = await concatChunks(
+    encodeRoiArtifact(
+      { imageWidth: result.width, imageHeight: result.height, confluency: result.confluency, modelName: job.model.name, modelVersion: job.model.version },
+      result.rois,
+    ),
+  );
+  await ctx.api.upload(job.output.artifact_url, artifact);
+  return {
+    roi_count: result.rois.length,
+    confluency: result.confluency,
+    width: result.width,
+    height: result.height,
+    timings: {
+      fetch_ms: Math.round(fetchedMs),
+      decode_ms: Math.round(decodedMs),
+      ...Object.fromEntries(Object.entries(result.timings).map(([stage, ms]) => [`${stage}_ms`, Math.round(ms)])),
+      total_ms: Math.round(performance.now() - started),
+    },
+    execution_provider: model.executionProvider,
+  };
+}

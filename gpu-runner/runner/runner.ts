@@ -1,0 +1,150 @@
+// The runner loop: `concurrency` workers each lease a job, run it with heartbeats, and complete
+// or fail it. A job that fails for its own reasons (an undecodable image, a broken model) is
+// reported FAILED at once; anything else is handed back for another attempt. stop() stops leasing,
+// lets jobs in hand finish within the grace period, then hands the rest back.
+import type { LeasedJob } from "../../schema/internal-api.ts";
+import { RoiArtifactError } from "../../schema/roi-artifact.ts";
+import { ImageDecodeError } from "../engine/decode/index.ts";
+import type { RunnerConfig } from "./config.ts";
+import { type InternalApi, LeaseLostError } from "./internal-api.ts";
+import { type JobContext, JobStopped } from "./job-context.ts";
+import type { ModelCache } from "./model-cache.ts";
+import { runPrediction } from "./predict-job.ts";
+import { TransientError, sleep } from "./retry.ts";
+import { runTraining } from "./train-job.ts";
+
+const LEASE_WAIT_SECONDS = 20;
+/** Heartbeats at most this often when progress changes, and at least every lease / 3. */
+const MIN_HEARTBEAT_MS = 1000;
+
+/** Errors that say the job itself cannot succeed, whoever runs it. */
+function isJobsOwnFault(error: unknown): boolean {
+  if (error instanceof ImageDecodeError || error instanceof RoiArtifactError) return true;
+  const message = error instanceof Error ? error.message : "";
+  return /manifest|model input|model must|execution provider could load|has no segmentation|labels hold|is \d+x\d+, the image/.test(message);
+}
+
+export interface RunnerStats {
+  completed: number;
+  failed: number;
+  released: number;
+}
+
+export class Runner {
+  private readonly config: RunnerConfig;
+  private readonly api: InternalApi;
+  private readonly models: ModelCache;
+  private readonly log: (message: string) => void;
+  private readonly shutdown = new AbortController();
+  private readonly inFlight = new Set<AbortController>();
+  readonly stats: RunnerStats = { completed: 0, failed: 0, released: 0 };
+
+  constructor(config: RunnerConfig, api: InternalApi, models: ModelCache, log: (message: string) => void = console.error) {
+    this.config = config;
+    this.api = api;
+    this.models = models;
+    this.log = log;
+  }
+
+  get stopping(): AbortSignal {
+    return this.shutdown.signal;
+  }
+
+  async run(): Promise<void> {
+    this.log(`[runner] ${this.config.runnerId} pulling from ${this.config.workerUrl} (${this.config.concurrency} at a time, provider ${this.config.executionProvider})`);
+    await Promise.all(Array.from({ length: this.config.concurrency }, () => this.workLoop()));
+  }
+
+  /** Stops leasing; jobs in hand get the grace period, then are handed back. */
+  async stop(): Promise<void> {
+    if (this.shutdown.signal.aborted) return;
+    this.log(`[runner] stopping: ${this.inFlight.size} job(s) in hand, ${this.config.shutdownGraceSeconds} s to finish`);
+    this.shutdown.abort();
+    const deadline = Date.now() + this.config.shutdownGraceSeconds * 1000;
+    while (this.inFlight.size > 0 && Date.now() < deadline) await sleep(100);
+    for (const job of this.inFlight) job.abort(new JobStopped("the runner is shutting down"));
+  }
+
+  private async workLoop(): Promise<void> {
+    while (!this.shutdown.signal.aborted) {
+      let job: LeasedJob | null;
+      try {
+        job = await this.api.lease(LEASE_WAIT_SECONDS);
+      } catch (error) {
+        if (this.shutdown.signal.aborted) return;
+        this.log(`[runner] lease failed: ${(error as Error).message}`);
+        await sleep(5000, this.shutdown.signal);
+        continue;
+      }
+      if (job && this.shutdown.signal.aborted) {
+        await this.api.fail(job, "the runner was shutting down when it leased this job", true).catch(() => undefined);
+        return;
+      }
+      if (job) await this.process(job);
+    }
+  }
+
+  async process(job: LeasedJob): Promise<void> {
+    const stop = new AbortController();
+    this.inFlight.add(stop);
+    let progress = 0;
+    let stage = "leased";
+    let lastBeat = 0;
+    let beating: Promise<void> | null = null;
+    const beat = () => {
+      if (beating) return;
+      lastBeat = Date.now();
+      beating = this.api.heartbeat(job, progress, stage).catch((error) => {
+        if (error instanceof LeaseLostError) stop.abort(error);
+        else this.log(`[runner] heartbeat for ${job.job_id} failed: ${(error as Error).message}`);
+      }).finally(() => (beating = null));
+    };
+    const timer = setInterval(beat, (this.config.leaseSeconds * 1000) / 3);
+    const ctx: JobContext = {
+      api: this.api,
+      models: this.models,
+      trainingSeconds: this.config.trainingSeconds,
+      log: this.log,
+      progress: (fraction, name) => {
+        progress = fraction;
+        stage = name;
+        if (Date.now() - lastBeat >= MIN_HEARTBEAT_MS) beat();
+      },
+      checkpoint: () => {
+        if (stop.signal.aborted) throw stop.signal.reason;
+      },
+    };
+    const started = performance.now();
+    try {
+      const result = job.kind === "prediction" ? await runPrediction(job, ctx) : await runTraining(job, ctx);
+      ctx.checkpoint();
+      await this.api.complete(job, result);
+      this.stats.completed++;
+      this.log(`[runner] ${job.kind} ${job.job_id} completed in ${Math.round(performance.now() - started)} ms`);
+    } catch (error) {
+      await this.reportFailure(job, stop.signal.aborted ? stop.signal.reason : error);
+    } finally {
+      clearInterval(timer);
+      this.inFlight.delete(stop);
+    }
+  }
+
+  private async reportFailure(job: LeasedJob, error: unknown): Promise<void> {
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof LeaseLostError) {
+      this.log(`[runner] ${job.job_id}: lease lost (${message}); dropping it`);
+      return;
+    }
+    const own = isJobsOwnFault(error);
+    const retryable = !own || error instanceof JobStopped || error instanceof TransientError;
+    try {
+      await this.api.fail(job, own ? message : `${error instanceof JobStopped ? "" : "runner error: "}${message}`, retryable);
+      if (retryable) this.stats.released++;
+      else this.stats.failed++;
+      this.log(`[runner] ${job.job_id} ${retryable ? "handed back" : "failed"}: ${message}`);
+    } catch (reportError) {
+      // The lease will run out and the job will be offered again.
+      this.log(`[runner] could not report ${job.job_id} (${(reportError as Error).message}); its lease will expire`);
+    }
+  }
+}

@@ -1,0 +1,56 @@
+// A training job: fetch each image and the ROIs of its latest segmentation, rasterise them into
+// labels, fine-tune the base model, upload the new model, report validation AP.
+import type { LeasedTraining } from "../../schema/internal-api.ts";
+import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
+import { renderLabels } from "../../schema/roi-raster.ts";
+import { decodeImage, type DecodedImage } from "../engine/decode/index.ts";
+import { fineTune } from "../training/fine-tune.ts";
+import type { JobContext } from "./job-context.ts";
+
+function bytesStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  return new ReadableStream({ start(controller) { controller.enqueue(bytes); controller.close(); } });
+}
+
+async function labelsOf(artifact: Uint8Array, image: DecodedImage, name: string): Promise<Uint32Array> {
+  const contents = await readRoiArtifact(bytesStream(artifact));
+  if (contents.header.imageWidth !== image.width || contents.header.imageHeight !== image.height) {
+    throw new Error(`segmentation of ${name} is ${contents.header.imageWidth}x${contents.header.imageHeight}, the image ${image.width}x${image.height}`);
+  }
+  return renderLabels(image.width, image.height, contents.rois);
+}
+
+export async function runTraining(job: LeasedTraining, ctx: JobContext) {
+  const started = performance.now();
+  const pairs = [];
+  const examples = job.training.examples;
+  for (const [i, example] of examples.entries()) {
+    ctx.progress((0.1 * i) / examples.length, "fetching");
+    const [imageBytes, artifact] = await Promise.all([ctx.api.download(example.image.url), ctx.api.download(example.labels.artifact_url)]);
+    const image = decodeImage(imageBytes);
+    pairs.push({ image, labels: await labelsOf(artifact, image, example.image.name) });
+    ctx.checkpoint();
+  }
+  const base = await ctx.models.read(ctx.api, job.model);
+  const fetchedMs = performance.now() - started;
+
+  const steps = job.training.steps ?? undefined;
+  const result = await fineTune({
+    base,
+    pairs,
+    budget: steps ? { steps } : { seconds: ctx.trainingSeconds },
+    name: `${job.model.name}-finetuned`,
+    version: "1",
+    onProgress: ({ fraction }) => {
+      ctx.progress(0.1 + 0.85 * fraction, "training");
+      ctx.checkpoint();
+    },
+  });
+  ctx.progress(0.95, "uploading");
+  await ctx.api.upload(job.output.files.onnx, result.onnx);
+  await ctx.api.upload(job.output.files.manifest, new TextEncoder().encode(JSON.stringify(result.manifest, null, 2)));
+  return {
+    steps: result.steps,
+    validation: { ap50_before: result.validation.apBefore ?? null, ap50_after: result.validation.apAfter ?? null, held_out: result.validation.heldOut },
+    timings: { fetch_ms: Math.round(fetchedMs), train_ms: Math.round(result.seconds * 1000), total_ms: Math.round(performance.now() - started) },
+  };
+}
