@@ -65,7 +65,7 @@ async function main(): Promise<void> {
     const ap = apSum.map((s) => (s / images).toFixed(3));
     const stages = Object.entries(stageSum).map(([stage, ms]) => `${stage} ${(ms / images).toFixed(0)}`).join(", ");
     console.log(`${basename(dir)}: ${images} images, AP@0.5 ${ap[0]}  AP@0.75 ${ap[1]}  AP@0.9 ${ap[2]}; objects true ${trueObjects}, predicted ${predicted}`);
-    console.log(`  mean ms per image: ${stages}; network ${(stageSum.network! / megapixels).toFixed(0)} ms per megapixel`);
+    console.log(`  mean ms per image: ${stages}; network ${(stageSum.network! / megapixels).toFixed(0)} ms per megapixel of input image (after any rescaling by diameter)`);
   }
 }
 
