@@ -1,14 +1,12 @@
 // npm start: the whole service on this machine. Applies D1 migrations to the local state
 // (.wrangler/), creates the `demo` organization and a key on first start, puts the committed base
-// model into local R2, then runs `wrangler dev` and (once it exists) a GPU runner beside it.
-// Ctrl-C stops everything.
+// model into local R2, then runs `wrangler dev` and a GPU runner beside it. Ctrl-C stops everything.
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { createKeySql, createOrganizationSql } from "./admin-sql.ts";
-import { applyMigrations, d1, r2Put, spawnWrangler } from "./wrangler.ts";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { prepareLocalState, seedBaseModel, startRunner, startWorker, waitUntilServing } from "./local-stack.ts";
 
-const port = process.env.PORT ?? "8787";
+const port = Number(process.env.PORT ?? 8787);
 const local = {};
 
 /** Local secrets live in .dev.vars (git-ignored), made once with fresh random values. */
@@ -22,43 +20,17 @@ function devVars(): Record<string, string> {
   );
 }
 
-async function seedDemoOrganization(): Promise<void> {
-  const [{ n }] = d1(local, "SELECT count(*) AS n FROM organizations") as { n: number }[];
-  if (n > 0) return;
-  d1(local, createOrganizationSql(crypto.randomUUID(), "demo"));
-  const { key, sql } = await createKeySql("demo");
-  d1(local, sql);
-  console.log("\nCreated organization 'demo'. Its API key (shown once, only its hash is stored):\n");
-  console.log(`  ${key}\n`);
-}
-
-function seedBaseModel(): void {
-  const dir = "gpu-runner/models/cpsam";
-  if (!existsSync(`${dir}/cpsam.onnx`)) {
-    console.log("No trained base model at gpu-runner/models/cpsam/ yet: predictions will wait for one.");
-    return;
-  }
-  r2Put(local, "models/cpsam/1/model.onnx", `${dir}/cpsam.onnx`);
-  r2Put(local, "models/cpsam/1/model.json", `${dir}/cpsam.json`);
-}
-
 const vars = devVars();
 console.log("Applying D1 migrations to the local database...");
-applyMigrations(local);
-await seedDemoOrganization();
-seedBaseModel();
+const { createdKey } = await prepareLocalState(local);
+if (createdKey) console.log(`\nCreated organization 'demo'. Its API key (shown once, only its hash is stored):\n\n  ${createdKey}\n`);
+if (!seedBaseModel(local)) console.log("No trained base model at gpu-runner/models/cpsam/ yet: predictions will fail until one is committed.");
 
-const children: ChildProcess[] = [spawnWrangler(["dev", "--ip", "127.0.0.1", "--port", port, "--show-interactive-dev-session=false"])];
-const runnerMain = "gpu-runner/runner/main.ts";
-if (existsSync(runnerMain)) {
-  children.push(
-    spawn(process.execPath, [runnerMain], {
-      stdio: "inherit",
-      env: { ...process.env, WORKER_URL: `http://127.0.0.1:${port}`, RUNNER_TOKEN: vars.RUNNER_TOKENS.split(",")[0] },
-    }),
-  );
-}
-console.log(`\nAPI: http://127.0.0.1:${port}/api/v1  (Ctrl-C stops everything)\n`);
+const url = `http://127.0.0.1:${port}`;
+const children: ChildProcess[] = [startWorker(local, port)];
+await waitUntilServing(`${url}/api/v1/models`);
+children.push(startRunner({ WORKER_URL: url, RUNNER_TOKEN: vars.RUNNER_TOKENS.split(",")[0] }));
+console.log(`\nAPI: ${url}/api/v1  (Ctrl-C stops everything)\n`);
 
 let stopping = false;
 const stop = () => {
@@ -68,8 +40,10 @@ const stop = () => {
 };
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
-for (const child of children) child.on("exit", (code) => {
-  if (!stopping) console.error(`a child process exited (${code}); stopping`);
-  stop();
-  if (children.every((c) => c.exitCode !== null || c.signalCode !== null)) process.exit(code ?? 0);
-});
+for (const child of children) {
+  child.on("exit", (code) => {
+    if (!stopping) console.error(`a child process exited (${code}); stopping`);
+    stop();
+    if (children.every((c) => c.exitCode !== null || c.signalCode !== null)) process.exit(code ?? 0);
+  });
+}

@@ -7,8 +7,10 @@ import { createRequire } from "node:module";
 const wranglerBin = join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin", "wrangler.js");
 
 export interface Target {
-  /** undefined = the local state of `npm start` (.wrangler/); otherwise a deployed environment. */
+  /** undefined = local state; otherwise a deployed environment. */
   env?: "staging" | "production";
+  /** Local state directory (default: wrangler's .wrangler/state, the one `npm start` uses). */
+  persistTo?: string;
 }
 
 export function wrangler(args: string[], options: { capture?: boolean } = {}): string {
@@ -28,7 +30,8 @@ export function spawnWrangler(args: string[], env: NodeJS.ProcessEnv = {}) {
 }
 
 function targetFlags(target: Target): string[] {
-  return target.env ? ["--remote", "--env", target.env] : ["--local"];
+  if (target.env) return ["--remote", "--env", target.env];
+  return target.persistTo ? ["--local", "--persist-to", target.persistTo] : ["--local"];
 }
 
 /** Runs SQL on the D1 database of the target and returns the rows of the last statement. */
@@ -44,5 +47,5 @@ export function applyMigrations(target: Target): void {
 
 export function r2Put(target: Target, key: string, file: string): void {
   const bucket = target.env ? `cellseg-${target.env}` : "cellseg";
-  wrangler(["r2", "object", "put", `${bucket}/${key}`, "--file", file, ...(target.env ? ["--remote", "--env", target.env] : ["--local"])], { capture: true });
+  wrangler(["r2", "object", "put", `${bucket}/${key}`, "--file", file, ...targetFlags(target)], { capture: true });
 }

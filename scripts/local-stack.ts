@@ -1,0 +1,52 @@
+// The local stack as `npm start` runs it, in pieces the end-to-end tests reuse: local state
+// (migrations, an organization with a key, the base model in R2), `wrangler dev`, and runners.
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createKeySql, createOrganizationSql } from "./admin-sql.ts";
+import { applyMigrations, d1, r2Put, spawnWrangler, type Target } from "./wrangler.ts";
+
+/** The committed base model; CELLSEG_BASE_MODEL_DIR points `npm start` at another one. */
+export const BASE_MODEL_DIR = process.env.CELLSEG_BASE_MODEL_DIR ?? "gpu-runner/models/cpsam";
+
+/** Applies migrations; creates `slug` with a key if the database has no organization yet. */
+export async function prepareLocalState(target: Target, slug = "demo"): Promise<{ createdKey: string | null }> {
+  applyMigrations(target);
+  const [{ n }] = d1(target, "SELECT count(*) AS n FROM organizations") as { n: number }[];
+  if (n > 0) return { createdKey: null };
+  d1(target, createOrganizationSql(crypto.randomUUID(), slug));
+  const { key, sql } = await createKeySql(slug);
+  d1(target, sql);
+  return { createdKey: key };
+}
+
+/** Puts `<dir>/cpsam.onnx` + `cpsam.json` where the seeded `cpsam` model row points. */
+export function seedBaseModel(target: Target, dir = BASE_MODEL_DIR): boolean {
+  if (!existsSync(`${dir}/cpsam.onnx`)) return false;
+  r2Put(target, "models/cpsam/1/model.onnx", `${dir}/cpsam.onnx`);
+  r2Put(target, "models/cpsam/1/model.json", `${dir}/cpsam.json`);
+  return true;
+}
+
+export function startWorker(target: Target, port: number, vars: Record<string, string> = {}): ChildProcess {
+  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--show-interactive-dev-session=false"];
+  if (target.persistTo) args.push("--persist-to", target.persistTo);
+  for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+  return spawnWrangler(args);
+}
+
+export function startRunner(env: Record<string, string>, stdio: "inherit" | "pipe" = "inherit"): ChildProcess {
+  return spawn(process.execPath, ["gpu-runner/runner/main.ts"], { stdio, env: { ...process.env, ...env } });
+}
+
+export async function waitUntilServing(url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      await fetch(url, { signal: AbortSignal.timeout(1000) });
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}

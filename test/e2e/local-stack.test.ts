@@ -1,0 +1,93 @@
+// npm start's stack end to end: real workerd, real runner processes on the CPU execution provider.
+import { encode as encodePng } from "fast-png";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalStack, startStack, syntheticNuclei } from "./stack.ts";
+
+let stack: LocalStack;
+
+beforeAll(async () => {
+  stack = await startStack();
+}, 180_000);
+
+afterAll(async () => {
+  await stack?.stop();
+}, 60_000);
+
+async function api<T = Record<string, unknown>>(path: string, init: RequestInit = {}): Promise<T> {
+  const response = await fetch(stack.api + path, { ...init, headers: { Authorization: `Bearer ${stack.key}`, ...init.headers } });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path}: ${response.status} ${text}`);
+  return (text ? JSON.parse(text) : {}) as T;
+}
+
+const postJson = <T = Record<string, unknown>>(path: string, body: unknown) =>
+  api<T>(path, { method: "POST", body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
+
+async function upload(name: string, width: number, height: number): Promise<{ id: string; nuclei: number }> {
+  const { data, count } = syntheticNuclei(width, height);
+  const form = new FormData();
+  form.append("file", new File([encodePng({ width, height, data, depth: 16, channels: 1 })], name));
+  const image = await api<{ id: string; status: string }>("/upload", { method: "POST", body: form });
+  expect(image.status).toBe("ready");
+  return { id: image.id, nuclei: count };
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const finished = (p: { status: unknown }) => p.status === "COMPLETED" || p.status === "FAILED";
+
+describe("the local stack", () => {
+  it("takes an image from upload to COMPLETED with its cells counted and exported", async () => {
+    const runner = stack.startRunner();
+    const image = await upload("nuclei.png", 512, 384);
+    const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam" });
+    const done = await until(() => api(`/predict/${prediction_id}`), finished, 120_000);
+    expect(done).toMatchObject({ status: "COMPLETED", progress: 1 });
+    // The synthetic nuclei are well separated; a working model finds nearly all of them.
+    expect(done.cell_count).toBeGreaterThanOrEqual(Math.round(image.nuclei * 0.8));
+    expect(done.cell_count).toBeLessThanOrEqual(Math.round(image.nuclei * 1.2));
+    const csv = await (await fetch(`${stack.api}/export/${done.segmentation_id}/measurements.csv`, { headers: { Authorization: `Bearer ${stack.key}` } })).text();
+    expect(csv.trim().split("\n")).toHaveLength((done.cell_count as number) + 1);
+    runner.kill("SIGTERM");
+  }, 180_000);
+
+  it("trains a model on a segmented image, lists it, and predicts with it", async () => {
+    const runner = stack.startRunner();
+    const image = await upload("train.png", 256, 256);
+    const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam" });
+    expect(await until(() => api(`/predict/${prediction_id}`), finished, 120_000)).toMatchObject({ status: "COMPLETED" });
+
+    const training = await postJson<{ job_id: string }>("/job/training", { model_id: "cpsam", image_ids: [image.id], steps: 2, name: "my-nuclei" });
+    const trained = await until(() => api(`/job/${training.job_id}`), finished, 240_000);
+    expect(trained).toMatchObject({ status: "COMPLETED", kind: "training" });
+    const models = await api<{ id: string; name: string; is_public: boolean; base_model_id: string }[]>("/models");
+    const mine = models.find((m) => m.id === trained.result_model_id);
+    expect(mine).toMatchObject({ name: "my-nuclei", is_public: false, base_model_id: "cpsam" });
+
+    const again = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: mine!.id });
+    expect(await until(() => api(`/predict/${again.prediction_id}`), finished, 120_000)).toMatchObject({ status: "COMPLETED", model_id: mine!.id });
+    runner.kill("SIGTERM");
+  }, 420_000);
+
+  it("a runner killed mid-job loses nothing: the next lease completes the job, once", async () => {
+    const doomed = stack.startRunner();
+    const image = await upload("big.png", 2048, 2048);
+    const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam" });
+    const started = await until(() => api(`/predict/${prediction_id}`), (p) => p.status !== "SUBMITTED", 60_000);
+    expect(started.status).toBe("STARTED");
+    doomed.kill("SIGKILL");
+
+    stack.startRunner();
+    const done = await until(() => api(`/predict/${prediction_id}`), finished, 180_000);
+    expect(done).toMatchObject({ status: "COMPLETED", attempts: 2 });
+    const [{ n }] = stack.sql(`SELECT count(*) AS n FROM segmentations WHERE job_id = '${prediction_id}'`) as { n: number }[];
+    expect(n).toBe(1);
+  }, 300_000);
+});
