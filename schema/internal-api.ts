@@ -12,6 +12,8 @@ const leaseToken = z.string().min(1);
 
 export const heartbeatBody = z.object({
   lease_token: leaseToken,
+  /** How long the renewed lease lasts; default: the worker's LEASE_SECONDS. */
+  lease_seconds: z.number().int().min(10).max(3600).optional(),
   progress: z.number().min(0).max(1).optional(),
   stage: z.string().min(1).max(50).optional(),
 });

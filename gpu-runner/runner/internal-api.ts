@@ -76,7 +76,7 @@ export function internalApi(config: RunnerConfig, signal?: AbortSignal, log: (m:
       });
     },
     async heartbeat(job, progress, stage) {
-      await jobCall("heartbeat", job, "heartbeat", { progress, stage });
+      await jobCall("heartbeat", job, "heartbeat", { progress, stage, lease_seconds: config.leaseSeconds });
     },
     async urls(job) {
       return leasedJob.parse(await (await jobCall("urls", job, "urls", {})).json());

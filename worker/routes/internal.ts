@@ -33,7 +33,7 @@ internal.post("/jobs/lease", validate("json", leaseBody), async (c) => {
 internal.post("/jobs/:id/heartbeat", validate("param", pathId), validate("json", heartbeatBody), async (c) => {
   const job = await gpuJob(c);
   const body = c.req.valid("json");
-  const leaseMs = settings(c.env).leaseSeconds * 1000;
+  const leaseMs = (body.lease_seconds ?? settings(c.env).leaseSeconds) * 1000;
   const held = await heartbeat(c.env.DB, job.id, body.lease_token, leaseMs, body.progress, body.stage);
   if (!held) throw leaseLost(job);
   return c.json({ job_id: held.id, lease_expires_at: held.leaseExpiresAt });
