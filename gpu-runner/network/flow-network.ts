@@ -36,7 +36,7 @@ function convRelu(tape: Tape, params: ParameterSource, name: string, x: string, 
 function convLayer(tape: Tape, params: ParameterSource, name: string, x: string, from: number, to: number, kernel: number): string {
   const weight = params.parameter(`${name}.weight`, [to, from, kernel, kernel], from * kernel * kernel);
   const bias = params.parameter(`${name}.bias`, [to], 0);
-  return conv2d(tape, x, weight, bias, kernel);
+  return conv2d(tape, x, weight, bias, kernel, from, to);
 }
 
 /** Emits the network on `input` ([N, inputChannels, H, W]); returns the [N, 3, H, W] output. */

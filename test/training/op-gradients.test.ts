@@ -26,7 +26,7 @@ describe("backward passes agree with finite differences", () => {
         { name: "w", shape: [4, 3, 3, 3], differentiable: true },
         { name: "b", shape: [4], differentiable: true },
       ],
-      (tape) => conv2d(tape, "x", "w", "b", 3),
+      (tape) => conv2d(tape, "x", "w", "b", 3, 3, 4),
       [2, 4, 6, 5],
     );
   });
@@ -38,7 +38,7 @@ describe("backward passes agree with finite differences", () => {
         { name: "w", shape: [3, 4, 1, 1], differentiable: true },
         { name: "b", shape: [3], differentiable: true },
       ],
-      (tape) => conv2d(tape, "x", "w", "b", 1),
+      (tape) => conv2d(tape, "x", "w", "b", 1, 4, 3),
       [2, 3, 4, 4],
     );
   });
