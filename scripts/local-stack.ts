@@ -1,7 +1,10 @@
 // The local stack as `npm start` runs it, in pieces the end-to-end tests reuse: local state
 // (migrations, an organization with a key, the base model in R2), `wrangler dev`, and runners.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createKeySql, createOrganizationSql } from "./admin-sql.ts";
 import { applyMigrations, d1, r2Put, spawnWrangler, type Target } from "./wrangler.ts";
 
@@ -49,4 +52,62 @@ export async function waitUntilServing(url: string, timeoutMs = 60_000): Promise
     }
   }
   throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+export interface LocalStack {
+  api: string;
+  key: string;
+  startRunner(extra?: Record<string, string>): ChildProcess;
+  sql(query: string): Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+const stopped = (child: ChildProcess) =>
+  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once("exit", () => resolve()));
+
+/** A whole local stack in a temporary state directory on a free port (tests and benchmarks). */
+export async function startStack(): Promise<LocalStack> {
+  const state = mkdtempSync(join(tmpdir(), "cellseg-e2e-"));
+  const target = { persistTo: state };
+  const runnerToken = `e2e-runner-${crypto.randomUUID()}`;
+  const { createdKey } = await prepareLocalState(target, "e2e");
+  if (!seedBaseModel(target)) throw new Error("the base model gpu-runner/models/cpsam/cpsam.onnx is missing");
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const children: ChildProcess[] = [startWorker(target, port, { SIGNING_KEY: crypto.randomUUID(), RUNNER_TOKENS: runnerToken, LEASE_SECONDS: "30" })];
+  await waitUntilServing(`${url}/api/v1/models`);
+  return {
+    api: `${url}/api/v1`,
+    key: createdKey!,
+    startRunner(extra = {}) {
+      const runner = startRunner({
+        WORKER_URL: url,
+        RUNNER_TOKEN: runnerToken,
+        EXECUTION_PROVIDER: "cpu",
+        LEASE_SECONDS: "30",
+        MODEL_CACHE_DIR: join(state, "model-cache"),
+        SHUTDOWN_GRACE_SECONDS: "5",
+        ...extra,
+      });
+      children.push(runner);
+      return runner;
+    },
+    sql: (query) => d1(target, query),
+    async stop() {
+      for (const child of children) child.kill("SIGTERM");
+      await Promise.all(children.map(stopped));
+      rmSync(state, { recursive: true, force: true });
+    },
+  };
 }

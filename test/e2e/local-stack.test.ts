@@ -1,7 +1,8 @@
 // npm start's stack end to end: real workerd, real runner processes on the CPU execution provider.
+import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { encode as encodePng } from "fast-png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalStack, startStack, syntheticNuclei } from "./stack.ts";
+import { syntheticNuclei } from "./stack.ts";
 
 let stack: LocalStack;
 
@@ -26,7 +27,7 @@ const postJson = <T = Record<string, unknown>>(path: string, body: unknown) =>
 async function upload(name: string, width: number, height: number): Promise<{ id: string; nuclei: number }> {
   const { data, count } = syntheticNuclei(width, height);
   const form = new FormData();
-  form.append("file", new File([encodePng({ width, height, data, depth: 16, channels: 1 })], name));
+  form.append("file", new File([encodePng({ width, height, data, depth: 16, channels: 1 }) as Uint8Array<ArrayBuffer>], name));
   const image = await api<{ id: string; status: string }>("/upload", { method: "POST", body: form });
   expect(image.status).toBe("ready");
   return { id: image.id, nuclei: count };
@@ -41,7 +42,7 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
   }
 }
 
-const finished = (p: { status: unknown }) => p.status === "COMPLETED" || p.status === "FAILED";
+const finished = (p: Record<string, unknown>) => p.status === "COMPLETED" || p.status === "FAILED";
 
 describe("the local stack", () => {
   it("takes an image from upload to COMPLETED with its cells counted and exported", async () => {
