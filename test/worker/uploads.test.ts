@@ -55,3 +55,45 @@ describe("POST /upload (multipart)", () => {
     expect((await json(response)).detail).toEqual([expect.objectContaining({ loc: ["body", "file"], type: "missing" })]);
   });
 });
+
+describe("POST /upload (multipart) of a file larger than one R2 part", () => {
+  it("streams it into several equal parts and stores it byte for byte", async () => {
+    const org = await createOrg();
+    const tiff = tiffBytes(8, 8);
+    const file = new Uint8Array(9 * 1024 * 1024 + 17);
+    file.set(tiff);
+    for (let i = tiff.length; i < file.length; i++) file[i] = (i * 31) % 256;
+    const response = await call("/upload", { key: org.key, body: multipartFile("large.tif", file) });
+    expect(response.status).toBe(201);
+    const image = await json(response);
+    expect(image).toMatchObject({ status: "ready", format: "tiff", size: file.length, width: 8, height: 8 });
+    const stored = await env.BUCKET.get(`orgs/${org.id}/images/${image.id}/original`);
+    const digest = async (b: ArrayBuffer | Uint8Array) => [...new Uint8Array(await crypto.subtle.digest("SHA-256", b))].join(",");
+    expect(await digest(await stored!.arrayBuffer())).toBe(await digest(file));
+  });
+});
+
+describe("upload size and deletion", () => {
+  it("refuses a declared size above MAX_UPLOAD_BYTES with 413 and keeps no record", async () => {
+    const org = await createOrg();
+    const response = await call("/upload", { key: org.key, json: { name: "huge.tif", size: 6 * 1024 ** 3 } });
+    expect(response.status).toBe(413);
+    expect(await imageRows(org.id)).toBe(0);
+  });
+
+  it("DELETE /image/{id} removes the bytes, the segmentations and their artifacts", async () => {
+    const org = await createOrg();
+    const image = await json(await call("/upload", { key: org.key, body: multipartFile("a.png", pngBytes()) }));
+    const segmentationId = crypto.randomUUID();
+    const artifactKey = `orgs/${org.id}/segmentations/${segmentationId}/rois.bin`;
+    await env.BUCKET.put(artifactKey, new Uint8Array([1, 2, 3]));
+    await env.DB.prepare(
+      "INSERT INTO segmentations (id, org_id, image_id, image_name, source, roi_count, confluency, width, height, artifact_key, created_at) VALUES (?, ?, ?, 'a.png', 'model', 0, 0, 8, 6, ?, 0)",
+    ).bind(segmentationId, org.id, image.id, artifactKey).run();
+    expect((await call(`/image/${image.id}`, { key: org.key, method: "DELETE" })).status).toBe(204);
+    expect((await call(`/image/${image.id}`, { key: org.key })).status).toBe(404);
+    expect((await call(`/segmentation/${segmentationId}`, { key: org.key })).status).toBe(404);
+    expect(await storedObjects(`orgs/${org.id}/`)).toBe(0);
+    expect(await imageRows(org.id)).toBe(0);
+  });
+});

@@ -6,7 +6,8 @@ import { gpuJobQueue } from "../queues/gpu-job-queue.ts";
 import { type Job, startAttempt, sweepJobs } from "./jobs.ts";
 import { settings } from "./settings.ts";
 
-const POLL_INTERVAL_MS = 100;
+/** How often a waiting lease looks again: D1 locally is cheap; Cloudflare's pull API is rate-limited. */
+const POLL_INTERVAL_MS = { local: 100, cloudflare: 1000 } as const;
 
 export async function leaseNextJob(env: Bindings, holder: string, options: { waitMs: number; leaseSeconds?: number }): Promise<Job | null> {
   const leaseMs = (options.leaseSeconds ?? settings(env).leaseSeconds) * 1000;
@@ -21,7 +22,8 @@ export async function leaseNextJob(env: Bindings, holder: string, options: { wai
       if (job) return job;
       continue;
     }
-    if (Date.now() + POLL_INTERVAL_MS > deadline) return null;
-    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
+    const interval = POLL_INTERVAL_MS[env.JOB_QUEUE_MODE] ?? POLL_INTERVAL_MS.cloudflare;
+    if (Date.now() + interval > deadline) return null;
+    await new Promise((resolve) => setTimeout(resolve, interval));
   }
 }
