@@ -14,12 +14,12 @@ import { exportModel, writeModel } from "../training/model-export.ts";
 import { prepareImages } from "../training/prepare-image.ts";
 import { trainLoop } from "../training/train-loop.ts";
 import type { TrainingEvent } from "../training/train-loop.ts";
-import { defaultTrainingConfig } from "../training/training-config.ts";
+import { defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../training/training-config.ts";
 import { freshTrainingState, Trainer } from "../training/trainer.ts";
 import { validationAp, validationImages, validationSample } from "../training/validate.ts";
 import { validationIds } from "../training/validation-split.ts";
 
-const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--checkpoint-every N] [--threads N]";
+const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N]";
 
 function fail(message: string): never {
   console.error(`train: ${message}\n${USAGE}`);
@@ -46,6 +46,7 @@ const { values } = parseArgs({
     "validate-every": { type: "string" },
     "checkpoint-every": { type: "string" },
     "validation-per-set": { type: "string" },
+    lr: { type: "string" },
     threads: { type: "string" },
     help: { type: "boolean" },
   },
@@ -66,6 +67,8 @@ const validationFraction = values["validation-fraction"] === undefined ? 0.2 : N
 const validateEvery = positiveInteger(values["validate-every"], "validate-every", 250);
 const checkpointEvery = positiveInteger(values["checkpoint-every"], "checkpoint-every", 50);
 const threads = positiveInteger(values.threads, "threads", 2);
+const learningRate = values.lr === undefined ? undefined : Number(values.lr);
+if (learningRate !== undefined && !(learningRate > 0)) fail(`--lr must be a positive number, got "${values.lr}"`);
 const validationPerSet = positiveInteger(values["validation-per-set"], "validation-per-set", 6);
 mkdirSync(outDir, { recursive: true });
 const checkpointPath = join(outDir, "checkpoint.bin");
@@ -91,11 +94,16 @@ if (existsSync(checkpointPath)) {
   }
 } else if (values.from) {
   const { network, params } = weightsFromModel(new Uint8Array(readFileSync(values.from)));
-  state = freshTrainingState(defaultTrainingConfig(steps, { network, seed }), params);
+  const fineTuneDefaults = defaultTrainingConfig(steps, { network, seed });
+  // Fine-tuning starts lower than training from scratch, to keep what the base model learnt.
+  fineTuneDefaults.schedule.peak = learningRate ?? FINE_TUNE_PEAK_LEARNING_RATE;
+  state = freshTrainingState(fineTuneDefaults, params);
   state.history.startedFrom = values.from;
   console.log(`fine-tuning from ${values.from}`);
 } else {
-  state = freshTrainingState(defaultTrainingConfig(steps, { seed }));
+  const config = defaultTrainingConfig(steps, { seed });
+  if (learningRate !== undefined) config.schedule.peak = learningRate;
+  state = freshTrainingState(config);
 }
 const { config } = state;
 
@@ -121,9 +129,11 @@ function writeRecord(final: boolean): void {
 
 function provenance() {
   return {
-    source: `trained from scratch by this project's trainer (gpu-runner/training), ${state.step} steps`,
+    source: state.history.startedFrom
+      ? `fine-tuned from ${state.history.startedFrom} by this project's trainer (gpu-runner/training), ${state.step} steps`
+      : `trained from scratch by this project's trainer (gpu-runner/training), ${state.step} steps`,
     license: "weights: project licence; training data CC0",
-    trainedOn: dataDirs,
+    trainedOn: dataDirs.map((dir) => dir.replace(/\/+$/, "").split("/").slice(-2).join("/")),
     createdAt: new Date().toISOString(),
     notes: "Cellpose-style flow network (small U-Net) trained on one-channel nuclear-stain images (RGB renderings of gray averaged to one channel)",
   };

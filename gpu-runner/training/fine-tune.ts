@@ -10,7 +10,7 @@ import type { LabelledImage } from "./labelled-images.ts";
 import { exportModel } from "./model-export.ts";
 import { prepareImages } from "./prepare-image.ts";
 import { trainLoop } from "./train-loop.ts";
-import { defaultTrainingConfig } from "./training-config.ts";
+import { defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "./training-config.ts";
 import { freshTrainingState, Trainer } from "./trainer.ts";
 import { validationAp, validationImages } from "./validate.ts";
 import { validationIds } from "./validation-split.ts";
@@ -23,7 +23,7 @@ export interface FineTuneRequest {
   /** Share of pairs held out for validation (default 0.2; at least one pair when there are two or more). */
   validationFraction?: number;
   seed?: number;
-  /** Peak learning rate (default 5e-4: lower than from scratch, to keep what the base learnt). */
+  /** Peak learning rate (default FINE_TUNE_PEAK_LEARNING_RATE). */
   learningRate?: number;
   batchSize?: number;
   name?: string;
@@ -73,7 +73,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     modelDiameter: base.manifest.diameter,
     cropSize: base.manifest.tileSize,
     batchSize: request.batchSize ?? 4,
-    schedule: { peak: request.learningRate ?? 5e-4, warmupSteps: Math.min(10, Math.ceil(plannedSteps / 10)), totalSteps: plannedSteps, finalFraction: stepBudget ? 0.1 : 1 },
+    schedule: { peak: request.learningRate ?? FINE_TUNE_PEAK_LEARNING_RATE, warmupSteps: Math.min(10, Math.ceil(plannedSteps / 10)), totalSteps: plannedSteps, finalFraction: stepBudget ? 0.1 : 1 },
   });
   const state = freshTrainingState(config, params);
   const trainer = await Trainer.create(state, prepareImages(trainPairs, config.modelDiameter), { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 });

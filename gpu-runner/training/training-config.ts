@@ -21,6 +21,9 @@ export interface TrainingConfig {
 /** The base model's architecture, chosen by measurement (see gpu-runner/models/cpsam/README.md). */
 export const CPSAM_NETWORK: NetworkConfig = { inputChannels: 1, widths: [16, 32, 64, 128] };
 
+/** Peak learning rate when starting from trained weights (from scratch: 2e-3). */
+export const FINE_TUNE_PEAK_LEARNING_RATE = 5e-4;
+
 export function defaultTrainingConfig(totalSteps: number, overrides: Partial<TrainingConfig> = {}): TrainingConfig {
   return {
     network: CPSAM_NETWORK,
