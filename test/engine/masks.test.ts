@@ -4,6 +4,8 @@ import { FLOW_SCALE, flowsFromLabels } from "../../gpu-runner/engine/flow-target
 import { computeMasks, DEFAULT_MASK_PARAMS, type MaskParams } from "../../gpu-runner/engine/masks/compute-masks.ts";
 import { removeBadFlowMasks } from "../../gpu-runner/engine/masks/flow-error.ts";
 import { fillHolesAndRemoveSmall } from "../../gpu-runner/engine/masks/holes-and-sizes.ts";
+import { DiffusionScratch, diffuseInMask } from "../../gpu-runner/engine/masks/mask-diffusion.ts";
+import { labelBoxes, renumberInRasterOrder } from "../../gpu-runner/engine/labels.ts";
 import { keepLargestComponents } from "../../gpu-runner/engine/masks/single-component.ts";
 import { discField, emptyLabels, mixedScene, paintDisc, paintRect, type LabelImage } from "./helpers/synthetic-labels.ts";
 
@@ -64,6 +66,32 @@ describe("mask reconstruction from flows (Cellpose's dynamics)", () => {
 });
 
 describe("flow-error quality control", () => {
+  it("recomputes each mask's flows bit for bit as the flow targets do, reusing one scratch for all masks", () => {
+    const scene = mixedScene(); // concave, touching and tiny masks
+    const { width, height } = scene;
+    const labels = scene.labels.slice();
+    const count = renumberInRasterOrder(labels);
+    const targets = flowsFromLabels(labels, width, height);
+    const boxes = labelBoxes(labels, width, count);
+    let iterations = 0;
+    for (let k = 1; k <= count; k++) iterations = Math.max(iterations, 2 * (boxes.maxY[k]! - boxes.minY[k]! + boxes.maxX[k]! - boxes.minX[k]! + 4));
+    const scratch = new DiffusionScratch();
+    for (let k = count; k >= 1; k--) { // largest-first and smallest-first orders both occur here
+      const x0 = boxes.minX[k]!, y0 = boxes.minY[k]!, w = boxes.maxX[k]! - x0 + 1, h = boxes.maxY[k]! - y0 + 1;
+      diffuseInMask(labels, width, k, x0, y0, w, h, iterations, scratch);
+      const { t } = scratch, stride = w + 2;
+      for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
+        const i = (y0 + y) * width + x0 + x;
+        if (labels[i] !== k) continue;
+        const j = (y + 1) * stride + x + 1;
+        const dy = t[j + stride]! - t[j - stride]!, dx = t[j + 1]! - t[j - 1]!;
+        const norm = 1e-60 + Math.sqrt(dy * dy + dx * dx);
+        expect(Math.fround(dy / norm)).toBe(targets[i]);
+        expect(Math.fround(dx / norm)).toBe(targets[width * height + i]);
+      }
+    }
+  });
+
   it("keeps masks whose flows agree with the network's and drops those that disagree", () => {
     const scene = emptyLabels(60, 30);
     paintDisc(scene, 15, 15, 10, 1);

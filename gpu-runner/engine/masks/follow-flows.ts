@@ -11,26 +11,17 @@
  */
 export function followFlows(flows: Float32Array, width: number, height: number, foreground: Int32Array, iterations: number): Int32Array {
   const ends = new Int32Array(foreground.length);
-  const dyField = flows.subarray(0, width * height);
-  const dxField = flows.subarray(width * height);
-  const lanes = new TrajectoryLanes();
-  for (let first = 0; first < foreground.length; first += LANES) {
-    const count = Math.min(LANES, foreground.length - first);
-    for (let l = 0; l < count; l++) {
-      const start = foreground[first + l]!;
-      const y = Math.floor(start / width);
-      lanes.start(l, y, start - y * width);
-    }
-    traceLanes(dyField, dxField, width, height, lanes, count, iterations);
-    for (let l = 0; l < count; l++) ends[first + l] = (lanes.y[l]! | 0) * width + (lanes.x[l]! | 0);
-  }
+  followFlowsRange(flows, width, height, foreground, iterations, 0, foreground.length, ends);
   return ends;
 }
 
-// Each step of a trajectory depends on the previous one (load, interpolate, move), so a single
-// trajectory is latency-bound; advancing several independent trajectories in lockstep lets the
-// CPU overlap them (about 2-3x faster here).
-const LANES = 8;
+// Trajectories are integrated a block at a time, in raster order of their start pixels, so the
+// flow samples a block touches stay in cache. Within a block every step sweeps the trajectories
+// still moving; they are independent, so the CPU overlaps their load-interpolate-move chains.
+// A trajectory that settles is swapped out of the sweep and costs nothing more.
+// (Measured: blocks of 16-2048 and square-tile ordering of start pixels all ran at the same
+// ~10 ns per step as the former 8 lanes; the step itself is instruction-bound.)
+const BLOCK = 64;
 
 /**
  * A trajectory that comes back to where it was two steps before (within CYCLE_TOLERANCE px) has
@@ -41,31 +32,52 @@ const LANES = 8;
  */
 const CYCLE_TOLERANCE = 1e-6;
 
-class TrajectoryLanes {
-  readonly y = new Float64Array(LANES);
-  readonly x = new Float64Array(LANES);
-  readonly previousY = new Float64Array(LANES);
-  readonly previousX = new Float64Array(LANES);
-  readonly settled = new Uint8Array(LANES);
-
-  start(lane: number, y: number, x: number): void {
-    this.y[lane] = y;
-    this.x[lane] = x;
-    this.previousY[lane] = NaN;
-    this.previousX[lane] = NaN;
-    this.settled[lane] = 0;
+/** End pixels of foreground[first..last) into ends[first..last); the unit of work of a thread. */
+export function followFlowsRange(flows: Float32Array, width: number, height: number, foreground: Int32Array, iterations: number, first: number, last: number, ends: Int32Array): void {
+  const block = new TrajectoryBlock();
+  for (let blockStart = first; blockStart < last; blockStart += BLOCK) {
+    const count = Math.min(BLOCK, last - blockStart);
+    for (let l = 0; l < count; l++) {
+      const n = blockStart + l;
+      const start = foreground[n]!;
+      const y = Math.floor(start / width);
+      block.start(l, n, y, start - y * width);
+    }
+    traceBlock(flows, width, height, block, count, iterations, ends);
   }
 }
 
-function traceLanes(dyField: Float32Array, dxField: Float32Array, width: number, height: number, lanes: TrajectoryLanes, count: number, iterations: number): void {
+/** Positions now and one step before, and the foreground position each trajectory started from. */
+class TrajectoryBlock {
+  readonly y = new Float64Array(BLOCK);
+  readonly x = new Float64Array(BLOCK);
+  readonly previousY = new Float64Array(BLOCK);
+  readonly previousX = new Float64Array(BLOCK);
+  readonly origin = new Int32Array(BLOCK);
+  /** Bilinear sample near the border (dY, dX), see sampleWithZeroPadding. */
+  readonly sample = new Float64Array(2);
+
+  start(slot: number, origin: number, y: number, x: number): void {
+    this.y[slot] = y;
+    this.x[slot] = x;
+    this.previousY[slot] = NaN;
+    this.previousX[slot] = NaN;
+    this.origin[slot] = origin;
+  }
+}
+
+// Kept in its own function, called once per block, so V8 optimises it as a whole function rather
+// than by on-stack replacement of a loop inside a long-running caller (which it kept discarding).
+function traceBlock(flows: Float32Array, width: number, height: number, block: TrajectoryBlock, count: number, iterations: number, ends: Int32Array): void {
+  const plane = width * height;
   const scaleY = height > 1 ? height / (height - 1) : 1;
   const scaleX = width > 1 ? width / (width - 1) : 1;
   const maxY = height - 1, maxX = width - 1;
-  const { y: py, x: px, previousY, previousX, settled } = lanes;
+  const { y: py, x: px, previousY, previousX, origin, sample } = block;
   let moving = count;
   for (let step = 0; step < iterations && moving > 0; step++) {
-    for (let l = 0; l < count; l++) {
-      if (settled[l]) continue;
+    let l = 0;
+    while (l < moving) {
       const y = py[l]!, x = px[l]!;
       const sy = y * scaleY - 0.5;
       const sx = x * scaleX - 0.5;
@@ -77,33 +89,47 @@ function traceLanes(dyField: Float32Array, dxField: Float32Array, width: number,
         const i = y0 * width + x0;
         const j = i + width;
         const gx = 1 - fx;
-        dy = (1 - fy) * (gx * dyField[i]! + fx * dyField[i + 1]!) + fy * (gx * dyField[j]! + fx * dyField[j + 1]!);
-        dx = (1 - fy) * (gx * dxField[i]! + fx * dxField[i + 1]!) + fy * (gx * dxField[j]! + fx * dxField[j + 1]!);
+        dy = (1 - fy) * (gx * flows[i]! + fx * flows[i + 1]!) + fy * (gx * flows[j]! + fx * flows[j + 1]!);
+        dx = (1 - fy) * (gx * flows[plane + i]! + fx * flows[plane + i + 1]!) + fy * (gx * flows[plane + j]! + fx * flows[plane + j + 1]!);
       } else {
-        // Bilinear sample with zero padding: corners outside the image contribute nothing.
-        dy = 0; dx = 0;
-        for (let c = 0; c < 4; c++) {
-          const yy = y0 + (c >> 1), xx = x0 + (c & 1);
-          if (yy < 0 || xx < 0 || yy > maxY || xx > maxX) continue;
-          const weight = (c >> 1 ? fy : 1 - fy) * (c & 1 ? fx : 1 - fx);
-          dy += weight * dyField[yy * width + xx]!;
-          dx += weight * dxField[yy * width + xx]!;
-        }
+        sampleWithZeroPadding(flows, width, height, y0, x0, fy, fx, sample);
+        dy = sample[0]!; dx = sample[1]!;
       }
       let ny = y + dy, nx = x + dx;
       ny = ny < 0 ? 0 : ny > maxY ? maxY : ny;
       nx = nx < 0 ? 0 : nx > maxX ? maxX : nx;
       if (Math.abs(ny - previousY[l]!) < CYCLE_TOLERANCE && Math.abs(nx - previousX[l]!) < CYCLE_TOLERANCE) {
         // Period 1 or 2: after an odd number of further steps the point is where it is now (y, x).
-        const remaining = iterations - step - 1;
-        if (remaining % 2 === 1) { ny = y; nx = x; }
-        settled[l] = 1;
+        if ((iterations - step - 1) % 2 === 1) { ny = y; nx = x; }
+        ends[origin[l]!] = (ny | 0) * width + (nx | 0);
+        // The last moving trajectory, not yet stepped in this sweep, takes over this slot.
         moving--;
+        py[l] = py[moving]!; px[l] = px[moving]!;
+        previousY[l] = previousY[moving]!; previousX[l] = previousX[moving]!;
+        origin[l] = origin[moving]!;
+        continue;
       }
       previousY[l] = y;
       previousX[l] = x;
       py[l] = ny;
       px[l] = nx;
+      l++;
     }
   }
+  for (let l = 0; l < moving; l++) ends[origin[l]!] = (py[l]! | 0) * width + (px[l]! | 0);
+}
+
+/** Bilinear sample at the image border: corners outside the image contribute nothing (zero padding). */
+function sampleWithZeroPadding(flows: Float32Array, width: number, height: number, y0: number, x0: number, fy: number, fx: number, out: Float64Array): void {
+  const plane = width * height;
+  let dy = 0, dx = 0;
+  for (let c = 0; c < 4; c++) {
+    const yy = y0 + (c >> 1), xx = x0 + (c & 1);
+    if (yy < 0 || xx < 0 || yy >= height || xx >= width) continue;
+    const weight = (c >> 1 ? fy : 1 - fy) * (c & 1 ? fx : 1 - fx);
+    dy += weight * flows[yy * width + xx]!;
+    dx += weight * flows[plane + yy * width + xx]!;
+  }
+  out[0] = dy;
+  out[1] = dx;
 }

@@ -1,0 +1,117 @@
+// Cellpose's heat diffusion inside one mask (dynamics.masks_to_flows_gpu, Stringer et al. 2021), as
+// the flow-error check needs it for every mask of an image: T <- (3x3 sum of T, zero outside the
+// mask) / 9 with +1 at the centre pixel before each step. Same arithmetic, in the same order, as
+// flow-targets.ts's diffuseMask, so the results are bit-identical; it only skips work whose
+// result is known to be zero:
+//  - T is zero outside the mask, so each row is updated only over the mask's extent in it;
+//  - after s steps heat has spread at most s pixels from the centre (Chebyshev distance), so
+//    step s only touches the square of radius s + 1 around it ("light cone");
+// and reuses its buffers across masks instead of allocating per mask. Adding an exact zero to a
+// float leaves it unchanged, so skipping zero terms cannot change a single bit.
+
+/** Buffers for one mask's bounding box padded by one pixel; grown as larger masks come. */
+export class DiffusionScratch {
+  inside = new Uint8Array(0);
+  /** Temperature after the last step; read it with `stride` = box width + 2. */
+  t = new Float64Array(0);
+  next = new Float64Array(0);
+  rowSums = new Float64Array(0);
+  /** Per padded row, the first and last column holding mask pixels (first > last when none). */
+  first = new Int32Array(0);
+  last = new Int32Array(0);
+
+  ensure(size: number, rows: number): void {
+    if (this.t.length < size) {
+      this.inside = new Uint8Array(size);
+      this.t = new Float64Array(size);
+      this.next = new Float64Array(size);
+      this.rowSums = new Float64Array(size);
+    }
+    if (this.first.length < rows) {
+      this.first = new Int32Array(rows);
+      this.last = new Int32Array(rows);
+    }
+  }
+}
+
+/**
+ * Diffuses heat in mask k, whose bounding box is (x0, y0, w, h), for `iterations` steps. The
+ * result is left in `scratch.t` and `scratch.inside` on the box padded by one pixel (stride w + 2);
+ * the flow at padded index j is (t[j + stride] - t[j - stride], t[j + 1] - t[j - 1]).
+ */
+export function diffuseInMask(labels: Uint32Array, width: number, k: number, x0: number, y0: number, w: number, h: number, iterations: number, scratch: DiffusionScratch): void {
+  const stride = w + 2, rows = h + 2;
+  const size = stride * rows;
+  scratch.ensure(size, rows);
+  const { inside, first, last, rowSums } = scratch;
+  inside.fill(0, 0, size);
+  scratch.t.fill(0, 0, size);
+  scratch.next.fill(0, 0, size);
+  let sumX = 0, sumY = 0, n = 0;
+  first[0] = first[rows - 1] = stride;
+  last[0] = last[rows - 1] = -1;
+  for (let y = 0; y < h; y++) {
+    let lo = stride, hi = -1;
+    for (let x = 0; x < w; x++) {
+      if (labels[(y0 + y) * width + x0 + x] !== k) continue;
+      inside[(y + 1) * stride + x + 1] = 1;
+      sumX += x; sumY += y; n++;
+      if (lo > x + 1) lo = x + 1;
+      hi = x + 1;
+    }
+    first[y + 1] = lo;
+    last[y + 1] = hi;
+  }
+  const centre = centrePixel(inside, stride, w, h, sumX / n, sumY / n);
+  const cy = Math.floor(centre / stride), cx = centre - cy * stride;
+
+  let t = scratch.t, next = scratch.next;
+  for (let step = 0; step < iterations; step++) {
+    t[centre]! += 1;
+    // Heat now reaches at most `step` pixels from the centre; after this step, step + 1.
+    const reach = step + 1;
+    const rowLo = Math.max(1, cy - reach), rowHi = Math.min(h, cy + reach);
+    const colLo = Math.max(1, cx - reach), colHi = Math.min(w, cx + reach);
+    // Row sums for rows rowLo-1..rowHi+1, over the columns any mask pixel of the neighbouring rows needs.
+    for (let r = rowLo - 1; r <= rowHi + 1; r++) {
+      const lo = Math.max(colLo, Math.min(first[r]!, r > 0 ? first[r - 1]! : stride, r < rows - 1 ? first[r + 1]! : stride));
+      const hi = Math.min(colHi, Math.max(last[r]!, r > 0 ? last[r - 1]! : -1, r < rows - 1 ? last[r + 1]! : -1));
+      const base = r * stride;
+      for (let x = lo; x <= hi; x++) rowSums[base + x] = t[base + x - 1]! + t[base + x]! + t[base + x + 1]!;
+    }
+    for (let y = rowLo; y <= rowHi; y++) {
+      const base = y * stride;
+      const lo = Math.max(colLo, first[y]!), hi = Math.min(colHi, last[y]!);
+      for (let x = lo; x <= hi; x++) {
+        const j = base + x;
+        // Pixels outside the mask are never written, so they stay 0 in both buffers.
+        if (inside[j]) next[j] = (rowSums[j - stride]! + rowSums[j]! + rowSums[j + stride]!) / 9;
+      }
+    }
+    const swap = t; t = next; next = swap;
+  }
+  scratch.t = t;
+  scratch.next = next;
+}
+
+/** Cellpose's center_of_mass: the pixel at the rounded mean if inside, else the nearest inside pixel (first in raster order). */
+function centrePixel(inside: Uint8Array, stride: number, w: number, h: number, meanX: number, meanY: number): number {
+  const cx = roundHalfEven(meanX), cy = roundHalfEven(meanY);
+  if (inside[(cy + 1) * stride + cx + 1]) return (cy + 1) * stride + cx + 1;
+  let best = -1, bestDistance = Infinity;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const j = (y + 1) * stride + x + 1;
+      if (!inside[j]) continue;
+      const d = (x - cx) * (x - cx) + (y - cy) * (y - cy);
+      if (d < bestDistance) { bestDistance = d; best = j; }
+    }
+  }
+  return best;
+}
+
+/** numpy's round: halves go to the even neighbour. */
+function roundHalfEven(v: number): number {
+  const r = Math.round(v);
+  return Math.abs(v % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
