@@ -47,6 +47,9 @@ function loadBase(base: FineTuneRequest["base"]): { onnx: Uint8Array; manifest: 
   return { onnx: new Uint8Array(readFileSync(`${stem}.onnx`)), manifest: parseManifest(readFileSync(`${stem}.json`, "utf8"), `${stem}.json`) };
 }
 
+/** Steps timed before a time-only budget is turned into a schedule length. */
+const TIMED_STEPS = 3;
+
 export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult> {
   const { steps: stepBudget, seconds } = request.budget;
   if (stepBudget === undefined && seconds === undefined) throw new Error("fine-tuning needs a budget: steps, seconds or both");
@@ -65,7 +68,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const trainPairs = pairs.filter((p) => !held.has(p.id));
   const heldOut = validationImages(pairs.filter((p) => held.has(p.id)));
 
-  // With only a time budget, the schedule's length is a guess that the loop's clock cuts short.
+  // With only a time budget, the schedule's length is set once the first steps have been timed.
   const plannedSteps = stepBudget ?? 100_000;
   const config = defaultTrainingConfig(plannedSteps, {
     network,
@@ -73,7 +76,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     modelDiameter: base.manifest.diameter,
     cropSize: base.manifest.tileSize,
     batchSize: request.batchSize ?? 4,
-    schedule: { peak: request.learningRate ?? FINE_TUNE_PEAK_LEARNING_RATE, warmupSteps: Math.min(10, Math.ceil(plannedSteps / 10)), totalSteps: plannedSteps, finalFraction: stepBudget ? 0.1 : 1 },
+    schedule: { peak: request.learningRate ?? FINE_TUNE_PEAK_LEARNING_RATE, warmupSteps: Math.min(10, Math.ceil(plannedSteps / 10)), totalSteps: plannedSteps, finalFraction: 0.1 },
   });
   const state = freshTrainingState(config, params);
   const trainer = await Trainer.create(state, prepareImages(trainPairs, config.modelDiameter), { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 });
@@ -86,6 +89,10 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     onEvent: (event) => {
       if (event.kind !== "step") return;
       const elapsed = (performance.now() - started) / 1000;
+      if (seconds !== undefined && event.step === TIMED_STEPS) {
+        const fitting = Math.max(TIMED_STEPS + 1, Math.floor((seconds * event.step) / elapsed));
+        config.schedule.totalSteps = Math.min(config.schedule.totalSteps, fitting);
+      }
       const fraction = Math.max(stepBudget ? event.step / stepBudget : 0, seconds ? elapsed / seconds : 0);
       request.onProgress?.({ step: event.step, totalSteps: stepBudget ?? Math.round(event.step / Math.max(fraction, 1e-9)), loss: event.loss, fraction: Math.min(1, fraction) });
     },

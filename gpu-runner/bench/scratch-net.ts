@@ -1,0 +1,15 @@
+import * as ort from "onnxruntime-node";
+import { buildInferenceModel } from "../network/inference-model.ts";
+import { parameterLayout } from "../network/parameter-layout.ts";
+import { initialParameters } from "../training/initial-parameters.ts";
+import { multiplyAddsPerPixel } from "../network/multiply-adds.ts";
+const widths = JSON.parse(process.argv[2]); const side = +process.argv[3];
+const config = { inputChannels: 1, widths };
+const s = await ort.InferenceSession.create(buildInferenceModel(config, initialParameters(parameterLayout(config), 1)), { intraOpNumThreads: 2, graphOptimizationLevel: process.argv[4] as any ?? "all", enableProfiling: false });
+const x = new ort.Tensor("float32", new Float32Array(side * side).map((_, i) => process.argv[5] === "pattern" ? (i % 97) / 97 : Math.random()), [1, 1, side, side]);
+const r = await s.run({ input: x }); console.log(r.output.dims);
+const p0 = performance.now(), c0 = process.cpuUsage();
+for (let i = 0; i < 3; i++) await s.run({ input: x });
+const sec = (performance.now() - p0) / 3000; const cpu = process.cpuUsage(c0);
+const macs = multiplyAddsPerPixel(config) * side * side;
+console.log(widths, side, "s", sec.toFixed(3), "GFLOP/s", (2 * macs / sec / 1e9).toFixed(1), "cpu s/run", (cpu.user / 3e6).toFixed(2));

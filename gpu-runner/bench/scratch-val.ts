@@ -1,0 +1,10 @@
+import { loadCheckpoint } from "../training/checkpoint.ts";
+import { readLabelledDirectory } from "../training/labelled-images.ts";
+import { validationIds } from "../training/validation-split.ts";
+import { validationAp, validationImages } from "../training/validate.ts";
+const pairs = ["bbbc039", "kromp"].flatMap((s) => readLabelledDirectory(`/work/shared/data/nuclei/${s}`));
+const held = validationIds(pairs.map((p) => p.id), 0.2, 1);
+const state = loadCheckpoint("/work/cpsam-train/checkpoint.bin");
+const t = performance.now();
+const v = validationImages(pairs.filter((p) => held.has(p.id)));
+console.log("step", state.step, await validationAp(state.config, state.params, v), ((performance.now() - t) / 1000).toFixed(1), "s");
