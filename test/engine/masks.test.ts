@@ -6,6 +6,7 @@ import { removeBadFlowMasks } from "../../gpu-runner/engine/masks/flow-error.ts"
 import { fillHolesAndRemoveSmall } from "../../gpu-runner/engine/masks/holes-and-sizes.ts";
 import { DiffusionScratch, diffuseInMask } from "../../gpu-runner/engine/masks/mask-diffusion.ts";
 import { labelBoxes, renumberInRasterOrder } from "../../gpu-runner/engine/labels.ts";
+import { chunksRunByWorkers, startMaskThreads } from "../../gpu-runner/engine/masks/mask-threads.ts";
 import { keepLargestComponents } from "../../gpu-runner/engine/masks/single-component.ts";
 import { discField, emptyLabels, mixedScene, paintDisc, paintRect, type LabelImage } from "./helpers/synthetic-labels.ts";
 
@@ -33,6 +34,18 @@ describe("mask reconstruction from flows (Cellpose's dynamics)", () => {
     const scene = discField(256, 256, 60, 5, 14, 3);
     const { labels } = reconstruct(scene);
     expect(averagePrecision(scene.labels, labels).ap[0]).toBe(1);
+  });
+
+  it("gives the same masks on worker threads as on one thread", async () => {
+    const scene = discField(512, 512, 150, 6, 16, 5); // enough foreground to be shared out
+    const single = reconstruct(scene, { threads: 1 });
+    await startMaskThreads(2);
+    const before = chunksRunByWorkers();
+    const shared = reconstruct(scene, { threads: 2 });
+    expect(chunksRunByWorkers()).toBeGreaterThan(before);
+    expect(single.count).toBeGreaterThan(100);
+    expect(shared.count).toBe(single.count);
+    expect(shared.labels).toEqual(single.labels);
   });
 
   it("numbers masks in raster order of their first pixel", () => {

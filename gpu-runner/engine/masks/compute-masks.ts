@@ -7,6 +7,7 @@ import { renumberInRasterOrder } from "../labels.ts";
 import { removeBadFlowMasks } from "./flow-error.ts";
 import { followFlows } from "./follow-flows.ts";
 import { fillHolesAndRemoveSmall } from "./holes-and-sizes.ts";
+import { defaultThreadCount, sharedFloat32, sharedInt32 } from "./mask-threads.ts";
 import { masksFromEndPoints } from "./seeds.ts";
 import { keepLargestComponents } from "./single-component.ts";
 
@@ -21,7 +22,18 @@ export interface MaskParams {
   maxSizeFraction: number;
   /** Euler steps of the flow dynamics (Cellpose: 200). */
   niter: number;
+  /**
+   * Threads for flow following and the flow-error check, this one included (default: the
+   * machine's available parallelism; 1 = no worker threads). Small images always use one.
+   */
+  threads?: number;
 }
+
+// Below this many foreground pixels the work is a few milliseconds, less than handing it out.
+const MIN_FOREGROUND_FOR_THREADS = 32_768;
+// Threads need the flows in shared memory, a copy of 8 bytes per pixel; past this image size the
+// copy would undo the memory bound that scaling the flows in place keeps (8192x8192 and up).
+const MAX_PIXELS_FOR_THREADS = 16 * 1024 * 1024;
 
 export const DEFAULT_MASK_PARAMS: MaskParams = { cellprobThreshold: 0, flowThreshold: 0.4, minSize: 15, maxSizeFraction: 0.4, niter: 200 };
 
@@ -33,7 +45,8 @@ export interface MaskResult {
 
 /**
  * `flows` (planar [2, H, W], network scale) is modified in place: it is masked to the foreground
- * and divided by the flow scale, which saves a full-size copy on large images.
+ * and divided by the flow scale, which saves a full-size copy on large images. (With threads the
+ * masked flows go to a shared copy instead and `flows` is left as it was.)
  */
 export function computeMasks(flows: Float32Array, cellprob: Float32Array, width: number, height: number, params: MaskParams = DEFAULT_MASK_PARAMS): MaskResult {
   const plane = width * height;
@@ -45,20 +58,22 @@ export function computeMasks(flows: Float32Array, cellprob: Float32Array, width:
   let foregroundCount = 0;
   for (let i = 0; i < plane; i++) if (cellprob[i]! > params.cellprobThreshold) foregroundCount++;
   if (foregroundCount === 0) return { labels: new Uint32Array(plane), count: 0, timings };
-  const foreground = new Int32Array(foregroundCount);
+  const threads = foregroundCount >= MIN_FOREGROUND_FOR_THREADS && plane <= MAX_PIXELS_FOR_THREADS ? Math.max(1, Math.floor(params.threads ?? defaultThreadCount())) : 1;
+  const foreground = threads > 1 ? sharedInt32(foregroundCount) : new Int32Array(foregroundCount);
+  const unitFlows = threads > 1 ? sharedFloat32(2 * plane) : flows;
   const scale = 1 / FLOW_SCALE;
   for (let i = 0, n = 0; i < plane; i++) {
     if (cellprob[i]! > params.cellprobThreshold) {
       foreground[n++] = i;
-      flows[i]! *= scale;
-      flows[plane + i]! *= scale;
+      unitFlows[i] = flows[i]! * scale;
+      unitFlows[plane + i] = flows[plane + i]! * scale;
     } else {
-      flows[i] = 0;
-      flows[plane + i] = 0;
+      unitFlows[i] = 0;
+      unitFlows[plane + i] = 0;
     }
   }
   lap("foreground");
-  const ends = followFlows(flows, width, height, foreground, params.niter);
+  const ends = followFlows(unitFlows, width, height, foreground, params.niter, threads);
   lap("dynamics");
   const labels = masksFromEndPoints(ends, foreground, width, height);
   removeOversized(labels, params.maxSizeFraction * plane);
@@ -66,7 +81,7 @@ export function computeMasks(flows: Float32Array, cellprob: Float32Array, width:
   lap("seeds");
   if (params.flowThreshold > 0 && count > 0) {
     // Inside every mask the flows are unmasked, so the in-place masking above does not affect QC.
-    if (removeBadFlowMasks(labels, count, flows, width, params.flowThreshold) > 0) count = renumberInRasterOrder(labels);
+    if (removeBadFlowMasks(labels, count, unitFlows, width, params.flowThreshold, threads) > 0) count = renumberInRasterOrder(labels);
   }
   lap("flowQC");
   fillHolesAndRemoveSmall(labels, count, width, params.minSize);

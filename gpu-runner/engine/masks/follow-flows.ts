@@ -3,17 +3,30 @@
 // (bilinear, zeros outside, align_corners=False) at positions normalised by (L - 1); in pixel
 // units that samples the field at p·L/(L-1) − 0.5 rather than at p. The same sampling is used
 // here so the end points, and hence the masks, match Cellpose's.
+import { runChunks, sharedInt32 } from "./mask-threads.ts";
 
 /**
  * Moves every foreground pixel `iterations` steps along `flows` (planar [2, H, W] = dY, dX, already
  * masked to the foreground and divided by the flow scale) and returns the flat index of the pixel
- * each one ends in (positions truncated, as Cellpose's .int()).
+ * each one ends in (positions truncated, as Cellpose's .int()). With threads > 1, `flows` and
+ * `foreground` must be views on SharedArrayBuffers (mask-threads.ts).
  */
-export function followFlows(flows: Float32Array, width: number, height: number, foreground: Int32Array, iterations: number): Int32Array {
-  const ends = new Int32Array(foreground.length);
-  followFlowsRange(flows, width, height, foreground, iterations, 0, foreground.length, ends);
+export function followFlows(flows: Float32Array, width: number, height: number, foreground: Int32Array, iterations: number, threads = 1): Int32Array {
+  if (threads <= 1) {
+    const ends = new Int32Array(foreground.length);
+    followFlowsRange(flows, width, height, foreground, iterations, 0, foreground.length, ends);
+    return ends;
+  }
+  const ends = sharedInt32(foreground.length);
+  const chunkCount = Math.ceil(foreground.length / FOLLOW_CHUNK);
+  runChunks({ kind: "follow", flows, foreground, ends, width, height, iterations, chunkSize: FOLLOW_CHUNK }, chunkCount, threads, (chunk) => {
+    followFlowsRange(flows, width, height, foreground, iterations, chunk * FOLLOW_CHUNK, Math.min(foreground.length, (chunk + 1) * FOLLOW_CHUNK), ends);
+  });
   return ends;
 }
+
+/** Trajectories per chunk handed to a thread: small enough to balance two busy cores, large enough that claiming one is free. */
+export const FOLLOW_CHUNK = 4096;
 
 // Trajectories are integrated a block at a time, in raster order of their start pixels, so the
 // flow samples a block touches stay in cache. Within a block every step sweeps the trajectories
