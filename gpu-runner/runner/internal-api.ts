@@ -9,7 +9,8 @@ export class LeaseLostError extends Error {}
 const REQUEST_TIMEOUT_MS = 60_000;
 
 export interface InternalApi {
-  lease(waitSeconds: number): Promise<LeasedJob | null>;
+  /** Long-polls for a job; `signal` abandons the wait (and its retries), e.g. on shutdown. */
+  lease(waitSeconds: number, signal?: AbortSignal): Promise<LeasedJob | null>;
   heartbeat(job: LeasedJob, progress: number, stage: string): Promise<void>;
   urls(job: LeasedJob): Promise<LeasedJob>;
   complete(job: LeasedJob, result: unknown): Promise<void>;
@@ -18,11 +19,13 @@ export interface InternalApi {
   upload(url: string, bytes: Uint8Array): Promise<void>;
 }
 
-async function send(url: string, init: RequestInit, timeoutMs = REQUEST_TIMEOUT_MS): Promise<Response> {
+async function send(url: string, init: RequestInit, timeoutMs = REQUEST_TIMEOUT_MS, cancel?: AbortSignal): Promise<Response> {
   let response: Response;
   try {
-    response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    const timeout = AbortSignal.timeout(timeoutMs);
+    response = await fetch(url, { ...init, signal: cancel ? AbortSignal.any([timeout, cancel]) : timeout });
   } catch (error) {
+    if (cancel?.aborted) throw error;
     throw new TransientError(`${init.method ?? "GET"} ${new URL(url).pathname}: ${(error as Error).message}`);
   }
   if (response.status >= 500 || response.status === 429) {
@@ -41,8 +44,8 @@ async function detail(response: Response): Promise<string> {
   }
 }
 
-export function internalApi(config: RunnerConfig, signal?: AbortSignal, log: (m: string) => void = console.error): InternalApi {
-  const retry = <T>(what: string, operation: () => Promise<T>) =>
+export function internalApi(config: RunnerConfig, log: (m: string) => void = console.error): InternalApi {
+  const retry = <T>(what: string, operation: () => Promise<T>, signal?: AbortSignal) =>
     withRetry(operation, {
       attempts: 8,
       baseMs: 250,
@@ -51,12 +54,12 @@ export function internalApi(config: RunnerConfig, signal?: AbortSignal, log: (m:
       onRetry: (error, attempt, waitMs) => log(`[runner] ${what}: ${(error as Error).message}; retry ${attempt} in ${Math.round(waitMs)} ms`),
     });
 
-  const post = (path: string, body: unknown, timeoutMs?: number) =>
+  const post = (path: string, body: unknown, timeoutMs?: number, cancel?: AbortSignal) =>
     send(`${config.workerUrl}/api/v1/internal${path}`, {
       method: "POST",
       headers: { Authorization: `Bearer ${config.runnerToken}`, "Content-Type": "application/json" },
       body: JSON.stringify(body),
-    }, timeoutMs);
+    }, timeoutMs, cancel);
 
   const jobCall = async (what: string, job: LeasedJob, path: string, body: Record<string, unknown>) =>
     retry(what, async () => {
@@ -67,13 +70,14 @@ export function internalApi(config: RunnerConfig, signal?: AbortSignal, log: (m:
     });
 
   return {
-    async lease(waitSeconds) {
+    async lease(waitSeconds, signal) {
       return retry("lease", async () => {
-        const response = await post("/jobs/lease", { runner_id: config.runnerId, wait_seconds: waitSeconds, lease_seconds: config.leaseSeconds }, (waitSeconds + 30) * 1000);
+        const body = { runner_id: config.runnerId, wait_seconds: waitSeconds, lease_seconds: config.leaseSeconds };
+        const response = await post("/jobs/lease", body, (waitSeconds + 30) * 1000, signal);
         if (response.status === 204) return null;
         if (!response.ok) throw new Error(`lease refused (${response.status}): ${await detail(response)}`);
         return leasedJob.parse(await response.json());
-      });
+      }, signal);
     },
     async heartbeat(job, progress, stage) {
       await jobCall("heartbeat", job, "heartbeat", { progress, stage, lease_seconds: config.leaseSeconds });

@@ -21,13 +21,11 @@ try {
 const backends = ort.listSupportedBackends().map((b) => `${b.name}${b.bundled ? "" : " (not installed)"}`);
 console.error(`[runner] onnxruntime-node ${ort.env.versions.common}; backends: ${backends.join(", ")}; asked for: ${config.executionProvider}`);
 
-const shutdown = new AbortController();
 const runner = new Runner(config, internalApi(config), new ModelCache(config.modelCacheDir, config.modelCacheBytes, config.executionProvider));
 let signals = 0;
 const onSignal = (signal: string) => {
   if (++signals > 1) process.exit(130); // a second Ctrl-C: leave now, leases will expire
   console.error(`[runner] ${signal}: finishing or handing back the jobs in hand`);
-  shutdown.abort();
   void runner.stop();
 };
 process.on("SIGTERM", () => onSignal("SIGTERM"));

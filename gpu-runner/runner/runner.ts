@@ -69,7 +69,7 @@ export class Runner {
     while (!this.shutdown.signal.aborted) {
       let job: LeasedJob | null;
       try {
-        job = await this.api.lease(LEASE_WAIT_SECONDS);
+        job = await this.api.lease(LEASE_WAIT_SECONDS, this.shutdown.signal);
       } catch (error) {
         if (this.shutdown.signal.aborted) return;
         this.log(`[runner] lease failed: ${(error as Error).message}`);
