@@ -4,7 +4,7 @@ import { FLOW_SCALE, flowsFromLabels } from "../../gpu-runner/engine/flow-target
 import { computeMasks, DEFAULT_MASK_PARAMS, type MaskParams } from "../../gpu-runner/engine/masks/compute-masks.ts";
 import { removeBadFlowMasks } from "../../gpu-runner/engine/masks/flow-error.ts";
 import { fillHolesAndRemoveSmall } from "../../gpu-runner/engine/masks/holes-and-sizes.ts";
-import { DiffusionScratch, diffuseInMask } from "../../gpu-runner/engine/masks/mask-diffusion.ts";
+import { DiffusionScratch, diffuseInMask } from "../../gpu-runner/engine/heat-diffusion.ts";
 import { labelBoxes, renumberInRasterOrder } from "../../gpu-runner/engine/labels.ts";
 import { chunksRunByWorkers, startMaskThreads } from "../../gpu-runner/engine/masks/mask-threads.ts";
 import { keepLargestComponents } from "../../gpu-runner/engine/masks/single-component.ts";

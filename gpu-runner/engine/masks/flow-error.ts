@@ -1,9 +1,9 @@
 // Flow-error quality control, after Cellpose's dynamics.remove_bad_flow_masks / flow_error: the
-// flows a mask implies (its heat diffusion, mask-diffusion.ts) are compared with the network's;
+// flows a mask implies (its heat diffusion, heat-diffusion.ts) are compared with the network's;
 // masks whose mean squared difference exceeds the threshold are dropped. Masks are independent,
 // so with threads > 1 they are shared out in chunks (mask-threads.ts).
 import { labelBoxes } from "../labels.ts";
-import { DiffusionScratch, diffuseInMask } from "./mask-diffusion.ts";
+import { DiffusionScratch, diffuseInMask } from "../heat-diffusion.ts";
 import { runChunks, sharedFloat32 } from "./mask-threads.ts";
 
 /** Masks per chunk handed to a thread; masks differ in size, so chunks stay small for balance. */

@@ -3,7 +3,7 @@
 import { parentPort } from "node:worker_threads";
 import { flowErrorsRange } from "./flow-error.ts";
 import { followFlowsRange } from "./follow-flows.ts";
-import { DiffusionScratch } from "./mask-diffusion.ts";
+import { DiffusionScratch } from "../heat-diffusion.ts";
 import { claimChunks, type ChunkMessage } from "./mask-threads.ts";
 
 const scratch = new DiffusionScratch();

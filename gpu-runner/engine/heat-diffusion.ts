@@ -1,8 +1,7 @@
-// Cellpose's heat diffusion inside one mask (dynamics.masks_to_flows_gpu, Stringer et al. 2021), as
-// the flow-error check needs it for every mask of an image: T <- (3x3 sum of T, zero outside the
-// mask) / 9 with +1 at the centre pixel before each step. Same arithmetic, in the same order, as
-// flow-targets.ts's diffuseMask, so the results are bit-identical; it only skips work whose
-// result is known to be zero:
+// Cellpose's heat diffusion inside one mask (dynamics.masks_to_flows_gpu, Stringer et al. 2021),
+// shared by the flow targets (flow-targets.ts) and the flow-error check (masks/flow-error.ts):
+// T <- (3x3 sum of T, zero outside the mask) / 9 with +1 at the centre pixel before each step,
+// in Cellpose's order of arithmetic. It skips only work whose result is known to be zero:
 //  - T is zero outside the mask, so each row is updated only over the mask's extent in it;
 //  - after s steps heat has spread at most s pixels from the centre (Chebyshev distance), so
 //    step s only touches the square of radius s + 1 around it ("light cone");
