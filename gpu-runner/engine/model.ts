@@ -7,7 +7,10 @@
 //   output float32 [N, 3, H, W]: (flow dY, flow dX, cell-probability logit); flows are FLOW_SCALE (5)
 //          times the unit flows of flow-targets.ts.
 // Any ONNX that honours this can be served, e.g. a Cellpose-SAM export where its licence allows.
+import { existsSync, readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { z } from "zod";
 
@@ -85,12 +88,35 @@ export function parseManifest(text: string, where = "manifest"): ModelManifest {
   return parsed.data;
 }
 
+/**
+ * onnxruntime-node's CUDA provider lives in libraries its installer adds only when asked
+ * (ONNXRUNTIME_NODE_INSTALL=cuda12). Without them, asking for CUDA makes onnxruntime print a
+ * loader error before failing; look for the files first and skip CUDA quietly.
+ */
+function cudaFilesInstalled(): boolean {
+  try {
+    const root = dirname(createRequire(import.meta.url).resolve("onnxruntime-node/package.json"));
+    const bin = join(root, "bin");
+    for (const napi of readdirSync(bin)) {
+      if (existsSync(join(bin, napi, process.platform, process.arch, "libonnxruntime_providers_cuda.so"))) return true;
+    }
+  } catch {
+    // an unusual layout: let onnxruntime itself decide
+    return true;
+  }
+  return false;
+}
+
 export async function loadModelFromBytes(onnx: Uint8Array, manifest: ModelManifest, options: SessionOptions = {}): Promise<LoadedModel> {
   const log = options.log ?? ((message: string) => console.error(message));
   const choice = options.executionProvider ?? "auto";
   const candidates: ExecutionProvider[] = choice === "auto" ? ["cuda", "webgpu", "cpu"] : [choice];
   const failures: string[] = [];
   for (const provider of candidates) {
+    if (provider === "cuda" && choice === "auto" && !cudaFilesInstalled()) {
+      failures.push("cuda unavailable: its onnxruntime-node files are not installed (ONNXRUNTIME_NODE_INSTALL=cuda12 npm ci)");
+      continue;
+    }
     try {
       const session = await ort.InferenceSession.create(onnx, { executionProviders: [provider], graphOptimizationLevel: "all" });
       const model = checkContract(session, manifest, provider);
