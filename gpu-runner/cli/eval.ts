@@ -1,7 +1,12 @@
-// npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D] [--limit N] [--provider P]
+// npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto] [--limit N] [--provider P]
+//                 [--held-out <training-record.json>] [--rescale 0.5,0.75,1.5,2]
 // <dir> is a dataset (images/ + labels/<stem>.png) or a folder of datasets (each with images/ and
 // labels/, as ../shared/data/nuclei). Prints per dataset: AP at IoU 0.5/0.75/0.9 (Cellpose's
 // TP / (TP + FP + FN), mean over images), object counts, and mean time per stage.
+// --held-out keeps only the images a training record lists as validation ("<set>/<stem>").
+// --rescale also scores every image resized by each factor (bilinear; labels nearest neighbour), to
+// see how the model and the diameter handling cope with objects of other sizes; with it, a table of
+// AP@0.5 and of the diameter used against the true median diameter, per set and factor.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import { parseArgs } from "node:util";
@@ -9,7 +14,9 @@ import { averagePrecision } from "../engine/average-precision.ts";
 import { decodeImage } from "../engine/decode/index.ts";
 import type { ExecutionProviderChoice } from "../engine/model.ts";
 import { chooseModel } from "../engine/model-choice.ts";
+import { resizePlanar } from "../engine/resize.ts";
 import { segmentImage } from "../engine/segment.ts";
+import { medianObjectDiameter } from "../training/object-diameter.ts";
 
 const THRESHOLDS = [0.5, 0.75, 0.9];
 
@@ -30,43 +37,103 @@ async function main(): Promise<void> {
       diameter: { type: "string" },
       limit: { type: "string" },
       provider: { type: "string", default: "auto" },
+      verbose: { type: "boolean", default: false },
+      "held-out": { type: "string" },
+      rescale: { type: "string" },
     },
   });
-  if (!values.data) throw new Error("usage: npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D] [--limit N]");
-  const diameter = values.diameter === undefined ? undefined : Number(values.diameter);
+  if (!values.data) throw new Error("usage: npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto] [--limit N] [--held-out record.json] [--rescale f1,f2]");
+  const diameter = parseDiameter(values.diameter);
   const limit = values.limit === undefined ? Infinity : Number(values.limit);
+  const heldOut = values["held-out"] === undefined ? undefined : new Set<string>(JSON.parse(readFileSync(values["held-out"], "utf8")).images.validation);
+  const factors = values.rescale === undefined ? [1] : [1, ...values.rescale.split(",").map(parseFactor).filter((f) => f !== 1)];
   const model = await chooseModel(values.model, values.provider as ExecutionProviderChoice);
-  console.log(`model ${model.manifest.name}@${model.manifest.version} on ${model.executionProvider}${diameter ? `, diameter ${diameter}` : ""}`);
+  console.log(`model ${model.manifest.name}@${model.manifest.version} (diameter ${model.manifest.diameter}) on ${model.executionProvider}, diameter ${diameter ?? "none (no rescaling)"}`);
+  const table: string[] = [];
+  const verbose = values.verbose;
 
   for (const dir of datasets(values.data)) {
-    const files = readdirSync(join(dir, "images")).filter((f) => !f.startsWith(".")).sort().slice(0, limit);
+    const set = basename(dir);
+    const files = readdirSync(join(dir, "images"))
+      .filter((f) => !f.startsWith(".") && (heldOut === undefined || heldOut.has(`${set}/${basename(f, extname(f))}`)))
+      .sort()
+      .slice(0, limit);
+    for (const factor of factors) await evaluateSet(dir, files, factor);
+  }
+  if (values.rescale !== undefined) {
+    console.log(`\nset       factor  images  AP@0.5  true diameter (median)  diameter used (median)`);
+    for (const row of table) console.log(row);
+  }
+
+  async function evaluateSet(dir: string, files: string[], factor: number): Promise<void> {
     const apSum = THRESHOLDS.map(() => 0);
     let trueObjects = 0, predicted = 0, images = 0, megapixels = 0;
+    const trueDiameters: number[] = [], usedDiameters: number[] = [];
     const stageSum: Record<string, number> = { decode: 0 };
     for (const file of files) {
       const labelPath = join(dir, "labels", `${basename(file, extname(file))}.png`);
       if (!existsSync(labelPath)) { console.warn(`  ${file}: no label image, skipped`); continue; }
-      let t = performance.now();
-      const image = decodeImage(new Uint8Array(readFileSync(join(dir, "images", file))));
-      const truth = decodeImage(new Uint8Array(readFileSync(labelPath)), { channels: [0] });
+      const t = performance.now();
+      let image = decodeImage(new Uint8Array(readFileSync(join(dir, "images", file))));
+      const decodedTruth = decodeImage(new Uint8Array(readFileSync(labelPath)), { channels: [0] });
       stageSum.decode! += performance.now() - t;
-      if (truth.width !== image.width || truth.height !== image.height) throw new Error(`${labelPath} is ${truth.width}x${truth.height}, image is ${image.width}x${image.height}`);
+      if (decodedTruth.width !== image.width || decodedTruth.height !== image.height) throw new Error(`${labelPath} is ${decodedTruth.width}x${decodedTruth.height}, image is ${image.width}x${image.height}`);
+      let truth: Uint32Array = Uint32Array.from(decodedTruth.data);
+      if (factor !== 1) {
+        const width = Math.max(1, Math.round(image.width * factor)), height = Math.max(1, Math.round(image.height * factor));
+        truth = resizeLabelsNearest(truth, image.width, image.height, width, height);
+        image = { ...image, width, height, data: resizePlanar(image.data, image.channels, image.width, image.height, width, height) };
+      }
       const result = await segmentImage(image, model, diameter === undefined ? {} : { diameter });
       for (const [stage, ms] of Object.entries(result.timings)) stageSum[stage] = (stageSum[stage] ?? 0) + ms;
-      const score = averagePrecision(Uint32Array.from(truth.data), result.labels, THRESHOLDS);
+      const trueDiameter = medianObjectDiameter(truth);
+      if (trueDiameter > 0) { trueDiameters.push(trueDiameter); usedDiameters.push(result.diameter); }
+      if (verbose) console.log(`  ${file} x${factor}: true diameter ${trueDiameter.toFixed(1)}, used ${result.diameter.toFixed(1)}${result.diameterEstimate ? ` (image ${result.diameterEstimate.fromImage?.toFixed(1)}, masks ${result.diameterEstimate.fromMasks?.toFixed(1)}, passes ${result.diameterEstimate.passes})` : ""}`);
+      const score = averagePrecision(truth, result.labels, THRESHOLDS);
       score.ap.forEach((ap, i) => (apSum[i]! += ap));
       trueObjects += score.tp[0]! + score.fn[0]!;
       predicted += result.rois.length;
       images++;
       megapixels += (image.width * image.height) / 1e6;
-      t = performance.now();
     }
-    if (images === 0) { console.log(`${basename(dir)}: no images with labels`); continue; }
+    const name = factor === 1 ? basename(dir) : `${basename(dir)} x${factor}`;
+    if (images === 0) { console.log(`${name}: no images with labels`); return; }
     const ap = apSum.map((s) => (s / images).toFixed(3));
     const stages = Object.entries(stageSum).map(([stage, ms]) => `${stage} ${(ms / images).toFixed(0)}`).join(", ");
-    console.log(`${basename(dir)}: ${images} images, AP@0.5 ${ap[0]}  AP@0.75 ${ap[1]}  AP@0.9 ${ap[2]}; objects true ${trueObjects}, predicted ${predicted}`);
+    console.log(`${name}: ${images} images, AP@0.5 ${ap[0]}  AP@0.75 ${ap[1]}  AP@0.9 ${ap[2]}; objects true ${trueObjects}, predicted ${predicted}`);
     console.log(`  mean ms per image: ${stages}; network ${(stageSum.network! / megapixels).toFixed(0)} ms per megapixel of input image (after any rescaling by diameter)`);
+    table.push(`${basename(dir).padEnd(9)} ${String(factor).padStart(6)}  ${String(images).padStart(6)}  ${ap[0]}   ${median(trueDiameters).toFixed(1).padStart(20)}  ${median(usedDiameters).toFixed(1).padStart(22)}`);
   }
+}
+
+function parseDiameter(value: string | undefined): number | "auto" | undefined {
+  if (value === undefined || value === "auto") return value;
+  const diameter = Number(value);
+  if (!(diameter > 0 && Number.isFinite(diameter))) throw new Error(`--diameter must be a positive number or "auto", got ${value}`);
+  return diameter;
+}
+
+function parseFactor(value: string): number {
+  const factor = Number(value);
+  if (!(factor > 0 && factor <= 8)) throw new Error(`--rescale factors must be in (0, 8], got ${value}`);
+  return factor;
+}
+
+/** Nearest-neighbour resize of a label image, pixel centres aligned (as resizePlanar's bilinear). */
+function resizeLabelsNearest(labels: Uint32Array, width: number, height: number, newWidth: number, newHeight: number): Uint32Array {
+  const out = new Uint32Array(newWidth * newHeight);
+  for (let y = 0; y < newHeight; y++) {
+    const sy = Math.min(height - 1, Math.floor(((y + 0.5) * height) / newHeight));
+    for (let x = 0; x < newWidth; x++) out[y * newWidth + x] = labels[sy * width + Math.min(width - 1, Math.floor(((x + 0.5) * width) / newWidth))]!;
+  }
+  return out;
+}
+
+function median(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 main().catch((error: unknown) => {

@@ -1,17 +1,22 @@
 // The engine's entry point: a decoded image and a loaded model in; labels, ROIs with measurements,
 // confluency and per-stage timings out. The runner calls exactly segmentImage.
 import type { Roi } from "../../schema/roi.ts";
+import { medianObjectDiameter } from "../training/object-diameter.ts";
 import type { DecodedImage } from "./decode/index.ts";
+import { estimateDiameterFromImage, MIN_ESTIMATED_DIAMETER } from "./diameter.ts";
 import { runNetwork } from "./inference.ts";
-import { computeMasks, DEFAULT_MASK_PARAMS, type MaskParams } from "./masks/compute-masks.ts";
+import { computeMasks, DEFAULT_MASK_PARAMS, type MaskParams, type MaskResult } from "./masks/compute-masks.ts";
 import type { LoadedModel } from "./model.ts";
 import { normalizeImage } from "./normalize.ts";
 import { resizePlanar } from "./resize.ts";
 import { confluency, measureRois } from "./rois.ts";
 
 export interface SegmentParams extends MaskParams {
-  /** Mean cell diameter in this image (px); the image is rescaled by model diameter / this. Default: the model's. */
-  diameter: number | undefined;
+  /**
+   * Typical cell diameter in this image (px); the image is rescaled by model diameter / this.
+   * "auto" estimates it (diameter.ts, then at most one more network pass); undefined = the model's (no rescaling).
+   */
+  diameter: "auto" | number | undefined;
   /** Image channels fed to the model's channels, in order (default: the first ones; missing ones are zero). */
   channels: number[] | undefined;
   /** Tiles per network call. */
@@ -22,7 +27,7 @@ export interface SegmentParams extends MaskParams {
 
 export const DEFAULT_SEGMENT_PARAMS: SegmentParams = { ...DEFAULT_MASK_PARAMS, diameter: undefined, channels: undefined, batchSize: 8, tileOverlap: 0.1 };
 
-export type SegmentStage = "normalize" | "rescale" | "network" | "masks" | "rois";
+export type SegmentStage = "normalize" | "diameter" | "rescale" | "network" | "masks" | "rois";
 
 export interface SegmentResult {
   width: number;
@@ -34,7 +39,26 @@ export interface SegmentResult {
   confluency: number;
   /** Milliseconds per stage. */
   timings: Record<SegmentStage, number>;
+  /** Diameter (px, this image's pixels) the masks were computed at: the given one, the model's, or the estimate. */
+  diameter: number;
+  /** With diameter "auto": how it was found. */
+  diameterEstimate?: DiameterEstimate;
 }
+
+export interface DiameterEstimate {
+  /** First guess from image statistics (undefined: no foreground structure, the model's diameter was used). */
+  fromImage: number | undefined;
+  /** Median equivalent diameter of the masks of the first network pass (undefined: no masks). */
+  fromMasks: number | undefined;
+  /** Network passes run (1, or 2 when the masks disagreed with the first guess). */
+  passes: number;
+}
+
+/**
+ * With diameter "auto", a second pass runs when the first pass's masks measure a diameter off the
+ * first guess by more than this factor (Cellpose 1–3 rescale when the size model disagrees).
+ */
+export const AUTO_DIAMETER_TOLERANCE = 1.2;
 
 /** Largest factor by which an image may be enlarged for the network (diameter much smaller than the model's). */
 const MAX_UPSCALE_PIXELS = 2 ** 28;
@@ -44,7 +68,7 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   validate(p);
   const { width, height } = image;
   const manifest = model.manifest;
-  const timings: Record<SegmentStage, number> = { normalize: 0, rescale: 0, network: 0, masks: 0, rois: 0 };
+  const timings: Record<SegmentStage, number> = { normalize: 0, diameter: 0, rescale: 0, network: 0, masks: 0, rois: 0 };
   let t = performance.now();
   const lap = (stage: SegmentStage) => { const now = performance.now(); timings[stage] += now - t; t = now; };
   const report = (fraction: number, stage: string) => onProgress?.(Math.min(1, Math.max(0, fraction)), stage);
@@ -56,39 +80,90 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   normalizeImage(input, manifest.normalization, input.data);
   lap("normalize");
 
-  const scale = p.diameter === undefined ? 1 : manifest.diameter / p.diameter;
-  const scaledWidth = Math.max(1, Math.round(width * scale));
-  const scaledHeight = Math.max(1, Math.round(height * scale));
-  if (scaledWidth * scaledHeight * manifest.channels > MAX_UPSCALE_PIXELS) {
-    throw new Error(`diameter ${p.diameter} would rescale the image to ${scaledWidth}x${scaledHeight}, too large`);
+  const manifestDiameter = manifest.diameter;
+  let diameter = p.diameter === "auto" || p.diameter === undefined ? manifestDiameter : p.diameter;
+  let estimate: DiameterEstimate | undefined;
+  if (p.diameter === "auto") {
+    const fromImage = estimateDiameterFromImage(channelMean(input.data, manifest.channels, width * height), width, height);
+    estimate = { fromImage, fromMasks: undefined, passes: 1 };
+    diameter = fromImage ?? manifestDiameter;
   }
-  let networkInput: Float32Array | undefined = scale === 1 ? input.data : resizePlanar(input.data, manifest.channels, width, height, scaledWidth, scaledHeight);
-  input = undefined;
-  lap("rescale");
+  lap("diameter");
 
-  report(0.05, "network");
-  let scaled: Float32Array | undefined = await runNetwork(networkInput, manifest.channels, scaledWidth, scaledHeight, model, {
-    batchSize: p.batchSize,
-    overlap: p.tileOverlap,
-    onProgress: (f) => report(0.05 + 0.75 * f, "network"),
-  });
-  networkInput = undefined;
-  lap("network");
-  // Masks are computed at the image's own resolution, as Cellpose resizes flows back before dynamics.
-  const outputs = scale === 1 ? scaled : resizePlanar(scaled, 3, scaledWidth, scaledHeight, width, height);
-  scaled = undefined;
-  lap("rescale");
-
-  report(0.8, "masks");
   const plane = width * height;
-  const { labels, count } = computeMasks(outputs.subarray(0, 2 * plane), outputs.subarray(2 * plane), width, height, p);
+  // Progress: 0.05..0.8 for network passes (split in two with "auto"), 0.8..0.95 for masks.
+  const passShare = estimate ? 0.5 : 1;
+  let pass = await networkPass(input.data, diameter, 0);
+  let masks: MaskResult | undefined;
+  if (estimate) {
+    // The first pass's masks measure the objects; on a downsampled pass they are computed at the
+    // network's resolution, which is cheaper and, objects being near the model's size there, as good.
+    report(0.05 + 0.75 * passShare, "diameter");
+    let fromMasks: number | undefined;
+    if (pass.scale < 1) {
+      // computeMasks rescales the flows in place; this pass's outputs may still make the final masks.
+      const small = computeMasks(pass.outputs.slice(0, 2 * pass.plane), pass.outputs.subarray(2 * pass.plane), pass.width, pass.height, p);
+      if (small.count > 0) fromMasks = medianObjectDiameter(small.labels) / pass.scale;
+    } else {
+      masks = masksAtImageSize(pass);
+      lap("masks");
+      if (masks.count > 0) fromMasks = medianObjectDiameter(masks.labels);
+    }
+    if (fromMasks !== undefined) fromMasks = Math.max(MIN_ESTIMATED_DIAMETER, fromMasks);
+    estimate.fromMasks = fromMasks;
+    lap("diameter");
+    if (fromMasks !== undefined && Math.abs(Math.log(fromMasks / diameter)) > Math.log(AUTO_DIAMETER_TOLERANCE)) {
+      diameter = fromMasks;
+      estimate.passes = 2;
+      masks = undefined;
+      pass = await networkPass(input.data, diameter, 0.5);
+    }
+  }
+  input = undefined;
+  report(0.8, "masks");
+  const { labels, count } = masks ?? masksAtImageSize(pass);
   lap("masks");
+
+  /** Network outputs (planar [3, h, w]) with the image rescaled so that `at` becomes the model's diameter. */
+  async function networkPass(data: Float32Array, at: number, progressFrom: number) {
+    const scale = manifestDiameter / at;
+    const scaledWidth = Math.max(1, Math.round(width * scale));
+    const scaledHeight = Math.max(1, Math.round(height * scale));
+    if (scaledWidth * scaledHeight * manifest.channels > MAX_UPSCALE_PIXELS) {
+      throw new Error(`diameter ${at} would rescale the image to ${scaledWidth}x${scaledHeight}, too large`);
+    }
+    t = performance.now();
+    let networkInput: Float32Array | undefined = scale === 1 ? data : resizePlanar(data, manifest.channels, width, height, scaledWidth, scaledHeight);
+    lap("rescale");
+    const progress = (f: number) => report(0.05 + 0.75 * (progressFrom + passShare * f), "network");
+    progress(0);
+    const outputs = await runNetwork(networkInput, manifest.channels, scaledWidth, scaledHeight, model, { batchSize: p.batchSize, overlap: p.tileOverlap, onProgress: progress });
+    networkInput = undefined;
+    lap("network");
+    return { outputs, scale, width: scaledWidth, height: scaledHeight, plane: scaledWidth * scaledHeight };
+  }
+
+  /** Masks at the image's own resolution, as Cellpose resizes flows back before dynamics. */
+  function masksAtImageSize(pass: { outputs: Float32Array; scale: number; width: number; height: number }): MaskResult {
+    t = performance.now();
+    const outputs = pass.scale === 1 ? pass.outputs : resizePlanar(pass.outputs, 3, pass.width, pass.height, width, height);
+    lap("rescale");
+    return computeMasks(outputs.subarray(0, 2 * plane), outputs.subarray(2 * plane), width, height, p);
+  }
   report(0.95, "rois");
   const rois = measureRois(labels, width, height, count);
-  const result: SegmentResult = { width, height, labels, rois, confluency: confluency(labels), timings };
+  const result: SegmentResult = { width, height, labels, rois, confluency: confluency(labels), timings, diameter, ...(estimate ? { diameterEstimate: estimate } : {}) };
   lap("rois");
   report(1, "done");
   return result;
+}
+
+/** Mean over the model's channels: the plane the diameter is estimated on. */
+function channelMean(data: Float32Array, channels: number, plane: number): Float32Array {
+  if (channels === 1) return data;
+  const mean = new Float32Array(plane);
+  for (let c = 0; c < channels; c++) for (let i = 0; i < plane; i++) mean[i]! += data[c * plane + i]! / channels;
+  return mean;
 }
 
 /** The image's channels mapped onto the model's: selected or first ones, zeros where missing. */
@@ -104,7 +179,7 @@ function modelInput(image: DecodedImage, modelChannels: number, selection: numbe
 
 function validate(p: SegmentParams): void {
   const problems: string[] = [];
-  if (p.diameter !== undefined && !(p.diameter > 0 && Number.isFinite(p.diameter))) problems.push("diameter must be a positive number");
+  if (p.diameter !== undefined && p.diameter !== "auto" && !(typeof p.diameter === "number" && p.diameter > 0 && Number.isFinite(p.diameter))) problems.push('diameter must be a positive number or "auto"');
   if (!Number.isFinite(p.cellprobThreshold)) problems.push("cellprobThreshold must be a number");
   if (!(p.flowThreshold >= 0)) problems.push("flowThreshold must be >= 0");
   if (!(Number.isInteger(p.minSize) && p.minSize >= 0)) problems.push("minSize must be a non-negative integer");

@@ -50,6 +50,16 @@ describe("command-line tools", () => {
     const result = run("eval.ts", ["--data", dir, "--model", "reference", "--diameter", "15", "--provider", "cpu"]);
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/set: 1 images, AP@0\.5 (0\.9\d\d|1\.000) {2}AP@0\.75 \d\.\d{3} {2}AP@0\.9 \d\.\d{3}; objects true 20, predicted \d+/);
-    expect(result.stdout).toMatch(/mean ms per image: decode \d+, normalize \d+, rescale \d+, network \d+, masks \d+, rois \d+/);
+    expect(result.stdout).toMatch(/mean ms per image: decode \d+, normalize \d+, diameter \d+, rescale \d+, network \d+, masks \d+, rois \d+/);
+  });
+
+  it("eval --diameter auto --rescale also scores the images resized, with a table of AP@0.5 and diameters", () => {
+    const result = run("eval.ts", ["--data", dir, "--model", "reference", "--diameter", "auto", "--rescale", "2", "--provider", "cpu"]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/set x2: 1 images, AP@0\.5 (0\.9\d\d|1\.000)/);
+    expect(result.stdout).toMatch(/set +1 +1 +\d\.\d{3} +\d+\.\d +\d+\.\d/);
+    expect(result.stdout).toMatch(/set +2 +1 +(0\.9\d\d|1\.000) +\d+\.\d +\d+\.\d/);
+    const badDiameter = run("eval.ts", ["--data", dir, "--model", "reference", "--diameter", "big"]);
+    expect(badDiameter.stderr).toContain('--diameter must be a positive number or "auto", got big');
   });
 });

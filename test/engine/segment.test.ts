@@ -3,6 +3,7 @@ import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
 import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
 import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
 import { segmentImage } from "../../gpu-runner/engine/segment.ts";
+import { medianObjectDiameter } from "../../gpu-runner/training/object-diameter.ts";
 import { renderNuclei } from "./helpers/synthetic-image.ts";
 import { discField } from "./helpers/synthetic-labels.ts";
 
@@ -25,7 +26,9 @@ describe("segmentImage", () => {
     for (const v of result.labels) if (v) foreground++;
     expect(result.confluency).toBe(foreground / result.labels.length);
     expect(result.rois.reduce((s, r) => s + r.area_px, 0)).toBe(foreground);
-    expect(Object.keys(result.timings).sort()).toEqual(["masks", "network", "normalize", "rescale", "rois"]);
+    expect(Object.keys(result.timings).sort()).toEqual(["diameter", "masks", "network", "normalize", "rescale", "rois"]);
+    expect(result.diameter).toBe(15); // no diameter given: the model's, no rescaling
+    expect(result.diameterEstimate).toBeUndefined();
     expect(fractions.at(-1)).toBe(1);
     expect(fractions.every((f, i) => i === 0 || f >= fractions[i - 1]!)).toBe(true);
     expect(stages).toContain("network");
@@ -38,6 +41,50 @@ describe("segmentImage", () => {
     expect(averagePrecision(scene.labels, result.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
   });
 
+  describe('with diameter "auto"', () => {
+    // Nuclei of ~48 px for a model that expects 15 px: unrescaled, the hand-set model's flows wander
+    // on each nucleus's flat top and the count is wrong; the estimate brings them to the model's size.
+    const large = discField(360, 300, 12, 22, 26, 5);
+    const largeImage = renderNuclei(large);
+    const trueDiameter = medianObjectDiameter(large.labels);
+    const trueCount = Math.max(...large.labels);
+
+    it("estimates the diameter, reports it, and segments every nucleus once", async () => {
+      const model = await referenceModel(15);
+      const result = await segmentImage(largeImage, model, { diameter: "auto" });
+      expect(result.rois.length).toBe(trueCount);
+      expect(averagePrecision(large.labels, result.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
+      expect(result.diameter / trueDiameter).toBeGreaterThan(0.85);
+      expect(result.diameter / trueDiameter).toBeLessThan(1.15);
+      expect(result.diameterEstimate!.passes).toBeLessThanOrEqual(2);
+      expect(result.diameterEstimate!.fromImage).toBeGreaterThan(0);
+      expect(result.timings.diameter).toBeGreaterThan(0);
+      const unscaled = await segmentImage(largeImage, model);
+      expect(unscaled.rois.length).not.toBe(trueCount);
+    });
+
+    it("keeps nuclei already at the model's size at (nearly) scale 1, with the same quality", async () => {
+      const result = await segmentImage(image, await referenceModel(15), { diameter: "auto" });
+      expect(result.diameter / 15).toBeGreaterThan(0.8);
+      expect(result.diameter / 15).toBeLessThan(1.25);
+      expect(averagePrecision(scene.labels, result.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
+    });
+
+    it("is deterministic", async () => {
+      const model = await referenceModel(15);
+      const [a, b] = [await segmentImage(largeImage, model, { diameter: "auto" }), await segmentImage(largeImage, model, { diameter: "auto" })];
+      expect(a.diameter).toBe(b.diameter);
+      expect(a.labels).toEqual(b.labels);
+    });
+
+    it("falls back to the model's diameter on an image without objects", async () => {
+      const blank = { ...image, data: new Float32Array(image.data.length).fill(100) };
+      const result = await segmentImage(blank, await referenceModel(15), { diameter: "auto" });
+      expect(result.rois).toHaveLength(0);
+      expect(result.diameter).toBe(15);
+    });
+  });
+
   it("feeds selected channels to the model and zero-fills missing ones", async () => {
     const twoChannel = { ...image, channels: 2, data: new Float32Array(2 * image.data.length) };
     twoChannel.data.set(image.data, image.data.length); // nuclei in channel 1, channel 0 empty
@@ -48,6 +95,6 @@ describe("segmentImage", () => {
 
   it("rejects invalid parameters with the reasons", async () => {
     const model = await referenceModel(15);
-    await expect(segmentImage(image, model, { diameter: -1, niter: 1.5 })).rejects.toThrow(/diameter must be a positive number; niter must be an integer/);
+    await expect(segmentImage(image, model, { diameter: -1, niter: 1.5 })).rejects.toThrow(/diameter must be a positive number or "auto"; niter must be an integer/);
   });
 });

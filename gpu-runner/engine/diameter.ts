@@ -1,0 +1,172 @@
+// Automatic object-size estimation for requests that give no diameter.
+//
+// A first guess from image statistics alone (no network): the scale of maximal scale-normalised
+// Laplacian-of-Gaussian response over the bright foreground (Lindeberg's blob scale selection,
+// "Feature detection with automatic scale selection", IJCV 1998). A bright disc of radius r gives
+// its strongest normalised response −σ²∇²(G_σ * I) at its centre for σ = r/√2; averaged over the
+// foreground the peak sits at a fixed multiple of that, calibrated below on discs. Large scales are
+// computed on box-downsampled copies so every scale costs about the same small number of
+// operations per downsampled pixel, and the whole estimate is a fraction of one network pass.
+//
+// The refinement after a network pass (segment.ts) uses Cellpose's own size measure on the masks
+// (median equivalent diameter, as Cellpose 1–3's SizeModel refinement, Stringer et al. 2021).
+
+/** Candidate diameters grow by this factor; the peak is refined by parabolic interpolation. */
+const SCALE_STEP = 2 ** (1 / 6);
+/** Smallest diameter looked for (px); smaller objects are below what the network can resolve anyway. */
+export const MIN_ESTIMATED_DIAMETER = 6;
+/** Work on at most this many pixels: larger images are box-downsampled first (objects stay ≥ MIN size). */
+const MAX_WORKING_PIXELS = 2 ** 20;
+/** Gaussian σ in (downsampled) pixels is kept at least this, so the discrete Laplacian stays accurate. */
+const MIN_SIGMA_PX = 2;
+/**
+ * Foreground-averaged response peaks at σ = CALIBRATION · r for discs of radius r (found by
+ * measuring discs of radius 4–60 px; see test/engine/diameter.test.ts), so diameter = 2σ/CALIBRATION.
+ */
+const CALIBRATION = 0.62;
+
+/**
+ * Estimated typical object diameter (px) of bright objects on a dark background, from a normalised
+ * single-channel plane (values ~0..1). Undefined when the image has no foreground structure.
+ */
+export function estimateDiameterFromImage(plane: Float32Array, width: number, height: number): number | undefined {
+  if (plane.length !== width * height) throw new Error(`plane has ${plane.length} values, expected ${width}x${height}`);
+  const base = Math.max(1, Math.ceil(Math.sqrt((width * height) / MAX_WORKING_PIXELS)));
+  const level0 = downsample({ data: plane, width, height }, base);
+  const foreground = foregroundMask(level0.data);
+  let foregroundCount = 0;
+  for (let i = 0; i < foreground.length; i++) foregroundCount += foreground[i]!;
+  if (foregroundCount < 16) return undefined;
+
+  const largest = Math.min(width, height) / 2;
+  const diameters: number[] = [];
+  for (let d = Math.max(MIN_ESTIMATED_DIAMETER, 2 * base); d <= largest; d *= SCALE_STEP) diameters.push(d);
+  if (diameters.length < 3) return undefined;
+
+  // Each downsampled level carries its foreground fraction per pixel as the averaging weight.
+  const foregroundPlane: Plane = { data: Float32Array.from(foreground), width: level0.width, height: level0.height };
+  const levels = new Map<number, { image: Plane; weight: Plane }>([[1, { image: level0, weight: foregroundPlane }]]);
+  const curve = new Float64Array(diameters.length);
+  for (let k = 0; k < diameters.length; k++) {
+    const sigma = (CALIBRATION * diameters[k]!) / 2 / base; // in level0 pixels
+    const factor = Math.max(1, Math.floor(sigma / MIN_SIGMA_PX));
+    let level = levels.get(factor);
+    if (!level) levels.set(factor, (level = { image: downsample(level0, factor), weight: downsample(foregroundPlane, factor) }));
+    curve[k] = weightedPositiveMean(normalisedBlobResponse(level.image, sigma / factor), level.weight.data);
+  }
+
+  let best = 0;
+  for (let k = 1; k < curve.length; k++) if (curve[k]! > curve[best]!) best = k;
+  if (!(curve[best]! > 0)) return undefined;
+  // Parabolic peak in log-diameter between the neighbours (none at the ends of the range).
+  let offset = 0;
+  if (best > 0 && best < curve.length - 1) {
+    const a = curve[best - 1]!, b = curve[best]!, c = curve[best + 1]!;
+    const denominator = a - 2 * b + c;
+    if (denominator < 0) offset = Math.max(-0.5, Math.min(0.5, (0.5 * (a - c)) / denominator));
+  }
+  return diameters[best]! * SCALE_STEP ** offset;
+}
+
+interface Plane {
+  data: Float32Array;
+  width: number;
+  height: number;
+}
+
+/** Mean of pixel blocks of factor × factor (edge blocks partial). */
+function downsample(source: Plane, factor: number): Plane {
+  if (factor === 1) return source;
+  const width = Math.ceil(source.width / factor), height = Math.ceil(source.height / factor);
+  const sum = new Float32Array(width * height);
+  const count = new Float32Array(width * height);
+  for (let y = 0; y < source.height; y++) {
+    const row = ((y / factor) | 0) * width;
+    for (let x = 0; x < source.width; x++) {
+      const i = row + ((x / factor) | 0);
+      sum[i]! += source.data[y * source.width + x]!;
+      count[i]! += 1;
+    }
+  }
+  for (let i = 0; i < sum.length; i++) sum[i]! /= count[i]!;
+  return { data: sum, width, height };
+}
+
+/** Otsu's threshold on values clipped to [0, 1] (256 bins): 1 where brighter. */
+function foregroundMask(data: Float32Array): Uint8Array {
+  const bins = 256;
+  const histogram = new Float64Array(bins);
+  for (let i = 0; i < data.length; i++) histogram[Math.min(bins - 1, Math.max(0, Math.floor(data[i]! * bins)))]! += 1;
+  let total = 0, weighted = 0;
+  for (let b = 0; b < bins; b++) { total += histogram[b]!; weighted += b * histogram[b]!; }
+  let below = 0, belowWeighted = 0, bestBetween = -1, threshold = bins / 2;
+  for (let b = 0; b < bins - 1; b++) {
+    below += histogram[b]!;
+    belowWeighted += b * histogram[b]!;
+    const above = total - below;
+    if (below === 0 || above === 0) continue;
+    const difference = belowWeighted / below - (weighted - belowWeighted) / above;
+    const between = below * above * difference * difference;
+    if (between > bestBetween) { bestBetween = between; threshold = b + 1; }
+  }
+  const mask = new Uint8Array(data.length);
+  for (let i = 0; i < data.length; i++) mask[i] = data[i]! * bins >= threshold ? 1 : 0;
+  return mask;
+}
+
+/** −σ²∇²(G_σ * I): positive at the centres of bright blobs, comparable across scales. */
+function normalisedBlobResponse(level: Plane, sigma: number): Float32Array {
+  const { width, height } = level;
+  const blurred = gaussianBlur(level, sigma);
+  const out = new Float32Array(width * height);
+  const s2 = sigma * sigma;
+  for (let y = 0; y < height; y++) {
+    const up = Math.max(0, y - 1) * width, row = y * width, down = Math.min(height - 1, y + 1) * width;
+    for (let x = 0; x < width; x++) {
+      const left = Math.max(0, x - 1), right = Math.min(width - 1, x + 1);
+      const centre = blurred[row + x]!;
+      const laplacian = blurred[up + x]! + blurred[down + x]! + blurred[row + left]! + blurred[row + right]! - 4 * centre;
+      out[row + x] = -s2 * laplacian;
+    }
+  }
+  return out;
+}
+
+/** Separable Gaussian blur, edges replicated. */
+function gaussianBlur(level: Plane, sigma: number): Float32Array {
+  const { data, width, height } = level;
+  const radius = Math.ceil(3 * sigma);
+  const kernel = new Float32Array(2 * radius + 1);
+  let sum = 0;
+  for (let i = -radius; i <= radius; i++) sum += kernel[i + radius] = Math.exp(-(i * i) / (2 * sigma * sigma));
+  for (let i = 0; i < kernel.length; i++) kernel[i]! /= sum;
+  const rows = new Float32Array(width * height);
+  for (let y = 0; y < height; y++) {
+    const row = y * width;
+    for (let x = 0; x < width; x++) {
+      let acc = 0;
+      for (let i = -radius; i <= radius; i++) acc += kernel[i + radius]! * data[row + Math.min(width - 1, Math.max(0, x + i))]!;
+      rows[row + x] = acc;
+    }
+  }
+  const out = new Float32Array(width * height);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      let acc = 0;
+      for (let i = -radius; i <= radius; i++) acc += kernel[i + radius]! * rows[Math.min(height - 1, Math.max(0, y + i)) * width + x]!;
+      out[y * width + x] = acc;
+    }
+  }
+  return out;
+}
+
+/** Foreground-weighted mean of the positive part of the response. */
+function weightedPositiveMean(response: Float32Array, weight: Float32Array): number {
+  let sum = 0, total = 0;
+  for (let i = 0; i < response.length; i++) {
+    const w = weight[i]!;
+    total += w;
+    if (w > 0 && response[i]! > 0) sum += w * response[i]!;
+  }
+  return total > 0 ? sum / total : 0;
+}

@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { estimateDiameterFromImage } from "../../gpu-runner/engine/diameter.ts";
+import { normalizeImage } from "../../gpu-runner/engine/normalize.ts";
+import { medianObjectDiameter } from "../../gpu-runner/training/object-diameter.ts";
+import { renderNuclei } from "./helpers/synthetic-image.ts";
+import { discField } from "./helpers/synthetic-labels.ts";
+
+function normalisedDiscs(radius: number) {
+  const size = Math.max(160, Math.round(radius * 14));
+  const scene = discField(size, size, 30, radius * 0.9, radius * 1.1, 7);
+  const image = renderNuclei(scene);
+  normalizeImage(image, undefined, image.data);
+  return { plane: image.data, size, trueDiameter: medianObjectDiameter(scene.labels) };
+}
+
+describe("estimateDiameterFromImage", () => {
+  for (const radius of [5, 10, 20, 40]) {
+    it(`recovers the diameter of discs of radius ${radius} px within 15 %`, () => {
+      const { plane, size, trueDiameter } = normalisedDiscs(radius);
+      const estimate = estimateDiameterFromImage(plane, size, size)!;
+      expect(estimate / trueDiameter).toBeGreaterThan(0.85);
+      expect(estimate / trueDiameter).toBeLessThan(1.15);
+    });
+  }
+
+  it("gives the same answer for the same image (deterministic)", () => {
+    const { plane, size } = normalisedDiscs(10);
+    expect(estimateDiameterFromImage(plane, size, size)).toBe(estimateDiameterFromImage(plane.slice(), size, size));
+  });
+
+  it("finds nothing in a flat image", () => {
+    expect(estimateDiameterFromImage(new Float32Array(100 * 80), 100, 80)).toBeUndefined();
+  });
+
+  it("rejects a plane whose length does not match its size", () => {
+    expect(() => estimateDiameterFromImage(new Float32Array(10), 5, 5)).toThrow(/expected 5x5/);
+  });
+});
