@@ -25,6 +25,8 @@ export const predictionResult = z.object({
   confluency: z.number().min(0).max(1),
   width: z.number().int().min(1),
   height: z.number().int().min(1),
+  /** Object diameter (px) the image was segmented at: the job's, or the engine's estimate. */
+  diameter: z.number().positive().optional(),
   timings: z.record(z.string(), z.number()).optional(),
 });
 

@@ -5,10 +5,9 @@ import { decodeImage } from "../engine/decode/index.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
 import type { JobContext } from "./job-context.ts";
 
-/** The API's parameter names (Cellpose's) to the engine's. */
+/** The API's parameter names (Cellpose's) to the engine's. A job without a diameter gets it estimated. */
 export function segmentParams(params: Record<string, unknown>): Partial<SegmentParams> {
-  const out: Partial<SegmentParams> = {};
-  if (typeof params.diameter === "number") out.diameter = params.diameter;
+  const out: Partial<SegmentParams> = { diameter: typeof params.diameter === "number" ? params.diameter : "auto" };
   if (typeof params.cellprob_threshold === "number") out.cellprobThreshold = params.cellprob_threshold;
   if (typeof params.flow_threshold === "number") out.flowThreshold = params.flow_threshold;
   if (typeof params.min_size === "number") out.minSize = params.min_size;
@@ -60,6 +59,8 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
     confluency: result.confluency,
     width: result.width,
     height: result.height,
+    /** The diameter the image was segmented at: the job's, or the estimate. */
+    diameter: result.diameter,
     timings: {
       fetch_ms: Math.round(fetchedMs),
       decode_ms: Math.round(decodedMs),

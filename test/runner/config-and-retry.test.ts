@@ -49,6 +49,6 @@ describe("prediction parameters", () => {
     expect(segmentParams({ diameter: 17, cellprob_threshold: -1, flow_threshold: 0.6, min_size: 5, niter: 300 })).toEqual({
       diameter: 17, cellprobThreshold: -1, flowThreshold: 0.6, minSize: 5, niter: 300,
     });
-    expect(segmentParams({})).toEqual({});
+    expect(segmentParams({})).toEqual({ diameter: "auto" }); // no diameter: estimated by the engine
   });
 });
