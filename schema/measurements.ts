@@ -24,6 +24,8 @@ export type MeasurementValue = string | number | null;
 export interface MeasurementColumn {
   name: string;
   type: "string" | "number";
+  /** "segmentation": the same for every ROI of an export (formatters encode it once); "roi": per ROI. */
+  source: "segmentation" | "roi";
   description: string;
   value: (context: ExportContext, roi: Roi) => MeasurementValue;
 }
@@ -38,27 +40,28 @@ export function roiId(segmentationId: string, index: number): string {
 }
 
 export const MEASUREMENT_COLUMNS = [
-  { name: "image_name", type: "string", description: "file name of the segmented image", value: (c) => c.imageName },
-  { name: "image_width", type: "number", description: "image width in pixels", value: (c) => c.imageWidth },
-  { name: "image_height", type: "number", description: "image height in pixels", value: (c) => c.imageHeight },
-  { name: "segmentation_id", type: "string", description: "id of the segmentation", value: (c) => c.segmentationId },
-  { name: "segmentation_source", type: "string", description: '"model" or "import"', value: (c) => c.segmentationSource },
-  { name: "model_name", type: "string", description: "model that segmented the image (empty for imports)", value: (c) => c.modelName },
-  { name: "confluency", type: "number", description: "fraction of the image covered by cells, 0..1", value: (c) => c.confluency },
-  { name: "roi_index", type: "number", description: "1-based position of the ROI, equal to its label in masks.png", value: (_c, r) => r.index + 1 },
-  { name: "roi_id", type: "string", description: "stable id: <segmentation_id>-<roi_index>", value: (c, r) => roiId(c.segmentationId, r.index) },
-  // Empty until a classification feature exists; kept so files keep one shape over time.
-  { name: "cell_type", type: "string", description: "class of the cell (empty until classified)", value: () => "" },
-  { name: "tags", type: "string", description: "user tags, semicolon-separated (empty until tagged)", value: () => "" },
-  { name: "entity_type", type: "string", description: 'what the ROI outlines: "cell"', value: () => "cell" },
-  { name: "area_px", type: "number", description: "pixels in the mask", value: (_c, r) => r.area_px },
-  { name: "perimeter_px", type: "number", description: "traced pixel-edge perimeter as ImageJ measures it", value: (_c, r) => r.perimeter_px },
-  { name: "centroid_x", type: "number", description: "mean x of the mask's pixel centres", value: (_c, r) => r.centroid_x },
-  { name: "centroid_y", type: "number", description: "mean y of the mask's pixel centres", value: (_c, r) => r.centroid_y },
-  { name: "bbox_x", type: "number", description: "bounding box left, pixels", value: (_c, r) => r.bbox_x },
-  { name: "bbox_y", type: "number", description: "bounding box top, pixels", value: (_c, r) => r.bbox_y },
-  { name: "bbox_w", type: "number", description: "bounding box width, pixels", value: (_c, r) => r.bbox_w },
-  { name: "bbox_h", type: "number", description: "bounding box height, pixels", value: (_c, r) => r.bbox_h },
+  { name: "image_name", type: "string", source: "segmentation", description: "file name of the segmented image", value: (c) => c.imageName },
+  { name: "image_width", type: "number", source: "segmentation", description: "image width in pixels", value: (c) => c.imageWidth },
+  { name: "image_height", type: "number", source: "segmentation", description: "image height in pixels", value: (c) => c.imageHeight },
+  { name: "segmentation_id", type: "string", source: "segmentation", description: "id of the segmentation", value: (c) => c.segmentationId },
+  { name: "segmentation_source", type: "string", source: "segmentation", description: '"model" or "import"', value: (c) => c.segmentationSource },
+  { name: "model_name", type: "string", source: "segmentation", description: "model that segmented the image (empty for imports)", value: (c) => c.modelName },
+  { name: "confluency", type: "number", source: "segmentation", description: "fraction of the image covered by cells, 0..1", value: (c) => c.confluency },
+  { name: "roi_index", type: "number", source: "roi", description: "1-based position of the ROI, equal to its label in masks.png", value: (_c, r) => r.index + 1 },
+  { name: "roi_id", type: "string", source: "roi", description: "stable id: <segmentation_id>-<roi_index>", value: (c, r) => roiId(c.segmentationId, r.index) },
+  // Empty until a classification feature exists (then they become per-ROI, source "roi"); kept so
+  // files keep one shape over time.
+  { name: "cell_type", type: "string", source: "segmentation", description: "class of the cell (empty until classified)", value: () => "" },
+  { name: "tags", type: "string", source: "segmentation", description: "user tags, semicolon-separated (empty until tagged)", value: () => "" },
+  { name: "entity_type", type: "string", source: "segmentation", description: 'what the ROI outlines: "cell"', value: () => "cell" },
+  { name: "area_px", type: "number", source: "roi", description: "pixels in the mask", value: (_c, r) => r.area_px },
+  { name: "perimeter_px", type: "number", source: "roi", description: "traced pixel-edge perimeter as ImageJ measures it", value: (_c, r) => r.perimeter_px },
+  { name: "centroid_x", type: "number", source: "roi", description: "mean x of the mask's pixel centres", value: (_c, r) => r.centroid_x },
+  { name: "centroid_y", type: "number", source: "roi", description: "mean y of the mask's pixel centres", value: (_c, r) => r.centroid_y },
+  { name: "bbox_x", type: "number", source: "roi", description: "bounding box left, pixels", value: (_c, r) => r.bbox_x },
+  { name: "bbox_y", type: "number", source: "roi", description: "bounding box top, pixels", value: (_c, r) => r.bbox_y },
+  { name: "bbox_w", type: "number", source: "roi", description: "bounding box width, pixels", value: (_c, r) => r.bbox_w },
+  { name: "bbox_h", type: "number", source: "roi", description: "bounding box height, pixels", value: (_c, r) => r.bbox_h },
 ] as const satisfies readonly MeasurementColumn[];
 
 export type MeasurementColumnName = (typeof MEASUREMENT_COLUMNS)[number]["name"];

@@ -26,11 +26,15 @@ export function measurementsCsv(artifact: RoiArtifactContents, context: ExportCo
   async function* rows(): AsyncGenerator<Uint8Array> {
     const text = new TextChunker();
     text.push(columns.map((c) => csvField(c.name)).join(",") + "\r\n");
+    // Segmentation-level fields are the same on every row: quote them once.
+    const fixed: (string | null)[] = columns.map(() => null);
     for await (const roi of artifact.rois) {
       let line = "";
       for (let i = 0; i < columns.length; i++) {
+        const column = columns[i];
         if (i > 0) line += ",";
-        line += csvField(columns[i].value(context, roi));
+        if (column.source === "roi") line += csvField(column.value(context, roi));
+        else line += fixed[i] ??= csvField(column.value(context, roi));
       }
       const chunk = text.push(line + "\r\n");
       if (chunk) yield chunk;

@@ -101,15 +101,15 @@ export function seededRandom(seed: number): () => number {
 }
 
 /**
- * `columns` x `rows` tiles of `tile` pixels, one random blob per tile (about 4 vertices per row
- * of height), never touching a neighbour.
+ * `columns` x `rows` tiles of `tile` pixels, one random blob per tile (about 3.3 vertices per row
+ * of height, at least `minHeight` rows tall), never touching a neighbour.
  */
-export function syntheticShapes(columns: number, rows: number, tile: number, seed: number): RunShape[] {
+export function syntheticShapes(columns: number, rows: number, tile: number, seed: number, minHeight = 3): RunShape[] {
   const random = seededRandom(seed);
   const shapes: RunShape[] = [];
   for (let ty = 0; ty < rows; ty++) {
     for (let tx = 0; tx < columns; tx++) {
-      const height = 3 + Math.floor(random() * (tile - 5));
+      const height = minHeight + Math.floor(random() * (tile - 2 - minHeight));
       const top = ty * tile + 1 + Math.floor(random() * (tile - 2 - height));
       const left = tx * tile + 1;
       const span = tile - 2;
