@@ -16,7 +16,7 @@ import {
 } from "./roi-artifact.ts";
 import type { RoiArtifactContents, RoiArtifactHeader } from "./roi-artifact.ts";
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 function viewOf(bytes: Uint8Array): DataView {
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

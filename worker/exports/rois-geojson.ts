@@ -14,7 +14,7 @@
 import type { Roi } from "../../schema/roi.ts";
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
 import { MEASUREMENT_COLUMNS, roiId } from "../../schema/measurements.ts";
-import type { ExportContext, MeasurementValue } from "../../schema/measurements.ts";
+import type { ExportContext, MeasurementColumn, MeasurementValue } from "../../schema/measurements.ts";
 import { pullStream, TextChunker } from "./pull-stream.ts";
 
 /** Twice the signed area of the polygon by the shoelace formula, on (x, y) as given. */
@@ -50,10 +50,12 @@ function jsonValue(value: MeasurementValue): string {
  * which keeps 100,000 features well inside the time budget (JSON.stringify of a fresh object per
  * feature was the bottleneck).
  */
+const COLUMNS: readonly MeasurementColumn[] = MEASUREMENT_COLUMNS;
+
 class FeatureWriter {
   private readonly context: ExportContext;
-  private readonly keys = MEASUREMENT_COLUMNS.map((c, i) => (i === 0 ? "{" : ",") + JSON.stringify(c.name) + ":");
-  private readonly fixed: (string | null)[] = MEASUREMENT_COLUMNS.map(() => null);
+  private readonly keys = COLUMNS.map((c, i) => (i === 0 ? "{" : ",") + JSON.stringify(c.name) + ":");
+  private readonly fixed: (string | null)[] = COLUMNS.map(() => null);
 
   constructor(context: ExportContext) {
     this.context = context;
@@ -62,8 +64,8 @@ class FeatureWriter {
   feature(roi: Roi): string {
     let properties = "";
     let cellType: MeasurementValue = "";
-    for (let i = 0; i < MEASUREMENT_COLUMNS.length; i++) {
-      const column = MEASUREMENT_COLUMNS[i];
+    for (let i = 0; i < COLUMNS.length; i++) {
+      const column = COLUMNS[i];
       properties += this.keys[i];
       if (column.source === "roi") properties += jsonValue(column.value(this.context, roi));
       else properties += this.fixed[i] ??= jsonValue(column.value(this.context, roi));

@@ -102,7 +102,7 @@ describe("measurements.csv", () => {
     it("rejects unknown names before reading the artifact, naming them and listing the valid ones", async () => {
       const attempt = exportSmall("measurements.csv", { columns: ["area_px", "volume", "colour"] });
       await expect(attempt).rejects.toThrow(UnknownMeasurementColumnsError);
-      const error = await attempt.catch((e: unknown) => e as UnknownMeasurementColumnsError);
+      const error = (await attempt.catch((e: unknown) => e)) as UnknownMeasurementColumnsError;
       expect(error.unknown).toEqual(["volume", "colour"]);
       expect(error.valid).toEqual(SPEC_COLUMNS);
       expect(error.message).toContain("unknown column(s): volume, colour");

@@ -62,7 +62,7 @@ describe("ROI artifact", () => {
     const first = await contents.rois.next();
     expect(first.value).toEqual(gridRois[0]);
     expect(delivered).toBeLessThan(bytes.length / 2);
-    await contents.rois.return(undefined);
+    await contents.rois.return?.(undefined);
   });
 
   describe("rejects damaged files with a RoiArtifactError, never a hang", () => {

@@ -17,7 +17,7 @@ export async function readAllBytes(stream: ReadableStream<Uint8Array>): Promise<
 }
 
 export async function readAllText(stream: ReadableStream<Uint8Array>): Promise<string> {
-  return new TextDecoder("utf-8", { fatal: true }).decode(await readAllBytes(stream));
+  return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(await readAllBytes(stream));
 }
 
 /** A stream that yields `bytes` in pieces of `size`, as a network read would. */
