@@ -62,6 +62,12 @@ export const AUTO_DIAMETER_TOLERANCE = 1.2;
 
 /** Largest factor by which an image may be enlarged for the network (diameter much smaller than the model's). */
 const MAX_UPSCALE_PIXELS = 2 ** 28;
+/**
+ * An estimated diameter never enlarges the image more than this (nor past MAX_UPSCALE_PIXELS): a
+ * wrong estimate on noise must not make a job fail or take many times longer; a user who knows the
+ * objects are that small can still say so.
+ */
+const MAX_AUTO_UPSCALE = 3;
 
 export async function segmentImage(image: DecodedImage, model: LoadedModel, params: Partial<SegmentParams> = {}, onProgress?: (fraction: number, stage: string) => void): Promise<SegmentResult> {
   const p: SegmentParams = { ...DEFAULT_SEGMENT_PARAMS, ...params };
@@ -81,12 +87,14 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   lap("normalize");
 
   const manifestDiameter = manifest.diameter;
+  const smallestAutoDiameter = manifestDiameter * Math.max(1 / MAX_AUTO_UPSCALE, Math.sqrt((width * height * manifest.channels) / MAX_UPSCALE_PIXELS));
+  const boundedAutoDiameter = (estimate: number) => Math.max(estimate, smallestAutoDiameter);
   let diameter = p.diameter === "auto" || p.diameter === undefined ? manifestDiameter : p.diameter;
   let estimate: DiameterEstimate | undefined;
   if (p.diameter === "auto") {
     const fromImage = estimateDiameterFromImage(channelMean(input.data, manifest.channels, width * height), width, height);
     estimate = { fromImage, fromMasks: undefined, passes: 1 };
-    diameter = fromImage ?? manifestDiameter;
+    diameter = boundedAutoDiameter(fromImage ?? manifestDiameter);
   }
   lap("diameter");
 
@@ -113,7 +121,7 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
     estimate.fromMasks = fromMasks;
     lap("diameter");
     if (fromMasks !== undefined && Math.abs(Math.log(fromMasks / diameter)) > Math.log(AUTO_DIAMETER_TOLERANCE)) {
-      diameter = fromMasks;
+      diameter = boundedAutoDiameter(fromMasks);
       estimate.passes = 2;
       masks = undefined;
       pass = await networkPass(input.data, diameter, 0.5);

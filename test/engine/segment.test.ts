@@ -77,6 +77,14 @@ describe("segmentImage", () => {
       expect(a.labels).toEqual(b.labels);
     });
 
+    it("never enlarges the image more than 3x for the network, whatever the estimate", async () => {
+      // Objects of ~6 px (radius 3) for a model that expects 30 px would need a 5x enlargement.
+      const tiny = discField(120, 100, 25, 2.7, 3.3, 9);
+      const result = await segmentImage(renderNuclei(tiny), await referenceModel(30), { diameter: "auto" });
+      expect(result.diameterEstimate!.fromImage).toBeLessThan(10);
+      expect(result.diameter).toBeCloseTo(10, 6);
+    });
+
     it("falls back to the model's diameter on an image without objects", async () => {
       const blank = { ...image, data: new Float32Array(image.data.length).fill(100) };
       const result = await segmentImage(blank, await referenceModel(15), { diameter: "auto" });
