@@ -51,11 +51,17 @@ describe("segmentImage", () => {
 
     it("estimates the diameter, reports it, and segments every nucleus once", async () => {
       const model = await referenceModel(15);
-      const result = await segmentImage(largeImage, model, { diameter: "auto" });
+      const fractions: number[] = [];
+      const result = await segmentImage(largeImage, model, { diameter: "auto" }, (f) => fractions.push(f));
       expect(result.rois.length).toBe(trueCount);
+      expect(fractions.every((f, i) => i === 0 || f >= fractions[i - 1]!)).toBe(true);
+      expect(fractions.at(-1)).toBe(1);
       expect(averagePrecision(large.labels, result.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
-      expect(result.diameter / trueDiameter).toBeGreaterThan(0.85);
-      expect(result.diameter / trueDiameter).toBeLessThan(1.15);
+      // The diameter used is the first guess unless the masks disagreed with it by more than the tolerance.
+      expect(result.diameter / trueDiameter).toBeGreaterThan(1 / 1.25);
+      expect(result.diameter / trueDiameter).toBeLessThan(1.25);
+      expect(result.diameterEstimate!.fromMasks! / trueDiameter).toBeGreaterThan(0.9);
+      expect(result.diameterEstimate!.fromMasks! / trueDiameter).toBeLessThan(1.1);
       expect(result.diameterEstimate!.passes).toBeLessThanOrEqual(2);
       expect(result.diameterEstimate!.fromImage).toBeGreaterThan(0);
       expect(result.timings.diameter).toBeGreaterThan(0);
