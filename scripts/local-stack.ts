@@ -30,9 +30,10 @@ export function seedBaseModel(target: Target, dir = BASE_MODEL_DIR): boolean {
   return true;
 }
 
-export function startWorker(target: Target, port: number, vars: Record<string, string> = {}): ChildProcess {
+export function startWorker(target: Target, port: number, vars: Record<string, string> = {}, inspectorPort?: number): ChildProcess {
   const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--show-interactive-dev-session=false"];
   if (target.persistTo) args.push("--persist-to", target.persistTo);
+  if (inspectorPort !== undefined) args.push("--inspector-port", String(inspectorPort));
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   return spawnWrangler(args);
 }
@@ -54,7 +55,7 @@ export async function waitUntilServing(url: string, timeoutMs = 60_000): Promise
   throw new Error(`${url} did not answer within ${timeoutMs} ms`);
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.listen(0, "127.0.0.1", () => {
@@ -68,16 +69,27 @@ async function freePort(): Promise<number> {
 export interface LocalStack {
   api: string;
   key: string;
+  /** The Worker's SIGNING_KEY, for signing storage URLs the way the Worker does. */
+  signingKey: string;
+  /** The `wrangler dev` process; workerd runs below it. */
+  workerPid: number;
   startRunner(extra?: Record<string, string>): ChildProcess;
   sql(query: string): Record<string, unknown>[];
+  /** Puts a file into the stack's local R2 bucket. */
+  r2Put(key: string, file: string): void;
   stop(): Promise<void>;
 }
 
 const stopped = (child: ChildProcess) =>
   child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once("exit", () => resolve()));
 
+export interface StackOptions {
+  /** Serve the Worker isolate's DevTools inspector on this port (benchmarks read its heap). */
+  inspectorPort?: number;
+}
+
 /** A whole local stack in a temporary state directory on a free port (tests and benchmarks). */
-export async function startStack(): Promise<LocalStack> {
+export async function startStack(options: StackOptions = {}): Promise<LocalStack> {
   const state = mkdtempSync(join(tmpdir(), "cellseg-e2e-"));
   const target = { persistTo: state };
   const runnerToken = `e2e-runner-${crypto.randomUUID()}`;
@@ -85,11 +97,15 @@ export async function startStack(): Promise<LocalStack> {
   if (!seedBaseModel(target)) throw new Error("the base model gpu-runner/models/cpsam/cpsam.onnx is missing");
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const children: ChildProcess[] = [startWorker(target, port, { SIGNING_KEY: crypto.randomUUID(), RUNNER_TOKENS: runnerToken, LEASE_SECONDS: "30" })];
+  const signingKey = crypto.randomUUID();
+  const worker = startWorker(target, port, { SIGNING_KEY: signingKey, RUNNER_TOKENS: runnerToken, LEASE_SECONDS: "30" }, options.inspectorPort);
+  const children: ChildProcess[] = [worker];
   await waitUntilServing(`${url}/api/v1/models`);
   return {
     api: `${url}/api/v1`,
     key: createdKey!,
+    signingKey,
+    workerPid: worker.pid!,
     startRunner(extra = {}) {
       const runner = startRunner({
         WORKER_URL: url,
@@ -104,6 +120,7 @@ export async function startStack(): Promise<LocalStack> {
       return runner;
     },
     sql: (query) => d1(target, query),
+    r2Put: (key, file) => r2Put(target, key, file),
     async stop() {
       for (const child of children) child.kill("SIGTERM");
       await Promise.all(children.map(stopped));
