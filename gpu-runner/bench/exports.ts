@@ -1,30 +1,34 @@
-// npm run bench:exports — each export of a 100,000-ROI segmentation (~60 vertices per ROI) from
-// local workerd (Miniflare) and local R2, next to a plain read of the raw artifact from the same
-// R2 through the same Worker (the ceiling). Prints per format: time to first byte, total time,
-// bytes, throughput and its ratio to the raw read, and memory: the Worker isolate's peak V8 heap
-// (used, through the inspector protocol's Runtime.getHeapUsage, after a forced GC before each
-// request; this is what the 128 MB Workers limit counts) and the workerd process's peak resident
-// memory above its level before the request.
+// npm run bench:exports — each export of a 100,000-ROI segmentation (~60 vertices per ROI)
+// downloaded the way a user downloads it: `curl` with the API key against the real app's route
+// GET /api/v1/export/{id}/{format}, on the local stack (`wrangler dev`, local D1 and R2). The
+// ceiling is `curl` of the raw ROI artifact from the same local R2 through a signed storage URL
+// (GET /api/v1/storage/...: no decoding, no formatting). Prints per format: time to first byte,
+// total time, bytes, throughput and its ratio to the raw read, and memory: the Worker isolate's
+// peak V8 heap (used, through the inspector protocol's Runtime.getHeapUsage, after a forced GC
+// before each request; this is what the Workers memory limit counts) and the workerd process's
+// peak resident memory above its level before the request.
 //
 // Options: --rois N (default 100000), --runs N (default 3, the best run is reported),
 // --only <export name> (the raw read always runs first, as the reference).
 
-import { readFileSync, readdirSync } from "node:fs";
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { createWriteStream, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
-import { build } from "esbuild";
-import { convertV4MiniflareOptions, Miniflare } from "miniflare";
-import type { ExportContext } from "../../schema/measurements.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
+import { freePort, startStack } from "../../scripts/local-stack.ts";
 import { inRasterOrder, roisFromShapes, syntheticShapes } from "../../test/worker/exports/helpers/rois-from-runs.ts";
+import { Inspector } from "./exports-inspector.ts";
 
 const { values } = parseArgs({
   options: { rois: { type: "string", default: "100000" }, runs: { type: "string", default: "3" }, only: { type: "string" } },
 });
 const roiTarget = Number(values.rois);
 const runs = Number(values.runs);
+if (!Number.isInteger(roiTarget) || roiTarget < 1) throw new Error(`--rois must be a positive integer, got ${values.rois}`);
+if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`);
 
 // Tiles of 24 px with blobs 17..21 rows tall give about 60 pixel-edge vertices per ROI.
 const TILE = 24;
@@ -37,80 +41,68 @@ const width = columns * TILE;
 const height = rows * TILE;
 const vertices = rois.reduce((n, r) => n + r.polygon.length / 2, 0);
 
-const chunks: Uint8Array[] = [];
-for await (const chunk of encodeRoiArtifact({ imageWidth: width, imageHeight: height, confluency: 0.3, modelName: "bench", modelVersion: "1" }, rois)) chunks.push(chunk);
-const artifact = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-chunks.reduce((at, c) => (artifact.set(c, at), at + c.length), 0);
-
-const INSPECTOR_PORT = 9329;
 const workDir = mkdtempSync(join(tmpdir(), "bench-exports-"));
-const bundle = await build({
-  entryPoints: [new URL("./exports-bench-worker.ts", import.meta.url).pathname],
-  bundle: true,
-  format: "esm",
-  platform: "neutral",
-  target: "es2023",
-  write: false,
-});
-// R2 persists to disk, as under `wrangler dev`.
-// Miniflare 5 takes its own option shape; convertV4MiniflareOptions maps the documented one.
-const mf = new Miniflare(
-  convertV4MiniflareOptions({
-    resourcePersistencePath: workDir,
-    inspectorPort: INSPECTOR_PORT,
-    workers: [{ name: "bench", modules: true, script: bundle.outputFiles[0].text, compatibilityDate: "2026-10-01", r2Buckets: ["BUCKET"] }],
-  }),
+const artifactFile = join(workDir, "rois.bin");
+await pipeline(encodeRoiArtifact({ imageWidth: width, imageHeight: height, confluency: 0.3, modelName: "bench", modelVersion: "1" }, rois), createWriteStream(artifactFile));
+const artifactBytes = statSync(artifactFile).size;
+
+const inspectorPort = await freePort();
+const stack = await startStack({ inspectorPort });
+const origin = new URL(stack.api).origin;
+
+// The segmentation as a finished prediction leaves it: its artifact in R2 and its row in D1.
+const [{ id: orgId }] = stack.sql("SELECT id FROM organizations LIMIT 1") as { id: string }[];
+const segmentationId = "seg_bench";
+const key = `orgs/${orgId}/segmentations/${segmentationId}/rois.bin`;
+stack.r2Put(key, artifactFile);
+stack.sql(
+  "INSERT INTO segmentations (id, org_id, image_id, image_name, model_name, model_version, source, roi_count, confluency, width, height, artifact_key) " +
+    `VALUES ('${segmentationId}', '${orgId}', 'img_bench', 'bench plate.tif', 'bench', '1', 'model', ${rois.length}, 0.3, ${width}, ${height}, '${key}')`,
 );
-const base = await mf.ready;
-const key = "orgs/bench/segmentations/bench/rois.artifact";
-await (await mf.getR2Bucket("BUCKET")).put(key, artifact);
 
-/** A minimal Chrome DevTools protocol client for the Worker's isolate. */
-class Inspector {
-  private readonly socket: WebSocket;
-  private nextId = 1;
-  private readonly waiting = new Map<number, (result: Record<string, number>) => void>();
+// The Worker's own signing code. Its module types its env with Workers types, which the Node
+// typecheck does not load, so it is imported by a computed specifier (Node runs it as is).
+type SignStorageUrl = (env: { SIGNED_URL_MODE: "worker"; SIGNING_KEY: string }, origin: string, target: { method: "GET"; key: string }) => Promise<string>;
+const signedUrlsModule = "../../worker/services/signed-urls.ts";
+const { signStorageUrl } = (await import(signedUrlsModule)) as { signStorageUrl: SignStorageUrl };
+const rawUrl = await signStorageUrl({ SIGNED_URL_MODE: "worker", SIGNING_KEY: stack.signingKey }, origin, { method: "GET", key });
 
-  private constructor(socket: WebSocket) {
-    this.socket = socket;
-    socket.addEventListener("message", (event) => {
-      const message = JSON.parse(String(event.data));
-      this.waiting.get(message.id)?.(message.result ?? {});
-      this.waiting.delete(message.id);
-    });
+/** Every process below `root` (wrangler's workerd runs there), by /proc's parent links. */
+function descendants(root: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      // The command name may hold spaces and parentheses; the parent pid follows its last ")".
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // The process ended while we looked.
+    }
   }
-
-  static async connect(workerName: string): Promise<Inspector> {
-    const targets = (await (await fetch(`http://127.0.0.1:${INSPECTOR_PORT}/json`)).json()) as { id: string; webSocketDebuggerUrl?: string }[];
-    const target = targets.find((t) => t.id.includes(workerName)) ?? targets[0];
-    const url = target.webSocketDebuggerUrl ?? `ws://127.0.0.1:${INSPECTOR_PORT}/${target.id}`;
-    const socket = new WebSocket(url);
-    await new Promise((resolve, reject) => {
-      socket.addEventListener("open", resolve);
-      socket.addEventListener("error", reject);
-    });
-    return new Inspector(socket);
+  const found: number[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.pop()!;
+    for (const [child, parent] of parents) if (parent === pid) (found.push(child), queue.push(child));
   }
-
-  send(method: string): Promise<Record<string, number>> {
-    const id = this.nextId++;
-    this.socket.send(JSON.stringify({ id, method }));
-    return new Promise((resolve) => this.waiting.set(id, resolve));
-  }
-
-  close(): void {
-    this.socket.close();
-  }
+  return found;
 }
 
-/** Resident memory of every workerd process started for this bench, in bytes. */
+const workerdPids = descendants(stack.workerPid).filter((pid) => {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "workerd";
+  } catch {
+    return false;
+  }
+});
+if (workerdPids.length === 0) throw new Error("found no workerd process below wrangler dev");
+
+/** Resident memory of this stack's workerd, in bytes. */
 function workerdRss(): number {
   let total = 0;
-  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+  for (const pid of workerdPids) {
     try {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== "workerd") continue;
-      const status = readFileSync(`/proc/${pid}/status`, "utf8");
-      total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+      total += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
     } catch {
       // The process ended while we looked.
     }
@@ -118,23 +110,40 @@ function workerdRss(): number {
   return total;
 }
 
-interface Measurement {
+interface Download {
+  status: number;
   firstByteMs: number;
   totalMs: number;
   bytes: number;
+}
+
+/** A plain `curl` download to /dev/null: no Accept-Encoding, so nothing is gzipped on the way. */
+function curl(url: string, headers: string[]): Promise<Download> {
+  const args = ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{time_starttransfer} %{time_total} %{size_download}", ...headers.flatMap((h) => ["-H", h]), url];
+  return new Promise((resolve, reject) => {
+    execFile("curl", args, (error, stdout, stderr) => {
+      if (error) return reject(new Error(`curl ${url}: ${stderr || error.message}`));
+      const [status, firstByte, total, bytes] = stdout.trim().split(" ").map(Number);
+      resolve({ status, firstByteMs: firstByte * 1000, totalMs: total * 1000, bytes });
+    });
+  });
+}
+
+interface Measurement extends Download {
   peakRssDelta: number;
   peakHeapUsed: number;
 }
 
-async function measure(path: string): Promise<Measurement> {
+async function measure(inspector: Inspector, url: string, headers: string[]): Promise<Measurement> {
   // workerd runs inspector commands when the isolate wakes, so wake it with trivial requests
-  // until the collection has answered.
+  // (unauthenticated: answered 401 before any D1 or R2 work) until the collection has answered.
   let collected = false;
   void inspector.send("HeapProfiler.collectGarbage").then(() => (collected = true));
   for (let i = 0; i < 50 && !collected; i++) {
-    await (await fetch(new URL("/raw?key=none", base))).text();
+    await (await fetch(`${origin}/api/v1/models`)).text();
     await new Promise((r) => setTimeout(r, 5));
   }
+  if (!collected) throw new Error("the isolate did not run the forced GC");
   let peakHeapUsed = 0;
   let sampling = true;
   const heapSampler = (async () => {
@@ -147,83 +156,72 @@ async function measure(path: string): Promise<Measurement> {
   })();
   const before = workerdRss();
   let peak = before;
-  const sampler = setInterval(() => (peak = Math.max(peak, workerdRss())), 5);
-  const start = performance.now();
-  // Like a plain `curl`: no Accept-Encoding, so workerd does not gzip text responses on its CPU
-  // (on Cloudflare the edge compresses, outside the Worker's budget).
-  const response = await fetch(new URL(path, base), { headers: { "accept-encoding": "identity" } });
-  if (!response.ok || !response.body) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-  let firstByteMs = -1;
-  let bytes = 0;
-  for await (const chunk of response.body) {
-    if (firstByteMs < 0) firstByteMs = performance.now() - start;
-    bytes += chunk.length;
-  }
-  const totalMs = performance.now() - start;
-  clearInterval(sampler);
-  sampling = false;
+  const rssSampler = setInterval(() => (peak = Math.max(peak, workerdRss())), 5);
+  const download = await curl(url, headers).finally(() => {
+    clearInterval(rssSampler);
+    sampling = false;
+  });
   await heapSampler;
   peak = Math.max(peak, workerdRss());
-  return { firstByteMs, totalMs, bytes, peakRssDelta: peak - before, peakHeapUsed };
+  if (download.status !== 200) throw new Error(`${url}: HTTP ${download.status}`);
+  return { ...download, peakRssDelta: peak - before, peakHeapUsed };
 }
 
-const inspector = await Inspector.connect("bench");
-const context: ExportContext = {
-  segmentationId: "seg_bench",
-  segmentationSource: "model",
-  modelName: "bench",
-  imageName: "bench plate.tif",
-  imageWidth: width,
-  imageHeight: height,
-  confluency: 0.3,
-};
-const query = `?key=${encodeURIComponent(key)}&context=${encodeURIComponent(JSON.stringify(context))}`;
-const targets: [string, string][] = [
-  ["raw artifact (ceiling)", `/raw${query}`],
-  ["measurements.csv", `/export/measurements.csv${query}`],
-  ["rois.geojson", `/export/rois.geojson${query}`],
-  ["rois.zip", `/export/rois.zip${query}`],
-  [rois.length > 65535 ? "masks.png (32-bit TIFF)" : "masks.png", `/export/masks.png${query}`],
+const authorization = [`Authorization: Bearer ${stack.key}`];
+const exportUrl = (format: string) => `${stack.api}/export/${segmentationId}/${format}`;
+const targets: [string, string, string[]][] = [
+  ["raw artifact (ceiling)", rawUrl, []],
+  ["measurements.csv", exportUrl("measurements.csv"), authorization],
+  ["rois.geojson", exportUrl("rois.geojson"), authorization],
+  ["rois.zip", exportUrl("rois.zip"), authorization],
+  [rois.length > 65535 ? "masks.png (32-bit TIFF)" : "masks.png", exportUrl("masks.png"), authorization],
 ];
 
-console.log(`bench:exports — ${rois.length} ROIs, ${(vertices / rois.length).toFixed(1)} vertices/ROI, image ${width}x${height}, artifact ${(artifact.length / 1e6).toFixed(2)} MB`);
-console.log(`local workerd via Miniflare; time: best of ${runs} runs; memory: worst of ${runs} (isolate heap used; workerd RSS above its pre-request level)\n`);
-const MB = 1e6;
-let rawThroughput = 0;
-let rawMs = 0;
-const header = ["export", "first byte ms", "total ms", "time vs raw", "output MB", "MB/s", "MB/s vs raw", "ROIs/s", "peak heap MB", "peak RSS +MB"];
-console.log(header.join(" | "));
-for (const [name, path] of targets.filter(([n], i) => i === 0 || !values.only || n.startsWith(values.only))) {
-  let best: Measurement | null = null;
-  let worstRss = 0;
-  let worstHeap = 0;
-  for (let i = 0; i < runs; i++) {
-    const m = await measure(path);
-    worstRss = Math.max(worstRss, m.peakRssDelta);
-    worstHeap = Math.max(worstHeap, m.peakHeapUsed);
-    if (!best || m.totalMs < best.totalMs) best = m;
+// wrangler dev logs every request to this terminal, so the table is printed once it has stopped.
+const report: string[] = [];
+try {
+  const inspector = await Inspector.connect(inspectorPort);
+  report.push(`bench:exports — ${rois.length} ROIs, ${(vertices / rois.length).toFixed(1)} vertices/ROI, image ${width}x${height}, artifact ${(artifactBytes / 1e6).toFixed(2)} MB`);
+  report.push(`the app's export route under wrangler dev (local D1 + R2), downloaded with curl; time: best of ${runs} runs; memory: worst of ${runs} (isolate heap used; workerd RSS above its pre-request level)`, "");
+  const MB = 1e6;
+  let rawThroughput = 0;
+  let rawMs = 0;
+  const header = ["export", "first byte ms", "total ms", "time vs raw", "output MB", "MB/s", "MB/s vs raw", "ROIs/s", "peak heap MB", "peak RSS +MB"];
+  report.push(header.join(" | "));
+  for (const [name, url, headers] of targets.filter(([n], i) => i === 0 || !values.only || n.startsWith(values.only))) {
+    let best: Measurement | null = null;
+    let worstRss = 0;
+    let worstHeap = 0;
+    for (let i = 0; i < runs; i++) {
+      const m = await measure(inspector, url, headers);
+      worstRss = Math.max(worstRss, m.peakRssDelta);
+      worstHeap = Math.max(worstHeap, m.peakHeapUsed);
+      if (!best || m.totalMs < best.totalMs) best = m;
+    }
+    const m = best!;
+    const throughput = m.bytes / MB / (m.totalMs / 1000);
+    if (rawThroughput === 0) {
+      rawThroughput = throughput;
+      rawMs = m.totalMs;
+    }
+    report.push(
+      [
+        name,
+        m.firstByteMs.toFixed(1),
+        m.totalMs.toFixed(0),
+        (m.totalMs / rawMs).toFixed(2),
+        (m.bytes / MB).toFixed(1),
+        throughput.toFixed(1),
+        (throughput / rawThroughput).toFixed(2),
+        Math.round(rois.length / (m.totalMs / 1000)).toString(),
+        (worstHeap / MB).toFixed(1),
+        (worstRss / MB).toFixed(1),
+      ].join(" | "),
+    );
   }
-  const m = best!;
-  const throughput = m.bytes / MB / (m.totalMs / 1000);
-  if (rawThroughput === 0) {
-    rawThroughput = throughput;
-    rawMs = m.totalMs;
-  }
-  console.log(
-    [
-      name,
-      m.firstByteMs.toFixed(1),
-      m.totalMs.toFixed(0),
-      (m.totalMs / rawMs).toFixed(2),
-      (m.bytes / MB).toFixed(1),
-      throughput.toFixed(1),
-      (throughput / rawThroughput).toFixed(2),
-      Math.round(rois.length / (m.totalMs / 1000)).toString(),
-      (worstHeap / MB).toFixed(1),
-      (worstRss / MB).toFixed(1),
-    ].join(" | "),
-  );
+  inspector.close();
+} finally {
+  await stack.stop();
+  rmSync(workDir, { recursive: true, force: true });
+  console.log(`\n${report.join("\n")}`);
 }
-inspector.close();
-await mf.dispose();
-rmSync(workDir, { recursive: true, force: true });
