@@ -88,8 +88,8 @@ async function main(): Promise<void> {
       for (const [stage, ms] of Object.entries(result.timings)) stageSum[stage] = (stageSum[stage] ?? 0) + ms;
       const trueDiameter = medianObjectDiameter(truth);
       if (trueDiameter > 0) { trueDiameters.push(trueDiameter); usedDiameters.push(result.diameter); }
-      if (verbose) console.log(`  ${file} x${factor}: true diameter ${trueDiameter.toFixed(1)}, used ${result.diameter.toFixed(1)}${result.diameterEstimate ? ` (image ${result.diameterEstimate.fromImage?.toFixed(1)}, masks ${result.diameterEstimate.fromMasks?.toFixed(1)}, passes ${result.diameterEstimate.passes})` : ""}`);
       const score = averagePrecision(truth, result.labels, THRESHOLDS);
+      if (verbose) console.log(`  ${file} x${factor}: AP@0.5 ${score.ap[0]!.toFixed(3)}, true diameter ${trueDiameter.toFixed(1)}, used ${result.diameter.toFixed(1)}${result.diameterEstimate ? ` (image ${result.diameterEstimate.fromImage?.toFixed(1)}, masks ${result.diameterEstimate.fromMasks?.toFixed(1)}, passes ${result.diameterEstimate.passes})` : ""}`);
       score.ap.forEach((ap, i) => (apSum[i]! += ap));
       trueObjects += score.tp[0]! + score.fn[0]!;
       predicted += result.rois.length;

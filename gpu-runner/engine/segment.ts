@@ -59,6 +59,11 @@ export interface DiameterEstimate {
  * first guess by more than this factor (Cellpose 1–3 rescale when the size model disagrees).
  */
 export const AUTO_DIAMETER_TOLERANCE = 1.2;
+/**
+ * Training zooms objects by up to ±25 % around the model's diameter (training/augment.ts,
+ * CELLPOSE_AUGMENTATION), so the model has seen objects of 0.75–1.25 × its diameter.
+ */
+const TRAINED_ZOOM = 0.25;
 
 /** Largest factor by which an image may be enlarged for the network (diameter much smaller than the model's). */
 const MAX_UPSCALE_PIXELS = 2 ** 28;
@@ -89,12 +94,15 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   const manifestDiameter = manifest.diameter;
   const smallestAutoDiameter = manifestDiameter * Math.max(1 / MAX_AUTO_UPSCALE, Math.sqrt((width * height * manifest.channels) / MAX_UPSCALE_PIXELS));
   const boundedAutoDiameter = (estimate: number) => Math.max(estimate, smallestAutoDiameter);
+  const withinTrainedSizes = (estimate: number, slack: number) =>
+    estimate >= (manifestDiameter * (1 - TRAINED_ZOOM)) / slack && estimate <= manifestDiameter * (1 + TRAINED_ZOOM) * slack;
   let diameter = p.diameter === "auto" || p.diameter === undefined ? manifestDiameter : p.diameter;
   let estimate: DiameterEstimate | undefined;
   if (p.diameter === "auto") {
     const fromImage = estimateDiameterFromImage(channelMean(input.data, manifest.channels, width * height), width, height);
     estimate = { fromImage, fromMasks: undefined, passes: 1 };
-    diameter = boundedAutoDiameter(fromImage ?? manifestDiameter);
+    // The guess errs by up to ~±40 % on real images; near the trained range the first pass runs unscaled.
+    diameter = fromImage === undefined || withinTrainedSizes(fromImage, AUTO_DIAMETER_TOLERANCE) ? manifestDiameter : boundedAutoDiameter(fromImage);
   }
   lap("diameter");
 
@@ -120,8 +128,14 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
     if (fromMasks !== undefined) fromMasks = Math.max(MIN_ESTIMATED_DIAMETER, fromMasks);
     estimate.fromMasks = fromMasks;
     lap("diameter");
-    if (fromMasks !== undefined && Math.abs(Math.log(fromMasks / diameter)) > Math.log(AUTO_DIAMETER_TOLERANCE)) {
-      diameter = boundedAutoDiameter(fromMasks);
+    // No objects at the guess leaves it unconfirmed (on an empty field it is the scale of noise):
+    // the second pass then runs at the model's own scale, as without a diameter.
+    // Objects measured within the sizes the model was trained on are segmented unscaled: rescaling
+    // them only adds interpolation, and on held-out BBBC039 it did not help.
+    const target = fromMasks === undefined || withinTrainedSizes(fromMasks, 1) ? manifestDiameter : boundedAutoDiameter(fromMasks);
+    const second = Math.abs(Math.log(target / diameter)) > Math.log(AUTO_DIAMETER_TOLERANCE) ? target : undefined;
+    if (second !== undefined) {
+      diameter = second;
       estimate.passes = 2;
       masks = undefined;
       pass = await networkPass(input.data, diameter, 0.5);
