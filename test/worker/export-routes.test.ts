@@ -86,6 +86,6 @@ describe("GET /export/{segmentation_id}/{format}", () => {
     const id = await segmented(org);
     const response = await call(`/export/${id}/measurements.csv?columns=`, { key: org.key });
     expect(response.status).toBe(422);
-    expect((await json(response)).detail[0].loc).toEqual(["query", "columns", 0]);
+    expect((await json<{ detail: { loc: unknown[] }[] }>(response)).detail[0].loc).toEqual(["query", "columns", 0]);
   });
 });

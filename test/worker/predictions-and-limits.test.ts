@@ -54,7 +54,7 @@ describe("POST /predict and GET /predict/{id}", () => {
 
   it("answers 20 simultaneous submits with at most one run", async () => {
     const org = await createOrg();
-    const images = [];
+    const images: { id: string }[] = [];
     for (let i = 0; i < 4; i++) images.push(await uploadImage(org, `${i}.png`));
     const responses = await Promise.all(
       Array.from({ length: 20 }, (_, i) => predict(org.key, { image_id: images[i % 4].id, model_id: "cpsam" })),
