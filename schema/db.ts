@@ -156,6 +156,8 @@ export const segmentations = sqliteTable(
     source: text("source", { enum: SEGMENTATION_SOURCES }).notNull(),
     roiCount: integer("roi_count").notNull(),
     confluency: real("confluency").notNull(),
+    /** Object diameter (px) the image was segmented at: the request's, or the engine's estimate. */
+    diameter: real("diameter"),
     width: integer("width").notNull(),
     height: integer("height").notNull(),
     artifactKey: text("artifact_key").notNull(),

@@ -1,4 +1,4 @@
-// npm run segment -- <image> [--model <onnx>|reference] [--diameter D] [--out dir] [--channels 0,1]
+// npm run segment -- <image> [--model <onnx>|reference] [--diameter D|auto|none] [--out dir] [--channels 0,1]
 //   [--page N] [--provider auto|cuda|webgpu|cpu] [--cellprob-threshold T] [--flow-threshold T]
 //   [--min-size N] [--niter N]
 // Writes <name>_masks.png (16-bit labels), <name>_rois.geojson and <name>_measurements.csv.
@@ -28,10 +28,12 @@ async function main(): Promise<void> {
       niter: { type: "string" },
     },
   });
-  if (positionals.length !== 1) throw new Error("usage: npm run segment -- <image> [--model <onnx>|reference] [--diameter D] [--out dir]");
+  if (positionals.length !== 1) throw new Error("usage: npm run segment -- <image> [--model <onnx>|reference] [--diameter D|auto|none] [--out dir]");
   const imagePath = positionals[0]!;
   const params: Partial<SegmentParams> = {};
-  if (values.diameter !== undefined) params.diameter = number(values.diameter, "--diameter");
+  // Like the service: without a diameter the engine estimates it ("auto"); "none" keeps scale 1.
+  if (values.diameter === undefined || values.diameter === "auto") params.diameter = "auto";
+  else if (values.diameter !== "none") params.diameter = number(values.diameter, "--diameter");
   if (values.channels !== undefined) params.channels = values.channels.split(",").map((c) => number(c, "--channels"));
   if (values["cellprob-threshold"] !== undefined) params.cellprobThreshold = number(values["cellprob-threshold"], "--cellprob-threshold");
   if (values["flow-threshold"] !== undefined) params.flowThreshold = number(values["flow-threshold"], "--flow-threshold");

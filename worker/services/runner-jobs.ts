@@ -123,6 +123,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
       source: "model",
       roiCount: result.roi_count,
       confluency: result.confluency,
+      diameter: result.diameter ?? null,
       width: result.width,
       height: result.height,
       artifactKey: key,

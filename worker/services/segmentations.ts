@@ -36,6 +36,7 @@ export function segmentationView(s: Segmentation) {
     model_version: s.modelVersion,
     cell_count: s.roiCount,
     confluency: s.confluency,
+    diameter: s.diameter,
     width: s.width,
     height: s.height,
     timings: s.timings,

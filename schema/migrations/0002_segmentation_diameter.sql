@@ -1,0 +1,1 @@
+ALTER TABLE `segmentations` ADD `diameter` real;
