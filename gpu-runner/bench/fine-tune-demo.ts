@@ -16,7 +16,7 @@ import { readFileSync } from "node:fs";
 import { parseManifest } from "../engine/model.ts";
 
 const { values } = parseArgs({
-  options: { base: { type: "string" }, seconds: { type: "string" }, data: { type: "string" }, "fine-tune": { type: "boolean" }, threads: { type: "string" } },
+  options: { base: { type: "string" }, seconds: { type: "string" }, data: { type: "string" }, "fine-tune": { type: "boolean" }, threads: { type: "string" }, lr: { type: "string" } },
 });
 const basePath = values.base ?? "gpu-runner/models/cpsam/cpsam.onnx";
 const seconds = Number(values.seconds ?? 180);
@@ -56,6 +56,7 @@ const result = await fineTune({
   pairs,
   budget: { seconds },
   validationFraction: 0,
+  learningRate: values.lr === undefined ? undefined : Number(values.lr),
   threads: Number(values.threads ?? 2),
   onProgress: ({ step, loss, fraction }) => {
     if (performance.now() - lastReport > 15_000) {

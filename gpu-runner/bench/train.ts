@@ -17,9 +17,9 @@ import { floatTensor } from "../network/graph.ts";
 import { initialParameters } from "../training/initial-parameters.ts";
 import { CPSAM_NETWORK } from "../training/training-config.ts";
 
-// --base, --seconds and --data belong to the fine-tuning demonstration (fine-tune-demo.ts).
+// --base, --seconds, --data and --lr belong to the fine-tuning demonstration (fine-tune-demo.ts).
 const { values } = parseArgs({
-  options: { threads: { type: "string" }, size: { type: "string" }, "fine-tune": { type: "boolean" }, base: { type: "string" }, seconds: { type: "string" }, data: { type: "string" } },
+  options: { threads: { type: "string" }, size: { type: "string" }, "fine-tune": { type: "boolean" }, base: { type: "string" }, seconds: { type: "string" }, data: { type: "string" }, lr: { type: "string" } },
 });
 const threads = Number(values.threads ?? 2);
 const side = Number(values.size ?? 1024);
