@@ -36,7 +36,18 @@ function targetFlags(target: Target): string[] {
 
 /** Runs SQL on the D1 database of the target and returns the rows of the last statement. */
 export function d1(target: Target, sql: string): Record<string, unknown>[] {
-  const out = wrangler(["d1", "execute", "DB", ...targetFlags(target), "--json", "--command", sql], { capture: true });
+  const args = ["d1", "execute", "DB", ...targetFlags(target), "--json", "--command", sql];
+  let out: string;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      out = wrangler(args, { capture: true });
+      break;
+    } catch (error) {
+      // A running `wrangler dev` holds the local SQLite file now and then; wait and try again.
+      if (attempt >= 10 || !/SQLITE_BUSY|database is locked/.test((error as Error).message)) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200 * attempt);
+    }
+  }
   const parsed = JSON.parse(out.slice(out.indexOf("["))) as { results: Record<string, unknown>[] }[];
   return parsed.at(-1)?.results ?? [];
 }

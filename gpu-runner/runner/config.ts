@@ -9,7 +9,10 @@ export interface RunnerConfig {
   runnerToken: string;
   runnerId: string;
   executionProvider: ExecutionProviderChoice;
-  /** Jobs run at the same time; more than one only pays off when the execution provider is idle between network calls. */
+  /**
+   * Jobs in flight at once. Two (the default) keep the execution provider busy: while one job's
+   * network runs on onnxruntime's threads, the other downloads, decodes or traces masks.
+   */
   concurrency: number;
   leaseSeconds: number;
   modelCacheDir: string;
@@ -25,7 +28,7 @@ export const CONFIG_HELP = `npm run runner -- [flags]     (each flag also reads 
   --token TOKEN               RUNNER_TOKEN               a runner token of that worker (required)
   --id NAME                   RUNNER_ID                  how this runner names itself in leases (default host-pid)
   --provider auto|cuda|webgpu|cpu  EXECUTION_PROVIDER    auto: CUDA, else WebGPU, else CPU (default auto)
-  --concurrency N             RUNNER_CONCURRENCY         jobs in parallel (default 1)
+  --concurrency N             RUNNER_CONCURRENCY         jobs in flight at once (default 2)
   --lease-seconds N           LEASE_SECONDS              lease length asked for; heartbeats renew it (default 120)
   --model-cache DIR           MODEL_CACHE_DIR            downloaded models (default ~/.cache/cellseg/models)
   --model-cache-mb N          MODEL_CACHE_MB             cache size before old versions are evicted (default 2048)
@@ -59,7 +62,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     runnerToken,
     runnerId: values.id ?? env.RUNNER_ID ?? `${hostname()}-${process.pid}`,
     executionProvider: provider,
-    concurrency: Math.floor(number(values.concurrency ?? env.RUNNER_CONCURRENCY, "concurrency", 1, 1)),
+    concurrency: Math.floor(number(values.concurrency ?? env.RUNNER_CONCURRENCY, "concurrency", 2, 1)),
     leaseSeconds: Math.floor(number(values["lease-seconds"] ?? env.LEASE_SECONDS, "lease seconds", 120, 10)),
     modelCacheDir: values["model-cache"] ?? env.MODEL_CACHE_DIR ?? join(homedir(), ".cache", "cellseg", "models"),
     modelCacheBytes: number(values["model-cache-mb"] ?? env.MODEL_CACHE_MB, "model cache size", 2048, 1) * 1024 * 1024,
