@@ -133,6 +133,9 @@ describe("resumable upload (JSON + signed part URLs)", () => {
     expect((await putPart(expired.toString(), new Uint8Array(100))).status).toBe(403);
     // A PUT URL cannot be used to read.
     expect((await call(url.toString())).status).toBe(403);
+    const garbled = new URL(url);
+    garbled.pathname += "%E0%A4%A";
+    expect((await putPart(garbled.toString(), new Uint8Array(100))).status).toBe(403);
   });
 
   it("validates the JSON body in the 422 shape", async () => {

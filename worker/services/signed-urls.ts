@@ -71,7 +71,12 @@ export async function verifyStorageUrl(env: Bindings, request: Request): Promise
   const denied = (why: string) => new HttpError(403, `Invalid signed URL: ${why}`);
   const method = request.method === "HEAD" ? "GET" : request.method;
   if (method !== "GET" && method !== "PUT") throw new HttpError(405, "Signed URLs accept GET and PUT only");
-  const key = url.pathname.slice(STORAGE_PATH.length).split("/").map(decodeURIComponent).join("/");
+  let key: string;
+  try {
+    key = url.pathname.slice(STORAGE_PATH.length).split("/").map(decodeURIComponent).join("/");
+  } catch {
+    throw denied("malformed object key");
+  }
   const expires = Number(url.searchParams.get("expires"));
   const signature = url.searchParams.get("sig") ?? "";
   const partNumber = url.searchParams.get("part");
