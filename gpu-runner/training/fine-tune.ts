@@ -1,5 +1,9 @@
 // The runner's entry point for custom models: fine-tunes a base model on (image, labels) pairs
 // within a step or time budget and reports AP@0.5 on held-out pairs before and after.
+// Guard: with held-out pairs, the weights are validated a few times during the run and the best
+// weights by held-out AP are returned, the base weights (step 0) included; a run that never beats
+// the base returns the base weights unchanged and says so, so a customer never receives a model
+// that scores worse than the base on their own held-out images.
 import { readFileSync } from "node:fs";
 import type { DecodedImage } from "../engine/decode/index.ts";
 import { parseManifest } from "../engine/model.ts";
@@ -9,7 +13,9 @@ import { toSingleChannel } from "./labelled-images.ts";
 import type { LabelledImage } from "./labelled-images.ts";
 import { exportModel } from "./model-export.ts";
 import { prepareImages } from "./prepare-image.ts";
+import { fineTuneNote, stepsThatFit } from "./fine-tune-guard.ts";
 import { trainLoop } from "./train-loop.ts";
+import type { LoopOptions } from "./train-loop.ts";
 import { defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "./training-config.ts";
 import { freshTrainingState, Trainer } from "./trainer.ts";
 import { validationAp, validationImages } from "./validate.ts";
@@ -29,6 +35,8 @@ export interface FineTuneRequest {
   name?: string;
   version?: string;
   threads?: number;
+  /** Validations of the held-out pairs during the run, besides the one before (default 4, the last at the end). */
+  validations?: number;
   onProgress?: (progress: { step: number; totalSteps: number; loss: number; fraction: number }) => void;
 }
 
@@ -37,8 +45,13 @@ export interface FineTuneResult {
   manifest: ModelManifest;
   steps: number;
   seconds: number;
-  /** Mean AP@0.5 over the held-out pairs; undefined when none could be held out. */
-  validation: { apBefore: number | undefined; apAfter: number | undefined; heldOut: number };
+  /**
+   * Mean AP@0.5 over the held-out pairs (undefined when none could be held out): of the base
+   * (apBefore), of the returned weights (apAfter), of the weights after the last step (apLastStep).
+   * chosenStep is the step of the returned weights (0: the base weights came back unchanged);
+   * note says in words what happened, for the user.
+   */
+  validation: { apBefore: number | undefined; apAfter: number | undefined; apLastStep: number | undefined; chosenStep: number; heldOut: number; note: string };
 }
 
 function loadBase(base: FineTuneRequest["base"]): { onnx: Uint8Array; manifest: ModelManifest } {
@@ -81,29 +94,48 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const state = freshTrainingState(config, params);
   const trainer = await Trainer.create(state, prepareImages(trainPairs, config.modelDiameter), { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 });
 
-  const apBefore = heldOut.length ? (await validationAp(config, params, heldOut)).ap50.mean : undefined;
+  const validate = heldOut.length ? (weights: Float32Array) => validationAp(config, weights, heldOut) : undefined;
+  const validationStarted = performance.now();
+  const apBefore = validate ? (await validate(params)).ap50.mean : undefined;
+  const validationSeconds = (performance.now() - validationStarted) / 1000;
+  // The base is the score to beat: the loop only takes weights that score strictly higher, so a
+  // tie keeps the base.
+  if (apBefore !== undefined) (state.history as { bestMeanAp?: number }).bestMeanAp = apBefore;
+  const validations = request.validations ?? 4;
+  if (!(Number.isInteger(validations) && validations >= 1)) throw new Error(`validations must be a positive integer, got ${validations}`);
+  let chosenStep = 0;
   const started = performance.now();
-  await trainLoop(trainer, {
+  const loopOptions: LoopOptions = {
     lastStep: plannedSteps,
     seconds,
+    validate,
+    validateEvery: Math.max(1, Math.ceil(plannedSteps / validations)),
     onEvent: (event) => {
+      if (event.kind === "validation" && event.best) chosenStep = event.step;
       if (event.kind !== "step") return;
       const elapsed = (performance.now() - started) / 1000;
       if (seconds !== undefined && event.step === TIMED_STEPS) {
-        const fitting = Math.max(TIMED_STEPS + 1, Math.floor((seconds * event.step) / elapsed));
+        const fitting = stepsThatFit(seconds, elapsed / event.step, validate ? validations * validationSeconds : 0, TIMED_STEPS + 1);
         config.schedule.totalSteps = Math.min(config.schedule.totalSteps, fitting);
+        // Stopping at the schedule's end leaves the budget's rest for the validations.
+        loopOptions.lastStep = config.schedule.totalSteps;
+        loopOptions.validateEvery = Math.max(1, Math.ceil(config.schedule.totalSteps / validations));
       }
       const fraction = Math.max(stepBudget ? event.step / stepBudget : 0, seconds ? elapsed / seconds : 0);
       request.onProgress?.({ step: event.step, totalSteps: stepBudget ?? Math.round(event.step / Math.max(fraction, 1e-9)), loss: event.loss, fraction: Math.min(1, fraction) });
     },
-  });
+  };
+  const loop = await trainLoop(trainer, loopOptions);
   const trainedSeconds = (performance.now() - started) / 1000;
-  const apAfter = heldOut.length ? (await validationAp(config, state.params, heldOut)).ap50.mean : undefined;
-  const model = exportModel(config, state.params, request.name ?? `${base.manifest.name}-finetuned`, request.version ?? new Date().toISOString(), {
-    source: `fine-tuned from ${base.manifest.name}@${base.manifest.version} by this project's trainer, ${state.step} steps on ${trainPairs.length} images`,
+  const apLastStep = loop.lastScores?.ap50.mean;
+  const apAfter = validate ? (chosenStep === 0 ? apBefore : loop.bestScores!.ap50.mean) : undefined;
+  const returned = validate ? loop.bestParams : state.params;
+  const note = fineTuneNote(apBefore, apAfter, apLastStep, chosenStep, state.step, heldOut.length);
+  const model = exportModel(config, returned, request.name ?? `${base.manifest.name}-finetuned`, request.version ?? new Date().toISOString(), {
+    source: `fine-tuned from ${base.manifest.name}@${base.manifest.version} by this project's trainer, weights of step ${validate ? chosenStep : state.step} of ${state.step} on ${trainPairs.length} images`,
     license: base.manifest.provenance.license,
     trainedOn: [...(base.manifest.provenance.trainedOn ?? []), `${trainPairs.length} user images`],
     createdAt: new Date().toISOString(),
   });
-  return { ...model, steps: state.step, seconds: trainedSeconds, validation: { apBefore, apAfter, heldOut: heldOut.length } };
+  return { ...model, steps: state.step, seconds: trainedSeconds, validation: { apBefore, apAfter, apLastStep, chosenStep, heldOut: heldOut.length, note } };
 }

@@ -23,19 +23,34 @@ function pair(seed: number): { image: DecodedImage; labels: Uint32Array } {
 }
 
 describe("fineTune", () => {
-  it("returns a servable model with new weights and held-out AP before and after", async () => {
+  it("returns a servable model and held-out AP before, after and at the last step", async () => {
     const steps: number[] = [];
     const result = await fineTune({ base, pairs: [pair(1), pair(2), pair(3), pair(4), pair(5)], budget: { steps: 4 }, batchSize: 2, threads: 1, onProgress: (p) => steps.push(p.step) });
     expect(steps).toEqual([1, 2, 3, 4]);
     expect(result.steps).toBe(4);
     expect(result.validation.heldOut).toBe(1);
-    for (const ap of [result.validation.apBefore, result.validation.apAfter]) {
+    for (const ap of [result.validation.apBefore, result.validation.apAfter, result.validation.apLastStep]) {
       expect(ap).toBeGreaterThanOrEqual(0);
       expect(ap).toBeLessThanOrEqual(1);
     }
     expect(result.manifest).toMatchObject({ name: "tiny-finetuned", channels: 1, tileSize: 32, diameter: 12 });
     const served = await loadModelFromBytes(result.onnx, result.manifest, { executionProvider: "cpu", log: () => {} });
     expect(served.inputName).toBe("input");
+  });
+
+  it("never returns weights that score below the base on the held-out pairs: a run that does not beat the base returns the base unchanged", async () => {
+    // The untrained tiny base finds no nuclei (AP 0) and four small steps do not change that: a tie keeps the base.
+    const result = await fineTune({ base, pairs: [pair(1), pair(2), pair(3), pair(4), pair(5)], budget: { steps: 4 }, batchSize: 2, threads: 1, validations: 2 });
+    expect(result.validation).toMatchObject({ apBefore: 0, apAfter: 0, apLastStep: 0, chosenStep: 0, heldOut: 1 });
+    expect(result.validation.note).toMatch(/did not improve .*base weights are returned unchanged/);
+    expect(weightsFromModel(result.onnx).params).toEqual(weightsFromModel(base.onnx).params);
+    expect(result.manifest.provenance.source).toMatch(/weights of step 0 of 4/);
+  });
+
+  it("without held-out pairs returns the weights of the last step and says they are unvalidated", async () => {
+    const result = await fineTune({ base, pairs: [pair(1), pair(2)], budget: { steps: 3 }, batchSize: 2, threads: 1, validationFraction: 0 });
+    expect(result.validation).toMatchObject({ apBefore: undefined, apAfter: undefined, heldOut: 0 });
+    expect(result.validation.note).toMatch(/no held-out pairs/);
     expect(weightsFromModel(result.onnx).params).not.toEqual(baseParams);
   });
 

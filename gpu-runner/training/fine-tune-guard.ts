@@ -1,0 +1,27 @@
+// The arithmetic and wording of fine-tuning's guard (fine-tune.ts): how many steps fit a time
+// budget that also pays for validations, and what to tell the user about the weights returned.
+
+/**
+ * Steps that fit `seconds` at `stepSeconds` each once `validationSeconds` (all validations
+ * together) are paid; validation never takes more than half the budget's share in this estimate.
+ */
+export function stepsThatFit(seconds: number, stepSeconds: number, validationSeconds: number, atLeast: number): number {
+  const forSteps = Math.max(seconds / 2, seconds - validationSeconds);
+  return Math.max(atLeast, Math.floor(forSteps / stepSeconds));
+}
+
+const ap = (value: number) => value.toFixed(3);
+
+/** One sentence on the outcome; chosenStep 0 means the base weights were returned. */
+export function fineTuneNote(apBefore: number | undefined, apAfter: number | undefined, apLastStep: number | undefined, chosenStep: number, steps: number, heldOut: number): string {
+  if (apBefore === undefined || apAfter === undefined) {
+    return `no held-out pairs (give at least two pairs to hold one out): the weights after step ${steps} are returned unvalidated`;
+  }
+  const where = `held-out AP@0.5 on ${heldOut} pair${heldOut === 1 ? "" : "s"}`;
+  if (chosenStep === 0) {
+    const last = apLastStep === undefined ? "" : ` (${ap(apLastStep)} after step ${steps})`;
+    return `fine-tuning did not improve ${where}: base ${ap(apBefore)}, best fine-tuned no higher${last}; the base weights are returned unchanged`;
+  }
+  const last = chosenStep === steps ? "" : ` (the weights of step ${chosenStep}, the best validated; ${apLastStep === undefined ? "" : `${ap(apLastStep)} after step ${steps}`})`;
+  return `fine-tuning improved ${where} from ${ap(apBefore)} to ${ap(apAfter)}${last}`;
+}
