@@ -178,10 +178,11 @@ async function fineTuneDemonstration(): Promise<void> {
     console.log(`  ${result.steps} steps in ${result.seconds.toFixed(0)} s; ${result.validation.note}`);
     console.log(`  image                 AP@0.5 base  fine-tuned`);
     scored.forEach((p, i) => console.log(`  ${p.id.padEnd(22)}${before[i].toFixed(3).padStart(11)}${after[i].toFixed(3).padStart(12)}`));
-    rows.push(`${condition.padEnd(10)}${mean(before).toFixed(3).padStart(12)}${mean(after).toFixed(3).padStart(12)}${(mean(after) - mean(before) >= 0 ? "+" : "") + (mean(after) - mean(before)).toFixed(3).padStart(8)}   step ${result.validation.chosenStep} of ${result.steps}`);
+    const change = mean(after) - mean(before);
+    rows.push(`${condition.padEnd(10)}${mean(before).toFixed(3).padStart(6)}${mean(after).toFixed(3).padStart(12)}${`${change >= 0 ? "+" : ""}${change.toFixed(3)}`.padStart(9)}   step ${result.validation.chosenStep} of ${result.steps}`);
   }
   console.log(`\nmean AP@0.5 on the ${scoredSources.length} scored Kromp images`);
-  console.log(`condition   base        fine-tuned  change   weights returned`);
+  console.log(`condition   base  fine-tuned   change   weights returned`);
   for (const row of rows) console.log(row);
 }
 
