@@ -50,7 +50,13 @@ export async function runTraining(job: LeasedTraining, ctx: JobContext) {
   await ctx.api.upload(job.output.files.manifest, new TextEncoder().encode(JSON.stringify(result.manifest, null, 2)));
   return {
     steps: result.steps,
-    validation: { ap50_before: result.validation.apBefore ?? null, ap50_after: result.validation.apAfter ?? null, held_out: result.validation.heldOut },
+    validation: {
+      ap50_before: result.validation.apBefore ?? null,
+      ap50_after: result.validation.apAfter ?? null,
+      held_out: result.validation.heldOut,
+      chosen_step: result.validation.chosenStep,
+      note: result.validation.note,
+    },
     timings: { fetch_ms: Math.round(fetchedMs), train_ms: Math.round(result.seconds * 1000), total_ms: Math.round(performance.now() - started) },
   };
 }
