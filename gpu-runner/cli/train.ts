@@ -14,12 +14,12 @@ import { exportModel, writeModel } from "../training/model-export.ts";
 import { prepareImages } from "../training/prepare-image.ts";
 import { trainLoop } from "../training/train-loop.ts";
 import type { TrainingEvent } from "../training/train-loop.ts";
-import { defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../training/training-config.ts";
+import { CPSAM_NETWORK, defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../training/training-config.ts";
 import { freshTrainingState, Trainer } from "../training/trainer.ts";
 import { validationAp, validationImages, validationSample } from "../training/validate.ts";
 import { validationIds } from "../training/validation-split.ts";
 
-const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N]";
+const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128]";
 
 function fail(message: string): never {
   console.error(`train: ${message}\n${USAGE}`);
@@ -48,6 +48,7 @@ const { values } = parseArgs({
     "validation-per-set": { type: "string" },
     lr: { type: "string" },
     threads: { type: "string" },
+    widths: { type: "string" },
     help: { type: "boolean" },
   },
   allowPositionals: false,
@@ -69,6 +70,8 @@ const checkpointEvery = positiveInteger(values["checkpoint-every"], "checkpoint-
 const threads = positiveInteger(values.threads, "threads", 2);
 const learningRate = values.lr === undefined ? undefined : Number(values.lr);
 if (learningRate !== undefined && !(learningRate > 0)) fail(`--lr must be a positive number, got "${values.lr}"`);
+const widths = values.widths === undefined ? undefined : values.widths.split(",").map((w) => positiveInteger(w, "widths", 0));
+if (widths !== undefined && (widths.length < 2 || widths.some((w) => w === 0))) fail(`--widths must list two or more positive channel counts, got "${values.widths}"`);
 const validationPerSet = positiveInteger(values["validation-per-set"], "validation-per-set", 6);
 mkdirSync(outDir, { recursive: true });
 const checkpointPath = join(outDir, "checkpoint.bin");
@@ -101,7 +104,7 @@ if (existsSync(checkpointPath)) {
   state.history.startedFrom = values.from;
   console.log(`fine-tuning from ${values.from}`);
 } else {
-  const config = defaultTrainingConfig(steps, { seed });
+  const config = defaultTrainingConfig(steps, { seed, ...(widths ? { network: { ...CPSAM_NETWORK, widths } } : {}) });
   if (learningRate !== undefined) config.schedule.peak = learningRate;
   state = freshTrainingState(config);
 }
