@@ -1,8 +1,12 @@
-// npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto] [--limit N] [--provider P]
+// npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto|truth] [--limit N] [--provider P]
 //                 [--held-out <training-record.json>] [--rescale 0.5,0.75,1.5,2]
+//                 [--cellprob-threshold T] [--flow-threshold T] [--min-size N] [--niter N]
 // <dir> is a dataset (images/ + labels/<stem>.png) or a folder of datasets (each with images/ and
 // labels/, as ../shared/data/nuclei). Prints per dataset: AP at IoU 0.5/0.75/0.9 (Cellpose's
-// TP / (TP + FP + FN), mean over images), object counts, and mean time per stage.
+// TP / (TP + FP + FN), mean over the images that have labelled objects: AP is undefined on the
+// others), object counts, and mean time per stage.
+// --diameter: none given, no rescaling; "auto", the engine's estimate; "truth", each image's
+// labelled median diameter (Cellpose's benchmark convention, and the training record's validation).
 // --held-out keeps only the images a training record lists as validation ("<set>/<stem>").
 // --rescale also scores every image resized by each factor (bilinear; labels nearest neighbour), to
 // see how the model and the diameter handling cope with objects of other sizes; with it, a table of
@@ -17,6 +21,7 @@ import { chooseModel } from "../engine/model-choice.ts";
 import { resizePlanar } from "../engine/resize.ts";
 import { segmentImage } from "../engine/segment.ts";
 import { medianObjectDiameter } from "../training/object-diameter.ts";
+import { MASK_FLAG_OPTIONS, MASK_FLAGS_USAGE, maskParamsFromFlags } from "./mask-flags.ts";
 
 const THRESHOLDS = [0.5, 0.75, 0.9];
 
@@ -40,10 +45,12 @@ async function main(): Promise<void> {
       verbose: { type: "boolean", default: false },
       "held-out": { type: "string" },
       rescale: { type: "string" },
+      ...MASK_FLAG_OPTIONS,
     },
   });
-  if (!values.data) throw new Error("usage: npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto] [--limit N] [--held-out record.json] [--rescale f1,f2]");
+  if (!values.data) throw new Error(`usage: npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto|truth] [--limit N] [--held-out record.json] [--rescale f1,f2] ${MASK_FLAGS_USAGE}`);
   const diameter = parseDiameter(values.diameter);
+  const maskParams = maskParamsFromFlags(values);
   const limit = values.limit === undefined ? Infinity : Number(values.limit);
   const heldOut = values["held-out"] === undefined ? undefined : new Set<string>(JSON.parse(readFileSync(values["held-out"], "utf8")).images.validation);
   const factors = values.rescale === undefined ? [1] : [1, ...values.rescale.split(",").map(parseFactor).filter((f) => f !== 1)];
@@ -67,7 +74,7 @@ async function main(): Promise<void> {
 
   async function evaluateSet(dir: string, files: string[], factor: number): Promise<void> {
     const apSum = THRESHOLDS.map(() => 0);
-    let trueObjects = 0, predicted = 0, images = 0, megapixels = 0;
+    let trueObjects = 0, predicted = 0, images = 0, withoutObjects = 0, megapixels = 0;
     const trueDiameters: number[] = [], usedDiameters: number[] = [];
     const stageSum: Record<string, number> = { decode: 0 };
     for (const file of files) {
@@ -84,10 +91,13 @@ async function main(): Promise<void> {
         truth = resizeLabelsNearest(truth, image.width, image.height, width, height);
         image = { ...image, width, height, data: resizePlanar(image.data, image.channels, image.width, image.height, width, height) };
       }
-      const result = await segmentImage(image, model, diameter === undefined ? {} : { diameter });
-      for (const [stage, ms] of Object.entries(result.timings)) stageSum[stage] = (stageSum[stage] ?? 0) + ms;
       const trueDiameter = medianObjectDiameter(truth);
-      if (trueDiameter > 0) { trueDiameters.push(trueDiameter); usedDiameters.push(result.diameter); }
+      if (trueDiameter === 0) { withoutObjects++; continue; }
+      const at = diameter === "truth" ? trueDiameter : diameter;
+      const result = await segmentImage(image, model, { ...maskParams, ...(at === undefined ? {} : { diameter: at }) });
+      for (const [stage, ms] of Object.entries(result.timings)) stageSum[stage] = (stageSum[stage] ?? 0) + ms;
+      trueDiameters.push(trueDiameter);
+      usedDiameters.push(result.diameter);
       const score = averagePrecision(truth, result.labels, THRESHOLDS);
       if (verbose) console.log(`  ${file} x${factor}: AP@0.5 ${score.ap[0]!.toFixed(3)}, true diameter ${trueDiameter.toFixed(1)}, used ${result.diameter.toFixed(1)}${result.diameterEstimate ? ` (image ${result.diameterEstimate.fromImage?.toFixed(1)}, masks ${result.diameterEstimate.fromMasks?.toFixed(1)}, passes ${result.diameterEstimate.passes})` : ""}`);
       score.ap.forEach((ap, i) => (apSum[i]! += ap));
@@ -100,16 +110,17 @@ async function main(): Promise<void> {
     if (images === 0) { console.log(`${name}: no images with labels`); return; }
     const ap = apSum.map((s) => (s / images).toFixed(3));
     const stages = Object.entries(stageSum).map(([stage, ms]) => `${stage} ${(ms / images).toFixed(0)}`).join(", ");
-    console.log(`${name}: ${images} images, AP@0.5 ${ap[0]}  AP@0.75 ${ap[1]}  AP@0.9 ${ap[2]}; objects true ${trueObjects}, predicted ${predicted}`);
+    const skipped = withoutObjects > 0 ? ` (${withoutObjects} without labelled objects skipped)` : "";
+    console.log(`${name}: ${images} images${skipped}, AP@0.5 ${ap[0]}  AP@0.75 ${ap[1]}  AP@0.9 ${ap[2]}; objects true ${trueObjects}, predicted ${predicted}`);
     console.log(`  mean ms per image: ${stages}; network ${(stageSum.network! / megapixels).toFixed(0)} ms per megapixel of input image (after any rescaling by diameter)`);
     table.push(`${basename(dir).padEnd(9)} ${String(factor).padStart(6)}  ${String(images).padStart(6)}  ${ap[0]}   ${median(trueDiameters).toFixed(1).padStart(20)}  ${median(usedDiameters).toFixed(1).padStart(22)}`);
   }
 }
 
-function parseDiameter(value: string | undefined): number | "auto" | undefined {
-  if (value === undefined || value === "auto") return value;
+function parseDiameter(value: string | undefined): number | "auto" | "truth" | undefined {
+  if (value === undefined || value === "auto" || value === "truth") return value;
   const diameter = Number(value);
-  if (!(diameter > 0 && Number.isFinite(diameter))) throw new Error(`--diameter must be a positive number or "auto", got ${value}`);
+  if (!(diameter > 0 && Number.isFinite(diameter))) throw new Error(`--diameter must be a positive number, "auto" or "truth", got ${value}`);
   return diameter;
 }
 

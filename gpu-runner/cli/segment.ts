@@ -11,6 +11,7 @@ import { chooseModel } from "../engine/model-choice.ts";
 import { encodeLabelPng } from "../engine/outputs/label-png.ts";
 import { measurementsCsv, roisGeoJson } from "../engine/outputs/rois-files.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
+import { MASK_FLAG_OPTIONS, maskParamsFromFlags, numberFlag } from "./mask-flags.ts";
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -22,27 +23,20 @@ async function main(): Promise<void> {
       channels: { type: "string" },
       page: { type: "string" },
       provider: { type: "string", default: "auto" },
-      "cellprob-threshold": { type: "string" },
-      "flow-threshold": { type: "string" },
-      "min-size": { type: "string" },
-      niter: { type: "string" },
+      ...MASK_FLAG_OPTIONS,
     },
   });
   if (positionals.length !== 1) throw new Error("usage: npm run segment -- <image> [--model <onnx>|reference] [--diameter D|auto|none] [--out dir]");
   const imagePath = positionals[0]!;
-  const params: Partial<SegmentParams> = {};
+  const params: Partial<SegmentParams> = maskParamsFromFlags(values);
   // Like the service: without a diameter the engine estimates it ("auto"); "none" keeps scale 1.
   if (values.diameter === undefined || values.diameter === "auto") params.diameter = "auto";
-  else if (values.diameter !== "none") params.diameter = number(values.diameter, "--diameter");
-  if (values.channels !== undefined) params.channels = values.channels.split(",").map((c) => number(c, "--channels"));
-  if (values["cellprob-threshold"] !== undefined) params.cellprobThreshold = number(values["cellprob-threshold"], "--cellprob-threshold");
-  if (values["flow-threshold"] !== undefined) params.flowThreshold = number(values["flow-threshold"], "--flow-threshold");
-  if (values["min-size"] !== undefined) params.minSize = number(values["min-size"], "--min-size");
-  if (values.niter !== undefined) params.niter = number(values.niter, "--niter");
+  else if (values.diameter !== "none") params.diameter = numberFlag(values.diameter, "--diameter");
+  if (values.channels !== undefined) params.channels = values.channels.split(",").map((c) => numberFlag(c, "--channels"));
 
   const started = performance.now();
   const model = await chooseModel(values.model, values.provider as ExecutionProviderChoice);
-  const image = decodeImage(new Uint8Array(readFileSync(imagePath)), values.page === undefined ? {} : { page: number(values.page, "--page") });
+  const image = decodeImage(new Uint8Array(readFileSync(imagePath)), values.page === undefined ? {} : { page: numberFlag(values.page, "--page") });
   const decodedAt = performance.now();
   const result = await segmentImage(image, model, params);
 
@@ -69,12 +63,6 @@ async function main(): Promise<void> {
   console.log(`${basename(imagePath)}: ${result.width}x${result.height}x${image.channels}, ${result.rois.length} cells, confluency ${(100 * result.confluency).toFixed(1)}%`);
   console.log(`model ${context.modelName} on ${model.executionProvider}; decode ${(decodedAt - started).toFixed(0)} ms (incl. model load), ${timings}`);
   for (const path of Object.values(outputs)) console.log(`wrote ${path}`);
-}
-
-function number(text: string, option: string): number {
-  const value = Number(text);
-  if (text.trim() === "" || !Number.isFinite(value)) throw new Error(`${option} expects a number, got "${text}"`);
-  return value;
 }
 
 main().catch((error: unknown) => {
