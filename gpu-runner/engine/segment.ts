@@ -17,7 +17,7 @@ export interface SegmentParams extends MaskParams {
    * "auto" estimates it (diameter.ts, then at most one more network pass); undefined = the model's (no rescaling).
    */
   diameter: "auto" | number | undefined;
-  /** Image channels fed to the model's channels, in order (default: the first ones; missing ones are zero). */
+  /** Image channels fed to the model's channels, in order (missing ones are zero). Default: a one-channel model gets the mean of all channels, others the first ones. */
   channels: number[] | undefined;
   /** Tiles per network call. */
   batchSize: number;
@@ -180,7 +180,7 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   return result;
 }
 
-/** Mean over the model's channels: the plane the diameter is estimated on. */
+/** Mean over the channels of a planar image (the data itself when it has one). */
 function channelMean(data: Float32Array, channels: number, plane: number): Float32Array {
   if (channels === 1) return data;
   const mean = new Float32Array(plane);
@@ -188,8 +188,17 @@ function channelMean(data: Float32Array, channels: number, plane: number): Float
   return mean;
 }
 
-/** The image's channels mapped onto the model's: selected or first ones, zeros where missing. */
+/**
+ * The image's channels mapped onto the model's: the selected ones, zeros where missing. Without a
+ * selection a one-channel model gets the mean of all channels (Cellpose's grayscale mode,
+ * channels=[0,0]; cpsam was trained on RGB renderings averaged so, and a nuclear stain rendered in
+ * one colour of an RGB file is found whichever colour it is); other models get the first channels.
+ */
 function modelInput(image: DecodedImage, modelChannels: number, selection: number[] | undefined): DecodedImage {
+  if (selection === undefined && modelChannels === 1 && image.channels > 1) {
+    const plane = image.width * image.height;
+    return { ...image, channels: 1, data: channelMean(image.data, image.channels, plane) };
+  }
   const chosen = selection ?? Array.from({ length: Math.min(modelChannels, image.channels) }, (_, i) => i);
   if (chosen.length > modelChannels) throw new Error(`${chosen.length} channels selected, the model takes ${modelChannels}`);
   for (const c of chosen) if (!Number.isInteger(c) || c < 0 || c >= image.channels) throw new Error(`channel ${c} does not exist (image has ${image.channels})`);

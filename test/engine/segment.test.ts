@@ -107,6 +107,16 @@ describe("segmentImage", () => {
     await expect(segmentImage(image, await referenceModel(15), { channels: [3] })).rejects.toThrow(/channel 3 does not exist/);
   });
 
+  it("gives a one-channel model the mean of an RGB image's channels when none are selected, as Cellpose's grayscale mode", async () => {
+    const plane = image.data.length;
+    const blueNuclei = { ...image, channels: 3, data: new Float32Array(3 * plane) };
+    blueNuclei.data.set(image.data, 2 * plane); // a nuclear stain rendered in blue: red and green empty
+    const result = await segmentImage(blueNuclei, await referenceModel(15));
+    expect(averagePrecision(scene.labels, result.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
+    const redOnly = await segmentImage(blueNuclei, await referenceModel(15), { channels: [0] });
+    expect(redOnly.rois).toHaveLength(0);
+  });
+
   it("rejects invalid parameters with the reasons", async () => {
     const model = await referenceModel(15);
     await expect(segmentImage(image, model, { diameter: -1, niter: 1.5 })).rejects.toThrow(/diameter must be a positive number or "auto"; niter must be an integer/);
