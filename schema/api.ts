@@ -16,6 +16,9 @@ export const segmentParams = z
     flow_threshold: z.number().min(0).max(10).optional(),
     min_size: z.number().int().min(0).optional(),
     niter: z.number().int().min(1).max(10000).optional(),
+    // Cellpose's convention: [channel to segment, nuclear channel], 1-based, 0 = grayscale (the mean
+    // of all channels, the default). One-channel models such as cpsam read the first entry only.
+    channels: z.array(z.number().int().min(0).max(64)).min(1).max(2).optional(),
   })
   .strict();
 

@@ -5,15 +5,27 @@ import { decodeImage } from "../engine/decode/index.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
 import type { JobContext } from "./job-context.ts";
 
-/** The API's parameter names (Cellpose's) to the engine's. A job without a diameter gets it estimated. */
-export function segmentParams(params: Record<string, unknown>): Partial<SegmentParams> {
+/**
+ * The API's parameter names (Cellpose's) to the engine's. A job without a diameter gets it estimated.
+ * `channels` follows Cellpose ([segment, nucleus], 1-based, 0 = grayscale mean); the engine takes
+ * 0-based channel indices, one per model channel.
+ */
+export function segmentParams(params: Record<string, unknown>, modelChannels = 1): Partial<SegmentParams> {
   const out: Partial<SegmentParams> = { diameter: typeof params.diameter === "number" ? params.diameter : "auto" };
   if (typeof params.cellprob_threshold === "number") out.cellprobThreshold = params.cellprob_threshold;
   if (typeof params.flow_threshold === "number") out.flowThreshold = params.flow_threshold;
   if (typeof params.min_size === "number") out.minSize = params.min_size;
   if (typeof params.niter === "number") out.niter = params.niter;
+  const [segment, nucleus] = Array.isArray(params.channels) ? (params.channels as number[]) : [];
+  if (segment !== undefined && segment > 0) {
+    out.channels = [segment - 1];
+    if (modelChannels > 1 && nucleus !== undefined && nucleus > 0) out.channels.push(nucleus - 1);
+  }
   return out;
 }
+
+/** A job whose parameters do not fit its image: its own fault, reported FAILED at once. */
+export class JobParamsError extends Error {}
 
 export async function concatChunks(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
@@ -43,7 +55,10 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   const decodedMs = performance.now() - started - fetchedMs;
   ctx.checkpoint();
 
-  const result = await segmentImage(image, model, segmentParams(job.params), (fraction, stage) => ctx.progress(0.1 + 0.8 * fraction, stage));
+  const params = segmentParams(job.params, model.manifest.channels);
+  const missing = params.channels?.find((c) => c >= image.channels);
+  if (missing !== undefined) throw new JobParamsError(`params.channels asks for channel ${missing + 1}; the image has ${image.channels}`);
+  const result = await segmentImage(image, model, params, (fraction, stage) => ctx.progress(0.1 + 0.8 * fraction, stage));
   ctx.checkpoint();
 
   ctx.progress(0.9, "uploading");

@@ -9,7 +9,7 @@ import type { RunnerConfig } from "./config.ts";
 import { type InternalApi, LeaseLostError } from "./internal-api.ts";
 import { type JobContext, JobStopped } from "./job-context.ts";
 import type { ModelCache } from "./model-cache.ts";
-import { runPrediction } from "./predict-job.ts";
+import { JobParamsError, runPrediction } from "./predict-job.ts";
 import { TransientError, sleep } from "./retry.ts";
 import { runTraining } from "./train-job.ts";
 
@@ -19,7 +19,7 @@ const MIN_HEARTBEAT_MS = 1000;
 
 /** Errors that say the job itself cannot succeed, whoever runs it. */
 function isJobsOwnFault(error: unknown): boolean {
-  if (error instanceof ImageDecodeError || error instanceof RoiArtifactError) return true;
+  if (error instanceof ImageDecodeError || error instanceof RoiArtifactError || error instanceof JobParamsError) return true;
   const message = error instanceof Error ? error.message : "";
   return /manifest|model input|model must|execution provider could load|has no segmentation|labels hold|is \d+x\d+, the image/.test(message);
 }

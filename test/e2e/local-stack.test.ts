@@ -59,6 +59,15 @@ describe("the local stack", () => {
     runner.kill("SIGTERM");
   }, 180_000);
 
+  it("fails a prediction whose channels the image lacks at once, with the reason", async () => {
+    const runner = stack.startRunner();
+    const image = await upload("gray.png", 128, 128);
+    const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam", params: { channels: [3, 0] } });
+    const done = await until(() => api(`/predict/${prediction_id}`), finished, 120_000);
+    expect(done).toMatchObject({ status: "FAILED", attempts: 1, reason: "params.channels asks for channel 3; the image has 1" });
+    runner.kill("SIGTERM");
+  }, 180_000);
+
   it("trains a model on a segmented image, lists it, and predicts with it", async () => {
     const runner = stack.startRunner();
     const image = await upload("train.png", 256, 256);

@@ -51,4 +51,11 @@ describe("prediction parameters", () => {
     });
     expect(segmentParams({})).toEqual({ diameter: "auto" }); // no diameter: estimated by the engine
   });
+
+  it("read channels as Cellpose does: [segment, nucleus], 1-based, 0 for the grayscale mean", () => {
+    expect(segmentParams({ channels: [3, 0] }).channels).toEqual([2]); // nuclei in blue
+    expect(segmentParams({ channels: [0, 0] }).channels).toBeUndefined(); // the engine's mean of all channels
+    expect(segmentParams({ channels: [2, 3] }).channels).toEqual([1]); // a one-channel model reads the first only
+    expect(segmentParams({ channels: [2, 3] }, 2).channels).toEqual([1, 2]);
+  });
 });
