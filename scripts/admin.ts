@@ -1,16 +1,19 @@
 // npm run admin -- org create <slug> [--plan free|pro|enterprise] [--storage-cap N] [--analysis-cap N]
 //                  key create <org-slug> | key list <org-slug> | key revoke <key-id>
+//                  base-model upload
 //                  [--env staging|production]   (default: the local database of `npm start`)
 import { parseArgs } from "node:util";
 import type { Plan } from "../schema/db.ts";
 import { AdminInputError, createKeySql, createOrganizationSql, listKeysSql, revokeKeySql } from "./admin-sql.ts";
+import { uploadBaseModel } from "./base-model.ts";
 import { applyMigrations, d1, type Target } from "./wrangler.ts";
 
 const USAGE = `usage: npm run admin -- <command> [--env staging|production]
   org create <slug> [--plan free|pro|enterprise] [--storage-cap N] [--analysis-cap N]
   key create <org-slug>      prints the new key as the last line (shown once; only its hash is stored)
   key list <org-slug>
-  key revoke <key-id>`;
+  key revoke <key-id>
+  base-model upload          puts the committed gpu-runner/models/cpsam files where the cpsam row points`;
 
 function intOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
@@ -71,6 +74,9 @@ async function main(argv: string[]): Promise<void> {
   } else if (resource === "key" && action === "revoke") {
     if (d1(target, revokeKeySql(need("<key-id>"))).length === 0) throw new AdminInputError(`no active key with id ${arg}`);
     console.log(`revoked key ${arg}`);
+  } else if (resource === "base-model" && action === "upload") {
+    if (!uploadBaseModel(target)) throw new AdminInputError("no base model at gpu-runner/models/cpsam/cpsam.onnx");
+    console.log(`uploaded the base model to ${target.env ?? "the local"} R2 bucket`);
   } else {
     throw new AdminInputError(`unknown command: ${positionals.join(" ")}\n${USAGE}`);
   }

@@ -1,15 +1,13 @@
 // The local stack as `npm start` runs it, in pieces the end-to-end tests reuse: local state
 // (migrations, an organization with a key, the base model in R2), `wrangler dev`, and runners.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKeySql, createOrganizationSql } from "./admin-sql.ts";
+import { uploadBaseModel } from "./base-model.ts";
 import { applyMigrations, d1, r2Put, spawnWrangler, type Target } from "./wrangler.ts";
-
-/** The committed base model; CELLSEG_BASE_MODEL_DIR points `npm start` at another one. */
-export const BASE_MODEL_DIR = process.env.CELLSEG_BASE_MODEL_DIR ?? "gpu-runner/models/cpsam";
 
 /** Applies migrations; creates `slug` with a key if the database has no organization yet. */
 export async function prepareLocalState(target: Target, slug = "demo"): Promise<{ createdKey: string | null }> {
@@ -20,14 +18,6 @@ export async function prepareLocalState(target: Target, slug = "demo"): Promise<
   const { key, sql } = await createKeySql(slug);
   d1(target, sql);
   return { createdKey: key };
-}
-
-/** Puts `<dir>/cpsam.onnx` + `cpsam.json` where the seeded `cpsam` model row points. */
-export function seedBaseModel(target: Target, dir = BASE_MODEL_DIR): boolean {
-  if (!existsSync(`${dir}/cpsam.onnx`)) return false;
-  r2Put(target, "models/cpsam/1/model.onnx", `${dir}/cpsam.onnx`);
-  r2Put(target, "models/cpsam/1/model.json", `${dir}/cpsam.json`);
-  return true;
 }
 
 export function startWorker(target: Target, port: number, vars: Record<string, string> = {}, inspectorPort?: number): ChildProcess {
@@ -94,7 +84,7 @@ export async function startStack(options: StackOptions = {}): Promise<LocalStack
   const target = { persistTo: state };
   const runnerToken = `e2e-runner-${crypto.randomUUID()}`;
   const { createdKey } = await prepareLocalState(target, "e2e");
-  if (!seedBaseModel(target)) throw new Error("the base model gpu-runner/models/cpsam/cpsam.onnx is missing");
+  if (!uploadBaseModel(target)) throw new Error("the base model gpu-runner/models/cpsam/cpsam.onnx is missing");
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const signingKey = crypto.randomUUID();

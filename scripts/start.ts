@@ -4,7 +4,8 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { ChildProcess } from "node:child_process";
-import { prepareLocalState, seedBaseModel, startRunner, startWorker, waitUntilServing } from "./local-stack.ts";
+import { uploadBaseModel } from "./base-model.ts";
+import { prepareLocalState, startRunner, startWorker, waitUntilServing } from "./local-stack.ts";
 
 const port = Number(process.env.PORT ?? 8787);
 const local = {};
@@ -24,7 +25,7 @@ const vars = devVars();
 console.log("Applying D1 migrations to the local database...");
 const { createdKey } = await prepareLocalState(local);
 if (createdKey) console.log(`\nCreated organization 'demo'. Its API key (shown once, only its hash is stored):\n\n  ${createdKey}\n`);
-if (!seedBaseModel(local)) console.log("No trained base model at gpu-runner/models/cpsam/ yet: predictions will fail until one is committed.");
+if (!uploadBaseModel(local)) console.log("No trained base model at gpu-runner/models/cpsam/ yet: predictions will fail until one is committed.");
 
 const url = `http://127.0.0.1:${port}`;
 const children: ChildProcess[] = [startWorker(local, port)];

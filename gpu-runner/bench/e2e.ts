@@ -7,7 +7,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { encode as encodePng } from "fast-png";
 import { createKeySql, createOrganizationSql } from "../../scripts/admin-sql.ts";
-import { BASE_MODEL_DIR, startStack } from "../../scripts/local-stack.ts";
+import { BASE_MODEL_DIR } from "../../scripts/base-model.ts";
+import { startStack } from "../../scripts/local-stack.ts";
 import { syntheticNuclei } from "../../test/e2e/stack.ts";
 import { decodeImage, type DecodedImage } from "../engine/decode/index.ts";
 import { loadModel } from "../engine/model.ts";
