@@ -20,6 +20,9 @@ export const heartbeatBody = z.object({
 
 export const urlsBody = z.object({ lease_token: leaseToken });
 
+/** Hands back a job the runner leased but never started (it was shutting down): no attempt spent. */
+export const releaseBody = z.object({ lease_token: leaseToken });
+
 export const predictionResult = z.object({
   roi_count: z.number().int().min(0),
   confluency: z.number().min(0).max(1),

@@ -31,6 +31,7 @@ export interface CallOptions {
   json?: unknown;
   body?: BodyInit;
   headers?: Record<string, string>;
+  signal?: AbortSignal;
 }
 
 export function call(path: string, options: CallOptions = {}): Promise<Response> {
@@ -42,7 +43,7 @@ export function call(path: string, options: CallOptions = {}): Promise<Response>
     body = JSON.stringify(options.json);
   }
   const url = path.startsWith("http") ? path : BASE + path;
-  return (exports as { default: Fetcher }).default.fetch(url, { method: options.method ?? (body ? "POST" : "GET"), headers, body });
+  return (exports as { default: Fetcher }).default.fetch(url, { method: options.method ?? (body ? "POST" : "GET"), headers, body, signal: options.signal });
 }
 
 export async function json<T = Record<string, unknown>>(response: Response): Promise<T> {

@@ -2,6 +2,7 @@
 // fail, lease expiry and redelivery.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { leaseNextJob } from "../../worker/services/job-leasing.ts";
 import { call, createOrg, json, RUNNER_TOKEN, type TestOrg, uploadImage } from "./helpers.ts";
 
 interface Lease {
@@ -21,6 +22,14 @@ async function lease(runnerId = "runner-a", wait = 5): Promise<Lease | null> {
   if (response.status === 204) return null;
   expect(response.status).toBe(200);
   return json<Lease>(response);
+}
+
+/** Leases until `jobId` comes up (earlier tests may have left other jobs queued). */
+async function leaseJob(jobId: string, runnerId = "runner-a"): Promise<Lease> {
+  for (;;) {
+    const job = await lease(runnerId);
+    if (job?.job_id === jobId) return job;
+  }
 }
 
 async function submit(org: TestOrg): Promise<string> {
@@ -139,5 +148,47 @@ describe("leases", () => {
     });
     // A failed prediction no longer blocks the organization.
     expect((await call("/predict", { key: org.key, json: { image_id: job.image.id, model_id: "cpsam" } })).status).toBe(202);
+  });
+});
+
+describe("a runner that stops", () => {
+  it("releases a job it leased while shutting down: the attempt is not counted, the next runner has it at once", async () => {
+    const org = await createOrg();
+    const predictionId = await submit(org);
+    const leased = await leaseJob(predictionId, "runner-stopping");
+    expect(leased.attempt).toBe(1);
+
+    const released = await runner(`/jobs/${predictionId}/release`, { lease_token: leased.lease_token });
+    expect(await json(released)).toEqual({ job_id: predictionId, status: "SUBMITTED", attempts: 0 });
+    expect(await leaseJob(predictionId, "runner-b")).toMatchObject({ attempt: 1 });
+    // The old lease is gone: releasing it again is refused.
+    expect((await runner(`/jobs/${predictionId}/release`, { lease_token: leased.lease_token })).status).toBe(409);
+  });
+
+  it("stops waiting for work: a job submitted after it left goes to the next runner, on attempt 1", async () => {
+    const org = await createOrg();
+    const hangUp = new AbortController();
+    const waiting = call("/internal/jobs/lease", { key: RUNNER_TOKEN, json: { runner_id: "runner-gone", wait_seconds: 5 }, signal: hangUp.signal }).catch(() => null);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    hangUp.abort();
+    await waiting;
+
+    const predictionId = await submit(org);
+    expect(await leaseJob(predictionId, "runner-b")).toMatchObject({ attempt: 1 });
+  });
+
+  it("a lease granted as its runner hangs up is withdrawn: the attempt is not counted and the job is leasable at once", async () => {
+    const org = await createOrg();
+    const predictionId = await submit(org);
+    // Take everything queued before it, then hand it back: its wake-up is now the only message.
+    const first = await leaseJob(predictionId, "runner-a");
+    await runner(`/jobs/${predictionId}/release`, { lease_token: first.lease_token });
+    // Still listening when the wait starts, gone by the time the job has been started for it.
+    let looks = 0;
+    const hangsUpDuringStart = { get aborted() { return ++looks > 1; } } as AbortSignal;
+    expect(await leaseNextJob(env, "runner-gone", { waitMs: 0, signal: hangsUpDuringStart })).toBeNull();
+
+    expect(await json(await call(`/predict/${predictionId}`, { key: org.key }))).toMatchObject({ status: "SUBMITTED", attempts: 0 });
+    expect(await leaseJob(predictionId, "runner-b")).toMatchObject({ attempt: 1 });
   });
 });

@@ -1,11 +1,12 @@
-// The runner's API. Runners lease GPU jobs, heartbeat, fetch signed URLs, and complete or fail.
+// The runner's API. Runners lease GPU jobs, heartbeat, fetch signed URLs, and complete, fail or
+// release (hand back unstarted) them.
 import { Hono } from "hono";
 import { pathId } from "../../schema/api.ts";
-import { completeBody, failBody, heartbeatBody, leaseBody, urlsBody } from "../../schema/internal-api.ts";
+import { completeBody, failBody, heartbeatBody, leaseBody, releaseBody, urlsBody } from "../../schema/internal-api.ts";
 import type { AppContext, AppEnv } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { leaseNextJob } from "../services/job-leasing.ts";
-import { failAttempt, getJobById, heartbeat, type Job } from "../services/jobs.ts";
+import { failAttempt, getJobById, heartbeat, type Job, withdrawAttempt } from "../services/jobs.ts";
 import { completeJob, runnerPayload } from "../services/runner-jobs.ts";
 import { settings } from "../services/settings.ts";
 import { validate } from "../validation.ts";
@@ -25,7 +26,11 @@ const leaseLost = (job: Job) => new HttpError(409, `Job ${job.id} is not held by
 
 internal.post("/jobs/lease", validate("json", leaseBody), async (c) => {
   const body = c.req.valid("json");
-  const job = await leaseNextJob(c.env, body.runner_id, { waitMs: body.wait_seconds * 1000, leaseSeconds: body.lease_seconds });
+  const job = await leaseNextJob(c.env, body.runner_id, {
+    waitMs: body.wait_seconds * 1000,
+    leaseSeconds: body.lease_seconds,
+    signal: c.req.raw.signal,
+  });
   if (!job) return c.body(null, 204);
   return c.json(await runnerPayload(c.env, origin(c), job));
 });
@@ -48,6 +53,13 @@ internal.post("/jobs/:id/urls", validate("param", pathId), validate("json", urls
 internal.post("/jobs/:id/complete", validate("param", pathId), validate("json", completeBody), async (c) => {
   const job = await completeJob(c.env, await gpuJob(c), c.req.valid("json"));
   return c.json({ job_id: job.id, status: job.status });
+});
+
+internal.post("/jobs/:id/release", validate("param", pathId), validate("json", releaseBody), async (c) => {
+  const job = await gpuJob(c);
+  const after = await withdrawAttempt(c.env, job.id, c.req.valid("json").lease_token);
+  if (!after) throw leaseLost(job);
+  return c.json({ job_id: after.id, status: after.status, attempts: after.attempts });
 });
 
 internal.post("/jobs/:id/fail", validate("param", pathId), validate("json", failBody), async (c) => {

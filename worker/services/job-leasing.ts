@@ -1,24 +1,39 @@
 // How a runner gets work: pull a wake-up from the GPU queue, start an attempt on the job row it
 // names, ack the message. A message whose job cannot be started (done, or taken) is stale and is
-// acked too; the row, not the message, decides.
+// acked too; the row, not the message, decides. A runner that hangs up (its request's signal
+// aborts: a shutdown, a crash) stops the wait, and a lease granted as it hung up is withdrawn, so
+// no job sits leased to nobody until its lease expires.
 import type { Bindings } from "../env.ts";
 import { gpuJobQueue } from "../queues/gpu-job-queue.ts";
-import { type Job, startAttempt, sweepJobs } from "./jobs.ts";
+import { type Job, startAttempt, sweepJobs, withdrawAttempt } from "./jobs.ts";
 import { settings } from "./settings.ts";
 
 /** How often a waiting lease looks again: D1 locally is cheap; Cloudflare's pull API is rate-limited. */
 const POLL_INTERVAL_MS = { local: 100, cloudflare: 1000 } as const;
 
-export async function leaseNextJob(env: Bindings, holder: string, options: { waitMs: number; leaseSeconds?: number }): Promise<Job | null> {
+export interface LeaseOptions {
+  waitMs: number;
+  leaseSeconds?: number;
+  /** The runner's request; once it aborts nobody is listening for the answer. */
+  signal?: AbortSignal;
+}
+
+export async function leaseNextJob(env: Bindings, holder: string, options: LeaseOptions): Promise<Job | null> {
+  const { signal } = options;
   const leaseMs = (options.leaseSeconds ?? settings(env).leaseSeconds) * 1000;
   const queue = gpuJobQueue(env);
   const deadline = Date.now() + options.waitMs;
   await sweepJobs(env);
   for (;;) {
+    if (signal?.aborted) return null;
     const message = await queue.pull(leaseMs);
     if (message) {
       const job = await startAttempt(env.DB, message.body.job_id, holder, leaseMs);
       await queue.ack(message.leaseId);
+      if (job && signal?.aborted) {
+        await withdrawAttempt(env, job.id, job.leaseToken!);
+        return null;
+      }
       if (job) return job;
       continue;
     }

@@ -4,6 +4,7 @@
 //   SUBMITTED --lease--> STARTED --complete--> COMPLETED
 //       ^                  |  \--fail (final or out of attempts)--> FAILED
 //       \--lease expired / retryable fail (attempts left)--/
+//       \--lease withdrawn (never delivered; the attempt is not counted)--/
 //
 // Every SUBMITTED GPU job has a queue message as its wake-up; the message is only a hint, so a
 // duplicate or stale one is harmless (leasing re-checks the row).
@@ -145,6 +146,31 @@ export async function startAttempt(d1: D1Database, id: string, holder: string, l
 }
 
 const holding = (id: string, leaseToken: string) => and(eq(jobs.id, id), eq(jobs.status, "STARTED"), eq(jobs.leaseToken, leaseToken));
+
+/**
+ * STARTED -> SUBMITTED for a lease that never turned into work: its runner hung up while it was
+ * granted, or leased it while shutting down and handed it back. The attempt is taken back, as if
+ * the lease had not happened, and the job gets a new wake-up so the next runner has it at once
+ * instead of after the lease expires.
+ */
+export async function withdrawAttempt(env: Bindings, id: string, leaseToken: string): Promise<Job | null> {
+  const [withdrawn] = await database(env.DB)
+    .update(jobs)
+    .set({
+      status: "SUBMITTED",
+      attempts: sql`${jobs.attempts} - 1`,
+      startedAt: sql`CASE WHEN ${jobs.attempts} = 1 THEN NULL ELSE ${jobs.startedAt} END`,
+      enqueuedAt: Date.now(),
+      leaseToken: null,
+      leaseHolder: null,
+      leaseExpiresAt: null,
+      stage: null,
+    })
+    .where(holding(id, leaseToken))
+    .returning();
+  if (withdrawn) await gpuJobQueue(env).send({ job_id: id });
+  return withdrawn ?? null;
+}
 
 export async function heartbeat(d1: D1Database, id: string, leaseToken: string, leaseMs: number, progress?: number, stage?: string): Promise<Job | null> {
   const [job] = await database(d1)
