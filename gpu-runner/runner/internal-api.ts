@@ -15,6 +15,8 @@ export interface InternalApi {
   urls(job: LeasedJob): Promise<LeasedJob>;
   complete(job: LeasedJob, result: unknown): Promise<void>;
   fail(job: LeasedJob, reason: string, retryable: boolean): Promise<void>;
+  /** Hands back a job never started, without spending one of its attempts. */
+  release(job: LeasedJob): Promise<void>;
   download(url: string): Promise<Uint8Array>;
   upload(url: string, bytes: Uint8Array): Promise<void>;
 }
@@ -90,6 +92,9 @@ export function internalApi(config: RunnerConfig, log: (m: string) => void = con
     },
     async fail(job, reason, retryable) {
       await jobCall("fail", job, "fail", { reason: reason.slice(0, 2000), retryable });
+    },
+    async release(job) {
+      await jobCall("release", job, "release", {});
     },
     async download(url) {
       return retry("download", async () => {

@@ -25,7 +25,7 @@ const runner = new Runner(config, internalApi(config), new ModelCache(config.mod
 let signals = 0;
 const onSignal = (signal: string) => {
   if (++signals > 1) process.exit(130); // a second Ctrl-C: leave now, leases will expire
-  console.error(`[runner] ${signal}: finishing or handing back the jobs in hand`);
+  console.error(`[runner] ${signal}: finishing or handing back the jobs in hand (again to leave now)`);
   void runner.stop();
 };
 process.on("SIGTERM", () => onSignal("SIGTERM"));

@@ -1,7 +1,9 @@
 // The runner loop: `concurrency` workers each lease a job, run it with heartbeats, and complete
 // or fail it. A job that fails for its own reasons (an undecodable image, a broken model) is
-// reported FAILED at once; anything else is handed back for another attempt. stop() stops leasing,
-// lets jobs in hand finish within the grace period, then hands the rest back.
+// reported FAILED at once; anything else is handed back for another attempt. stop() asks for no
+// new job, lets each lease request already open come back (a job it brings is released unstarted:
+// abandoning the request would leave the worker granting a lease nobody receives), lets jobs in
+// hand finish within the grace period, then hands the rest back.
 import type { LeasedJob } from "../../schema/internal-api.ts";
 import { RoiArtifactError } from "../../schema/roi-artifact.ts";
 import { ImageDecodeError } from "../engine/decode/index.ts";
@@ -14,6 +16,8 @@ import { TransientError, sleep } from "./retry.ts";
 import { runTraining } from "./train-job.ts";
 
 const LEASE_WAIT_SECONDS = 20;
+/** On stop, how long an open lease request may take to come back before it is abandoned. */
+const LEASE_RETURN_MS = (LEASE_WAIT_SECONDS + 10) * 1000;
 /** Heartbeats at most this often when progress changes, and at least every lease / 3. */
 const MIN_HEARTBEAT_MS = 1000;
 
@@ -22,6 +26,12 @@ function isJobsOwnFault(error: unknown): boolean {
   if (error instanceof ImageDecodeError || error instanceof RoiArtifactError || error instanceof JobParamsError) return true;
   const message = error instanceof Error ? error.message : "";
   return /manifest|model input|model must|execution provider could load|has no segmentation|labels hold|is \d+x\d+, the image/.test(message);
+}
+
+/** Resolves once `done()` holds or `ms` have passed, whichever is first. */
+async function waitFor(done: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done() && Date.now() < deadline) await sleep(100);
 }
 
 export interface RunnerStats {
@@ -36,6 +46,9 @@ export class Runner {
   private readonly models: ModelCache;
   private readonly log: (message: string) => void;
   private readonly shutdown = new AbortController();
+  /** Aborts lease requests still open when stop() has waited long enough for them. */
+  private readonly abandonLeases = new AbortController();
+  private leasesOpen = 0;
   private readonly inFlight = new Set<AbortController>();
   readonly stats: RunnerStats = { completed: 0, failed: 0, released: 0 };
 
@@ -55,29 +68,35 @@ export class Runner {
     await Promise.all(Array.from({ length: this.config.concurrency }, () => this.workLoop()));
   }
 
-  /** Stops leasing; jobs in hand get the grace period, then are handed back. */
+  /** Stops leasing; open lease requests come back, jobs in hand get the grace period, then are handed back. */
   async stop(): Promise<void> {
     if (this.shutdown.signal.aborted) return;
     this.log(`[runner] stopping: ${this.inFlight.size} job(s) in hand, ${this.config.shutdownGraceSeconds} s to finish`);
     this.shutdown.abort();
-    const deadline = Date.now() + this.config.shutdownGraceSeconds * 1000;
-    while (this.inFlight.size > 0 && Date.now() < deadline) await sleep(100);
-    for (const job of this.inFlight) job.abort(new JobStopped("the runner is shutting down"));
+    const leasesBack = waitFor(() => this.leasesOpen === 0, LEASE_RETURN_MS).then(() => this.abandonLeases.abort());
+    const jobsDone = waitFor(() => this.inFlight.size === 0, this.config.shutdownGraceSeconds * 1000).then(() => {
+      for (const job of this.inFlight) job.abort(new JobStopped("the runner is shutting down"));
+    });
+    await Promise.all([leasesBack, jobsDone]);
   }
 
   private async workLoop(): Promise<void> {
     while (!this.shutdown.signal.aborted) {
       let job: LeasedJob | null;
+      this.leasesOpen++;
       try {
-        job = await this.api.lease(LEASE_WAIT_SECONDS, this.shutdown.signal);
+        job = await this.api.lease(LEASE_WAIT_SECONDS, this.abandonLeases.signal);
       } catch (error) {
         if (this.shutdown.signal.aborted) return;
         this.log(`[runner] lease failed: ${(error as Error).message}`);
         await sleep(5000, this.shutdown.signal);
         continue;
+      } finally {
+        this.leasesOpen--;
       }
       if (job && this.shutdown.signal.aborted) {
-        await this.api.fail(job, "the runner was shutting down when it leased this job", true).catch(() => undefined);
+        await this.api.release(job).catch(() => undefined);
+        this.stats.released++;
         return;
       }
       if (job) await this.process(job);
