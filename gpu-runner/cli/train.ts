@@ -14,12 +14,13 @@ import { exportModel, writeModel } from "../training/model-export.ts";
 import { prepareImages } from "../training/prepare-image.ts";
 import { trainLoop } from "../training/train-loop.ts";
 import type { TrainingEvent } from "../training/train-loop.ts";
+import { CELLPOSE_AUGMENTATION } from "../training/augment.ts";
 import { CPSAM_NETWORK, defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../training/training-config.ts";
 import { freshTrainingState, Trainer } from "../training/trainer.ts";
 import { validationAp, validationImages, validationSample } from "../training/validate.ts";
 import { validationIds } from "../training/validation-split.ts";
 
-const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128]";
+const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128] [--zoom-range R]";
 
 function fail(message: string): never {
   console.error(`train: ${message}\n${USAGE}`);
@@ -47,6 +48,7 @@ const { values } = parseArgs({
     "checkpoint-every": { type: "string" },
     "validation-per-set": { type: "string" },
     lr: { type: "string" },
+    "zoom-range": { type: "string" },
     threads: { type: "string" },
     widths: { type: "string" },
     help: { type: "boolean" },
@@ -70,6 +72,10 @@ const checkpointEvery = positiveInteger(values["checkpoint-every"], "checkpoint-
 const threads = positiveInteger(values.threads, "threads", 2);
 const learningRate = values.lr === undefined ? undefined : Number(values.lr);
 if (learningRate !== undefined && !(learningRate > 0)) fail(`--lr must be a positive number, got "${values.lr}"`);
+// Random zoom drawn from [1 - R/2, 1 + R/2] (Cellpose: 0.5); wider shows the network more small and large objects.
+const zoomRange = values["zoom-range"] === undefined ? undefined : Number(values["zoom-range"]);
+if (zoomRange !== undefined && !(zoomRange >= 0 && zoomRange < 2)) fail(`--zoom-range must be at least 0 and below 2, got "${values["zoom-range"]}"`);
+const augmentation = zoomRange === undefined ? {} : { augmentation: { ...CELLPOSE_AUGMENTATION, zoomRange } };
 const widths = values.widths === undefined ? undefined : values.widths.split(",").map((w) => positiveInteger(w, "widths", 0));
 if (widths !== undefined && (widths.length < 2 || widths.some((w) => w === 0))) fail(`--widths must list two or more positive channel counts, got "${values.widths}"`);
 const validationPerSet = positiveInteger(values["validation-per-set"], "validation-per-set", 6);
@@ -97,14 +103,14 @@ if (existsSync(checkpointPath)) {
   }
 } else if (values.from) {
   const { network, params } = weightsFromModel(new Uint8Array(readFileSync(values.from)));
-  const fineTuneDefaults = defaultTrainingConfig(steps, { network, seed });
+  const fineTuneDefaults = defaultTrainingConfig(steps, { network, seed, ...augmentation });
   // Fine-tuning starts lower than training from scratch, to keep what the base model learnt.
   fineTuneDefaults.schedule.peak = learningRate ?? FINE_TUNE_PEAK_LEARNING_RATE;
   state = freshTrainingState(fineTuneDefaults, params);
   state.history.startedFrom = values.from;
   console.log(`fine-tuning from ${values.from}`);
 } else {
-  const config = defaultTrainingConfig(steps, { seed, ...(widths ? { network: { ...CPSAM_NETWORK, widths } } : {}) });
+  const config = defaultTrainingConfig(steps, { seed, ...augmentation, ...(widths ? { network: { ...CPSAM_NETWORK, widths } } : {}) });
   if (learningRate !== undefined) config.schedule.peak = learningRate;
   state = freshTrainingState(config);
 }
