@@ -95,8 +95,8 @@ export class Runner {
         this.leasesOpen--;
       }
       if (job && this.shutdown.signal.aborted) {
-        await this.api.release(job).catch(() => undefined);
-        this.stats.released++;
+        // If the release fails too, the lease simply expires: one attempt spent, nothing lost.
+        await this.api.release(job).then(() => this.stats.released++, () => undefined);
         return;
       }
       if (job) await this.process(job);
