@@ -16,11 +16,12 @@ import { trainLoop } from "../training/train-loop.ts";
 import type { TrainingEvent } from "../training/train-loop.ts";
 import { CELLPOSE_AUGMENTATION } from "../training/augment.ts";
 import { CPSAM_NETWORK, defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../training/training-config.ts";
+import type { ImageSampling } from "../training/training-config.ts";
 import { freshTrainingState, Trainer } from "../training/trainer.ts";
 import { validationAp, validationImages, validationSample } from "../training/validate.ts";
 import { validationIds } from "../training/validation-split.ts";
 
-const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128] [--zoom-range R]";
+const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128] [--zoom-range R] [--sampling per-set|per-image]";
 
 function fail(message: string): never {
   console.error(`train: ${message}\n${USAGE}`);
@@ -49,6 +50,7 @@ const { values } = parseArgs({
     "validation-per-set": { type: "string" },
     lr: { type: "string" },
     "zoom-range": { type: "string" },
+    sampling: { type: "string" },
     threads: { type: "string" },
     widths: { type: "string" },
     help: { type: "boolean" },
@@ -75,7 +77,11 @@ if (learningRate !== undefined && !(learningRate > 0)) fail(`--lr must be a posi
 // Random zoom drawn from [1 - R/2, 1 + R/2] (Cellpose: 0.5); wider shows the network more small and large objects.
 const zoomRange = values["zoom-range"] === undefined ? undefined : Number(values["zoom-range"]);
 if (zoomRange !== undefined && !(zoomRange >= 0 && zoomRange < 2)) fail(`--zoom-range must be at least 0 and below 2, got "${values["zoom-range"]}"`);
-const augmentation = zoomRange === undefined ? {} : { augmentation: { ...CELLPOSE_AUGMENTATION, zoomRange } };
+const sampling = values.sampling === undefined ? undefined : imageSampling(values.sampling);
+const augmentation = {
+  ...(zoomRange === undefined ? {} : { augmentation: { ...CELLPOSE_AUGMENTATION, zoomRange } }),
+  ...(sampling === undefined ? {} : { sampling }),
+};
 const widths = values.widths === undefined ? undefined : values.widths.split(",").map((w) => positiveInteger(w, "widths", 0));
 if (widths !== undefined && (widths.length < 2 || widths.some((w) => w === 0))) fail(`--widths must list two or more positive channel counts, got "${values.widths}"`);
 const validationPerSet = positiveInteger(values["validation-per-set"], "validation-per-set", 6);
@@ -190,3 +196,8 @@ if (finished && heldOut.length > 0) {
 }
 writeRecord(finished);
 console.log(`${isTty ? "\n" : ""}done at step ${state.step}; model in ${outDir}/${name}.onnx`);
+
+function imageSampling(value: string): ImageSampling {
+  if (value === "per-set" || value === "per-image") return value;
+  return fail(`--sampling must be per-set or per-image, got "${value}"`);
+}

@@ -15,6 +15,11 @@ export interface LabelledImage {
   labels: Uint32Array;
 }
 
+/** The set an image belongs to: the part of its id before the first "/". */
+export function setOfImage(id: string): string {
+  return id.split("/")[0];
+}
+
 /** Nuclei images come as gray or as RGB renderings; the model sees their channel mean. */
 export function toSingleChannel(decoded: DecodedImage): Float32Array {
   const plane = decoded.width * decoded.height;

@@ -4,6 +4,7 @@
 import { flowsFromLabels } from "../engine/flow-targets.ts";
 import { normalizeImage } from "../engine/normalize.ts";
 import type { PreparedImage } from "./augment.ts";
+import { setOfImage } from "./labelled-images.ts";
 import type { LabelledImage } from "./labelled-images.ts";
 import { medianObjectDiameter } from "./object-diameter.ts";
 
@@ -24,10 +25,9 @@ export function prepareImage(pair: LabelledImage, modelDiameter: number, objectD
  */
 export function prepareImages(pairs: LabelledImage[], modelDiameter: number): PreparedImage[] {
   const diameters = pairs.map((p) => medianObjectDiameter(p.labels));
-  const setOf = (id: string) => id.split("/")[0];
   return pairs.map((pair, i) => {
     if (diameters[i] > 0) return prepareImage(pair, modelDiameter, diameters[i]);
-    const others = diameters.filter((d, j) => d > 0 && setOf(pairs[j].id) === setOf(pair.id)).sort((a, b) => a - b);
+    const others = diameters.filter((d, j) => d > 0 && setOfImage(pairs[j].id) === setOfImage(pair.id)).sort((a, b) => a - b);
     if (others.length === 0) throw new Error(`${pair.id}: no objects in it or in any other image of its set, so its object size is unknown`);
     return prepareImage(pair, modelDiameter, others[others.length >> 1]);
   });

@@ -6,6 +6,7 @@ import { buildTrainStepModel, TrainStepNames as N } from "../network/train-step-
 import { sampleCrop } from "./augment.ts";
 import type { PreparedImage } from "./augment.ts";
 import type { TrainingState } from "./checkpoint.ts";
+import { cumulativeSamplingWeights, drawIndex } from "./image-sampling.ts";
 import { initialParameters } from "./initial-parameters.ts";
 import { learningRateAt } from "./learning-rate.ts";
 import { SeededRandom } from "./random.ts";
@@ -25,28 +26,18 @@ export function freshTrainingState(config: TrainingConfig, params?: Float32Array
   };
 }
 
-/** The set an image belongs to: the part of its id before the first "/". */
-function setOf(source: PreparedImage): string {
-  return source.id.split("/")[0];
-}
-
 export class Trainer {
   readonly state: TrainingState;
   private readonly session: ort.InferenceSession;
   private readonly sources: PreparedImage[];
-  /** Cumulative sampling weights: every set gets the same share, whatever its image count. */
+  /** Cumulative sampling weights over the sources, by the config's `sampling` rule. */
   private readonly cumulativeWeights: Float64Array;
 
   private constructor(state: TrainingState, session: ort.InferenceSession, sources: PreparedImage[]) {
     this.state = state;
     this.session = session;
     this.sources = sources;
-    const perSet = new Map<string, number>();
-    for (const s of sources) perSet.set(setOf(s), (perSet.get(setOf(s)) ?? 0) + 1);
-    this.cumulativeWeights = new Float64Array(sources.length);
-    let total = 0;
-    sources.forEach((s, i) => (this.cumulativeWeights[i] = total += 1 / perSet.get(setOf(s))!));
-    for (let i = 0; i < sources.length; i++) this.cumulativeWeights[i] /= total;
+    this.cumulativeWeights = cumulativeSamplingWeights(sources.map((s) => s.id), state.config.sampling ?? "per-set");
   }
 
   static async create(state: TrainingState, sources: PreparedImage[], sessionOptions: ort.InferenceSession.SessionOptions = {}): Promise<Trainer> {
@@ -57,10 +48,7 @@ export class Trainer {
   }
 
   private pickSource(random: SeededRandom): PreparedImage {
-    const u = random.next();
-    let i = 0;
-    while (i < this.cumulativeWeights.length - 1 && this.cumulativeWeights[i] <= u) i++;
-    return this.sources[i];
+    return this.sources[drawIndex(this.cumulativeWeights, random.next())];
   }
 
   /** One optimisation step; returns the batch's loss before the update. */

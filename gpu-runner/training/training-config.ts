@@ -16,7 +16,15 @@ export interface TrainingConfig {
   schedule: LearningRateSchedule;
   adamW: AdamWSettings;
   augmentation: AugmentSettings;
+  /**
+   * How a crop's source image is drawn: "per-set" gives every data set (the part of an image id
+   * before "/") the same share whatever its image count; "per-image" draws every image equally
+   * often, as Cellpose does. Checkpoints written before this field existed used "per-set".
+   */
+  sampling?: ImageSampling;
 }
+
+export type ImageSampling = "per-set" | "per-image";
 
 /** The base model's architecture, chosen by measurement (see gpu-runner/models/cpsam/README.md). */
 export const CPSAM_NETWORK: NetworkConfig = { inputChannels: 1, widths: [16, 32, 64, 128] };
@@ -34,6 +42,7 @@ export function defaultTrainingConfig(totalSteps: number, overrides: Partial<Tra
     schedule: { peak: 2e-3, warmupSteps: Math.min(100, Math.ceil(totalSteps / 10)), totalSteps, finalFraction: 0.02 },
     adamW: DEFAULT_ADAMW,
     augmentation: CELLPOSE_AUGMENTATION,
+    sampling: "per-set",
     ...overrides,
   };
 }

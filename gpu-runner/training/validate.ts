@@ -4,6 +4,7 @@
 import { averagePrecision } from "../engine/average-precision.ts";
 import { loadModelFromBytes } from "../engine/model.ts";
 import { segmentImage } from "../engine/segment.ts";
+import { setOfImage } from "./labelled-images.ts";
 import type { LabelledImage } from "./labelled-images.ts";
 import { exportModel } from "./model-export.ts";
 import { medianObjectDiameter } from "./object-diameter.ts";
@@ -24,7 +25,7 @@ export function validationImages(pairs: LabelledImage[]): ValidationImage[] {
 export function validationSample(images: ValidationImage[], perSet: number): ValidationImage[] {
   const taken = new Map<string, number>();
   return images.filter(({ pair }) => {
-    const set = pair.id.split("/")[0];
+    const set = setOfImage(pair.id);
     const count = taken.get(set) ?? 0;
     taken.set(set, count + 1);
     return count < perSet;
@@ -39,7 +40,7 @@ export async function validationAp(config: TrainingConfig, params: Float32Array,
   for (const { pair, diameter } of images) {
     const image = { width: pair.width, height: pair.height, channels: 1, bitDepth: 32, sampleFormat: "float" as const, data: pair.image };
     const result = await segmentImage(image, model, { diameter });
-    const set = pair.id.split("/")[0];
+    const set = setOfImage(pair.id);
     perSet.set(set, [...(perSet.get(set) ?? []), averagePrecision(pair.labels, result.labels, [0.5]).ap[0]]);
   }
   await model.session.release();

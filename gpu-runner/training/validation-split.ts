@@ -1,12 +1,13 @@
 // A fixed, seeded hold-out: the same fraction of every set, chosen by a seeded shuffle of the
 // sorted ids, so the split is reproducible from (ids, fraction, seed) alone.
+import { setOfImage } from "./labelled-images.ts";
 import { SeededRandom } from "./random.ts";
 
 export function validationIds(ids: string[], fraction: number, seed: number): Set<string> {
   if (!(fraction >= 0 && fraction < 1)) throw new Error(`validation fraction must be in [0, 1), got ${fraction}`);
   const bySet = new Map<string, string[]>();
   for (const id of [...ids].sort()) {
-    const set = id.split("/")[0];
+    const set = setOfImage(id);
     bySet.set(set, [...(bySet.get(set) ?? []), id]);
   }
   const held = new Set<string>();

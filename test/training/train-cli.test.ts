@@ -37,6 +37,7 @@ describe("npm run train", () => {
     expect(first).toMatch(/validation at step 1: AP@0\.5 nuclei \d\.\d{3}/);
     const record = JSON.parse(readFileSync(join(out, "training-record.json"), "utf8"));
     expect(record.stepsCompleted).toBe(1);
+    expect(record.config.sampling).toBe("per-set");
     expect(record.images.validation).toHaveLength(1);
     expect(record.history.finalValidation.images).toBe(1);
     const model = await loadModel(join(out, "cpsam.onnx"), { executionProvider: "cpu", log: () => {} });
@@ -50,5 +51,6 @@ describe("npm run train", () => {
   it("explains bad arguments instead of crashing", () => {
     expect(() => execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", join(root, "missing")], { encoding: "utf8", stdio: "pipe" })).toThrow(/has no images\/ and labels\/ folders/);
     expect(() => execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", data, "--zoom-range", "2"], { encoding: "utf8", stdio: "pipe" })).toThrow(/--zoom-range must be at least 0 and below 2, got "2"/);
+    expect(() => execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", data, "--sampling", "uniform"], { encoding: "utf8", stdio: "pipe" })).toThrow(/--sampling must be per-set or per-image, got "uniform"/);
   });
 });
