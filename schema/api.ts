@@ -1,5 +1,6 @@
 // Request bodies of the public API (/api/v1). Responses are built by the worker's views.
 import { z } from "zod";
+import { modalityParam } from "./modality.ts";
 
 const id = z.string().min(1).max(100);
 
@@ -19,6 +20,9 @@ export const segmentParams = z
     // Cellpose's convention: [channel to segment, nuclear channel], 1-based, 0 = grayscale (the mean
     // of all channels, the default). One-channel models such as cpsam read the first entry only.
     channels: z.array(z.number().int().min(0).max(64)).min(1).max(2).optional(),
+    // What kind of image this is, for one-channel models: "auto" (the default) detects it; the
+    // engine inverts brightfield and reads the haematoxylin of stained histology.
+    modality: modalityParam.optional(),
   })
   .strict();
 

@@ -2,6 +2,7 @@
 // under schema/migrations/, which wrangler applies (`wrangler d1 migrations apply`).
 import { sql } from "drizzle-orm";
 import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { MODALITIES } from "./modality.ts";
 
 const createdAt = () => integer("created_at").notNull().default(sql`(unixepoch('subsec') * 1000)`);
 
@@ -158,6 +159,9 @@ export const segmentations = sqliteTable(
     confluency: real("confluency").notNull(),
     /** Object diameter (px) the image was segmented at: the request's, or the engine's estimate. */
     diameter: real("diameter"),
+    /** One-channel models: the modality the input was made for (schema/modality.ts), and whether it was detected or given. */
+    modality: text("modality", { enum: MODALITIES }),
+    modalitySource: text("modality_source", { enum: ["detected", "given"] }),
     width: integer("width").notNull(),
     height: integer("height").notNull(),
     artifactKey: text("artifact_key").notNull(),

@@ -1,5 +1,6 @@
 // Request bodies of the runner's API (/api/v1/internal), shared by the worker and the GPU runner.
 import { z } from "zod";
+import { modalityDecision } from "./modality.ts";
 
 export const leaseBody = z.object({
   runner_id: z.string().min(1).max(200),
@@ -30,6 +31,8 @@ export const predictionResult = z.object({
   height: z.number().int().min(1),
   /** Object diameter (px) the image was segmented at: the job's, or the engine's estimate. */
   diameter: z.number().positive().optional(),
+  /** One-channel models: the modality the input was made for, detected or given. */
+  modality: modalityDecision.optional(),
   timings: z.record(z.string(), z.number()).optional(),
 });
 

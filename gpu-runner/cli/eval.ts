@@ -1,13 +1,15 @@
-// npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto|truth] [--limit N] [--provider P]
-//                 [--held-out <training-record.json>] [--rescale 0.5,0.75,1.5,2]
+// npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto|truth|none] [--modality M]
+//                 [--limit N] [--provider P] [--held-out <training-record.json>] [--rescale 0.5,0.75,1.5,2]
 //                 [--cellprob-threshold T] [--flow-threshold T] [--min-size N] [--niter N]
 // <dir> is a dataset (images/ + labels/<stem>.png) or a folder of datasets (each with images/ and
-// labels/, as ../shared/data/nuclei). Prints per dataset: AP at IoU 0.5/0.75/0.9 (Cellpose's
-// TP / (TP + FP + FN), mean over the images that have labelled objects: AP is undefined on the
-// others), object counts, and mean time per stage.
-// --diameter: none given, no rescaling; "auto", the engine's estimate; "truth", each image's
-// labelled median diameter (Cellpose's benchmark convention, and the training record's validation).
-// --held-out keeps only the images a training record lists as validation ("<set>/<stem>").
+// labels/, as ../shared/data/nuclei). Prints per dataset, and per modality where the dataset lists
+// them in modality.csv: AP at IoU 0.5/0.75/0.9 (Cellpose's TP / (TP + FP + FN), mean over the
+// images that have labelled objects: AP is undefined on the others), object counts, the
+// modalities the engine detected, and mean time per stage.
+// Defaults are the service's: diameter "auto" (the engine's estimate) and modality "auto".
+// --diameter: "none", no rescaling; "truth", each image's labelled median diameter (Cellpose's
+// benchmark convention, and the training record's validation).
+// --held-out keeps only the images a training record lists as validation (its image ids).
 // --rescale also scores every image resized by each factor (bilinear; labels nearest neighbour), to
 // see how the model and the diameter handling cope with objects of other sizes; with it, a table of
 // AP@0.5 and of the diameter used against the true median diameter, per set and factor.
@@ -20,6 +22,9 @@ import type { ExecutionProviderChoice } from "../engine/model.ts";
 import { chooseModel } from "../engine/model-choice.ts";
 import { resizePlanar } from "../engine/resize.ts";
 import { segmentImage } from "../engine/segment.ts";
+import { MODALITIES } from "../engine/modality.ts";
+import type { Modality } from "../engine/modality.ts";
+import { listedModalities } from "../training/labelled-images.ts";
 import { medianObjectDiameter } from "../training/object-diameter.ts";
 import { MASK_FLAG_OPTIONS, MASK_FLAGS_USAGE, maskParamsFromFlags } from "./mask-flags.ts";
 
@@ -40,6 +45,7 @@ async function main(): Promise<void> {
       data: { type: "string" },
       model: { type: "string" },
       diameter: { type: "string" },
+      modality: { type: "string", default: "auto" },
       limit: { type: "string" },
       provider: { type: "string", default: "auto" },
       verbose: { type: "boolean", default: false },
@@ -48,36 +54,44 @@ async function main(): Promise<void> {
       ...MASK_FLAG_OPTIONS,
     },
   });
-  if (!values.data) throw new Error(`usage: npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto|truth] [--limit N] [--held-out record.json] [--rescale f1,f2] ${MASK_FLAGS_USAGE}`);
+  if (!values.data) throw new Error(`usage: npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto|truth|none] [--modality auto|${MODALITIES.join("|")}] [--limit N] [--held-out record.json] [--rescale f1,f2] ${MASK_FLAGS_USAGE}`);
   const diameter = parseDiameter(values.diameter);
+  const modality = parseModality(values.modality);
   const maskParams = maskParamsFromFlags(values);
   const limit = values.limit === undefined ? Infinity : Number(values.limit);
   const heldOut = values["held-out"] === undefined ? undefined : new Set<string>(JSON.parse(readFileSync(values["held-out"], "utf8")).images.validation);
   const factors = values.rescale === undefined ? [1] : [1, ...values.rescale.split(",").map(parseFactor).filter((f) => f !== 1)];
   const model = await chooseModel(values.model, values.provider as ExecutionProviderChoice);
-  console.log(`model ${model.manifest.name}@${model.manifest.version} (diameter ${model.manifest.diameter}) on ${model.executionProvider}, diameter ${diameter ?? "none (no rescaling)"}`);
+  console.log(`model ${model.manifest.name}@${model.manifest.version} (diameter ${model.manifest.diameter}) on ${model.executionProvider}, diameter ${diameter ?? "none (no rescaling)"}, modality ${modality}`);
   const table: string[] = [];
   const verbose = values.verbose;
 
   for (const dir of datasets(values.data)) {
     const set = basename(dir);
+    const listed = listedModalities(dir);
+    // The image ids of training records: "<set>/<stem>", or "<set>/<modality>/<stem>" in a set listing modalities.
+    const groupOf = (file: string) => (listed ? `${set}/${listed.get(basename(file, extname(file))) ?? "unlisted"}` : set);
     const files = readdirSync(join(dir, "images"))
-      .filter((f) => !f.startsWith(".") && (heldOut === undefined || heldOut.has(`${set}/${basename(f, extname(f))}`)))
-      .sort()
-      .slice(0, limit);
-    for (const factor of factors) await evaluateSet(dir, files, factor);
+      .filter((f) => !f.startsWith(".") && (heldOut === undefined || heldOut.has(`${groupOf(f)}/${basename(f, extname(f))}`)))
+      .sort();
+    const groups = new Map<string, string[]>();
+    for (const file of files) groups.set(groupOf(file), [...(groups.get(groupOf(file)) ?? []), file]);
+    for (const [group, members] of [...groups].sort()) for (const factor of factors) await evaluateSet(dir, group, members.slice(0, limit), factor);
   }
   if (values.rescale !== undefined) {
     console.log(`\nset       factor  images  AP@0.5  true diameter (median)  diameter used (median)`);
     for (const row of table) console.log(row);
   }
 
-  async function evaluateSet(dir: string, files: string[], factor: number): Promise<void> {
+  async function evaluateSet(dir: string, group: string, files: string[], factor: number): Promise<void> {
     const apSum = THRESHOLDS.map(() => 0);
     let trueObjects = 0, predicted = 0, images = 0, withoutObjects = 0, megapixels = 0;
     const trueDiameters: number[] = [], usedDiameters: number[] = [];
     const stageSum: Record<string, number> = { decode: 0 };
-    for (const file of files) {
+    const detected: Record<string, number> = {};
+    const name = factor === 1 ? group : `${group} x${factor}`;
+    for (const [n, file] of files.entries()) {
+      progress(`${name}: image ${n + 1}/${files.length}`, n + 1);
       const labelPath = join(dir, "labels", `${basename(file, extname(file))}.png`);
       if (!existsSync(labelPath)) { console.warn(`  ${file}: no label image, skipped`); continue; }
       const t = performance.now();
@@ -94,7 +108,8 @@ async function main(): Promise<void> {
       const trueDiameter = medianObjectDiameter(truth);
       if (trueDiameter === 0) { withoutObjects++; continue; }
       const at = diameter === "truth" ? trueDiameter : diameter;
-      const result = await segmentImage(image, model, { ...maskParams, ...(at === undefined ? {} : { diameter: at }) });
+      const result = await segmentImage(image, model, { ...maskParams, modality, ...(at === undefined ? {} : { diameter: at }) });
+      if (result.modality) detected[result.modality.modality] = (detected[result.modality.modality] ?? 0) + 1;
       for (const [stage, ms] of Object.entries(result.timings)) stageSum[stage] = (stageSum[stage] ?? 0) + ms;
       trueDiameters.push(trueDiameter);
       usedDiameters.push(result.diameter);
@@ -106,21 +121,38 @@ async function main(): Promise<void> {
       images++;
       megapixels += (image.width * image.height) / 1e6;
     }
-    const name = factor === 1 ? basename(dir) : `${basename(dir)} x${factor}`;
+    progress("", 0);
     if (images === 0) { console.log(`${name}: no images with labels`); return; }
     const ap = apSum.map((s) => (s / images).toFixed(3));
     const stages = Object.entries(stageSum).map(([stage, ms]) => `${stage} ${(ms / images).toFixed(0)}`).join(", ");
     const skipped = withoutObjects > 0 ? ` (${withoutObjects} without labelled objects skipped)` : "";
     console.log(`${name}: ${images} images${skipped}, AP@0.5 ${ap[0]}  AP@0.75 ${ap[1]}  AP@0.9 ${ap[2]}; objects true ${trueObjects}, predicted ${predicted}`);
+    const modalities = Object.entries(detected).map(([m, count]) => `${m} ${count}`).join(", ");
+    if (modalities) console.log(`  modality ${modality === "auto" ? "detected" : "given"}: ${modalities}`);
     console.log(`  mean ms per image: ${stages}; network ${(stageSum.network! / megapixels).toFixed(0)} ms per megapixel of input image (after any rescaling by diameter)`);
-    table.push(`${basename(dir).padEnd(9)} ${String(factor).padStart(6)}  ${String(images).padStart(6)}  ${ap[0]}   ${median(trueDiameters).toFixed(1).padStart(20)}  ${median(usedDiameters).toFixed(1).padStart(22)}`);
+    table.push(`${group.padEnd(9)} ${String(factor).padStart(6)}  ${String(images).padStart(6)}  ${ap[0]}   ${median(trueDiameters).toFixed(1).padStart(20)}  ${median(usedDiameters).toFixed(1).padStart(22)}`);
   }
 }
 
+/** A progress line that rewrites itself on a terminal; elsewhere a line every 25 images. */
+function progress(line: string, done = 0): void {
+  if (process.stderr.isTTY) process.stderr.write(`\r${line.padEnd(60)}${line ? "" : "\r"}`);
+  else if (done > 0 && done % 25 === 0) console.error(line);
+}
+
+function parseModality(value: string | undefined): Modality | "auto" {
+  if (value === undefined || value === "auto") return "auto";
+  const modality = MODALITIES.find((m) => m === value);
+  if (!modality) throw new Error(`--modality must be auto or one of ${MODALITIES.join(", ")}, got ${value}`);
+  return modality;
+}
+
 function parseDiameter(value: string | undefined): number | "auto" | "truth" | undefined {
-  if (value === undefined || value === "auto" || value === "truth") return value;
+  if (value === undefined) return "auto";
+  if (value === "none") return undefined;
+  if (value === "auto" || value === "truth") return value;
   const diameter = Number(value);
-  if (!(diameter > 0 && Number.isFinite(diameter))) throw new Error(`--diameter must be a positive number, "auto" or "truth", got ${value}`);
+  if (!(diameter > 0 && Number.isFinite(diameter))) throw new Error(`--diameter must be a positive number, "auto", "truth" or "none", got ${value}`);
   return diameter;
 }
 

@@ -16,12 +16,13 @@ import { trainLoop } from "../training/train-loop.ts";
 import type { TrainingEvent } from "../training/train-loop.ts";
 import { CELLPOSE_AUGMENTATION } from "../training/augment.ts";
 import { CPSAM_NETWORK, defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../training/training-config.ts";
+import { IMAGE_SAMPLINGS } from "../training/training-config.ts";
 import type { ImageSampling } from "../training/training-config.ts";
 import { freshTrainingState, Trainer } from "../training/trainer.ts";
 import { validationAp, validationImages, validationSample } from "../training/validate.ts";
 import { validationIds } from "../training/validation-split.ts";
 
-const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128] [--zoom-range R] [--sampling per-set|per-image]";
+const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128] [--zoom-range R] [--sampling per-set|per-image|sqrt]";
 
 function fail(message: string): never {
   console.error(`train: ${message}\n${USAGE}`);
@@ -198,6 +199,6 @@ writeRecord(finished);
 console.log(`${isTty ? "\n" : ""}done at step ${state.step}; model in ${outDir}/${name}.onnx`);
 
 function imageSampling(value: string): ImageSampling {
-  if (value === "per-set" || value === "per-image") return value;
-  return fail(`--sampling must be per-set or per-image, got "${value}"`);
+  const sampling = IMAGE_SAMPLINGS.find((s) => s === value);
+  return sampling ?? fail(`--sampling must be one of ${IMAGE_SAMPLINGS.join(", ")}, got "${value}"`);
 }

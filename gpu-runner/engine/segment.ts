@@ -7,6 +7,9 @@ import { estimateDiameterFromImage, MIN_ESTIMATED_DIAMETER } from "./diameter.ts
 import { runNetwork } from "./inference.ts";
 import { computeMasks, DEFAULT_MASK_PARAMS, type MaskParams, type MaskResult } from "./masks/compute-masks.ts";
 import type { LoadedModel } from "./model.ts";
+import { modelInput } from "./model-input.ts";
+import { MODALITIES } from "./modality.ts";
+import type { Modality, ModalityDecision } from "./modality.ts";
 import { normalizeImage } from "./normalize.ts";
 import { resizePlanar } from "./resize.ts";
 import { confluency, measureRois } from "./rois.ts";
@@ -17,15 +20,17 @@ export interface SegmentParams extends MaskParams {
    * "auto" estimates it (diameter.ts, then at most one more network pass); undefined = the model's (no rescaling).
    */
   diameter: "auto" | number | undefined;
-  /** Image channels fed to the model's channels, in order (missing ones are zero). Default: a one-channel model gets the mean of all channels, others the first ones. */
+  /** Image channels fed to the model's channels, in order (missing ones are zero). Default: all of them (model-input.ts). */
   channels: number[] | undefined;
+  /** One-channel models: the modality the input is made for (modality.ts); "auto" detects it from the image. */
+  modality: Modality | "auto";
   /** Tiles per network call. */
   batchSize: number;
   /** Minimum tile overlap as a fraction of the tile. */
   tileOverlap: number;
 }
 
-export const DEFAULT_SEGMENT_PARAMS: SegmentParams = { ...DEFAULT_MASK_PARAMS, diameter: undefined, channels: undefined, batchSize: 8, tileOverlap: 0.1 };
+export const DEFAULT_SEGMENT_PARAMS: SegmentParams = { ...DEFAULT_MASK_PARAMS, diameter: undefined, channels: undefined, modality: "auto", batchSize: 8, tileOverlap: 0.1 };
 
 export type SegmentStage = "normalize" | "diameter" | "rescale" | "network" | "masks" | "rois";
 
@@ -43,6 +48,8 @@ export interface SegmentResult {
   diameter: number;
   /** With diameter "auto": how it was found. */
   diameterEstimate?: DiameterEstimate;
+  /** One-channel models: the modality the input was made for, and whether it was detected or given. */
+  modality?: ModalityDecision;
 }
 
 export interface DiameterEstimate {
@@ -87,7 +94,8 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   report(0, "normalize");
   // Large intermediates are held in `let`s and dropped as soon as they are used up, so peak memory
   // on big images stays near image + network outputs.
-  let input: DecodedImage | undefined = modelInput(image, manifest.channels, p.channels);
+  const prepared = modelInput(image, manifest.channels, p.channels, p.modality);
+  let input: DecodedImage | undefined = prepared.image;
   normalizeImage(input, manifest.normalization, input.data);
   lap("normalize");
 
@@ -174,7 +182,11 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   }
   report(0.95, "rois");
   const rois = measureRois(labels, width, height, count);
-  const result: SegmentResult = { width, height, labels, rois, confluency: confluency(labels), timings, diameter, ...(estimate ? { diameterEstimate: estimate } : {}) };
+  const result: SegmentResult = {
+    width, height, labels, rois, confluency: confluency(labels), timings, diameter,
+    ...(estimate ? { diameterEstimate: estimate } : {}),
+    ...(prepared.modality ? { modality: prepared.modality } : {}),
+  };
   lap("rois");
   report(1, "done");
   return result;
@@ -188,29 +200,10 @@ function channelMean(data: Float32Array, channels: number, plane: number): Float
   return mean;
 }
 
-/**
- * The image's channels mapped onto the model's: the selected ones, zeros where missing. Without a
- * selection a one-channel model gets the mean of all channels (Cellpose's grayscale mode,
- * channels=[0,0]; cpsam was trained on RGB renderings averaged so, and a nuclear stain rendered in
- * one colour of an RGB file is found whichever colour it is); other models get the first channels.
- */
-function modelInput(image: DecodedImage, modelChannels: number, selection: number[] | undefined): DecodedImage {
-  if (selection === undefined && modelChannels === 1 && image.channels > 1) {
-    const plane = image.width * image.height;
-    return { ...image, channels: 1, data: channelMean(image.data, image.channels, plane) };
-  }
-  const chosen = selection ?? Array.from({ length: Math.min(modelChannels, image.channels) }, (_, i) => i);
-  if (chosen.length > modelChannels) throw new Error(`${chosen.length} channels selected, the model takes ${modelChannels}`);
-  for (const c of chosen) if (!Number.isInteger(c) || c < 0 || c >= image.channels) throw new Error(`channel ${c} does not exist (image has ${image.channels})`);
-  const plane = image.width * image.height;
-  const data = new Float32Array(modelChannels * plane);
-  chosen.forEach((c, k) => data.set(image.data.subarray(c * plane, (c + 1) * plane), k * plane));
-  return { ...image, channels: modelChannels, data };
-}
-
 function validate(p: SegmentParams): void {
   const problems: string[] = [];
   if (p.diameter !== undefined && p.diameter !== "auto" && !(typeof p.diameter === "number" && p.diameter > 0 && Number.isFinite(p.diameter))) problems.push('diameter must be a positive number or "auto"');
+  if (p.modality !== "auto" && !MODALITIES.includes(p.modality)) problems.push(`modality must be "auto" or one of ${MODALITIES.join(", ")}`);
   if (!Number.isFinite(p.cellprobThreshold)) problems.push("cellprobThreshold must be a number");
   if (!(p.flowThreshold >= 0)) problems.push("flowThreshold must be >= 0");
   if (!(Number.isInteger(p.minSize) && p.minSize >= 0)) problems.push("minSize must be a non-negative integer");

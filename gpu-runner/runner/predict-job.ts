@@ -1,5 +1,6 @@
 // A prediction: fetch the image and model, segment, upload the ROI artifact, report the counts.
 import type { LeasedPrediction } from "../../schema/internal-api.ts";
+import { modalityParam } from "../../schema/modality.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import { decodeImage } from "../engine/decode/index.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
@@ -16,6 +17,8 @@ export function segmentParams(params: Record<string, unknown>, modelChannels = 1
   if (typeof params.flow_threshold === "number") out.flowThreshold = params.flow_threshold;
   if (typeof params.min_size === "number") out.minSize = params.min_size;
   if (typeof params.niter === "number") out.niter = params.niter;
+  const modality = modalityParam.safeParse(params.modality);
+  if (modality.success) out.modality = modality.data;
   const [segment, nucleus] = Array.isArray(params.channels) ? (params.channels as number[]) : [];
   if (segment !== undefined && segment > 0) {
     out.channels = [segment - 1];
@@ -58,6 +61,10 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   const params = segmentParams(job.params, model.manifest.channels);
   const missing = params.channels?.find((c) => c >= image.channels);
   if (missing !== undefined) throw new JobParamsError(`params.channels asks for channel ${missing + 1}; the image has ${image.channels}`);
+  const readChannels = params.channels?.length ?? image.channels;
+  if (params.modality === "histology" && model.manifest.channels === 1 && readChannels < 3) {
+    throw new JobParamsError(`params.modality histology (colour deconvolution) needs an RGB image; ${params.channels ? "the selected channels are" : "the image has"} ${readChannels}`);
+  }
   const result = await segmentImage(image, model, params, (fraction, stage) => ctx.progress(0.1 + 0.8 * fraction, stage));
   ctx.checkpoint();
 
@@ -76,6 +83,7 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
     height: result.height,
     /** The diameter the image was segmented at: the job's, or the estimate. */
     diameter: result.diameter,
+    ...(result.modality ? { modality: result.modality } : {}),
     timings: {
       fetch_ms: Math.round(fetchedMs),
       decode_ms: Math.round(decodedMs),

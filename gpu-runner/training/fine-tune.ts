@@ -9,7 +9,7 @@ import type { DecodedImage } from "../engine/decode/index.ts";
 import { parseManifest } from "../engine/model.ts";
 import type { ModelManifest } from "../engine/model.ts";
 import { weightsFromModel } from "../network/weights-from-model.ts";
-import { toSingleChannel } from "./labelled-images.ts";
+import { toModelChannel } from "./labelled-images.ts";
 import type { LabelledImage } from "./labelled-images.ts";
 import { exportModel } from "./model-export.ts";
 import { prepareImages } from "./prepare-image.ts";
@@ -74,7 +74,8 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const { network, params } = weightsFromModel(base.onnx);
   const pairs: LabelledImage[] = request.pairs.map(({ image, labels }, i) => {
     if (labels.length !== image.width * image.height) throw new Error(`pair ${i}: labels hold ${labels.length} values for a ${image.width}x${image.height} image`);
-    return { id: `custom/${String(i).padStart(5, "0")}`, width: image.width, height: image.height, image: toSingleChannel(image), labels };
+    const { data, modality } = toModelChannel(image);
+    return { id: `custom/${String(i).padStart(5, "0")}`, width: image.width, height: image.height, image: data, labels, modality };
   });
   const seed = request.seed ?? 1;
   const held = request.pairs.length >= 2 ? validationIds(pairs.map((p) => p.id), request.validationFraction ?? 0.2, seed) : new Set<string>();

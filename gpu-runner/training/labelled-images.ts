@@ -1,35 +1,37 @@
 // Reads a dataset laid out as <dir>/images/<name>.<ext> + <dir>/labels/<name>.png (the layout of
-// shared/data/nuclei) into single-channel images with instance labels.
-import { readdirSync, readFileSync } from "node:fs";
+// shared/data/nuclei) into the one channel the model reads (the engine's model input, modality
+// included) with instance labels. A dataset of several modalities lists them in
+// <dir>/modality.csv (columns name, modality); its images are then grouped by modality as well as
+// by set, for sampling and validation.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import { decodeImage } from "../engine/decode/index.ts";
 import type { DecodedImage } from "../engine/decode/index.ts";
+import { modelInput } from "../engine/model-input.ts";
+import type { Modality } from "../engine/modality.ts";
+import { MODALITIES } from "../engine/modality.ts";
 
 export interface LabelledImage {
-  /** "<set>/<name>", e.g. "bbbc039/IXMtest_A02_s1". */
+  /** "<set>/<name>", e.g. "bbbc039/IXMtest_A02_s1", or "<set>/<modality>/<name>" in a set of several modalities. */
   id: string;
   width: number;
   height: number;
-  /** One channel, raw intensities (normalisation happens later). */
+  /** The one channel the model reads (modality applied), raw intensities (normalisation happens later). */
   image: Float32Array;
   labels: Uint32Array;
+  /** The modality the engine detected, which made `image`. */
+  modality: Modality;
 }
 
-/** The set an image belongs to: the part of its id before the first "/". */
+/** The group an image is sampled and validated with: its id up to the last "/" (set, and modality where listed). */
 export function setOfImage(id: string): string {
-  return id.split("/")[0];
+  return id.slice(0, Math.max(0, id.lastIndexOf("/")));
 }
 
-/** Nuclei images come as gray or as RGB renderings; the model sees their channel mean. */
-export function toSingleChannel(decoded: DecodedImage): Float32Array {
-  const plane = decoded.width * decoded.height;
-  if (decoded.channels === 1) return decoded.data;
-  const gray = new Float32Array(plane);
-  for (let c = 0; c < decoded.channels; c++) {
-    for (let i = 0; i < plane; i++) gray[i] += decoded.data[c * plane + i];
-  }
-  for (let i = 0; i < plane; i++) gray[i] /= decoded.channels;
-  return gray;
+/** The one channel a one-channel model reads from a decoded image, as the engine makes it at inference. */
+export function toModelChannel(decoded: DecodedImage): { data: Float32Array; modality: Modality } {
+  const { image, modality } = modelInput(decoded, 1, undefined);
+  return { data: image.data, modality: modality!.modality };
 }
 
 export function labelsFromImage(decoded: DecodedImage): Uint32Array {
@@ -49,19 +51,40 @@ export function pairImageWithLabels(id: string, imageBytes: Uint8Array, labelByt
   if (labelImage.width !== decoded.width || labelImage.height !== decoded.height) {
     throw new Error(`${id}: labels are ${labelImage.width}x${labelImage.height}, the image ${decoded.width}x${decoded.height}`);
   }
-  return { id, width: decoded.width, height: decoded.height, image: toSingleChannel(decoded), labels: labelsFromImage(labelImage) };
+  const { data, modality } = toModelChannel(decoded);
+  return { id, width: decoded.width, height: decoded.height, image: data, labels: labelsFromImage(labelImage), modality };
 }
 
 /** Every image in <dir>/images that has a label image in <dir>/labels, sorted by name. */
 export function readLabelledDirectory(dir: string): LabelledImage[] {
   const set = basename(dir.replace(/\/+$/, ""));
   const labelNames = new Set(readdirSync(join(dir, "labels")));
+  const listed = listedModalities(dir);
   const pairs: LabelledImage[] = [];
   for (const file of readdirSync(join(dir, "images")).sort()) {
     const name = basename(file, extname(file));
     if (!labelNames.has(`${name}.png`)) continue;
-    pairs.push(pairImageWithLabels(`${set}/${name}`, readFileSync(join(dir, "images", file)), readFileSync(join(dir, "labels", `${name}.png`))));
+    const group = listed ? `${set}/${listed.get(name) ?? "unlisted"}` : set;
+    pairs.push(pairImageWithLabels(`${group}/${name}`, readFileSync(join(dir, "images", file)), readFileSync(join(dir, "labels", `${name}.png`))));
   }
   if (pairs.length === 0) throw new Error(`no image/label pairs under ${dir} (expected images/<name>.* and labels/<name>.png)`);
   return pairs;
+}
+
+/** <dir>/modality.csv as name -> modality, or undefined when the set has none. */
+export function listedModalities(dir: string): Map<string, Modality> | undefined {
+  const path = join(dir, "modality.csv");
+  if (!existsSync(path)) return undefined;
+  const [header, ...rows] = readFileSync(path, "utf8").trim().split(/\r?\n/);
+  const columns = header!.split(",");
+  const nameAt = columns.indexOf("name"), modalityAt = columns.indexOf("modality");
+  if (nameAt < 0 || modalityAt < 0) throw new Error(`${path} needs the columns name and modality`);
+  const listed = new Map<string, Modality>();
+  for (const row of rows) {
+    const cells = row.split(",");
+    const modality = cells[modalityAt] as Modality;
+    if (!MODALITIES.includes(modality)) throw new Error(`${path}: unknown modality "${cells[modalityAt]}" for ${cells[nameAt]}`);
+    listed.set(cells[nameAt]!, modality);
+  }
+  return listed;
 }

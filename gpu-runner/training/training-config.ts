@@ -17,14 +17,17 @@ export interface TrainingConfig {
   adamW: AdamWSettings;
   augmentation: AugmentSettings;
   /**
-   * How a crop's source image is drawn: "per-set" gives every data set (the part of an image id
-   * before "/") the same share whatever its image count; "per-image" draws every image equally
-   * often, as Cellpose does. Checkpoints written before this field existed used "per-set".
+   * How a crop's source image is drawn: "per-set" gives every data set (setOfImage: the set, and
+   * the modality where a set lists several) the same share whatever its image count; "per-image"
+   * draws every image equally often, as Cellpose does; "sqrt" gives each set a share in proportion
+   * to the square root of its image count, between the two. Checkpoints written before this field
+   * existed used "per-set".
    */
   sampling?: ImageSampling;
 }
 
-export type ImageSampling = "per-set" | "per-image";
+export type ImageSampling = "per-set" | "per-image" | "sqrt";
+export const IMAGE_SAMPLINGS: readonly ImageSampling[] = ["per-set", "per-image", "sqrt"];
 
 /** The base model's architecture, chosen by measurement (see gpu-runner/models/cpsam/README.md). */
 export const CPSAM_NETWORK: NetworkConfig = { inputChannels: 1, widths: [16, 32, 64, 128] };

@@ -39,7 +39,8 @@ export async function validationAp(config: TrainingConfig, params: Float32Array,
   const perSet = new Map<string, number[]>();
   for (const { pair, diameter } of images) {
     const image = { width: pair.width, height: pair.height, channels: 1, bitDepth: 32, sampleFormat: "float" as const, data: pair.image };
-    const result = await segmentImage(image, model, { diameter });
+    // pair.image is already the channel the model reads (labelled-images.ts), modality applied.
+    const result = await segmentImage(image, model, { diameter, modality: "fluorescence" });
     const set = setOfImage(pair.id);
     perSet.set(set, [...(perSet.get(set) ?? []), averagePrecision(pair.labels, result.labels, [0.5]).ap[0]]);
   }

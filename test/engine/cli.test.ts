@@ -60,6 +60,6 @@ describe("command-line tools", () => {
     expect(result.stdout).toMatch(/set +1 +1 +\d\.\d{3} +\d+\.\d +\d+\.\d/);
     expect(result.stdout).toMatch(/set +2 +1 +(0\.9\d\d|1\.000) +\d+\.\d +\d+\.\d/);
     const badDiameter = run("eval.ts", ["--data", dir, "--model", "reference", "--diameter", "big"]);
-    expect(badDiameter.stderr).toContain('--diameter must be a positive number, "auto" or "truth", got big');
+    expect(badDiameter.stderr).toContain('--diameter must be a positive number, "auto", "truth" or "none", got big');
   });
 });

@@ -58,4 +58,10 @@ describe("prediction parameters", () => {
     expect(segmentParams({ channels: [2, 3] }).channels).toEqual([1]); // a one-channel model reads the first only
     expect(segmentParams({ channels: [2, 3] }, 2).channels).toEqual([1, 2]);
   });
+
+  it("pass the modality on when it is one the engine knows, and leave it to detection otherwise", () => {
+    expect(segmentParams({ modality: "histology" }).modality).toBe("histology");
+    expect(segmentParams({ modality: "auto" }).modality).toBe("auto");
+    expect(segmentParams({}).modality).toBeUndefined();
+  });
 });

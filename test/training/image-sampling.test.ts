@@ -30,3 +30,19 @@ describe("which training image a crop comes from", () => {
     expect([0, 0.25, 0.5, 0.75, 0.999999].map((u) => drawIndex(cumulative, u))).toEqual([0, 1, 2, 3, 3]);
   });
 });
+
+describe("sampling tempered by the square root of a set's size", () => {
+  it("gives each set a share in proportion to the square root of its image count", () => {
+    const cumulative = cumulativeSamplingWeights(ids, "sqrt");
+    const random = new SeededRandom(11);
+    const counts = new Array<number>(ids.length).fill(0);
+    for (let n = 0; n < 40_000; n++) counts[drawIndex(cumulative, random.next())]++;
+    const smallShare = counts[2]! / 40_000;
+    expect(smallShare).toBeCloseTo(1 / (1 + Math.sqrt(3)), 1);
+  });
+
+  it("groups images by everything before the last '/' of their id, so a set's modalities are sets of their own", () => {
+    const cumulative = cumulativeSamplingWeights(["dsb/histology/a", "dsb/fluorescence/b", "dsb/fluorescence/c"], "per-set");
+    expect(cumulative[0]).toBeCloseTo(0.5, 10);
+  });
+});

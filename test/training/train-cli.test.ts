@@ -51,6 +51,6 @@ describe("npm run train", () => {
   it("explains bad arguments instead of crashing", () => {
     expect(() => execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", join(root, "missing")], { encoding: "utf8", stdio: "pipe" })).toThrow(/has no images\/ and labels\/ folders/);
     expect(() => execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", data, "--zoom-range", "2"], { encoding: "utf8", stdio: "pipe" })).toThrow(/--zoom-range must be at least 0 and below 2, got "2"/);
-    expect(() => execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", data, "--sampling", "uniform"], { encoding: "utf8", stdio: "pipe" })).toThrow(/--sampling must be per-set or per-image, got "uniform"/);
+    expect(() => execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", data, "--sampling", "uniform"], { encoding: "utf8", stdio: "pipe" })).toThrow(/--sampling must be one of per-set, per-image, sqrt, got "uniform"/);
   });
 });

@@ -42,7 +42,7 @@ async function expireLease(jobId: string) {
   await env.DB.prepare("UPDATE jobs SET lease_expires_at = ? WHERE id = ?").bind(Date.now() - 1, jobId).run();
 }
 
-const result = { roi_count: 3, confluency: 0.25, width: 8, height: 6, diameter: 17.5, timings: { total_ms: 12 } };
+const result = { roi_count: 3, confluency: 0.25, width: 8, height: 6, diameter: 17.5, modality: { modality: "brightfield", source: "detected" }, timings: { total_ms: 12 } };
 
 describe("a prediction from lease to COMPLETED", () => {
   it("runs the whole lifecycle a runner sees", async () => {
@@ -74,8 +74,9 @@ describe("a prediction from lease to COMPLETED", () => {
 
     const view = await json(await call(`/predict/${predictionId}`, { key: org.key }));
     expect(view).toMatchObject({ status: "COMPLETED", progress: 1, segmentation_id: job.output.segmentation_id, cell_count: 3 });
-    const segmentation = await json(await call(`/segmentation/${job.output.segmentation_id}`, { key: org.key }));
+    const segmentation = await json<{ modality: unknown }>(await call(`/segmentation/${job.output.segmentation_id}`, { key: org.key }));
     expect(segmentation).toMatchObject({ image_id: job.image.id, model_name: "cpsam", source: "model", cell_count: 3, confluency: 0.25, diameter: 17.5, width: 8, height: 6 });
+    expect(segmentation.modality).toEqual({ modality: "brightfield", source: "detected" });
 
     // Completing twice is harmless: same answer, still one segmentation.
     const twice = await runner(`/jobs/${job.job_id}/complete`, { lease_token: job.lease_token, result: { ...result, roi_count: 99 } });

@@ -43,10 +43,10 @@ describe("POST /predict and GET /predict/{id}", () => {
 
   it("validates the body in the 422 shape", async () => {
     const org = await createOrg();
-    const response = await predict(org.key, { image_id: 5, params: { diameter: -3, channels: [1, 2, 3] } });
+    const response = await predict(org.key, { image_id: 5, params: { diameter: -3, channels: [1, 2, 3], modality: "phase-contrast" } });
     expect(response.status).toBe(422);
     const { detail } = await json<{ detail: { loc: (string | number)[]; type: string }[] }>(response);
-    expect(detail.map((d) => d.loc)).toEqual(expect.arrayContaining([["body", "image_id"], ["body", "model_id"], ["body", "params", "diameter"], ["body", "params", "channels"]]));
+    expect(detail.map((d) => d.loc)).toEqual(expect.arrayContaining([["body", "image_id"], ["body", "model_id"], ["body", "params", "diameter"], ["body", "params", "channels"], ["body", "params", "modality"]]));
     expect(detail.find((d) => d.loc[1] === "model_id")!.type).toBe("missing");
     const broken = await call("/predict", { key: org.key, body: "{not json", headers: { "Content-Type": "application/json" } });
     expect(broken.status).toBe(422);

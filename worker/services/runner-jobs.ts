@@ -124,6 +124,8 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
       roiCount: result.roi_count,
       confluency: result.confluency,
       diameter: result.diameter ?? null,
+      modality: result.modality?.modality ?? null,
+      modalitySource: result.modality?.source ?? null,
       width: result.width,
       height: result.height,
       artifactKey: key,

@@ -37,6 +37,7 @@ export function segmentationView(s: Segmentation) {
     cell_count: s.roiCount,
     confluency: s.confluency,
     diameter: s.diameter,
+    modality: s.modality ? { modality: s.modality, source: s.modalitySource } : null,
     width: s.width,
     height: s.height,
     timings: s.timings,

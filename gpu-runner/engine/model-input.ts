@@ -1,0 +1,40 @@
+// What the network reads: the image's channels mapped onto the model's. A one-channel nuclei model
+// reads one channel made for its modality (modality.ts): the mean of the channels for
+// fluorescence (Cellpose's grayscale mode, channels=[0,0]: a nuclear stain rendered in one colour of
+// an RGB file is found whichever colour it is), the inverted mean for brightfield, the
+// haematoxylin density for stained histology. Selected channels are read first, so a user's
+// channel choice and the modality combine. Models of more channels get the selected (or first)
+// channels as they are.
+import type { DecodedImage } from "./decode/index.ts";
+import { detectModality, modalityChannel } from "./modality.ts";
+import type { Modality, ModalityDecision } from "./modality.ts";
+
+export interface ModelInput {
+  image: DecodedImage;
+  /** One-channel models only: the modality the input was made for, and how it was decided. */
+  modality?: ModalityDecision;
+}
+
+export function modelInput(image: DecodedImage, modelChannels: number, selection: number[] | undefined, modality: Modality | "auto" = "auto"): ModelInput {
+  const selected = selection === undefined ? image : pickChannels(image, selection);
+  if (modelChannels === 1) {
+    const decision: ModalityDecision = modality === "auto" ? { modality: detectModality(selected), source: "detected" } : { modality, source: "given" };
+    return { image: { ...selected, channels: 1, data: modalityChannel(selected, decision.modality) }, modality: decision };
+  }
+  if (modality !== "auto" && modality !== "fluorescence") throw new Error(`modality "${modality}" applies to one-channel models; this model reads ${modelChannels} channels`);
+  const chosen = selection === undefined ? Array.from({ length: Math.min(modelChannels, image.channels) }, (_, i) => i) : selection.map((_, k) => k);
+  if (chosen.length > modelChannels) throw new Error(`${chosen.length} channels selected, the model takes ${modelChannels}`);
+  const plane = image.width * image.height;
+  const data = new Float32Array(modelChannels * plane);
+  chosen.forEach((c, k) => data.set(selected.data.subarray(c * plane, (c + 1) * plane), k * plane));
+  return { image: { ...image, channels: modelChannels, data } };
+}
+
+function pickChannels(image: DecodedImage, selection: number[]): DecodedImage {
+  for (const c of selection) if (!Number.isInteger(c) || c < 0 || c >= image.channels) throw new Error(`channel ${c} does not exist (image has ${image.channels})`);
+  if (selection.length === image.channels && selection.every((c, k) => c === k)) return image;
+  const plane = image.width * image.height;
+  const data = new Float32Array(selection.length * plane);
+  selection.forEach((c, k) => data.set(image.data.subarray(c * plane, (c + 1) * plane), k * plane));
+  return { ...image, channels: selection.length, data };
+}

@@ -1,0 +1,84 @@
+import { describe, expect, it } from "vitest";
+import type { DecodedImage } from "../../gpu-runner/engine/decode/index.ts";
+import { modelInput } from "../../gpu-runner/engine/model-input.ts";
+import { detectModality, modalityChannel } from "../../gpu-runner/engine/modality.ts";
+
+// A 64x64 field with one disc of radius 12 in the middle: `nucleus` and `background` give each
+// pixel's channel values, with a little deterministic texture so percentiles are not degenerate.
+function field(channels: number, nucleus: number[], background: number[], bitDepth = 8): DecodedImage {
+  const width = 64, height = 64, plane = width * height;
+  const data = new Float32Array(channels * plane);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const inside = (x - 32) ** 2 + (y - 32) ** 2 < 144;
+      const texture = ((x * 7 + y * 13) % 5) - 2;
+      for (let c = 0; c < channels; c++) data[c * plane + y * width + x] = (inside ? nucleus : background)[c]! + texture;
+    }
+  }
+  return { width, height, channels, bitDepth, sampleFormat: "uint", data };
+}
+const centre = 32 * 64 + 32, corner = 2 * 64 + 2;
+
+const fluorescence = field(1, [200], [12]);
+const brightfield = field(1, [90], [225]);
+// H&E-like: a pink (eosin) background and purple-blue (haematoxylin) nuclei, as RGB.
+const stained = field(3, [90, 60, 150], [230, 170, 200]);
+// A gray image stored as RGB (all channels equal), dark nuclei on a bright field.
+const grayAsRgb = field(3, [90, 90, 90], [225, 225, 225]);
+
+describe("detecting the modality from the pixels", () => {
+  it("calls dark backgrounds fluorescence, bright gray fields brightfield and bright coloured fields histology", () => {
+    expect(detectModality(fluorescence)).toBe("fluorescence");
+    expect(detectModality(brightfield)).toBe("brightfield");
+    expect(detectModality(stained)).toBe("histology");
+    expect(detectModality(grayAsRgb)).toBe("brightfield");
+  });
+
+  it("keeps a dim, nearly empty fluorescence field (median above the middle of a narrow range) as fluorescence", () => {
+    // BBBC039 has fields like this: background 130-170 of a 12-bit range, one faint nucleus.
+    expect(detectModality(field(1, [175], [150], 16))).toBe("fluorescence");
+  });
+
+  it("calls a flat image fluorescence (nothing to invert)", () => {
+    expect(detectModality(field(1, [50], [50]))).toBe("fluorescence");
+  });
+});
+
+describe("the one channel a nuclei model reads", () => {
+  it("is bright on nuclei and dark on the background, whatever the modality", () => {
+    for (const [image, modality] of [[fluorescence, "fluorescence"], [brightfield, "brightfield"], [stained, "histology"]] as const) {
+      const channel = modalityChannel(image, modality);
+      expect(channel[centre]!, modality).toBeGreaterThan(channel[corner]! + 0.1 * Math.abs(channel[centre]!));
+    }
+  });
+
+  it("for histology is the haematoxylin optical density (colour deconvolution), near zero on white", () => {
+    const white = field(3, [255, 255, 255], [255, 255, 255]);
+    const density = modalityChannel(white, "histology");
+    expect(Math.max(...density)).toBeLessThan(0.02);
+    expect(() => modalityChannel(fluorescence, "histology")).toThrow(/needs an RGB image/);
+  });
+
+  it("is made automatically by default and records how the modality was decided", () => {
+    const auto = modelInput(stained, 1, undefined);
+    expect(auto.modality).toEqual({ modality: "histology", source: "detected" });
+    expect(auto.image.channels).toBe(1);
+    const given = modelInput(stained, 1, undefined, "brightfield");
+    expect(given.modality).toEqual({ modality: "brightfield", source: "given" });
+    expect(given.image.data[centre]!).toBeGreaterThan(given.image.data[corner]!);
+  });
+
+  it("applies to the selected channels: a selected single channel can be brightfield but not histology", () => {
+    expect(modelInput(stained, 1, [1]).modality?.modality).toBe("brightfield");
+    expect(() => modelInput(stained, 1, [1], "histology")).toThrow(/needs an RGB image/);
+    expect(() => modelInput(stained, 1, [3])).toThrow(/channel 3 does not exist/);
+  });
+
+  it("leaves models of several channels their channels as they are", () => {
+    const two = modelInput(stained, 2, [2, 0]);
+    expect(two.modality).toBeUndefined();
+    expect(two.image.channels).toBe(2);
+    expect(two.image.data[centre]).toBe(stained.data[2 * 4096 + centre]);
+    expect(() => modelInput(stained, 2, undefined, "histology")).toThrow(/one-channel models/);
+  });
+});
