@@ -14,7 +14,7 @@ import { exportModel, writeModel } from "../training/model-export.ts";
 import { prepareImages } from "../training/prepare-image.ts";
 import { trainLoop } from "../training/train-loop.ts";
 import type { TrainingEvent } from "../training/train-loop.ts";
-import { CELLPOSE_AUGMENTATION } from "../training/augment.ts";
+import { CELLPOSE_AUGMENTATION, MICROSCOPE_AUGMENTATION } from "../training/augment.ts";
 import { CPSAM_NETWORK, defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../training/training-config.ts";
 import { IMAGE_SAMPLINGS } from "../training/training-config.ts";
 import type { ImageSampling } from "../training/training-config.ts";
@@ -22,7 +22,7 @@ import { freshTrainingState, Trainer } from "../training/trainer.ts";
 import { validationAp, validationImages, validationSample } from "../training/validate.ts";
 import { validationIds } from "../training/validation-split.ts";
 
-const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128] [--zoom-range R] [--sampling per-set|per-image|sqrt]";
+const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128] [--zoom-range R] [--sampling per-set|per-image|sqrt] [--augmentation cellpose|microscope]";
 
 function fail(message: string): never {
   console.error(`train: ${message}\n${USAGE}`);
@@ -52,6 +52,7 @@ const { values } = parseArgs({
     lr: { type: "string" },
     "zoom-range": { type: "string" },
     sampling: { type: "string" },
+    augmentation: { type: "string" },
     threads: { type: "string" },
     widths: { type: "string" },
     help: { type: "boolean" },
@@ -79,8 +80,12 @@ if (learningRate !== undefined && !(learningRate > 0)) fail(`--lr must be a posi
 const zoomRange = values["zoom-range"] === undefined ? undefined : Number(values["zoom-range"]);
 if (zoomRange !== undefined && !(zoomRange >= 0 && zoomRange < 2)) fail(`--zoom-range must be at least 0 and below 2, got "${values["zoom-range"]}"`);
 const sampling = values.sampling === undefined ? undefined : imageSampling(values.sampling);
+// "microscope" adds gamma and noise to Cellpose's transforms (augment.ts).
+const baseAugmentation = values.augmentation === undefined || values.augmentation === "cellpose" ? CELLPOSE_AUGMENTATION
+  : values.augmentation === "microscope" ? MICROSCOPE_AUGMENTATION
+  : fail(`--augmentation must be cellpose or microscope, got "${values.augmentation}"`);
 const augmentation = {
-  ...(zoomRange === undefined ? {} : { augmentation: { ...CELLPOSE_AUGMENTATION, zoomRange } }),
+  ...(zoomRange === undefined && baseAugmentation === CELLPOSE_AUGMENTATION ? {} : { augmentation: { ...baseAugmentation, ...(zoomRange === undefined ? {} : { zoomRange }) } }),
   ...(sampling === undefined ? {} : { sampling }),
 };
 const widths = values.widths === undefined ? undefined : values.widths.split(",").map((w) => positiveInteger(w, "widths", 0));
@@ -151,7 +156,7 @@ function provenance() {
     license: "weights: project licence; training data CC0",
     trainedOn: dataDirs.map((dir) => dir.replace(/\/+$/, "").split("/").slice(-2).join("/")),
     createdAt: new Date().toISOString(),
-    notes: "Cellpose-style flow network (small U-Net) trained on one-channel nuclear-stain images (RGB renderings of gray averaged to one channel)",
+    notes: "Cellpose-style flow network (small U-Net) reading one channel made for the image's modality (gpu-runner/engine/modality.ts): the channel mean of fluorescence, the inverted mean of brightfield, the haematoxylin density of stained histology",
   };
 }
 

@@ -2,7 +2,9 @@
 // 2021): each crop is one affine warp of the source (rescale to the model's diameter times a
 // random zoom, rotation, flip, random centre), bilinear for the image and flow targets, nearest
 // for the foreground mask; flow vectors are rotated and mirrored with the pixels they describe.
-// Intensities then get a random gain and offset.
+// Intensities then get a random gain and offset, and, where the settings ask for them, the changes
+// real microscopes and cameras add: a gamma curve (detector and display non-linearity) and
+// Gaussian noise (shot and read noise; StarDist's and Cellpose 3's training add noise likewise).
 import type { SeededRandom } from "./random.ts";
 
 /** One source image prepared for sampling: normalised intensities and flow targets. */
@@ -23,9 +25,16 @@ export interface AugmentSettings {
   zoomRange: number;
   gainRange: [number, number];
   offsetRange: [number, number];
+  /** Exponent drawn uniformly from this range for x -> sign(x)·|x|^gamma on the normalised image (absent: none). */
+  gammaRange?: [number, number];
+  /** Standard deviation of added Gaussian noise, drawn uniformly from this range per crop (absent: none). */
+  noiseRange?: [number, number];
 }
 
 export const CELLPOSE_AUGMENTATION: AugmentSettings = { zoomRange: 0.5, gainRange: [0.7, 1.3], offsetRange: [-0.1, 0.1] };
+
+/** Cellpose's transforms plus gamma and noise: for training on images from many microscopes. */
+export const MICROSCOPE_AUGMENTATION: AugmentSettings = { ...CELLPOSE_AUGMENTATION, gammaRange: [0.7, 1.4], noiseRange: [0, 0.06] };
 
 function bilinear(plane: Float32Array, offset: number, width: number, height: number, sx: number, sy: number): number {
   const x0 = Math.floor(sx), y0 = Math.floor(sy);
@@ -67,6 +76,8 @@ export function sampleCrop(
   const centreY = height <= reach * 2 ? height / 2 : reach / 2 + random.next() * (height - reach);
   const gain = random.uniform(settings.gainRange[0], settings.gainRange[1]);
   const offset = random.uniform(settings.offsetRange[0], settings.offsetRange[1]);
+  const gamma = settings.gammaRange ? random.uniform(settings.gammaRange[0], settings.gammaRange[1]) : 1;
+  const noise = settings.noiseRange ? random.uniform(settings.noiseRange[0], settings.noiseRange[1]) : 0;
 
   const cos = Math.cos(angle), sin = Math.sin(angle);
   const plane = size * size;
@@ -81,7 +92,9 @@ export function sampleCrop(
       const ry = -sin * ox + cos * oy;
       const sx = centreX + rx - 0.5, sy = centreY + ry - 0.5;
       const out = v * size + u;
-      images[imageBase + out] = gain * bilinear(source.image, 0, width, height, sx, sy) + offset;
+      let value = bilinear(source.image, 0, width, height, sx, sy);
+      if (gamma !== 1) value = value < 0 ? -((-value) ** gamma) : value ** gamma;
+      images[imageBase + out] = gain * value + offset + (noise > 0 ? noise * random.normal() : 0);
       const nx = Math.round(sx), ny = Math.round(sy);
       const inside = nx >= 0 && nx < width && ny >= 0 && ny < height && source.foreground[ny * width + nx] !== 0;
       let flowY = 0, flowX = 0;

@@ -54,3 +54,27 @@ describe("random crops", () => {
     expect(agree / total).toBeGreaterThan(0.98);
   });
 });
+
+describe("intensity changes of real microscopes", () => {
+  it("apply a gamma curve and noise only when the settings ask for them", () => {
+    const size = 32, plane = size * size;
+    const crop = (settings: typeof CELLPOSE_AUGMENTATION) => {
+      const images = new Float32Array(plane), targets = new Float32Array(3 * plane);
+      sampleCrop(disc(), size, new SeededRandom(5), { ...settings, zoomRange: 0, gainRange: [1, 1], offsetRange: [0, 0] }, images, targets, 0);
+      return images;
+    };
+    const plain = crop(CELLPOSE_AUGMENTATION);
+    expect(crop({ ...CELLPOSE_AUGMENTATION, gammaRange: [1, 1], noiseRange: [0, 0] })).toEqual(plain);
+    // Gamma 2 squares every value: the disc's inside (1) stays, its soft edge darkens.
+    const squared = crop({ ...CELLPOSE_AUGMENTATION, gammaRange: [2, 2] });
+    plain.forEach((v, i) => expect(squared[i]).toBeCloseTo(v * v, 5));
+    // Noise of standard deviation 0.1 leaves the mean and adds that much spread.
+    const noisy = crop({ ...CELLPOSE_AUGMENTATION, noiseRange: [0.1, 0.1] });
+    const differences = Array.from(noisy, (v, i) => v - plain[i]!);
+    const mean = differences.reduce((a, b) => a + b, 0) / plane;
+    const sd = Math.sqrt(differences.reduce((a, b) => a + (b - mean) ** 2, 0) / plane);
+    expect(Math.abs(mean)).toBeLessThan(0.02);
+    expect(sd).toBeGreaterThan(0.08);
+    expect(sd).toBeLessThan(0.12);
+  });
+});
