@@ -21,7 +21,7 @@ export const segmentParams = z
     // of all channels, the default). One-channel models such as cpsam read the first entry only.
     channels: z.array(z.number().int().min(0).max(64)).min(1).max(2).optional(),
     // What kind of image this is, for one-channel models: "auto" (the default) detects it; the
-    // engine inverts brightfield and reads the haematoxylin of stained histology.
+    // engine inverts brightfield and stained histology, so nuclei are bright as in fluorescence.
     modality: modalityParam.optional(),
   })
   .strict();

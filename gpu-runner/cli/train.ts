@@ -156,7 +156,7 @@ function provenance() {
     license: "weights: project licence; training data CC0",
     trainedOn: dataDirs.map((dir) => dir.replace(/\/+$/, "").split("/").slice(-2).join("/")),
     createdAt: new Date().toISOString(),
-    notes: "Cellpose-style flow network (small U-Net) reading one channel made for the image's modality (gpu-runner/engine/modality.ts): the channel mean of fluorescence, the inverted mean of brightfield, the haematoxylin density of stained histology",
+    notes: "Cellpose-style flow network (small U-Net) reading one channel made for the image's modality (gpu-runner/engine/modality.ts): the channel mean of fluorescence, the inverted mean of brightfield and stained histology",
   };
 }
 

@@ -1,8 +1,8 @@
 // What the network reads: the image's channels mapped onto the model's. A one-channel nuclei model
 // reads one channel made for its modality (modality.ts): the mean of the channels for
 // fluorescence (Cellpose's grayscale mode, channels=[0,0]: a nuclear stain rendered in one colour of
-// an RGB file is found whichever colour it is), the inverted mean for brightfield, the
-// haematoxylin density for stained histology. Selected channels are read first, so a user's
+// an RGB file is found whichever colour it is), the inverted mean for brightfield and stained
+// histology. Selected channels are read first, so a user's
 // channel choice and the modality combine. Models of more channels get the selected (or first)
 // channels as they are.
 import type { DecodedImage } from "./decode/index.ts";

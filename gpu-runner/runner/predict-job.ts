@@ -61,10 +61,6 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   const params = segmentParams(job.params, model.manifest.channels);
   const missing = params.channels?.find((c) => c >= image.channels);
   if (missing !== undefined) throw new JobParamsError(`params.channels asks for channel ${missing + 1}; the image has ${image.channels}`);
-  const readChannels = params.channels?.length ?? image.channels;
-  if (params.modality === "histology" && model.manifest.channels === 1 && readChannels < 3) {
-    throw new JobParamsError(`params.modality histology (colour deconvolution) needs an RGB image; ${params.channels ? "the selected channels are" : "the image has"} ${readChannels}`);
-  }
   const result = await segmentImage(image, model, params, (fraction, stage) => ctx.progress(0.1 + 0.8 * fraction, stage));
   ctx.checkpoint();
 

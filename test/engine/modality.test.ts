@@ -52,11 +52,13 @@ describe("the one channel a nuclei model reads", () => {
     }
   });
 
-  it("for histology is the haematoxylin optical density (colour deconvolution), near zero on white", () => {
-    const white = field(3, [255, 255, 255], [255, 255, 255]);
-    const density = modalityChannel(white, "histology");
-    expect(Math.max(...density)).toBeLessThan(0.02);
-    expect(() => modalityChannel(fluorescence, "histology")).toThrow(/needs an RGB image/);
+  it("for brightfield and histology is the inverted channel mean, for fluorescence the mean itself", () => {
+    const mean = (image: DecodedImage, i: number) => [0, 1, 2].slice(0, image.channels).reduce((sum, c) => sum + image.data[c * 4096 + i]!, 0) / image.channels;
+    const fluorescenceChannel = modalityChannel(fluorescence, "fluorescence");
+    expect(fluorescenceChannel[centre]).toBeCloseTo(mean(fluorescence, centre), 4);
+    const histologyChannel = modalityChannel(stained, "histology");
+    const brightest = Math.max(...Array.from({ length: 4096 }, (_, i) => mean(stained, i)));
+    expect(histologyChannel[centre]).toBeCloseTo(brightest - mean(stained, centre), 4);
   });
 
   it("is made automatically by default and records how the modality was decided", () => {
@@ -68,9 +70,8 @@ describe("the one channel a nuclei model reads", () => {
     expect(given.image.data[centre]!).toBeGreaterThan(given.image.data[corner]!);
   });
 
-  it("applies to the selected channels: a selected single channel can be brightfield but not histology", () => {
+  it("applies to the selected channels: a selected single channel of a stained image reads as brightfield", () => {
     expect(modelInput(stained, 1, [1]).modality?.modality).toBe("brightfield");
-    expect(() => modelInput(stained, 1, [1], "histology")).toThrow(/needs an RGB image/);
     expect(() => modelInput(stained, 1, [3])).toThrow(/channel 3 does not exist/);
   });
 
