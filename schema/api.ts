@@ -8,10 +8,20 @@ export const resumableUploadBody = z.object({
   size: z.number().int().min(1),
 });
 
+/**
+ * Object diameter in pixels. Cellpose's convention: 0 means "estimate it from the image"; null,
+ * "auto" and leaving it out mean the same. `requestedDiameter` is the one reading of it.
+ */
+export const diameter = z.union([z.number().min(0).max(1000), z.literal("auto"), z.null()]);
+
+export function requestedDiameter(value: unknown): number | undefined {
+  return typeof value === "number" && value > 0 ? value : undefined;
+}
+
 /** Cellpose's parameters; anything left out takes the model's or Cellpose's default. */
 export const segmentParams = z
   .object({
-    diameter: z.number().positive().max(1000).optional(),
+    diameter: diameter.optional(),
     cellprob_threshold: z.number().min(-20).max(20).optional(),
     flow_threshold: z.number().min(0).max(10).optional(),
     min_size: z.number().int().min(0).optional(),

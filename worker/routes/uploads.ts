@@ -13,7 +13,7 @@ const origin = (url: string) => new URL(url).origin;
 uploads.post("/upload", async (c) => {
   const type = c.req.header("Content-Type") ?? "";
   if (type.startsWith("multipart/form-data")) {
-    return c.json(imageView(await streamUpload(c.env, c.get("org"), c.req.raw)), 201);
+    return c.json({ image: imageView(await streamUpload(c.env, c.get("org"), c.req.raw)) }, 201);
   }
   if (!type.startsWith("application/json")) {
     throw new HttpError(415, "Send multipart/form-data with a 'file' part, or JSON {name, size} for a resumable upload");

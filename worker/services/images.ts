@@ -1,6 +1,7 @@
 // Image records and their bytes. A record counts against the organization's storage cap from the
 // moment it is reserved until it is deleted, whatever its status.
 import { and, eq } from "drizzle-orm";
+import type { ImageRecord } from "../../schema/api-records.ts";
 import { images, jobs, segmentations, uploadParts } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError } from "../errors.ts";
@@ -81,11 +82,11 @@ export async function deleteImage(env: Bindings, image: Image): Promise<void> {
   ]);
 }
 
-export function imageView(image: Image) {
+export function imageView(image: Image): ImageRecord {
   return {
     id: image.id,
     name: image.name,
-    status: image.status,
+    upload_status: image.status,
     size: image.size,
     format: image.format,
     width: image.width,

@@ -1,4 +1,5 @@
 import { and, desc, eq, sql } from "drizzle-orm";
+import type { SegmentationRecord } from "../../schema/api-records.ts";
 import { segmentations } from "../../schema/db.ts";
 import { database } from "./database.ts";
 import { segmentationPrefix } from "./images.ts";
@@ -25,7 +26,7 @@ export async function latestSegmentation(d1: D1Database, orgId: string, imageId:
   return row ?? null;
 }
 
-export function segmentationView(s: Segmentation) {
+export function segmentationView(s: Segmentation): SegmentationRecord {
   return {
     id: s.id,
     image_id: s.imageId,
@@ -39,7 +40,7 @@ export function segmentationView(s: Segmentation) {
     diameter: s.diameter,
     width: s.width,
     height: s.height,
-    timings: s.timings,
+    timings: (s.timings ?? null) as SegmentationRecord["timings"],
     created_at: new Date(s.createdAt).toISOString(),
   };
 }
