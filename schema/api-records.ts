@@ -162,3 +162,15 @@ export type PredictionRecord = z.infer<typeof predictionRecord>;
 export type JobRecord = z.infer<typeof jobRecord>;
 export type JobAcknowledgement = z.infer<typeof jobAcknowledgement>;
 export type SegmentationRecord = z.infer<typeof segmentationRecord>;
+
+/** A page of a listing: newest first; `next_cursor` is null on the last page. */
+function page<Item extends z.ZodType>(item: Item, name: string) {
+  return z
+    .object({ items: z.array(item), next_cursor: z.string().nullable().meta({ description: "Pass as `cursor` for the next page; null on the last" }) })
+    .meta({ id: name });
+}
+
+export const imagePage = page(imageRecord, "ImagePage");
+export const segmentationPage = page(segmentationRecord, "SegmentationPage");
+export const predictionPage = page(predictionRecord, "PredictionPage");
+export const jobPage = page(jobRecord, "JobPage");

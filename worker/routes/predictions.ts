@@ -1,9 +1,10 @@
 import { Hono } from "hono";
-import { pathId, predictionBody, trainingBody } from "../../schema/api.ts";
+import { jobListQuery, pathId, predictionBody, predictionListQuery, trainingBody } from "../../schema/api.ts";
 import type { PredictionSubmission } from "../../schema/api-records.ts";
 import type { AppEnv } from "../env.ts";
 import { notFound } from "../errors.ts";
 import { jobView, predictionView, acknowledgementView } from "../services/job-views.ts";
+import { listJobs } from "../services/job-lists.ts";
 import { getJob } from "../services/jobs.ts";
 import { submitPrediction, submitTraining } from "../services/submissions.ts";
 import { validate } from "../validation.ts";
@@ -22,6 +23,16 @@ predictions.get("/predict/:id", validate("param", pathId), async (c) => {
   const job = await getJob(c.env.DB, c.get("org").id, id);
   if (!job || job.kind !== "prediction") throw notFound("Prediction", id);
   return c.json(predictionView(job));
+});
+
+predictions.get("/predictions", validate("query", predictionListQuery), async (c) => {
+  const { status, image_id, limit, cursor } = c.req.valid("query");
+  return c.json(await listJobs(c.env.DB, c.get("org").id, { kind: "prediction", status, imageId: image_id }, { limit, cursor }, predictionView));
+});
+
+predictions.get("/jobs", validate("query", jobListQuery), async (c) => {
+  const { kind, status, limit, cursor } = c.req.valid("query");
+  return c.json(await listJobs(c.env.DB, c.get("org").id, { kind, status }, { limit, cursor }, jobView));
 });
 
 predictions.post("/job/prediction", validate("json", predictionBody), async (c) => {

@@ -2,6 +2,7 @@ import { and, desc, eq, sql } from "drizzle-orm";
 import type { SegmentationRecord } from "../../schema/api-records.ts";
 import { segmentations } from "../../schema/db.ts";
 import { database } from "./database.ts";
+import { after, newestFirst, type PageRequest, toPage } from "./pages.ts";
 import { segmentationPrefix } from "./images.ts";
 
 export type Segmentation = typeof segmentations.$inferSelect;
@@ -13,6 +14,16 @@ export function artifactKey(orgId: string, segmentationId: string): string {
 export async function getSegmentation(d1: D1Database, orgId: string, id: string): Promise<Segmentation | null> {
   const [row] = await database(d1).select().from(segmentations).where(and(eq(segmentations.id, id), eq(segmentations.orgId, orgId))).limit(1);
   return row ?? null;
+}
+
+export async function listSegmentations(d1: D1Database, orgId: string, imageId: string | undefined, page: PageRequest) {
+  const rows = await database(d1)
+    .select()
+    .from(segmentations)
+    .where(and(eq(segmentations.orgId, orgId), imageId ? eq(segmentations.imageId, imageId) : undefined, after(segmentations, page.cursor)))
+    .orderBy(...newestFirst(segmentations))
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit, segmentationView);
 }
 
 /** The segmentation training should learn from: an imported (corrected) one wins over a model's. */
