@@ -1,5 +1,6 @@
-// Request bodies of the public API (/api/v1). Responses are built by the worker's views.
+// Requests of the public API (/api/v1): bodies, path and query parameters. Responses: api-records.ts.
 import { z } from "zod";
+import { IMAGE_STATUSES, JOB_STATUSES } from "./db.ts";
 import { modalityParam } from "./modality.ts";
 
 const id = z.string().min(1).max(100);
@@ -9,10 +10,20 @@ export const resumableUploadBody = z.object({
   size: z.number().int().min(1),
 });
 
+/**
+ * Object diameter in pixels. Cellpose's convention: 0 means "estimate it from the image"; null,
+ * "auto" and leaving it out mean the same. `requestedDiameter` is the one reading of it.
+ */
+export const diameter = z.union([z.number().min(0).max(1000), z.literal("auto"), z.null()]);
+
+export function requestedDiameter(value: unknown): number | undefined {
+  return typeof value === "number" && value > 0 ? value : undefined;
+}
+
 /** Cellpose's parameters; anything left out takes the model's or Cellpose's default. */
 export const segmentParams = z
   .object({
-    diameter: z.number().positive().max(1000).optional(),
+    diameter: diameter.optional(),
     cellprob_threshold: z.number().min(-20).max(20).optional(),
     flow_threshold: z.number().min(0).max(10).optional(),
     min_size: z.number().int().min(0).optional(),
@@ -40,3 +51,50 @@ export const trainingBody = z.object({
 });
 
 export const pathId = z.object({ id });
+
+/**
+ * Where a page of a listing starts: an opaque token from the previous page's `next_cursor`.
+ * Inside it is the last item's (created_at, id); listings go newest first, id breaking ties,
+ * so a page boundary never skips or repeats an item created at the same millisecond.
+ */
+export interface PagePosition {
+  createdAt: number;
+  id: string;
+}
+
+export function encodeCursor(position: PagePosition): string {
+  return btoa(JSON.stringify([position.createdAt, position.id])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function decodeCursor(cursor: string): PagePosition | null {
+  try {
+    const [createdAt, id] = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/"))) as unknown[];
+    return Number.isInteger(createdAt) && typeof id === "string" && id.length > 0 ? { createdAt: createdAt as number, id } : null;
+  } catch {
+    return null;
+  }
+}
+
+export const MAX_PAGE_SIZE = 200;
+
+const pageQuery = {
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(50).meta({ description: `Items per page, at most ${MAX_PAGE_SIZE}` }),
+  cursor: z
+    .string()
+    .max(500)
+    .transform((cursor, ctx) => {
+      const position = decodeCursor(cursor);
+      if (!position) ctx.addIssue({ code: "custom", message: "Not a cursor this service handed out; pass next_cursor from the previous page" });
+      return position ?? z.NEVER;
+    })
+    .optional()
+    .meta({ description: "`next_cursor` of the previous page; leave out for the first page" }),
+};
+
+export const imageListQuery = z.object({ ...pageQuery, upload_status: z.enum(IMAGE_STATUSES).optional() });
+
+export const segmentationListQuery = z.object({ ...pageQuery, image_id: id.optional() });
+
+export const predictionListQuery = z.object({ ...pageQuery, status: z.enum(JOB_STATUSES).optional(), image_id: id.optional() });
+
+export const jobListQuery = z.object({ ...pageQuery, kind: z.enum(["prediction", "training"]).optional(), status: z.enum(JOB_STATUSES).optional() });

@@ -62,7 +62,7 @@ export const images = sqliteTable(
     createdAt: createdAt(),
     updatedAt: integer("updated_at"),
   },
-  (t) => [index("images_org").on(t.orgId)],
+  (t) => [index("images_org").on(t.orgId), index("images_org_created").on(t.orgId, t.createdAt)],
 );
 
 /** Parts of a resumable upload that arrived through the worker's signed part URLs. */

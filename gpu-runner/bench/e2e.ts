@@ -79,7 +79,7 @@ async function main() {
     const uploadFor = async (key: string) => {
       const form = new FormData();
       form.append("file", new File([png as Uint8Array<ArrayBuffer>], "bench.png"));
-      return (await call(key, "/upload", { method: "POST", body: form })).id as string;
+      return ((await call(key, "/upload", { method: "POST", body: form })).image as { id: string }).id;
     };
     const predict = async (key: string, imageId: string) =>
       (await call(key, "/predict", { method: "POST", body: JSON.stringify({ image_id: imageId, model_id: "cpsam" }), headers: { "Content-Type": "application/json" } })).prediction_id as string;

@@ -1,4 +1,5 @@
 // A prediction: fetch the image and model, segment, upload the ROI artifact, report the counts.
+import { requestedDiameter } from "../../schema/api.ts";
 import type { LeasedPrediction } from "../../schema/internal-api.ts";
 import { modalityParam } from "../../schema/modality.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
@@ -7,12 +8,12 @@ import { segmentImage, type SegmentParams } from "../engine/segment.ts";
 import type { JobContext } from "./job-context.ts";
 
 /**
- * The API's parameter names (Cellpose's) to the engine's. A job without a diameter gets it estimated.
+ * The API's parameter names (Cellpose's) to the engine's. A job without a diameter (or with 0) gets it estimated.
  * `channels` follows Cellpose ([segment, nucleus], 1-based, 0 = grayscale mean); the engine takes
  * 0-based channel indices, one per model channel.
  */
 export function segmentParams(params: Record<string, unknown>, modelChannels = 1): Partial<SegmentParams> {
-  const out: Partial<SegmentParams> = { diameter: typeof params.diameter === "number" ? params.diameter : "auto" };
+  const out: Partial<SegmentParams> = { diameter: requestedDiameter(params.diameter) ?? "auto" };
   if (typeof params.cellprob_threshold === "number") out.cellprobThreshold = params.cellprob_threshold;
   if (typeof params.flow_threshold === "number") out.flowThreshold = params.flow_threshold;
   if (typeof params.min_size === "number") out.minSize = params.min_size;

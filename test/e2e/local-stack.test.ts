@@ -28,8 +28,8 @@ async function upload(name: string, width: number, height: number): Promise<{ id
   const { data, count } = syntheticNuclei(width, height);
   const form = new FormData();
   form.append("file", new File([encodePng({ width, height, data, depth: 16, channels: 1 }) as Uint8Array<ArrayBuffer>], name));
-  const image = await api<{ id: string; status: string }>("/upload", { method: "POST", body: form });
-  expect(image.status).toBe("ready");
+  const { image } = await api<{ image: { id: string; upload_status: string } }>("/upload", { method: "POST", body: form });
+  expect(image.upload_status).toBe("ready");
   return { id: image.id, nuclei: count };
 }
 

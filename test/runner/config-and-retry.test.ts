@@ -50,6 +50,8 @@ describe("prediction parameters", () => {
       diameter: 17, cellprobThreshold: -1, flowThreshold: 0.6, minSize: 5, niter: 300,
     });
     expect(segmentParams({})).toEqual({ diameter: "auto" }); // no diameter: estimated by the engine
+    // Cellpose's convention: 0 means "estimate it", as do null and "auto".
+    for (const diameter of [0, null, "auto"]) expect(segmentParams({ diameter })).toEqual({ diameter: "auto" });
   });
 
   it("read channels as Cellpose does: [segment, nucleus], 1-based, 0 for the grayscale mean", () => {

@@ -89,9 +89,9 @@ export function multipartFile(name: string, bytes: Uint8Array, type = "applicati
   return form;
 }
 
-/** Uploads through the streaming multipart endpoint and returns the ready image. */
-export async function uploadImage(org: TestOrg, name = "cells.png", bytes = pngBytes()): Promise<{ id: string; status: string }> {
+/** Uploads through the streaming multipart endpoint and returns the ready image record. */
+export async function uploadImage(org: TestOrg, name = "cells.png", bytes = pngBytes()): Promise<{ id: string; upload_status: string }> {
   const response = await call("/upload", { key: org.key, body: multipartFile(name, bytes) });
   if (response.status !== 201) throw new Error(`upload failed: ${response.status} ${await response.text()}`);
-  return json(response);
+  return (await json<{ image: { id: string; upload_status: string } }>(response)).image;
 }

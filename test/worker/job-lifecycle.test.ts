@@ -4,32 +4,13 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { leaseNextJob } from "../../worker/services/job-leasing.ts";
 import { call, createOrg, json, RUNNER_TOKEN, type TestOrg, uploadImage } from "./helpers.ts";
-
-interface Lease {
-  job_id: string;
-  kind: string;
-  attempt: number;
-  lease_token: string;
-  image: { id: string; url: string };
-  model: { id: string; files: { onnx: string; manifest: string } };
-  output: { segmentation_id: string; artifact_url: string };
-}
-
-const runner = (path: string, body: unknown) => call(`/internal${path}`, { key: RUNNER_TOKEN, json: body });
+import { type Lease, leaseJob, runner } from "./runner-helpers.ts";
 
 async function lease(runnerId = "runner-a", wait = 5): Promise<Lease | null> {
   const response = await runner("/jobs/lease", { runner_id: runnerId, wait_seconds: wait });
   if (response.status === 204) return null;
   expect(response.status).toBe(200);
   return json<Lease>(response);
-}
-
-/** Leases until `jobId` comes up (earlier tests may have left other jobs queued). */
-async function leaseJob(jobId: string, runnerId = "runner-a"): Promise<Lease> {
-  for (;;) {
-    const job = await lease(runnerId);
-    if (job?.job_id === jobId) return job;
-  }
 }
 
 async function submit(org: TestOrg): Promise<string> {

@@ -113,7 +113,7 @@ describe("POST /job/training", () => {
     const submitted = await call("/job/training", { key: org.key, json: { model_id: "cpsam", image_ids: [image.id] } });
     expect(submitted.status).toBe(202);
     const job = await json(submitted);
-    expect(job).toMatchObject({ status: "SUBMITTED", reason: null, task_id: job.job_id });
+    expect(job).toMatchObject({ status: "submitted", reason: expect.stringMatching(/queued/), task_id: job.job_id, worker_job_id: job.job_id });
     const again = await json(await call("/job/training", { key: org.key, json: { model_id: "cpsam", image_ids: [image.id] } }));
     expect(again).toMatchObject({ job_id: job.job_id, status: "skipped" });
     expect(await json(await call(`/job/${job.job_id}`, { key: org.key }))).toMatchObject({ kind: "training", image_ids: [image.id], model_id: "cpsam" });

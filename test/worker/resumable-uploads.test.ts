@@ -5,7 +5,7 @@ import { call, createOrg, json, type TestOrg, tiffBytes } from "./helpers.ts";
 const MiB = 1024 * 1024;
 
 interface Started {
-  image: { id: string; status: string; name: string };
+  image: { id: string; upload_status: string; name: string };
   upload: { part_size: number; part_count: number; urls: { part_number: number; url: string }[] };
 }
 
@@ -36,7 +36,7 @@ function putPart(url: string, bytes: Uint8Array): Promise<Response> {
 async function waitForStatus(org: TestOrg, id: string, done: (status: string) => boolean): Promise<Record<string, unknown>> {
   for (let i = 0; i < 100; i++) {
     const image = await json(await call(`/upload/${id}`, { key: org.key }));
-    if (done(image.status as string)) return image;
+    if (done(image.upload_status as string)) return image;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error("image never left processing");
@@ -48,7 +48,7 @@ describe("resumable upload (JSON + signed part URLs)", () => {
     const size = 17 * MiB + 123;
     const file = bigTiff(size);
     const { image, upload } = await start(org, "big.tif", size);
-    expect(image.status).toBe("pending");
+    expect(image.upload_status).toBe("pending");
     expect(upload.part_size).toBeGreaterThanOrEqual(5 * MiB);
     expect(upload.urls).toHaveLength(Math.ceil(size / upload.part_size));
 
@@ -61,7 +61,7 @@ describe("resumable upload (JSON + signed part URLs)", () => {
     expect(completed.status).toBe(202);
     expect(await json(completed)).toMatchObject({ status: "processing" });
     const ready = await waitForStatus(org, image.id, (s) => s !== "processing");
-    expect(ready).toMatchObject({ status: "ready", format: "tiff", width: 16, height: 16, size });
+    expect(ready).toMatchObject({ upload_status: "ready", upload_error: null, format: "tiff", width: 16, height: 16, size });
     const stored = await env.BUCKET.get(`orgs/${org.id}/images/${image.id}/original`);
     expect(await sha256(new Uint8Array(await stored!.arrayBuffer()))).toBe(await sha256(file));
   });
@@ -82,7 +82,7 @@ describe("resumable upload (JSON + signed part URLs)", () => {
     expect((await putPart(upload.urls[1].url, new Uint8Array(10))).status).toBe(400);
     expect((await putPart(upload.urls[1].url, slice(2))).status).toBe(200);
     expect((await call(`/upload/${image.id}/complete`, { key: org.key, method: "POST" })).status).toBe(202);
-    expect(await waitForStatus(org, image.id, (s) => s !== "processing")).toMatchObject({ status: "ready" });
+    expect(await waitForStatus(org, image.id, (s) => s !== "processing")).toMatchObject({ upload_status: "ready" });
   });
 
   it("marks a completed upload that is not an image as failed with upload_error, keeping no bytes", async () => {
@@ -93,7 +93,7 @@ describe("resumable upload (JSON + signed part URLs)", () => {
     for (const { part_number, url } of upload.urls) await putPart(url, slice(part_number));
     expect((await call(`/upload/${image.id}/complete`, { key: org.key, method: "POST" })).status).toBe(202);
     const failed = await waitForStatus(org, image.id, (s) => s !== "processing");
-    expect(failed.status).toBe("failed");
+    expect(failed.upload_status).toBe("failed");
     expect(failed.upload_error).toMatch(/not a supported image/);
     expect((await env.BUCKET.list({ prefix: `orgs/${org.id}/` })).objects).toHaveLength(0);
   });
@@ -117,7 +117,7 @@ describe("resumable upload (JSON + signed part URLs)", () => {
     await putPart(upload.urls[0].url, new Uint8Array(upload.part_size));
     const aborted = await call(`/upload/${image.id}/abort`, { key: org.key, method: "POST" });
     expect(aborted.status).toBe(200);
-    expect(await json(aborted)).toMatchObject({ status: "failed", upload_error: "Upload aborted by the client" });
+    expect(await json(aborted)).toMatchObject({ upload_status: "failed", upload_error: "Upload aborted by the client" });
     expect((await call(`/upload/${image.id}/complete`, { key: org.key, method: "POST" })).status).toBe(409);
   });
 

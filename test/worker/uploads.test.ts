@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { call, createOrg, json, multipartFile, pngBytes, tiffBytes } from "./helpers.ts";
+import { call, createOrg, json, multipartFile, pngBytes, tiffBytes, uploadImage } from "./helpers.ts";
 
 async function storedObjects(prefix: string): Promise<number> {
   return (await env.BUCKET.list({ prefix })).objects.length;
@@ -16,15 +16,15 @@ describe("POST /upload (multipart)", () => {
     const org = await createOrg();
     const response = await call("/upload", { key: org.key, body: multipartFile("plate 1, well A.png", pngBytes(8, 6)) });
     expect(response.status).toBe(201);
-    const image = await json(response);
-    expect(image).toMatchObject({ name: "plate 1, well A.png", status: "ready", format: "png", width: 8, height: 6, channels: 1, bit_depth: 16, planes: 1 });
+    const { image } = await json<{ image: Record<string, unknown> }>(response);
+    expect(image).toMatchObject({ name: "plate 1, well A.png", upload_status: "ready", upload_error: null, format: "png", width: 8, height: 6, channels: 1, bit_depth: 16, planes: 1 });
     expect(await storedObjects(`orgs/${org.id}/images/${image.id}/`)).toBe(1);
   });
 
   it("probes a 16-bit TIFF", async () => {
     const org = await createOrg();
-    const image = await json(await call("/upload", { key: org.key, body: multipartFile("stack.tif", tiffBytes(5, 4)) }));
-    expect(image).toMatchObject({ status: "ready", format: "tiff", width: 5, height: 4, channels: 1, bit_depth: 16, planes: 1 });
+    const { image } = await json(await call("/upload", { key: org.key, body: multipartFile("stack.tif", tiffBytes(5, 4)) }));
+    expect(image).toMatchObject({ upload_status: "ready", format: "tiff", width: 5, height: 4, channels: 1, bit_depth: 16, planes: 1 });
   });
 
   it("refuses a file that is not an image and leaves no record and no bytes", async () => {
@@ -65,8 +65,8 @@ describe("POST /upload (multipart) of a file larger than one R2 part", () => {
     for (let i = tiff.length; i < file.length; i++) file[i] = (i * 31) % 256;
     const response = await call("/upload", { key: org.key, body: multipartFile("large.tif", file) });
     expect(response.status).toBe(201);
-    const image = await json(response);
-    expect(image).toMatchObject({ status: "ready", format: "tiff", size: file.length, width: 8, height: 8 });
+    const { image } = await json<{ image: Record<string, unknown> }>(response);
+    expect(image).toMatchObject({ upload_status: "ready", format: "tiff", size: file.length, width: 8, height: 8 });
     const stored = await env.BUCKET.get(`orgs/${org.id}/images/${image.id}/original`);
     const digest = async (b: ArrayBuffer | Uint8Array) => [...new Uint8Array(await crypto.subtle.digest("SHA-256", b))].join(",");
     expect(await digest(await stored!.arrayBuffer())).toBe(await digest(file));
@@ -83,7 +83,7 @@ describe("upload size and deletion", () => {
 
   it("DELETE /image/{id} removes the bytes, the segmentations and their artifacts", async () => {
     const org = await createOrg();
-    const image = await json(await call("/upload", { key: org.key, body: multipartFile("a.png", pngBytes()) }));
+    const image = await uploadImage(org, "a.png");
     const segmentationId = crypto.randomUUID();
     const artifactKey = `orgs/${org.id}/segmentations/${segmentationId}/rois.bin`;
     await env.BUCKET.put(artifactKey, new Uint8Array([1, 2, 3]));

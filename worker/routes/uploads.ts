@@ -1,8 +1,8 @@
 import { Hono } from "hono";
-import { pathId, resumableUploadBody } from "../../schema/api.ts";
+import { imageListQuery, pathId, resumableUploadBody } from "../../schema/api.ts";
 import type { AppContext, AppEnv } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
-import { deleteImage, getImage, imageView } from "../services/images.ts";
+import { deleteImage, getImage, imageView, listImages } from "../services/images.ts";
 import { abortUpload, completeResumableUpload, partUrls, startResumableUpload, streamUpload } from "../services/uploads.ts";
 import { jsonBody, parseOrReject, validate } from "../validation.ts";
 
@@ -13,7 +13,7 @@ const origin = (url: string) => new URL(url).origin;
 uploads.post("/upload", async (c) => {
   const type = c.req.header("Content-Type") ?? "";
   if (type.startsWith("multipart/form-data")) {
-    return c.json(imageView(await streamUpload(c.env, c.get("org"), c.req.raw)), 201);
+    return c.json({ image: imageView(await streamUpload(c.env, c.get("org"), c.req.raw)) }, 201);
   }
   if (!type.startsWith("application/json")) {
     throw new HttpError(415, "Send multipart/form-data with a 'file' part, or JSON {name, size} for a resumable upload");
@@ -51,6 +51,11 @@ uploads.post("/upload/:id/abort", validate("param", pathId), async (c) => {
 uploads.delete("/upload/:id", validate("param", pathId), async (c) => {
   await deleteImage(c.env, await ownImage(c, "Upload"));
   return c.body(null, 204);
+});
+
+uploads.get("/images", validate("query", imageListQuery), async (c) => {
+  const { upload_status, limit, cursor } = c.req.valid("query");
+  return c.json(await listImages(c.env.DB, c.get("org").id, upload_status, { limit, cursor }));
 });
 
 uploads.get("/image/:id", validate("param", pathId), async (c) => c.json(imageView(await ownImage(c, "Image"))));

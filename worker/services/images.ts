@@ -1,11 +1,13 @@
 // Image records and their bytes. A record counts against the organization's storage cap from the
 // moment it is reserved until it is deleted, whatever its status.
 import { and, eq } from "drizzle-orm";
-import { images, jobs, segmentations, uploadParts } from "../../schema/db.ts";
+import type { ImageRecord } from "../../schema/api-records.ts";
+import { images, type ImageStatus, jobs, segmentations, uploadParts } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError } from "../errors.ts";
 import { newId } from "./crypto.ts";
 import { database } from "./database.ts";
+import { after, newestFirst, type PageRequest, toPage } from "./pages.ts";
 
 export type Image = typeof images.$inferSelect;
 
@@ -36,6 +38,16 @@ export async function reserveImage(env: Bindings, org: Organization, name: strin
 export async function getImage(d1: D1Database, orgId: string, id: string): Promise<Image | null> {
   const [image] = await database(d1).select().from(images).where(and(eq(images.id, id), eq(images.orgId, orgId))).limit(1);
   return image ?? null;
+}
+
+export async function listImages(d1: D1Database, orgId: string, status: ImageStatus | undefined, page: PageRequest) {
+  const rows = await database(d1)
+    .select()
+    .from(images)
+    .where(and(eq(images.orgId, orgId), status ? eq(images.status, status) : undefined, after(images, page.cursor)))
+    .orderBy(...newestFirst(images))
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit, imageView);
 }
 
 export async function updateImage(d1: D1Database, id: string, changes: Partial<Image>): Promise<Image> {
@@ -81,11 +93,11 @@ export async function deleteImage(env: Bindings, image: Image): Promise<void> {
   ]);
 }
 
-export function imageView(image: Image) {
+export function imageView(image: Image): ImageRecord {
   return {
     id: image.id,
     name: image.name,
-    status: image.status,
+    upload_status: image.status,
     size: image.size,
     format: image.format,
     width: image.width,

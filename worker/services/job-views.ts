@@ -1,4 +1,5 @@
 // How jobs look from outside: the same row seen as a prediction (/predict) or as a job (/job).
+import type { JobAcknowledgement, JobRecord, PredictionRecord } from "../../schema/api-records.ts";
 import type { Job } from "./jobs.ts";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -20,55 +21,56 @@ function running(job: Job) {
   };
 }
 
-export function predictionView(job: Job) {
+function times(job: Job) {
+  return { attempts: job.attempts, created_at: iso(job.createdAt)!, started_at: iso(job.startedAt), finished_at: iso(job.finishedAt) };
+}
+
+export function predictionView(job: Job): PredictionRecord {
   const { segmentation_id, cell_count } = outcome(job);
   return {
     prediction_id: job.id,
     status: job.status,
-    image_id: job.imageId,
-    model_id: job.modelId,
-    params: (job.input as { params?: unknown } | null)?.params ?? {},
+    image_id: job.imageId!,
+    model_id: job.modelId!,
+    params: (job.input as { params?: Record<string, unknown> } | null)?.params ?? {},
     ...running(job),
     segmentation_id,
     cell_count,
     reason: job.reason,
-    attempts: job.attempts,
-    created_at: iso(job.createdAt),
-    started_at: iso(job.startedAt),
-    finished_at: iso(job.finishedAt),
+    ...times(job),
   };
 }
 
-export function jobView(job: Job) {
+export function jobView(job: Job): JobRecord {
   const input = (job.input ?? {}) as { image_ids?: string[] };
   return {
     job_id: job.id,
-    kind: job.kind,
+    kind: job.kind as JobRecord["kind"],
     status: job.status,
     reason: job.reason,
     /** The id a client polls; the same as job_id (kept for clients of the spec's task vocabulary). */
     task_id: job.id,
-    /** The runner currently holding the job, if any. */
-    worker_job_id: job.leaseHolder,
+    /** Runners lease the job by its own id, so that is its id on the GPU side too. */
+    worker_job_id: job.id,
+    runner_id: job.leaseHolder,
     image_id: job.imageId,
     image_ids: input.image_ids ?? (job.imageId ? [job.imageId] : []),
     model_id: job.modelId,
     ...running(job),
     ...outcome(job),
-    attempts: job.attempts,
-    created_at: iso(job.createdAt),
-    started_at: iso(job.startedAt),
-    finished_at: iso(job.finishedAt),
+    ...times(job),
   };
 }
 
 /** The answer to a submission: the job, or the identical one that made it unnecessary. */
-export function submissionView(job: Job, skipped: boolean) {
+export function acknowledgementView(job: Job, skipped: boolean): JobAcknowledgement {
   return {
     job_id: job.id,
-    status: skipped ? "skipped" : job.status,
-    reason: skipped ? `An identical ${job.kind} is already ${job.status === "STARTED" ? "running" : "queued"} (job ${job.id})` : null,
+    status: skipped ? "skipped" : "submitted",
+    reason: skipped
+      ? `An identical ${job.kind} is already ${job.status === "STARTED" ? "running" : "queued"} (job ${job.id})`
+      : `The ${job.kind} is queued; poll GET /job/${job.id} until its status is COMPLETED`,
     task_id: job.id,
-    worker_job_id: job.leaseHolder,
+    worker_job_id: job.id,
   };
 }

@@ -1,4 +1,5 @@
 import { and, eq, isNull, or } from "drizzle-orm";
+import type { ModelRecord } from "../../schema/api-records.ts";
 import { models } from "../../schema/db.ts";
 import type { Organization } from "../env.ts";
 import { database } from "./database.ts";
@@ -17,15 +18,15 @@ export async function getVisibleModel(d1: D1Database, orgId: string, id: string)
   return model ?? null;
 }
 
-export function modelView(model: Model) {
+export function modelView(model: Model): ModelRecord {
   return {
     id: model.id,
     name: model.name,
     version: model.version,
-    description: model.description,
+    description: model.description ?? "",
     is_public: model.orgId === null,
     base_model_id: model.baseModelId,
-    training: model.training,
+    training: (model.training ?? null) as ModelRecord["training"],
     created_at: new Date(model.createdAt).toISOString(),
   };
 }

@@ -1,6 +1,8 @@
 import { and, desc, eq, sql } from "drizzle-orm";
+import type { SegmentationRecord } from "../../schema/api-records.ts";
 import { segmentations } from "../../schema/db.ts";
 import { database } from "./database.ts";
+import { after, newestFirst, type PageRequest, toPage } from "./pages.ts";
 import { segmentationPrefix } from "./images.ts";
 
 export type Segmentation = typeof segmentations.$inferSelect;
@@ -14,6 +16,16 @@ export async function getSegmentation(d1: D1Database, orgId: string, id: string)
   return row ?? null;
 }
 
+export async function listSegmentations(d1: D1Database, orgId: string, imageId: string | undefined, page: PageRequest) {
+  const rows = await database(d1)
+    .select()
+    .from(segmentations)
+    .where(and(eq(segmentations.orgId, orgId), imageId ? eq(segmentations.imageId, imageId) : undefined, after(segmentations, page.cursor)))
+    .orderBy(...newestFirst(segmentations))
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit, segmentationView);
+}
+
 /** The segmentation training should learn from: an imported (corrected) one wins over a model's. */
 export async function latestSegmentation(d1: D1Database, orgId: string, imageId: string): Promise<Segmentation | null> {
   const [row] = await database(d1)
@@ -25,7 +37,7 @@ export async function latestSegmentation(d1: D1Database, orgId: string, imageId:
   return row ?? null;
 }
 
-export function segmentationView(s: Segmentation) {
+export function segmentationView(s: Segmentation): SegmentationRecord {
   return {
     id: s.id,
     image_id: s.imageId,
@@ -40,7 +52,7 @@ export function segmentationView(s: Segmentation) {
     modality: s.modality ? { modality: s.modality, source: s.modalitySource } : null,
     width: s.width,
     height: s.height,
-    timings: s.timings,
+    timings: (s.timings ?? null) as SegmentationRecord["timings"],
     created_at: new Date(s.createdAt).toISOString(),
   };
 }

@@ -1,6 +1,6 @@
 // The rules a prediction or training request must pass before it becomes a job.
 import type { z } from "zod";
-import type { predictionBody, trainingBody } from "../../schema/api.ts";
+import { type predictionBody, requestedDiameter, type trainingBody } from "../../schema/api.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { getImage, type Image } from "./images.ts";
@@ -29,7 +29,10 @@ export async function submitPrediction(env: Bindings, org: Organization, body: z
   const image = await ownImage(env, org, body.image_id);
   if (!(await getVisibleModel(env.DB, org.id, body.model_id))) throw notFound("Model", body.model_id);
   assertReady(image);
-  const params = body.params ?? {};
+  // "Estimate it" has several spellings (0, null, "auto", absent); stored as one, so they dedupe.
+  const { diameter, ...rest } = body.params ?? {};
+  const size = requestedDiameter(diameter);
+  const params = size === undefined ? rest : { ...rest, diameter: size };
   return submitGpuJob(env, org, {
     kind: "prediction",
     imageId: image.id,

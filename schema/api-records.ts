@@ -1,0 +1,176 @@
+// What the public API (/api/v1) answers: the records the worker's views build and the OpenAPI
+// document describes. Field names follow the API contract exactly; fields it does not show are
+// this service's extras. `.meta({id})` names each record as a component of the OpenAPI document.
+import { z } from "zod";
+import { IMAGE_STATUSES, JOB_STATUSES, SEGMENTATION_SOURCES } from "./db.ts";
+
+const id = z.string();
+const timestamp = z.string().meta({ format: "date-time" });
+const count = z.number().int();
+
+export const imageRecord = z
+  .object({
+    id,
+    /** A multipart upload's file name, or the `name` of a resumable one. */
+    name: z.string(),
+    upload_status: z.enum(IMAGE_STATUSES).meta({ description: "`ready` means the image can be segmented" }),
+    upload_error: z.string().nullable().meta({ description: "Why the upload failed; set when `upload_status` is `failed`" }),
+    size: count.nullable(),
+    format: z.string().nullable(),
+    width: count.nullable(),
+    height: count.nullable(),
+    channels: count.nullable(),
+    bit_depth: count.nullable(),
+    planes: count.nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: "Image" });
+
+export const partUrls = z
+  .object({
+    part_size: count.meta({ description: "Bytes in each part (the last may be shorter)" }),
+    part_count: count,
+    urls: z.array(z.object({ part_number: count, url: z.string().meta({ description: "Signed address for this part's PUT; send no Authorization header" }) })),
+  })
+  .meta({ id: "UploadParts" });
+
+/** The one-call (multipart) upload's answer. */
+export const uploadedImage = z.object({ image: imageRecord }).meta({ id: "UploadedImage" });
+
+/** The resumable (JSON) upload's answer: the record and its part plan. */
+export const uploadPlan = z.object({ image: imageRecord, upload: partUrls }).meta({ id: "UploadPlan" });
+
+/** GET /upload/{id}: the record; a pending upload also gets fresh part URLs. */
+export const uploadState = imageRecord.extend({ upload: partUrls.nullable() }).meta({ id: "UploadState" });
+
+export const uploadProcessing = z.object({ id, status: z.literal("processing") }).meta({ id: "UploadProcessing" });
+
+export const modelRecord = z
+  .object({
+    id,
+    name: z.string(),
+    is_public: z.boolean().meta({ description: "true for shared base models, false for the organization's own" }),
+    created_at: timestamp,
+    description: z.string(),
+    version: z.string(),
+    base_model_id: z.string().nullable(),
+    training: z.record(z.string(), z.unknown()).nullable().meta({ description: "A trained model's training summary" }),
+  })
+  .meta({ id: "Model" });
+
+const progress = {
+  progress: z.number().min(0).max(1),
+  stage: z.string().nullable(),
+};
+
+const jobTimes = {
+  attempts: count,
+  created_at: timestamp,
+  started_at: timestamp.nullable(),
+  finished_at: timestamp.nullable(),
+};
+
+export const predictionSubmission = z
+  .object({ prediction_id: id, status: z.enum(["SUBMITTED", "skipped"]) })
+  .meta({ id: "PredictionSubmission" });
+
+export const predictionRecord = z
+  .object({
+    prediction_id: id,
+    status: z.enum(JOB_STATUSES),
+    segmentation_id: id.nullable().meta({ description: "Set once COMPLETED" }),
+    cell_count: count.nullable().meta({ description: "Cells detected; set once COMPLETED" }),
+    image_id: id,
+    model_id: id,
+    params: z.record(z.string(), z.unknown()),
+    ...progress,
+    reason: z.string().nullable().meta({ description: "Why it FAILED" }),
+    ...jobTimes,
+  })
+  .meta({ id: "Prediction" });
+
+/** The answer to POST /job/prediction and POST /job/training. */
+export const jobAcknowledgement = z
+  .object({
+    job_id: id,
+    status: z.enum(["submitted", "skipped"]),
+    reason: z.string(),
+    task_id: id,
+    worker_job_id: id.meta({ description: "The job's identifier on the GPU runners' side (the id runners lease it by)" }),
+  })
+  .meta({ id: "JobAcknowledgement" });
+
+export const jobRecord = z
+  .object({
+    job_id: id,
+    kind: z.enum(["prediction", "training"]),
+    status: z.enum(JOB_STATUSES),
+    reason: z.string().nullable(),
+    task_id: id,
+    worker_job_id: id,
+    runner_id: z.string().nullable().meta({ description: "The runner holding the job now, if any" }),
+    image_id: id.nullable(),
+    image_ids: z.array(id),
+    model_id: id.nullable(),
+    ...progress,
+    segmentation_id: id.nullable(),
+    cell_count: count.nullable(),
+    result_model_id: id.nullable().meta({ description: "The trained model, once a training is COMPLETED" }),
+    ...jobTimes,
+  })
+  .meta({ id: "Job" });
+
+export const segmentationRecord = z
+  .object({
+    id,
+    image_id: id,
+    image_name: z.string(),
+    source: z.enum(SEGMENTATION_SOURCES),
+    model_id: id.nullable(),
+    model_name: z.string().nullable(),
+    model_version: z.string().nullable(),
+    cell_count: count,
+    confluency: z.number(),
+    diameter: z.number().nullable().meta({ description: "Object diameter (px) it was segmented at: the request's or the estimate" }),
+    width: count,
+    height: count,
+    timings: z.record(z.string(), z.unknown()).nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: "Segmentation" });
+
+export const errorBody = z.object({ detail: z.string() }).meta({ id: "Error" });
+
+export const validationErrorBody = z
+  .object({
+    detail: z.array(
+      z.object({
+        loc: z.array(z.union([z.string(), z.number()])),
+        msg: z.string(),
+        type: z.string(),
+        input: z.unknown().optional(),
+        ctx: z.record(z.string(), z.unknown()).optional(),
+      }),
+    ),
+  })
+  .meta({ id: "ValidationError" });
+
+export type ImageRecord = z.infer<typeof imageRecord>;
+export type ModelRecord = z.infer<typeof modelRecord>;
+export type PredictionSubmission = z.infer<typeof predictionSubmission>;
+export type PredictionRecord = z.infer<typeof predictionRecord>;
+export type JobRecord = z.infer<typeof jobRecord>;
+export type JobAcknowledgement = z.infer<typeof jobAcknowledgement>;
+export type SegmentationRecord = z.infer<typeof segmentationRecord>;
+
+/** A page of a listing: newest first; `next_cursor` is null on the last page. */
+function page<Item extends z.ZodType>(item: Item, name: string) {
+  return z
+    .object({ items: z.array(item), next_cursor: z.string().nullable().meta({ description: "Pass as `cursor` for the next page; null on the last" }) })
+    .meta({ id: name });
+}
+
+export const imagePage = page(imageRecord, "ImagePage");
+export const segmentationPage = page(segmentationRecord, "SegmentationPage");
+export const predictionPage = page(predictionRecord, "PredictionPage");
+export const jobPage = page(jobRecord, "JobPage");

@@ -1,0 +1,1 @@
+CREATE INDEX `images_org_created` ON `images` (`org_id`,`created_at`);
