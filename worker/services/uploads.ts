@@ -5,6 +5,8 @@
 //    parts (retrying any), then POST /upload/{id}/complete checks them, completes the R2 upload
 //    and queues a conversion job that probes the stored image.
 import { and, eq } from "drizzle-orm";
+import { z } from "zod";
+import { imageName } from "../../schema/api.ts";
 import { images, uploadParts } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError } from "../errors.ts";
@@ -17,11 +19,15 @@ import { listR2Parts } from "./r2-s3.ts";
 import { settings } from "./settings.ts";
 import { signStorageUrl } from "./signed-urls.ts";
 import { boundaryOf, MultipartError, readMultipart } from "./multipart-form.ts";
+import { parseOrReject } from "../validation.ts";
 
 const MiB = 1024 * 1024;
 const MAX_PARTS = 10_000;
 /** Parts of a streamed upload: R2 wants equal parts of at least 5 MiB, except the last. */
 const STREAM_PART_SIZE = 8 * MiB;
+
+/** A streamed upload's file name obeys the same rule as a resumable upload's `name`. */
+const streamedFileName = z.object({ file: z.object({ filename: imageName }) });
 
 /** R2 needs equal parts (except the last) of at least 5 MiB and at most 10,000 of them. */
 export function partSizeFor(size: number): number {
@@ -97,7 +103,8 @@ export async function streamUpload(env: Bindings, org: Organization, request: Re
       if (event.type === "part") {
         inFile = event.name === "file" && !image;
         if (inFile) {
-          image = await reserveImage(env, org, event.filename || "upload", null);
+          const { file } = parseOrReject(streamedFileName, { file: { filename: event.filename || "upload" } }, "body");
+          image = await reserveImage(env, org, file.filename, null);
           upload = await env.BUCKET.createMultipartUpload(image.r2Key);
         }
       } else if (event.type === "data" && inFile) {
