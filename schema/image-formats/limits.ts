@@ -61,3 +61,14 @@ export function maxInflatedBytes(compression: number, inputBytes: number): numbe
       return 1032 * (inputBytes + 1);
   }
 }
+
+/**
+ * The out-of-line values of one TIFF directory's tags, added up, fit in the file: writers store
+ * each value apart, so more means tags share bytes, the way a forged file makes a few kilobytes
+ * claim gigabytes of values.
+ */
+export function checkTiffValueBytes(totalBytes: number, fileSize: number): void {
+  if (totalBytes > fileSize) {
+    throw new ImageDecodeError(`TIFF corrupt: a directory's tag values claim ${totalBytes} bytes, more than the ${fileSize}-byte file holds`);
+  }
+}

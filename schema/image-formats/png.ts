@@ -2,7 +2,7 @@
 // allows, and the size of the filtered image data the IDAT stream must inflate to.
 import { ImageDecodeError } from "./errors.ts";
 
-/** Channels a decoded PNG has; a palette image is expanded to RGB (RGBA with a tRNS chunk). */
+/** Channels a decoded PNG has; a palette image is expanded to RGB (a tRNS alpha is dropped). */
 const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 3, 4: 2, 6: 4 };
 const DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
 /** Samples per pixel as stored (a palette index is one sample). */

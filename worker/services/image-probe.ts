@@ -5,6 +5,7 @@
 import {
   checkImageSize,
   checkTiffBlock,
+  checkTiffValueBytes,
   describeTiffPage,
   ImageDecodeError,
   isJpegFrameMarker,
@@ -196,6 +197,13 @@ async function probeTiff(source: ByteSource): Promise<ImageInfo> {
     if (!first) {
       first = new Map();
       const table = await source.read(ifdOffset + countSize, count * entrySize);
+      let valueBytes = 0;
+      for (let i = 0; i < count; i++) {
+        const entry = table.subarray(i * entrySize, (i + 1) * entrySize);
+        const size = (TYPE_SIZE[u16(entry, 2)] ?? 0) * (big ? u64(entry, 4) : u32(entry, 4));
+        if (size > offsetSize) valueBytes += size;
+      }
+      checkTiffValueBytes(valueBytes, source.size);
       for (let i = 0; i < count; i++) {
         const entry = table.subarray(i * entrySize, (i + 1) * entrySize);
         const tag = u16(entry, 0);

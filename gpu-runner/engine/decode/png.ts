@@ -34,6 +34,7 @@ function checkImageData(bytes: Uint8Array, header: PngHeader): void {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const idat: Uint8Array[] = [];
   let idatBytes = 0;
+  let palette = false;
   let at = 8;
   for (;;) {
     if (at + 12 > bytes.length) throw new ImageDecodeError("PNG truncated: it ends before its IEND chunk");
@@ -42,7 +43,12 @@ function checkImageData(bytes: Uint8Array, header: PngHeader): void {
     if (length > bytes.length - at - 12) throw new ImageDecodeError("PNG truncated: a chunk runs past the end of the file");
     const stored = view.getUint32(at + 8 + length);
     if (crc32(bytes.subarray(at + 4, at + 8 + length)) !== stored) throw new ImageDecodeError(`PNG corrupt: CRC mismatch in chunk at byte ${at}`);
+    if (type === 0x504c5445) {
+      if (length === 0 || length % 3 !== 0 || length > 3 * 256) throw new ImageDecodeError(`PNG corrupt: a palette of ${length} bytes`);
+      palette = true;
+    }
     if (type === 0x49444154) {
+      if (header.colourType === 3 && !palette) throw new ImageDecodeError("PNG corrupt: a palette image without a palette (PLTE) before its data");
       idat.push(bytes.subarray(at + 8, at + 8 + length));
       idatBytes += length;
     }
@@ -74,28 +80,33 @@ export function decodePng(bytes: Uint8Array, options: DecodeOptions = {}): Decod
   }
   let samples: ArrayLike<number> = png.data;
   let channels = png.channels;
+  let stride = channels; // samples per pixel in `samples`
   let depth: number = png.depth;
-  if (png.palette) {
+  if (header.colourType === 3) {
+    if (!png.palette) throw new ImageDecodeError("PNG corrupt: a palette image without a palette");
     checkPaletteIndices(png.data as Uint8Array, png.palette.length, png.width * png.height, depth);
     try {
       samples = convertIndexedToRgb(png);
     } catch (error) {
       throw new ImageDecodeError(`PNG corrupt: ${(error as Error).message}`);
     }
-    channels = samples.length / (png.width * png.height);
+    // RGBA when a tRNS chunk gives the palette alpha; the image is its RGB (as the header rule says).
+    stride = samples.length / (png.width * png.height);
+    channels = 3;
     depth = 8;
   } else if (depth < 8) {
     samples = unpackBits(png.data as Uint8Array, png.width * channels, png.height, depth);
   }
   const { width, height } = png;
-  if (samples.length < width * height * channels) throw new ImageDecodeError("PNG truncated: image data is incomplete");
+  if (width !== header.width || height !== header.height || channels !== header.channels) throw new ImageDecodeError("PNG corrupt: decoded image differs from its header");
+  if (samples.length < width * height * stride) throw new ImageDecodeError("PNG truncated: image data is incomplete");
   const wanted = selectChannels(channels, options.channels);
   const data = new Float32Array(wanted.length * width * height);
   const planeSize = width * height;
   for (let k = 0; k < wanted.length; k++) {
     const c = wanted[k]!;
     const base = k * planeSize;
-    for (let i = 0; i < planeSize; i++) data[base + i] = samples[i * channels + c]!;
+    for (let i = 0; i < planeSize; i++) data[base + i] = samples[i * stride + c]!;
   }
   return { width, height, channels: wanted.length, bitDepth: depth, sampleFormat: "uint", data };
 }

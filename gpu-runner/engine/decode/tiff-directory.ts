@@ -5,6 +5,7 @@
 // count and next offset, and a directory's tags are read when its page is used, only the tags the
 // decoder knows, so many directories or tags pointing at one big block cost no memory.
 import {
+  checkTiffValueBytes,
   ImageDecodeError,
   MAX_TIFF_DESCRIPTION_BYTES,
   MAX_TIFF_DIRECTORIES,
@@ -91,16 +92,19 @@ export function readTiffFile(bytes: Uint8Array): TiffFile {
   const readDirectory = ({ first, count }: { first: number; count: number }): TiffDirectory => {
     const tags = new Map<number, TagValue>();
     const counts = new Map<number, number>();
+    let valueBytes = 0;
     for (let i = 0; i < count; i++) {
       const entry = first + i * entrySize;
       const tag = u16(entry);
-      if (!TAGS_READ.has(tag) || tags.has(tag)) continue;
       const type = u16(entry + 2);
       const n = bigTiff ? u64(entry + 4) : u32(entry + 4);
       const typeSize = TYPE_SIZE[type] ?? 0;
       if (typeSize === 0) continue; // unknown types are skipped, as the spec asks of readers
+      const inline = n * typeSize <= (bigTiff ? 8 : 4);
+      if (!inline) valueBytes += n * typeSize;
+      if (!TAGS_READ.has(tag) || tags.has(tag)) continue;
       const valueField = entry + (bigTiff ? 12 : 8);
-      const at = n * typeSize <= (bigTiff ? 8 : 4) ? valueField : offsetAt(valueField);
+      const at = inline ? valueField : offsetAt(valueField);
       if (at + n * typeSize > size) truncated(`tag ${tag}`);
       if (type === 2) {
         // Only the description is text; its first bytes hold everything a reader looks at.
@@ -111,6 +115,7 @@ export function readTiffFile(bytes: Uint8Array): TiffFile {
       }
       counts.set(tag, n);
     }
+    checkTiffValueBytes(valueBytes, size);
     return {
       tags,
       numbers: (tag) => {
