@@ -28,3 +28,8 @@ export const JPEG_WORKING_CHANNELS = 4;
 export function jpegFrameFits(width: number, height: number, dataBytes: number): boolean {
   return dataBytes * 8 >= Math.ceil(width / 8) * Math.ceil(height / 8);
 }
+
+/** A complete JPEG ends with its EOI marker (`tail`: the file's last 2 bytes). */
+export function jpegEndsWithEoi(tail: Uint8Array): boolean {
+  return tail.length === 2 && tail[0] === 0xff && tail[1] === 0xd9;
+}

@@ -57,3 +57,8 @@ export function pngInflatedBytes(header: PngHeader): number {
 export function pngWorkingChannels(header: PngHeader): number {
   return header.colourType === 3 ? 4 : header.channels;
 }
+
+/** A complete PNG ends with its IEND chunk (`tail`: the file's last 8 bytes, IEND's type and CRC). */
+export function pngEndsWithIend(tail: Uint8Array): boolean {
+  return tail.length === 8 && tail[0] === 0x49 && tail[1] === 0x45 && tail[2] === 0x4e && tail[3] === 0x44;
+}

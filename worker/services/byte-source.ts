@@ -20,7 +20,17 @@ export interface ReadBudget {
 const BLOCK = 16 * 1024;
 const MAX_CACHED_BLOCKS = 64;
 
-export function r2ByteSource(bucket: R2Bucket, key: string, size: number, budget: ReadBudget): ByteSource {
+/** The part of an R2 bucket a byte source uses (structural, so the probe also runs outside workerd). */
+export interface RangedReader {
+  get(key: string, options: { range: { offset: number; length: number } }): Promise<{ arrayBuffer(): Promise<ArrayBuffer> } | null>;
+}
+
+/** Bytes already in memory (a test's, or a small upload's). */
+export function memoryByteSource(bytes: Uint8Array): ByteSource {
+  return { size: bytes.length, read: async (offset, length) => bytes.slice(Math.max(0, offset), Math.max(0, Math.min(bytes.length, offset + length))) };
+}
+
+export function r2ByteSource(bucket: RangedReader, key: string, size: number, budget: ReadBudget): ByteSource {
   const cache = new Map<number, Uint8Array>(); // in least recently used order
   let reads = 0;
   let bytesRead = 0;

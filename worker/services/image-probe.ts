@@ -12,11 +12,13 @@ import {
   isJpegStandaloneMarker,
   JPEG_WORKING_CHANNELS,
   jpegChannels,
+  jpegEndsWithEoi,
   jpegFrameFits,
   MAX_TIFF_DESCRIPTION_BYTES,
   MAX_TIFF_DIRECTORIES,
   MAX_TIFF_ENTRIES,
   maxInflatedBytes,
+  pngEndsWithIend,
   pngInflatedBytes,
   pngWorkingChannels,
   readPngHeader,
@@ -28,7 +30,7 @@ import {
   type ImageFormat,
   type TiffTags,
 } from "../../schema/image-formats/index.ts";
-import { r2ByteSource, ReadBudgetError, type ByteSource } from "./byte-source.ts";
+import { r2ByteSource, ReadBudgetError, type ByteSource, type RangedReader } from "./byte-source.ts";
 
 export interface ImageInfo {
   format: ImageFormat;
@@ -52,7 +54,7 @@ const MAX_VALUES_READ = 4096;
 const invalid = (message: string) => new ImageDecodeError(message, "invalid");
 
 /** Probes the object stored under `key`, within PROBE_READ_BUDGET. */
-export function probeStoredObject(bucket: R2Bucket, key: string, size: number): Promise<ImageInfo> {
+export function probeStoredObject(bucket: RangedReader, key: string, size: number): Promise<ImageInfo> {
   return probeImage(r2ByteSource(bucket, key, size, PROBE_READ_BUDGET));
 }
 
@@ -78,8 +80,7 @@ async function probePng(source: ByteSource): Promise<ImageInfo> {
     throw invalid(`PNG is truncated: ${source.size} bytes cannot hold a ${header.width}x${header.height} image`);
   }
   // A complete PNG ends with an IEND chunk; anything else was cut off in transit.
-  const tail = await source.read(source.size - 8, 8);
-  if (String.fromCharCode(...tail.subarray(0, 4)) !== "IEND") throw invalid("PNG is truncated: it does not end with an IEND chunk");
+  if (!pngEndsWithIend(await source.read(source.size - 8, 8))) throw invalid("PNG is truncated: it does not end with an IEND chunk");
   return { format: "png", width: header.width, height: header.height, channels: header.channels, bitDepth: header.sampleBits, planes: 1 };
 }
 
@@ -110,8 +111,7 @@ async function probeJpeg(source: ByteSource): Promise<ImageInfo> {
       if (width === 0 || height === 0 || components === 0) throw invalid(`JPEG has an invalid frame ${width}x${height} with ${components} components`);
       checkImageSize(width, height, JPEG_WORKING_CHANNELS);
       if (!jpegFrameFits(width, height, source.size - (offset + 2 + length))) throw invalid(`JPEG is truncated: ${source.size} bytes cannot hold a ${width}x${height} frame`);
-      const tail = await source.read(source.size - 2, 2);
-      if (tail[0] !== 0xff || tail[1] !== 0xd9) throw invalid("JPEG is truncated: it does not end with an EOI marker");
+      if (!jpegEndsWithEoi(await source.read(source.size - 2, 2))) throw invalid("JPEG is truncated: it does not end with an EOI marker");
       return { format: "jpeg", bitDepth, height, width, channels: jpegChannels(components), planes: 1 };
     }
     offset += 2 + length;

@@ -2,7 +2,7 @@
 // in the frame header tells whether the file is grayscale, in which case one channel is kept
 // (schema/image-formats/jpeg.ts holds that rule for the worker's probe too).
 import jpeg from "jpeg-js";
-import { checkImageSize, ImageDecodeError, isJpegFrameMarker, isJpegStandaloneMarker, JPEG_WORKING_CHANNELS, jpegChannels, jpegFrameFits, MAX_SAMPLES } from "../../../schema/image-formats/index.ts";
+import { checkImageSize, ImageDecodeError, isJpegFrameMarker, isJpegStandaloneMarker, JPEG_WORKING_CHANNELS, jpegChannels, jpegEndsWithEoi, jpegFrameFits, MAX_SAMPLES } from "../../../schema/image-formats/index.ts";
 import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
 
 export function isJpeg(bytes: Uint8Array): boolean {
@@ -17,6 +17,7 @@ interface JpegFrame extends ImageProbe {
 
 /** Walks the marker segments to the first start-of-frame (ITU T.81, B.1.1). */
 function readFrame(bytes: Uint8Array): JpegFrame {
+  if (!jpegEndsWithEoi(bytes.subarray(bytes.length - 2))) throw new ImageDecodeError("JPEG truncated: it does not end with an EOI marker");
   let at = 2;
   while (at + 4 <= bytes.length) {
     if (bytes[at] !== 0xff) throw new ImageDecodeError("JPEG corrupt: expected a marker");

@@ -3,7 +3,7 @@
 // fast-png inflates the whole image data before looking at its size, so the chunk layout, CRCs
 // and the inflated size are checked here first (bounded: inflation stops at the size IHDR gives).
 import { decode as decodePngFile, convertIndexedToRgb, hasPngSignature } from "fast-png";
-import { checkImageSize, ImageDecodeError, maxInflatedBytes, pngInflatedBytes, pngWorkingChannels, readPngHeader, type PngHeader } from "../../../schema/image-formats/index.ts";
+import { checkImageSize, ImageDecodeError, maxInflatedBytes, pngInflatedBytes, pngEndsWithIend, pngWorkingChannels, readPngHeader, type PngHeader } from "../../../schema/image-formats/index.ts";
 import { crc32 } from "../../../schema/roi-artifact-crc32.ts";
 import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
 import { inflateBounded } from "./inflate-bounded.ts";
@@ -20,6 +20,7 @@ export function probePng(bytes: Uint8Array): ImageProbe {
 
 function pngHeader(bytes: Uint8Array): PngHeader {
   if (bytes.length < 33) throw new ImageDecodeError("PNG truncated: no complete header");
+  if (!pngEndsWithIend(bytes.subarray(bytes.length - 8))) throw new ImageDecodeError("PNG truncated: it does not end with an IEND chunk");
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (view.getUint32(8) !== 13 || view.getUint32(12) !== 0x49484452) throw new ImageDecodeError("PNG corrupt: first chunk is not IHDR");
   return readPngHeader(bytes.subarray(16, 29));
