@@ -112,6 +112,22 @@ describe("POST /upload (multipart) file names", () => {
   }
 });
 
+describe("POST /upload (multipart) with a malformed Content-Type", () => {
+  for (const [what, contentType, detail] of [
+    ["no boundary", "multipart/form-data", /has no boundary/],
+    ["an empty boundary", 'multipart/form-data; boundary=""', /has no boundary/],
+    ["a boundary over 70 characters", `multipart/form-data; boundary=${"b".repeat(71)}`, /longer than 70 characters/],
+  ] as const) {
+    it(`answers 400 with a detail to ${what}, keeping nothing`, async () => {
+      const org = await createOrg();
+      const response = await call("/upload", { key: org.key, body: pngBytes(), headers: { "Content-Type": contentType } });
+      expect(response.status).toBe(400);
+      expect((await json(response)).detail).toMatch(detail);
+      expect(await imageRows(org.id)).toBe(0);
+    });
+  }
+});
+
 describe("POST /upload (multipart) of a file larger than one R2 part", () => {
   it("streams it into several equal parts and stores it byte for byte", async () => {
     const org = await createOrg();

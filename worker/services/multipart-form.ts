@@ -12,10 +12,17 @@ export class MultipartError extends Error {}
 const MAX_HEADER_BYTES = 16 * 1024;
 const CRLF = new Uint8Array([13, 10]);
 
+/**
+ * The boundary of a multipart/form-data Content-Type; null when the type is another. A multipart
+ * type without a usable boundary (RFC 2046: 1 to 70 characters) is a malformed header.
+ */
 export function boundaryOf(contentType: string | null): string | null {
   if (!contentType || !/^multipart\/form-data\b/i.test(contentType)) return null;
   const match = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
-  return match ? (match[1] ?? match[2]) : null;
+  const boundary = match ? (match[1] ?? match[2]) : null;
+  if (!boundary) throw new MultipartError("Content-Type multipart/form-data has no boundary");
+  if (boundary.length > 70) throw new MultipartError("the multipart boundary is longer than 70 characters");
+  return boundary;
 }
 
 function indexOf(haystack: Uint8Array, needle: Uint8Array, from: number): number {

@@ -86,7 +86,13 @@ class PartBuffer {
 }
 
 export async function streamUpload(env: Bindings, org: Organization, request: Request): Promise<Image> {
-  const boundary = boundaryOf(request.headers.get("Content-Type"));
+  let boundary: string | null;
+  try {
+    boundary = boundaryOf(request.headers.get("Content-Type"));
+  } catch (error) {
+    if (error instanceof MultipartError) throw new HttpError(400, `Malformed multipart body: ${error.message}`);
+    throw error;
+  }
   if (!boundary || !request.body) {
     throw new HttpError(422, [{ loc: ["body", "file"], msg: "Field required: send multipart/form-data with a part named 'file'", type: "missing" }]);
   }
