@@ -3,6 +3,7 @@
 // depths, palette, baseline JPEG): the seeds the fuzz suite mutates.
 import { encode as encodePng } from "fast-png";
 import jpeg from "jpeg-js";
+import { interlacedGrayPng } from "./hostile-images.ts";
 import { encodeTiff, type TiffPage } from "./tiff-writer.ts";
 
 export interface Seed {
@@ -35,6 +36,8 @@ export function fuzzSeeds(): Seed[] {
     png("gray 8-bit", { width: 24, height: 16, data: new Uint8Array(ramp(384, 256)), depth: 8, channels: 1 }),
     png("RGBA", { width: 24, height: 16, data: rgba, depth: 8, channels: 4 }),
     png("palette", { width: 24, height: 16, data: new Uint8Array(ramp(384, 4)), depth: 8, channels: 1, palette: [[0, 0, 0], [255, 0, 0], [0, 255, 0], [0, 0, 255]] }),
+    { name: "PNG gray Adam7-interlaced", bytes: interlacedGrayPng(19, 13, (x, y) => (x * 7 + y * 13) % 256) },
+    png("gray 1-bit", { width: 20, height: 9, data: new Uint8Array(ramp(27, 256)), depth: 1, channels: 1 }),
     { name: "JPEG baseline", bytes: new Uint8Array(jpeg.encode({ width: 24, height: 16, data: rgba }, 85).data) },
   ];
 }

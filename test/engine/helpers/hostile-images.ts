@@ -168,7 +168,7 @@ function cases(): HostileFile[] {
 
 // ---- PNG --------------------------------------------------------------------------------------
 
-function chunk(type: string, data: Uint8Array, crc?: number): Uint8Array {
+export function chunk(type: string, data: Uint8Array, crc?: number): Uint8Array {
   const out = new Uint8Array(12 + data.length);
   const view = new DataView(out.buffer);
   view.setUint32(0, data.length);
@@ -178,7 +178,7 @@ function chunk(type: string, data: Uint8Array, crc?: number): Uint8Array {
   return out;
 }
 
-function ihdr(width: number, height: number, depth: number, colourType: number, interlace = 0): Uint8Array {
+export function ihdr(width: number, height: number, depth: number, colourType: number, interlace = 0): Uint8Array {
   const data = new Uint8Array(13);
   const view = new DataView(data.buffer);
   view.setUint32(0, width);
@@ -198,7 +198,20 @@ export function rawPng(...chunks: Uint8Array[]): Uint8Array {
   return out;
 }
 
-const iend = () => chunk("IEND", new Uint8Array(0));
+export const iend = () => chunk("IEND", new Uint8Array(0));
+
+/** An 8-bit grayscale PNG stored Adam7-interlaced (seven passes, filter 0), pixel (x, y) = value(x, y). */
+export function interlacedGrayPng(width: number, height: number, value: (x: number, y: number) => number): Uint8Array {
+  const rows: number[] = [];
+  for (const [x0, y0, dx, dy] of [[0, 0, 8, 8], [4, 0, 8, 8], [0, 4, 4, 8], [2, 0, 4, 4], [0, 2, 2, 4], [1, 0, 2, 2], [0, 1, 1, 2]] as const) {
+    if (x0 >= width) continue;
+    for (let y = y0; y < height; y += dy) {
+      rows.push(0);
+      for (let x = x0; x < width; x += dx) rows.push(value(x, y));
+    }
+  }
+  return rawPng(ihdr(width, height, 8, 0, 1), chunk("IDAT", zlibSync(new Uint8Array(rows))), iend());
+}
 
 function pngCases(): HostileFile[] {
   const rows = (width: number, height: number, value: number) => zlibSync(new Uint8Array(height * (width + 1)).map((_, i) => (i % (width + 1) === 0 ? 0 : value)));
