@@ -2,6 +2,12 @@
 // decode gives. The decoder (jpeg-js) turns three and four components (YCbCr, CMYK, YCCK) into RGB,
 // so a JPEG has one channel (grayscale) or three.
 
+/**
+ * Marker segments read looking for the frame header: real files have a few dozen before it (APPn,
+ * DQT, DHT); a file of tiny segments would otherwise cost a read per few bytes.
+ */
+export const MAX_JPEG_SEGMENTS_BEFORE_FRAME = 4096;
+
 /** SOF0..SOF15, except DHT (C4), JPG (C8) and DAC (CC), which share the range. */
 export function isJpegFrameMarker(code: number): boolean {
   return code >= 0xc0 && code <= 0xcf && code !== 0xc4 && code !== 0xc8 && code !== 0xcc;

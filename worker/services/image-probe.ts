@@ -14,6 +14,7 @@ import {
   jpegChannels,
   jpegEndsWithEoi,
   jpegFrameFits,
+  MAX_JPEG_SEGMENTS_BEFORE_FRAME,
   MAX_TIFF_DESCRIPTION_BYTES,
   MAX_TIFF_DIRECTORIES,
   MAX_TIFF_ENTRIES,
@@ -86,7 +87,8 @@ async function probePng(source: ByteSource): Promise<ImageInfo> {
 
 async function probeJpeg(source: ByteSource): Promise<ImageInfo> {
   let offset = 2;
-  while (offset + 4 <= source.size) {
+  for (let segments = 0; offset + 4 <= source.size; segments++) {
+    if (segments > MAX_JPEG_SEGMENTS_BEFORE_FRAME) throw invalid(`JPEG corrupt: no frame header in its first ${MAX_JPEG_SEGMENTS_BEFORE_FRAME} marker segments`);
     const marker = await source.read(offset, 4);
     if (marker[0] !== 0xff) throw invalid(`JPEG marker expected at byte ${offset}`);
     const code = marker[1];

@@ -2,7 +2,7 @@
 // in the frame header tells whether the file is grayscale, in which case one channel is kept
 // (schema/image-formats/jpeg.ts holds that rule for the worker's probe too).
 import jpeg from "jpeg-js";
-import { checkImageSize, ImageDecodeError, isJpegFrameMarker, isJpegStandaloneMarker, JPEG_WORKING_CHANNELS, jpegChannels, jpegEndsWithEoi, jpegFrameFits, MAX_SAMPLES } from "../../../schema/image-formats/index.ts";
+import { checkImageSize, ImageDecodeError, isJpegFrameMarker, isJpegStandaloneMarker, JPEG_WORKING_CHANNELS, jpegChannels, jpegEndsWithEoi, jpegFrameFits, MAX_JPEG_SEGMENTS_BEFORE_FRAME, MAX_SAMPLES } from "../../../schema/image-formats/index.ts";
 import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
 
 export function isJpeg(bytes: Uint8Array): boolean {
@@ -19,7 +19,8 @@ interface JpegFrame extends ImageProbe {
 function readFrame(bytes: Uint8Array): JpegFrame {
   if (!jpegEndsWithEoi(bytes.subarray(bytes.length - 2))) throw new ImageDecodeError("JPEG truncated: it does not end with an EOI marker");
   let at = 2;
-  while (at + 4 <= bytes.length) {
+  for (let segments = 0; at + 4 <= bytes.length; segments++) {
+    if (segments > MAX_JPEG_SEGMENTS_BEFORE_FRAME) throw new ImageDecodeError(`JPEG corrupt: no frame header in its first ${MAX_JPEG_SEGMENTS_BEFORE_FRAME} marker segments`);
     if (bytes[at] !== 0xff) throw new ImageDecodeError("JPEG corrupt: expected a marker");
     const marker = bytes[at + 1]!;
     if (marker === 0xff) { at++; continue; } // fill byte

@@ -245,6 +245,7 @@ function jpegCases(): HostileFile[] {
     { name: "JPEG: a zero-height frame", bytes: jpegWithFrame(16, 0, 1, 64), error: /invalid frame 16x0/, refusedAtUpload: true },
     { name: "JPEG: a marker segment of length 0", bytes: new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0xff, 0xd9]), error: /shorter than its length field/, refusedAtUpload: true },
     { name: "JPEG: scan data before any frame", bytes: new Uint8Array([0xff, 0xd8, 0xff, 0xda, 0, 8, 1, 1, 0, 0, 63, 0, 0xff, 0xd9]), error: /frame header|scan data before/, refusedAtUpload: true },
+    { name: "JPEG: 100,000 empty comment segments before any frame", bytes: new Uint8Array([0xff, 0xd8, ...Array.from({ length: 100_000 }, () => [0xff, 0xfe, 0, 2]).flat(), 0xff, 0xd9]), error: /no frame header in its first 4096 marker segments/, refusedAtUpload: true },
     { name: "JPEG: a frame with no tables or scan", bytes: jpegWithFrame(16, 16, 1, 64), error: /JPEG corrupt or truncated/, refusedAtUpload: false },
   ];
 }
