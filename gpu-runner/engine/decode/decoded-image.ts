@@ -4,7 +4,7 @@
 // probe in schema/image-formats.
 import { ImageDecodeError, type ImageFormat, type SampleFormat } from "../../../schema/image-formats/index.ts";
 
-export { checkImageSize, ImageDecodeError, MAX_SAMPLES, type ImageDecodeErrorKind } from "../../../schema/image-formats/index.ts";
+export { ImageDecodeError, MAX_SAMPLES, type ImageDecodeErrorKind } from "../../../schema/image-formats/index.ts";
 export type { ImageFormat, SampleFormat };
 
 export interface DecodedImage {

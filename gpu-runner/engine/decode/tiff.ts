@@ -12,8 +12,7 @@ import {
   tiffBlockBytes,
   type TiffPage,
 } from "../../../schema/image-formats/index.ts";
-import type { DecodedImage, DecodeOptions, ImageProbe } from "./decoded-image.ts";
-import { selectChannels } from "./decoded-image.ts";
+import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
 import { decompress } from "./tiff-codecs.ts";
 import { readTiffFile, stringOf, Tag, type TiffFile } from "./tiff-directory.ts";
 import { undoPredictor } from "./tiff-predictor.ts";
