@@ -3,6 +3,7 @@
 // this service's extras. `.meta({id})` names each record as a component of the OpenAPI document.
 import { z } from "zod";
 import { IMAGE_STATUSES, JOB_STATUSES, SEGMENTATION_SOURCES } from "./db.ts";
+import { modalityDecision } from "./modality.ts";
 
 const id = z.string();
 const timestamp = z.string().meta({ format: "date-time" });
@@ -132,6 +133,7 @@ export const segmentationRecord = z
     cell_count: count,
     confluency: z.number(),
     diameter: z.number().nullable().meta({ description: "Object diameter (px) it was segmented at: the request's or the estimate" }),
+    modality: modalityDecision.nullable().meta({ description: "One-channel models: the modality the input was made for (brightfield and histology are inverted), detected or given" }),
     width: count,
     height: count,
     timings: z.record(z.string(), z.unknown()).nullable(),

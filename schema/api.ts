@@ -5,8 +5,11 @@ import { modalityParam } from "./modality.ts";
 
 const id = z.string().min(1).max(100);
 
+/** An image's name: the resumable upload's `name`, or the file name of a streamed upload's part. */
+export const imageName = z.string().min(1).max(255);
+
 export const resumableUploadBody = z.object({
-  name: z.string().min(1).max(255),
+  name: imageName,
   size: z.number().int().min(1),
 });
 

@@ -21,6 +21,8 @@ export interface RunnerConfig {
   trainingSeconds: number;
   /** On SIGTERM, how long jobs in hand may run before they are handed back. */
   shutdownGraceSeconds: number;
+  /** Largest image file a job downloads (it is held in memory to decode); a larger one fails the job. */
+  maxInputBytes: number;
 }
 
 export const CONFIG_HELP = `npm run runner -- [flags]     (each flag also reads from the environment variable shown)
@@ -33,7 +35,8 @@ export const CONFIG_HELP = `npm run runner -- [flags]     (each flag also reads 
   --model-cache DIR           MODEL_CACHE_DIR            downloaded models (default ~/.cache/cellseg/models)
   --model-cache-mb N          MODEL_CACHE_MB             cache size before old versions are evicted (default 2048)
   --training-seconds N        TRAINING_SECONDS           fine-tuning budget when a job sets no steps (default 300)
-  --grace-seconds N           SHUTDOWN_GRACE_SECONDS     on SIGTERM, time to finish jobs in hand (default 60)`;
+  --grace-seconds N           SHUTDOWN_GRACE_SECONDS     on SIGTERM, time to finish jobs in hand (default 60)
+  --max-input-mb N            MAX_INPUT_MB               largest image file a job downloads (default 6144)`;
 
 function number(value: string | undefined, name: string, fallback: number, min: number): number {
   if (value === undefined || value === "") return fallback;
@@ -49,6 +52,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       "worker-url": { type: "string" }, token: { type: "string" }, id: { type: "string" }, provider: { type: "string" },
       concurrency: { type: "string" }, "lease-seconds": { type: "string" }, "model-cache": { type: "string" },
       "model-cache-mb": { type: "string" }, "training-seconds": { type: "string" }, "grace-seconds": { type: "string" },
+      "max-input-mb": { type: "string" },
     },
   });
   const workerUrl = values["worker-url"] ?? env.WORKER_URL;
@@ -68,5 +72,6 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     modelCacheBytes: number(values["model-cache-mb"] ?? env.MODEL_CACHE_MB, "model cache size", 2048, 1) * 1024 * 1024,
     trainingSeconds: number(values["training-seconds"] ?? env.TRAINING_SECONDS, "training seconds", 300, 1),
     shutdownGraceSeconds: number(values["grace-seconds"] ?? env.SHUTDOWN_GRACE_SECONDS, "grace seconds", 60, 0),
+    maxInputBytes: number(values["max-input-mb"] ?? env.MAX_INPUT_MB, "max input size", 6144, 1) * 1024 * 1024,
   };
 }

@@ -6,6 +6,17 @@ import { TransientError, withRetry } from "./retry.ts";
 
 export class LeaseLostError extends Error {}
 
+/** A download larger than the caller's limit, stopped before it was read whole. */
+export class DownloadTooLargeError extends Error {
+  readonly size: number | null;
+  readonly limit: number;
+  constructor(size: number | null, limit: number) {
+    super(size === null ? `download is larger than ${limit} bytes` : `download is ${size} bytes, more than ${limit}`);
+    this.size = size;
+    this.limit = limit;
+  }
+}
+
 const REQUEST_TIMEOUT_MS = 60_000;
 
 export interface InternalApi {
@@ -17,7 +28,8 @@ export interface InternalApi {
   fail(job: LeasedJob, reason: string, retryable: boolean): Promise<void>;
   /** Hands back a job never started, without spending one of its attempts. */
   release(job: LeasedJob): Promise<void>;
-  download(url: string): Promise<Uint8Array>;
+  /** Reads a whole file; past `maxBytes` it stops reading and throws DownloadTooLargeError. */
+  download(url: string, maxBytes?: number): Promise<Uint8Array>;
   upload(url: string, bytes: Uint8Array): Promise<void>;
 }
 
@@ -96,11 +108,11 @@ export function internalApi(config: RunnerConfig, log: (m: string) => void = con
     async release(job) {
       await jobCall("release", job, "release", {});
     },
-    async download(url) {
+    async download(url, maxBytes = Number.POSITIVE_INFINITY) {
       return retry("download", async () => {
         const response = await send(url, { method: "GET" });
         if (!response.ok) throw new Error(`download refused (${response.status}): ${await detail(response)}`);
-        return new Uint8Array(await response.arrayBuffer());
+        return readBounded(response, maxBytes);
       });
     },
     async upload(url, bytes) {
@@ -110,4 +122,31 @@ export function internalApi(config: RunnerConfig, log: (m: string) => void = con
       });
     },
   };
+}
+
+/** The body, refused from its Content-Length when that says too much, else cut off once past `maxBytes`. */
+async function readBounded(response: Response, maxBytes: number): Promise<Uint8Array> {
+  const declared = Number(response.headers.get("Content-Length") ?? NaN);
+  if (declared > maxBytes) {
+    await response.body?.cancel();
+    throw new DownloadTooLargeError(declared, maxBytes);
+  }
+  if (!response.body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of response.body) {
+    length += chunk.length;
+    if (length > maxBytes) {
+      await response.body.cancel().catch(() => undefined);
+      throw new DownloadTooLargeError(Number.isFinite(declared) ? declared : null, maxBytes);
+    }
+    chunks.push(chunk);
+  }
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return out;
 }

@@ -5,6 +5,7 @@ import { modalityParam } from "../../schema/modality.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import { decodeImage } from "../engine/decode/index.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
+import { fetchImage } from "./fetch-image.ts";
 import type { JobContext } from "./job-context.ts";
 
 /**
@@ -50,7 +51,7 @@ export async function concatChunks(chunks: AsyncIterable<Uint8Array>): Promise<U
 export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   const started = performance.now();
   ctx.progress(0, "fetching");
-  const [bytes, model] = await Promise.all([ctx.api.download(job.image.url), ctx.models.session(ctx.api, job.model)]);
+  const [bytes, model] = await Promise.all([fetchImage(ctx, job.image), ctx.models.session(ctx.api, job.model)]);
   ctx.checkpoint();
   const fetchedMs = performance.now() - started;
 

@@ -123,6 +123,7 @@ export class Runner {
       api: this.api,
       models: this.models,
       trainingSeconds: this.config.trainingSeconds,
+      maxInputBytes: this.config.maxInputBytes,
       log: this.log,
       progress: (fraction, name) => {
         progress = fraction;

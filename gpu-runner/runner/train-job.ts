@@ -5,6 +5,7 @@ import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
 import { renderLabels } from "../../schema/roi-raster.ts";
 import { decodeImage, type DecodedImage } from "../engine/decode/index.ts";
 import { fineTune } from "../training/fine-tune.ts";
+import { fetchImage } from "./fetch-image.ts";
 import type { JobContext } from "./job-context.ts";
 
 function bytesStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
@@ -25,7 +26,7 @@ export async function runTraining(job: LeasedTraining, ctx: JobContext) {
   const examples = job.training.examples;
   for (const [i, example] of examples.entries()) {
     ctx.progress((0.1 * i) / examples.length, "fetching");
-    const [imageBytes, artifact] = await Promise.all([ctx.api.download(example.image.url), ctx.api.download(example.labels.artifact_url)]);
+    const [imageBytes, artifact] = await Promise.all([fetchImage(ctx, example.image), ctx.api.download(example.labels.artifact_url)]);
     const image = decodeImage(imageBytes);
     pairs.push({ image, labels: await labelsOf(artifact, image, example.image.name) });
     ctx.checkpoint();

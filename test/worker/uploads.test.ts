@@ -56,6 +56,78 @@ describe("POST /upload (multipart)", () => {
   });
 });
 
+/** A multipart body written by hand, so its Content-Disposition can be anything a client sends. */
+function rawMultipart(disposition: string, bytes: Uint8Array): { body: Uint8Array; headers: Record<string, string> } {
+  const boundary = "----cellseg-test-boundary";
+  const head = new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: ${disposition}\r\nContent-Type: image/png\r\n\r\n`);
+  const tail = new TextEncoder().encode(`\r\n--${boundary}--\r\n`);
+  const body = new Uint8Array(head.length + bytes.length + tail.length);
+  body.set(head, 0);
+  body.set(bytes, head.length);
+  body.set(tail, head.length + bytes.length);
+  return { body, headers: { "Content-Type": `multipart/form-data; boundary=${boundary}` } };
+}
+
+describe("POST /upload (multipart) file names", () => {
+  it("keeps a name of 255 characters", async () => {
+    const org = await createOrg();
+    const name = `${"n".repeat(251)}.png`;
+    const response = await call("/upload", { key: org.key, body: multipartFile(name, pngBytes()) });
+    expect(response.status).toBe(201);
+    expect((await json<{ image: { name: string } }>(response)).image.name).toBe(name);
+  });
+
+  it("refuses a name longer than 255 characters with 422 in the validation shape, keeping nothing", async () => {
+    const org = await createOrg();
+    const response = await call("/upload", { key: org.key, body: multipartFile(`${"n".repeat(252)}.png`, pngBytes()) });
+    expect(response.status).toBe(422);
+    expect((await json(response)).detail).toEqual([expect.objectContaining({ loc: ["body", "file", "filename"], type: "string_too_long", ctx: { max: 255 } })]);
+    expect(await imageRows(org.id)).toBe(0);
+    expect(await storedObjects(`orgs/${org.id}/`)).toBe(0);
+  });
+
+  it("reads an RFC 5987 filename* in preference to the plain filename", async () => {
+    const org = await createOrg();
+    const { body, headers } = rawMultipart(`form-data; name="file"; filename="cells.png"; filename*=UTF-8''Zellkern%20%C3%98.png`, pngBytes());
+    const response = await call("/upload", { key: org.key, body, headers });
+    expect(response.status).toBe(201);
+    expect((await json<{ image: { name: string } }>(response)).image.name).toBe("Zellkern Ø.png");
+  });
+
+  for (const [what, star] of [
+    ["a broken %-escape", "UTF-8''cells%E.png"],
+    ["bytes that are not UTF-8", "UTF-8''cells%FF%FE.png"],
+    ["no charset", "cells.png"],
+    ["an unknown charset", "koi8-r''cells.png"],
+  ]) {
+    it(`answers 400 with a detail to a filename* with ${what}, keeping nothing`, async () => {
+      const org = await createOrg();
+      const { body, headers } = rawMultipart(`form-data; name="file"; filename*=${star}`, pngBytes());
+      const response = await call("/upload", { key: org.key, body, headers });
+      expect(response.status).toBe(400);
+      expect((await json(response)).detail).toMatch(/^Malformed multipart body: Content-Disposition filename\*/);
+      expect(await imageRows(org.id)).toBe(0);
+      expect(await storedObjects(`orgs/${org.id}/`)).toBe(0);
+    });
+  }
+});
+
+describe("POST /upload (multipart) with a malformed Content-Type", () => {
+  for (const [what, contentType, detail] of [
+    ["no boundary", "multipart/form-data", /has no boundary/],
+    ["an empty boundary", 'multipart/form-data; boundary=""', /has no boundary/],
+    ["a boundary over 70 characters", `multipart/form-data; boundary=${"b".repeat(71)}`, /longer than 70 characters/],
+  ] as const) {
+    it(`answers 400 with a detail to ${what}, keeping nothing`, async () => {
+      const org = await createOrg();
+      const response = await call("/upload", { key: org.key, body: pngBytes(), headers: { "Content-Type": contentType } });
+      expect(response.status).toBe(400);
+      expect((await json(response)).detail).toMatch(detail);
+      expect(await imageRows(org.id)).toBe(0);
+    });
+  }
+});
+
 describe("POST /upload (multipart) of a file larger than one R2 part", () => {
   it("streams it into several equal parts and stores it byte for byte", async () => {
     const org = await createOrg();

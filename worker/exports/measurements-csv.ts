@@ -1,23 +1,16 @@
-// measurements.csv: one row per ROI, the columns of schema/measurements.ts, RFC 4180 (CRLF line
-// ends; a field holding a comma, quote, CR or LF is quoted with its quotes doubled). UTF-8 without a
+// measurements.csv: one row per ROI, the columns of schema/measurements.ts, RFC 4180 with CRLF line
+// ends; fields are written by schema/csv-field.ts (quoting, formula neutralising). UTF-8 without a
 // byte-order mark, so pandas and R read the first column name as is.
 
+import { csvField } from "../../schema/csv-field.ts";
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
 import { selectMeasurementColumns } from "../../schema/measurements.ts";
-import type { ExportContext, MeasurementValue } from "../../schema/measurements.ts";
+import type { ExportContext } from "../../schema/measurements.ts";
 import { pullStream, TextChunker } from "./pull-stream.ts";
 
 export interface MeasurementsCsvOptions {
   /** Column names in the order wanted; all columns when absent or empty. Unknown names throw UnknownMeasurementColumnsError. */
   columns?: readonly string[];
-}
-
-const NEEDS_QUOTES = /[",\r\n]/;
-
-export function csvField(value: MeasurementValue): string {
-  if (value === null) return "";
-  const text = typeof value === "number" ? String(value) : value;
-  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 /** Validates the options at once (before any ROI is read), then streams the CSV. */

@@ -1,11 +1,40 @@
-// Reads an image's header (never its pixels): format, size, channels, bit depth, planes.
-// Formats from their specifications: TIFF 6.0 and BigTIFF, PNG (RFC 2083 / ISO 15948),
-// JPEG (ITU T.81 markers). The full decoders live in the GPU runner's engine; this only has to
-// tell, cheaply and from ranged reads, whether a stored file is an image the engine can read.
-import type { ByteSource } from "./byte-source.ts";
+// Reads an image's header (never its pixels): format, size, channels, bit depth, planes. The rules
+// (signatures, channel counts, TIFF page layout, limits) are schema/image-formats', the ones the
+// engine's decoders apply, so the probe accepts what the engine decodes; this file only gets the
+// header bytes, cheaply and from a budgeted number of ranged reads, out of a stored file.
+import {
+  checkImageSize,
+  checkTiffBlock,
+  checkTiffValueBytes,
+  describeTiffPage,
+  ImageDecodeError,
+  isJpegFrameMarker,
+  isJpegStandaloneMarker,
+  JPEG_WORKING_CHANNELS,
+  jpegChannels,
+  jpegEndsWithEoi,
+  jpegFrameFits,
+  MAX_JPEG_SEGMENTS_BEFORE_FRAME,
+  MAX_TIFF_DESCRIPTION_BYTES,
+  MAX_TIFF_DIRECTORIES,
+  MAX_TIFF_ENTRIES,
+  maxInflatedBytes,
+  pngEndsWithIend,
+  pngInflatedBytes,
+  pngWorkingChannels,
+  readPngHeader,
+  sniffImageFormat,
+  Tag,
+  TAGS_READ,
+  tiffPageLayout,
+  TYPE_SIZE,
+  type ImageFormat,
+  type TiffTags,
+} from "../../schema/image-formats/index.ts";
+import { r2ByteSource, ReadBudgetError, type ByteSource, type RangedReader } from "./byte-source.ts";
 
 export interface ImageInfo {
-  format: "tiff" | "png" | "jpeg";
+  format: ImageFormat;
   width: number;
   height: number;
   channels: number;
@@ -13,61 +42,53 @@ export interface ImageInfo {
   planes: number;
 }
 
-export class ImageProbeError extends Error {
-  /** "unsupported": not a format we read at all (415); "invalid": a broken file of a known format (422). */
-  readonly kind: "unsupported" | "invalid";
-  constructor(kind: "unsupported" | "invalid", message: string) {
-    super(message);
-    this.kind = kind;
-  }
-}
+/**
+ * What a probe may read of a stored file: R2 requests (a Worker's subrequests are limited, and
+ * each costs) and bytes. Enough for a few thousand contiguous TIFF directories or about a
+ * thousand scattered ones.
+ */
+export const PROBE_READ_BUDGET = { reads: 1000, bytes: 16 * 1024 * 1024 };
 
-const invalid = (message: string) => new ImageProbeError("invalid", message);
-const MAX_SIDE = 1 << 20;
-const MAX_TIFF_PAGES = 100_000;
+/** Values read of one tag: the probe checks the first blocks' offsets, not every one. */
+const MAX_VALUES_READ = 4096;
 
-export type ImageFormat = ImageInfo["format"];
+const invalid = (message: string) => new ImageDecodeError(message, "invalid");
 
-/** Recognises a format from the first bytes (8 are enough). */
-export function sniffFormat(head: Uint8Array): ImageFormat | null {
-  if (head.length >= 8 && head[0] === 0x89 && head[1] === 0x50 && head[2] === 0x4e && head[3] === 0x47) return "png";
-  if (head.length >= 3 && head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return "jpeg";
-  if (head.length >= 4 && ((head[0] === 0x49 && head[1] === 0x49) || (head[0] === 0x4d && head[1] === 0x4d))) {
-    const magic = head[0] === 0x49 ? head[2] | (head[3] << 8) : (head[2] << 8) | head[3];
-    if (magic === 42 || magic === 43) return "tiff";
-  }
-  return null;
+/** Probes the object stored under `key`, within PROBE_READ_BUDGET. */
+export function probeStoredObject(bucket: RangedReader, key: string, size: number): Promise<ImageInfo> {
+  return probeImage(r2ByteSource(bucket, key, size, PROBE_READ_BUDGET));
 }
 
 export async function probeImage(source: ByteSource): Promise<ImageInfo> {
-  const head = await source.read(0, 16);
-  const format = sniffFormat(head);
-  if (!format) throw new ImageProbeError("unsupported", "File is not a supported image: expected TIFF, PNG or JPEG");
-  const info = format === "png" ? await probePng(source) : format === "jpeg" ? await probeJpeg(source) : await probeTiff(source);
-  if (info.width < 1 || info.height < 1 || info.width > MAX_SIDE || info.height > MAX_SIDE) {
-    throw invalid(`${format.toUpperCase()} has an implausible size ${info.width}x${info.height}`);
+  try {
+    const format = sniffImageFormat(await source.read(0, 16));
+    if (!format) throw new ImageDecodeError("File is not a supported image: expected TIFF, PNG or JPEG", "unsupported");
+    return format === "png" ? await probePng(source) : format === "jpeg" ? await probeJpeg(source) : await probeTiff(source);
+  } catch (error) {
+    if (error instanceof ReadBudgetError) throw new ImageDecodeError(`Image headers are too scattered to read: ${error.message}`, "too-large");
+    throw error;
   }
-  return info;
 }
 
 async function probePng(source: ByteSource): Promise<ImageInfo> {
-  const header = await source.read(8, 25);
-  if (header.length < 25) throw invalid("PNG is truncated before its IHDR chunk");
-  const view = new DataView(header.buffer, header.byteOffset, header.byteLength);
-  if (view.getUint32(0) !== 13 || String.fromCharCode(...header.subarray(4, 8)) !== "IHDR") throw invalid("PNG does not start with an IHDR chunk");
-  const bitDepth = header[16];
-  const colorType = header[17];
-  const channels = { 0: 1, 2: 3, 3: 3, 4: 2, 6: 4 }[colorType];
-  if (channels === undefined || ![1, 2, 4, 8, 16].includes(bitDepth)) throw invalid(`PNG has an invalid colour type ${colorType} / bit depth ${bitDepth}`);
+  const chunk = await source.read(8, 25);
+  if (chunk.length < 25) throw invalid("PNG is truncated before its IHDR chunk");
+  const view = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  if (view.getUint32(0) !== 13 || String.fromCharCode(...chunk.subarray(4, 8)) !== "IHDR") throw invalid("PNG does not start with an IHDR chunk");
+  const header = readPngHeader(chunk.subarray(8, 21));
+  checkImageSize(header.width, header.height, pngWorkingChannels(header));
+  if (maxInflatedBytes(8, source.size) < pngInflatedBytes(header)) {
+    throw invalid(`PNG is truncated: ${source.size} bytes cannot hold a ${header.width}x${header.height} image`);
+  }
   // A complete PNG ends with an IEND chunk; anything else was cut off in transit.
-  const tail = await source.read(source.size - 8, 8);
-  if (String.fromCharCode(...tail.subarray(0, 4)) !== "IEND") throw invalid("PNG is truncated: it does not end with an IEND chunk");
-  return { format: "png", width: view.getUint32(8), height: view.getUint32(12), channels, bitDepth: colorType === 3 ? 8 : bitDepth, planes: 1 };
+  if (!pngEndsWithIend(await source.read(source.size - 8, 8))) throw invalid("PNG is truncated: it does not end with an IEND chunk");
+  return { format: "png", width: header.width, height: header.height, channels: header.channels, bitDepth: header.sampleBits, planes: 1 };
 }
 
 async function probeJpeg(source: ByteSource): Promise<ImageInfo> {
   let offset = 2;
-  while (offset + 4 <= source.size) {
+  for (let segments = 0; offset + 4 <= source.size; segments++) {
+    if (segments > MAX_JPEG_SEGMENTS_BEFORE_FRAME) throw invalid(`JPEG corrupt: no frame header in its first ${MAX_JPEG_SEGMENTS_BEFORE_FRAME} marker segments`);
     const marker = await source.read(offset, 4);
     if (marker[0] !== 0xff) throw invalid(`JPEG marker expected at byte ${offset}`);
     const code = marker[1];
@@ -75,23 +96,36 @@ async function probeJpeg(source: ByteSource): Promise<ImageInfo> {
       offset += 1; // fill byte
       continue;
     }
+    if (isJpegStandaloneMarker(code)) {
+      if (code === 0xd9) break;
+      offset += 2;
+      continue;
+    }
+    if (code === 0xda) break;
     const length = (marker[2] << 8) | marker[3];
-    // SOF0..SOF15 except DHT (C4), JPG (C8) and DAC (CC) carry the frame size.
-    if (code >= 0xc0 && code <= 0xcf && code !== 0xc4 && code !== 0xc8 && code !== 0xcc) {
+    if (length < 2) throw invalid(`JPEG marker segment at byte ${offset} is shorter than its length field`);
+    if (isJpegFrameMarker(code)) {
       const frame = await source.read(offset + 4, 6);
       if (frame.length < 6) break;
-      const tail = await source.read(source.size - 2, 2);
-      if (tail[0] !== 0xff || tail[1] !== 0xd9) throw invalid("JPEG is truncated: it does not end with an EOI marker");
-      return { format: "jpeg", bitDepth: frame[0], height: (frame[1] << 8) | frame[2], width: (frame[3] << 8) | frame[4], channels: frame[5], planes: 1 };
+      const [bitDepth, , , , , components] = frame;
+      const height = (frame[1] << 8) | frame[2];
+      const width = (frame[3] << 8) | frame[4];
+      if (width === 0 || height === 0 || components === 0) throw invalid(`JPEG has an invalid frame ${width}x${height} with ${components} components`);
+      checkImageSize(width, height, JPEG_WORKING_CHANNELS);
+      if (!jpegFrameFits(width, height, source.size - (offset + 2 + length))) throw invalid(`JPEG is truncated: ${source.size} bytes cannot hold a ${width}x${height} frame`);
+      if (!jpegEndsWithEoi(await source.read(source.size - 2, 2))) throw invalid("JPEG is truncated: it does not end with an EOI marker");
+      return { format: "jpeg", bitDepth, height, width, channels: jpegChannels(components), planes: 1 };
     }
-    if (code === 0xd9 || code === 0xda) break;
     offset += 2 + length;
   }
   throw invalid("JPEG has no frame header (SOF marker)");
 }
 
-const TIFF_TYPE_SIZE: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 16: 8, 17: 8, 18: 8 };
-const SUPPORTED_COMPRESSION: Record<number, string> = { 1: "none", 5: "LZW", 8: "Deflate", 32946: "Deflate", 32773: "PackBits" };
+interface TagRead {
+  values: number[];
+  count: number;
+  text?: string;
+}
 
 async function probeTiff(source: ByteSource): Promise<ImageInfo> {
   const head = await source.read(0, 16);
@@ -100,72 +134,98 @@ async function probeTiff(source: ByteSource): Promise<ImageInfo> {
   const view = (b: Uint8Array) => new DataView(b.buffer, b.byteOffset, b.byteLength);
   const u16 = (b: Uint8Array, at: number) => view(b).getUint16(at, little);
   const u32 = (b: Uint8Array, at: number) => view(b).getUint32(at, little);
-  const u64 = (b: Uint8Array, at: number) => Number(view(b).getBigUint64(at, little));
+  const u64 = (b: Uint8Array, at: number) => {
+    const value = view(b).getBigUint64(at, little);
+    if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw invalid("TIFF has an offset or count past any file size");
+    return Number(value);
+  };
   const offsetSize = big ? 8 : 4;
   const readOffset = (b: Uint8Array, at: number) => (big ? u64(b, at) : u32(b, at));
-
   const entrySize = big ? 20 : 12;
   const countSize = big ? 8 : 2;
-  let ifdOffset = readOffset(head, big ? 8 : 4);
-  let first: Map<number, number[]> | null = null;
-  let pages = 0;
-  const seen = new Set<number>();
+  if (head.length < (big ? 16 : 8)) throw invalid("TIFF is truncated inside its header");
+  if (big && (u16(head, 4) !== 8 || u16(head, 6) !== 0)) throw new ImageDecodeError("BigTIFF header has an unsupported offset size", "unsupported");
 
-  const tagValues = async (entry: Uint8Array): Promise<number[]> => {
+  const readTag = async (entry: Uint8Array): Promise<TagRead | undefined> => {
     const type = u16(entry, 2);
     const count = big ? u64(entry, 4) : u32(entry, 4);
-    const size = TIFF_TYPE_SIZE[type];
-    if (!size) return [];
+    const size = TYPE_SIZE[type];
+    if (!size) return undefined;
     const inline = size * count <= offsetSize;
-    const wanted = Math.min(count, 4096); // enough for any tag the probe reads
-    const bytes = inline ? entry.subarray(big ? 12 : 8) : await source.read(readOffset(entry, big ? 12 : 8), wanted * size);
-    const values: number[] = [];
-    for (let i = 0; i < wanted && (i + 1) * size <= bytes.length; i++) {
-      values.push(size === 1 ? bytes[i] : size === 2 ? u16(bytes, i * 2) : size === 4 ? u32(bytes, i * 4) : u64(bytes, i * 8));
+    const at = inline ? -1 : readOffset(entry, big ? 12 : 8);
+    if (!inline && at + size * count > source.size) throw invalid(`TIFF is truncated: tag ${u16(entry, 0)} points past the end of the file`);
+    const wanted = Math.min(count, type === 2 ? MAX_TIFF_DESCRIPTION_BYTES : MAX_VALUES_READ);
+    const bytes = inline ? entry.subarray(big ? 12 : 8) : await source.read(at, wanted * size);
+    if (type === 2) {
+      let end = wanted;
+      while (end > 0 && bytes[end - 1] === 0) end--;
+      return { values: [], count, text: new TextDecoder("latin1").decode(bytes.subarray(0, end)) };
     }
-    return values;
+    const values: number[] = [];
+    for (let i = 0; i < wanted; i++) values.push(numberAt(bytes, type, i));
+    return { values, count };
+  };
+  const numberAt = (bytes: Uint8Array, type: number, i: number): number => {
+    const v = view(bytes);
+    switch (type) {
+      case 1: case 7: return bytes[i];
+      case 6: return v.getInt8(i);
+      case 3: return u16(bytes, 2 * i);
+      case 8: return v.getInt16(2 * i, little);
+      case 4: case 13: return u32(bytes, 4 * i);
+      case 9: return v.getInt32(4 * i, little);
+      case 5: return u32(bytes, 8 * i) / u32(bytes, 8 * i + 4);
+      case 10: return v.getInt32(8 * i, little) / v.getInt32(8 * i + 4, little);
+      case 11: return v.getFloat32(4 * i, little);
+      case 12: return v.getFloat64(8 * i, little);
+      default: return Number(type === 17 ? v.getBigInt64(8 * i, little) : v.getBigUint64(8 * i, little));
+    }
   };
 
+  // Walk the directory chain: the first directory's tags, then only each directory's count and next offset.
+  let ifdOffset = readOffset(head, big ? 8 : 4);
+  let first: Map<number, TagRead> | null = null;
+  let pages = 0;
+  const seen = new Set<number>();
   while (ifdOffset !== 0) {
-    if (seen.has(ifdOffset) || pages >= MAX_TIFF_PAGES) throw invalid("TIFF directory chain loops or is too long");
+    if (seen.has(ifdOffset)) throw invalid("TIFF directory chain loops");
+    if (pages >= MAX_TIFF_DIRECTORIES) throw new ImageDecodeError(`TIFF has more than ${MAX_TIFF_DIRECTORIES} directories`, "too-large");
     if (ifdOffset + countSize > source.size) throw invalid("TIFF is truncated: a directory points past the end of the file");
     seen.add(ifdOffset);
-    const countBytes = await source.read(ifdOffset, countSize);
-    const count = big ? u64(countBytes, 0) : u16(countBytes, 0);
-    const table = await source.read(ifdOffset + countSize, count * entrySize + offsetSize);
-    if (table.length < count * entrySize + offsetSize) throw invalid("TIFF is truncated inside an image directory");
+    const count = big ? u64(await source.read(ifdOffset, countSize), 0) : u16(await source.read(ifdOffset, countSize), 0);
+    if (count > MAX_TIFF_ENTRIES) throw invalid(`TIFF directory has ${count} entries, more than the ${MAX_TIFF_ENTRIES} allowed`);
+    const tableEnd = ifdOffset + countSize + count * entrySize;
+    if (tableEnd + offsetSize > source.size) throw invalid("TIFF is truncated inside an image directory");
     if (!first) {
       first = new Map();
+      const table = await source.read(ifdOffset + countSize, count * entrySize);
+      let valueBytes = 0;
+      for (let i = 0; i < count; i++) {
+        const entry = table.subarray(i * entrySize, (i + 1) * entrySize);
+        const size = (TYPE_SIZE[u16(entry, 2)] ?? 0) * (big ? u64(entry, 4) : u32(entry, 4));
+        if (size > offsetSize) valueBytes += size;
+      }
+      checkTiffValueBytes(valueBytes, source.size);
       for (let i = 0; i < count; i++) {
         const entry = table.subarray(i * entrySize, (i + 1) * entrySize);
         const tag = u16(entry, 0);
-        if ([256, 257, 258, 259, 273, 277, 279, 324, 325].includes(tag)) first.set(tag, await tagValues(entry));
+        if (!TAGS_READ.has(tag) || first.has(tag)) continue;
+        const value = await readTag(entry);
+        if (value) first.set(tag, value);
       }
     }
     pages++;
-    ifdOffset = readOffset(table, count * entrySize);
+    ifdOffset = readOffset(await source.read(tableEnd, offsetSize), 0);
   }
   if (!first) throw invalid("TIFF has no image directory");
 
-  const width = first.get(256)?.[0];
-  const height = first.get(257)?.[0];
-  if (!width || !height) throw invalid("TIFF directory lacks ImageWidth/ImageLength");
-  const compression = first.get(259)?.[0] ?? 1;
-  if (!SUPPORTED_COMPRESSION[compression]) {
-    throw new ImageProbeError("unsupported", `TIFF compression ${compression} is not supported (supported: none, LZW, Deflate, PackBits)`);
-  }
-  const offsets = first.get(273) ?? first.get(324) ?? [];
-  const counts = first.get(279) ?? first.get(325) ?? [];
-  if (offsets.length === 0) throw invalid("TIFF directory has no strip or tile offsets");
-  for (let i = 0; i < Math.min(offsets.length, counts.length); i++) {
-    if (offsets[i] + counts[i] > source.size) throw invalid("TIFF is truncated: image data extends past the end of the file");
-  }
-  return {
-    format: "tiff",
-    width,
-    height,
-    channels: first.get(277)?.[0] ?? 1,
-    bitDepth: first.get(258)?.[0] ?? 1,
-    planes: pages,
-  };
+  const tags: TiffTags = { numbers: (tag) => (first.get(tag)?.text === undefined ? first.get(tag)?.values : undefined), count: (tag) => first.get(tag)?.count ?? 0 };
+  const page = describeTiffPage(tags, 0);
+  const layout = tiffPageLayout(first.get(Tag.ImageDescription)?.text, pages, page.samplesPerPixel);
+  const channels = layout.channelPages * page.samplesPerPixel;
+  checkImageSize(page.width, page.height, channels);
+  const offsets = tags.numbers(page.tiled ? Tag.TileOffsets : Tag.StripOffsets)!;
+  const counts = tags.numbers(page.tiled ? Tag.TileByteCounts : Tag.StripByteCounts);
+  for (let b = 0; b < Math.min(page.blocks, offsets.length); b++) checkTiffBlock(page, 0, b, offsets[b], counts?.[b], source.size);
+  return { format: "tiff", width: page.width, height: page.height, channels, bitDepth: page.bitsPerSample, planes: layout.planes };
 }

@@ -12,10 +12,17 @@ export class MultipartError extends Error {}
 const MAX_HEADER_BYTES = 16 * 1024;
 const CRLF = new Uint8Array([13, 10]);
 
+/**
+ * The boundary of a multipart/form-data Content-Type; null when the type is another. A multipart
+ * type without a usable boundary (RFC 2046: 1 to 70 characters) is a malformed header.
+ */
 export function boundaryOf(contentType: string | null): string | null {
   if (!contentType || !/^multipart\/form-data\b/i.test(contentType)) return null;
   const match = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
-  return match ? (match[1] ?? match[2]) : null;
+  const boundary = match ? (match[1] ?? match[2]) : null;
+  if (!boundary) throw new MultipartError("Content-Type multipart/form-data has no boundary");
+  if (boundary.length > 70) throw new MultipartError("the multipart boundary is longer than 70 characters");
+  return boundary;
 }
 
 function indexOf(haystack: Uint8Array, needle: Uint8Array, from: number): number {
@@ -48,15 +55,34 @@ function parseDisposition(headerBlock: string) {
     const value = line.slice(colon + 1).trim();
     if (key === "content-type") contentType = value;
     if (key !== "content-disposition") continue;
-    // filename* (RFC 5987, UTF-8) wins over the plain filename when both are present.
-    const star = /filename\*\s*=\s*(?:UTF-8|utf-8)''([^;]+)/.exec(value);
+    // filename* (RFC 5987) wins over the plain filename when both are present.
+    const star = /filename\*\s*=\s*([^;]*)/.exec(value);
     const plain = /filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]+))/.exec(value);
     const field = /(?:^|;)\s*name\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]+))/.exec(value);
     if (field) name = (field[1] ?? field[2]).replace(/\\(.)/g, "$1");
-    if (star) filename = decodeURIComponent(star[1]);
+    if (star) filename = extendedValue(star[1].trim());
     else if (plain) filename = (plain[1] ?? plain[2]).replace(/\\(.)/g, "$1").trim();
   }
   return { name, filename, contentType };
+}
+
+/** Decodes an RFC 5987 ext-value, charset'language'percent-encoded-bytes (UTF-8 or ISO-8859-1). */
+function extendedValue(text: string): string {
+  const match = /^([A-Za-z0-9!#$%&+^_`{}~-]+)'[^']*'(.*)$/.exec(text);
+  const charset = match?.[1].toLowerCase();
+  if (!match || (charset !== "utf-8" && charset !== "iso-8859-1")) {
+    throw new MultipartError("Content-Disposition filename* must be UTF-8''<percent-encoded name> (RFC 5987)");
+  }
+  const encoded = match[2];
+  if (!/^(?:[A-Za-z0-9!#$&+.^_`|~-]|%[0-9A-Fa-f]{2})*$/.test(encoded)) {
+    throw new MultipartError("Content-Disposition filename* holds a character that must be percent-encoded, or a broken %-escape");
+  }
+  if (charset === "iso-8859-1") return encoded.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    throw new MultipartError("Content-Disposition filename* is not valid percent-encoded UTF-8");
+  }
 }
 
 /** Yields part headers, then the part's bytes in chunks, then "end", for each part in order. */

@@ -5,23 +5,29 @@
 //    parts (retrying any), then POST /upload/{id}/complete checks them, completes the R2 upload
 //    and queues a conversion job that probes the stored image.
 import { and, eq } from "drizzle-orm";
+import { z } from "zod";
+import { imageName } from "../../schema/api.ts";
 import { images, uploadParts } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError } from "../errors.ts";
-import { r2ByteSource } from "./byte-source.ts";
 import { database } from "./database.ts";
-import { ImageProbeError, probeImage, sniffFormat, type ImageInfo } from "./image-probe.ts";
+import { ImageDecodeError, sniffImageFormat, SNIFF_BYTES } from "../../schema/image-formats/index.ts";
+import { probeStoredObject, type ImageInfo } from "./image-probe.ts";
 import { deleteImage, type Image, reserveImage, updateImage } from "./images.ts";
 import { createConversionJob } from "./jobs.ts";
 import { listR2Parts } from "./r2-s3.ts";
 import { settings } from "./settings.ts";
 import { signStorageUrl } from "./signed-urls.ts";
 import { boundaryOf, MultipartError, readMultipart } from "./multipart-form.ts";
+import { parseOrReject } from "../validation.ts";
 
 const MiB = 1024 * 1024;
 const MAX_PARTS = 10_000;
 /** Parts of a streamed upload: R2 wants equal parts of at least 5 MiB, except the last. */
 const STREAM_PART_SIZE = 8 * MiB;
+
+/** A streamed upload's file name obeys the same rule as a resumable upload's `name`. */
+const streamedFileName = z.object({ file: z.object({ filename: imageName }) });
 
 /** R2 needs equal parts (except the last) of at least 5 MiB and at most 10,000 of them. */
 export function partSizeFor(size: number): number {
@@ -30,9 +36,9 @@ export function partSizeFor(size: number): number {
   return Math.ceil(size / MAX_PARTS / MiB) * MiB;
 }
 
-function probeFailure(error: unknown): HttpError {
-  if (error instanceof ImageProbeError) return new HttpError(error.kind === "unsupported" ? 415 : 422, error.message);
-  throw error;
+/** Not an image we read at all: 415; a broken, truncated or over-limit one: 422. */
+function probeFailure(error: ImageDecodeError): HttpError {
+  return new HttpError(error.kind === "unsupported" ? 415 : 422, error.message);
 }
 
 async function recordProbe(env: Bindings, image: Image, info: ImageInfo, size: number): Promise<Image> {
@@ -80,7 +86,13 @@ class PartBuffer {
 }
 
 export async function streamUpload(env: Bindings, org: Organization, request: Request): Promise<Image> {
-  const boundary = boundaryOf(request.headers.get("Content-Type"));
+  let boundary: string | null;
+  try {
+    boundary = boundaryOf(request.headers.get("Content-Type"));
+  } catch (error) {
+    if (error instanceof MultipartError) throw new HttpError(400, `Malformed multipart body: ${error.message}`);
+    throw error;
+  }
   if (!boundary || !request.body) {
     throw new HttpError(422, [{ loc: ["body", "file"], msg: "Field required: send multipart/form-data with a part named 'file'", type: "missing" }]);
   }
@@ -97,14 +109,15 @@ export async function streamUpload(env: Bindings, org: Organization, request: Re
       if (event.type === "part") {
         inFile = event.name === "file" && !image;
         if (inFile) {
-          image = await reserveImage(env, org, event.filename || "upload", null);
+          const { file } = parseOrReject(streamedFileName, { file: { filename: event.filename || "upload" } }, "body");
+          image = await reserveImage(env, org, file.filename, null);
           upload = await env.BUCKET.createMultipartUpload(image.r2Key);
         }
       } else if (event.type === "data" && inFile) {
         if (!head) {
           head = event.bytes.slice(0, 16);
           // Refuse what is plainly not an image before storing any of it.
-          if (head.length >= 8 && !sniffFormat(head)) throw new ImageProbeError("unsupported", "File is not a supported image: expected TIFF, PNG or JPEG");
+          if (head.length >= SNIFF_BYTES && !sniffImageFormat(head)) throw new ImageDecodeError("File is not a supported image: expected TIFF, PNG or JPEG", "unsupported");
         }
         size += event.bytes.length;
         if (size > maxBytes) throw new HttpError(413, `File is larger than the ${maxBytes} bytes an upload may have`);
@@ -119,16 +132,13 @@ export async function streamUpload(env: Bindings, org: Organization, request: Re
     if (rest.length > 0 || parts.length === 0) parts.push(await upload.uploadPart(parts.length + 1, rest));
     await upload.complete(parts);
     upload = null;
-    const info = await probeImage(r2ByteSource(env.BUCKET, image.r2Key, size)).catch((e) => {
-      throw probeFailure(e);
-    });
-    return await recordProbe(env, image, info, size);
+    return await recordProbe(env, image, await probeStoredObject(env.BUCKET, image.r2Key, size), size);
   } catch (error) {
     // Whatever went wrong, leave no record and no bytes behind.
     if (upload) await upload.abort().catch(() => undefined);
     if (image) await deleteImage(env, image).catch((e) => console.error("cleanup after failed upload", e));
     if (error instanceof MultipartError) throw new HttpError(400, `Malformed multipart body: ${error.message}`);
-    if (error instanceof ImageProbeError) throw probeFailure(error);
+    if (error instanceof ImageDecodeError) throw probeFailure(error);
     throw error;
   }
 }
@@ -233,9 +243,9 @@ export async function probeStoredImage(env: Bindings, image: Image): Promise<Ima
   const object = await env.BUCKET.head(image.r2Key);
   if (!object) return updateImage(env.DB, image.id, { status: "failed", uploadError: "The uploaded bytes are missing from storage" });
   try {
-    return await recordProbe(env, image, await probeImage(r2ByteSource(env.BUCKET, image.r2Key, object.size)), object.size);
+    return await recordProbe(env, image, await probeStoredObject(env.BUCKET, image.r2Key, object.size), object.size);
   } catch (error) {
-    if (!(error instanceof ImageProbeError)) throw error;
+    if (!(error instanceof ImageDecodeError)) throw error;
     // Keep the record (the user needs to see why) but not bytes no one can use.
     await env.BUCKET.delete(image.r2Key);
     return updateImage(env.DB, image.id, { status: "failed", uploadError: error.message });

@@ -1,6 +1,11 @@
 // The engine's in-memory image: every decoder produces this, whatever the file format.
+// Every decoding failure (unknown format, corrupt or truncated data, limits) is an ImageDecodeError
+// with a kind; the error, the limits and the header rules are shared with the worker's upload
+// probe in schema/image-formats.
+import { ImageDecodeError, type ImageFormat, type SampleFormat } from "../../../schema/image-formats/index.ts";
 
-export type SampleFormat = "uint" | "int" | "float";
+export { ImageDecodeError, MAX_SAMPLES, type ImageDecodeErrorKind } from "../../../schema/image-formats/index.ts";
+export type { ImageFormat, SampleFormat };
 
 export interface DecodedImage {
   width: number;
@@ -12,8 +17,6 @@ export interface DecodedImage {
   /** Planar [C, H, W]: channel c, row y, column x at data[(c * height + y) * width + x]. */
   data: Float32Array;
 }
-
-export type ImageFormat = "tiff" | "png" | "jpeg";
 
 /** What the headers say, without decoding any pixels. */
 export interface ImageProbe {
@@ -33,31 +36,6 @@ export interface DecodeOptions {
   channels?: number[];
   /** Plane to decode (default 0): a TIFF page, or a Z×T plane of an OME/ImageJ hyperstack. */
   page?: number;
-}
-
-/** Every decoding failure (unknown format, corrupt or truncated data, limits) is one of these. */
-export class ImageDecodeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ImageDecodeError";
-  }
-}
-
-/**
- * Largest image accepted, in samples (width × height × channels): 2^28 float32 samples are 1 GiB,
- * which covers a 16384² single-channel or an 8192² four-channel image. Checked against the headers
- * before any pixel buffer is allocated, so a forged header cannot make us allocate more.
- */
-export const MAX_SAMPLES = 2 ** 28;
-
-export function checkDimensions(width: number, height: number, channels: number): void {
-  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) {
-    throw new ImageDecodeError(`invalid image size ${width}x${height}`);
-  }
-  if (!Number.isInteger(channels) || channels < 1) throw new ImageDecodeError(`invalid channel count ${channels}`);
-  if (width * height * channels > MAX_SAMPLES) {
-    throw new ImageDecodeError(`image too large: ${width}x${height}x${channels} exceeds ${MAX_SAMPLES} samples`);
-  }
 }
 
 /** Resolves a `channels` option against the channels a file has; returns the indices to keep. */

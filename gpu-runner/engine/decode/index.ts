@@ -7,7 +7,7 @@ import { decodePng, isPng, probePng } from "./png.ts";
 import { decodeTiff, probeTiff } from "./tiff.ts";
 import { isTiff } from "./tiff-directory.ts";
 
-export { ImageDecodeError, MAX_SAMPLES } from "./decoded-image.ts";
+export { ImageDecodeError, MAX_SAMPLES, type ImageDecodeErrorKind } from "./decoded-image.ts";
 export type { DecodedImage, DecodeOptions, ImageFormat, ImageProbe, SampleFormat } from "./decoded-image.ts";
 
 export function decodeImage(bytes: Uint8Array, options?: DecodeOptions): DecodedImage {
@@ -26,6 +26,6 @@ export function probeImage(bytes: Uint8Array): ImageProbe {
 }
 
 function unknownFormat(bytes: Uint8Array): ImageDecodeError {
-  if (bytes.length === 0) return new ImageDecodeError("empty file");
-  return new ImageDecodeError("unrecognised image format (supported: TIFF, PNG, JPEG)");
+  if (bytes.length === 0) return new ImageDecodeError("empty file", "unsupported");
+  return new ImageDecodeError("unrecognised image format (supported: TIFF, PNG, JPEG)", "unsupported");
 }

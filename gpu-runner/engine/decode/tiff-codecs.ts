@@ -1,13 +1,15 @@
-// Decompressors for TIFF strips and tiles. Each one writes at most `expected` bytes, so the output
-// is bounded by the image size whatever the compressed stream claims. geotiff has these codecs too,
-// but only behind its Promise-based API; decodeImage is synchronous by contract (training calls it
-// in tight loops), so the few small codecs live here.
-import { unzlibSync } from "fflate";
-import { ImageDecodeError } from "./decoded-image.ts";
+// Decompressors for TIFF strips and tiles. Each one stops once it has written the block's bytes,
+// so the output and the work are bounded by the image size whatever the compressed stream claims.
+// geotiff has these codecs too, but only behind its Promise-based API; decodeImage is synchronous
+// by contract (training calls it in tight loops), so the few small codecs live here.
+import { Compression, ImageDecodeError } from "../../../schema/image-formats/index.ts";
+import { inflateBounded } from "./inflate-bounded.ts";
 
-export const Compression = { None: 1, Lzw: 5, AdobeDeflate: 8, PackBits: 32773, Deflate: 32946 } as const;
-
-export function decompress(compression: number, input: Uint8Array, expected: number): Uint8Array {
+/**
+ * Decodes one block to `expected` bytes. `limit` (at least `expected`) is what the block may hold
+ * at most: a bottom strip may be written at full height, past which a stream is corrupt.
+ */
+export function decompress(compression: number, input: Uint8Array, expected: number, limit = expected): Uint8Array {
   switch (compression) {
     case Compression.None:
       return input;
@@ -15,27 +17,17 @@ export function decompress(compression: number, input: Uint8Array, expected: num
       return decodeLzw(input, expected);
     case Compression.AdobeDeflate:
     case Compression.Deflate:
-      return inflate(input, expected);
+      return requireFull(inflateBounded(input, limit, "TIFF Deflate data"), expected, "Deflate");
     case Compression.PackBits:
       return decodePackBits(input, expected);
     default:
-      throw new ImageDecodeError(`TIFF compression ${compression} is not supported (supported: none, LZW, Deflate, PackBits)`);
+      throw new ImageDecodeError(`TIFF compression ${compression} is not supported (supported: none, LZW, Deflate, PackBits)`, "unsupported");
   }
 }
 
-function inflate(input: Uint8Array, expected: number): Uint8Array {
-  try {
-    const out = unzlibSync(input, { out: new Uint8Array(expected) });
-    return requireFull(out, out.length, expected, "Deflate");
-  } catch (error) {
-    if (error instanceof ImageDecodeError) throw error;
-    throw new ImageDecodeError(`TIFF Deflate data is corrupt: ${(error as Error).message}`);
-  }
-}
-
-function requireFull(out: Uint8Array, produced: number, expected: number, codec: string): Uint8Array {
+function requireFull(out: Uint8Array, expected: number, codec: string, produced = out.length): Uint8Array {
   if (produced < expected) throw new ImageDecodeError(`TIFF ${codec} data ends early (${produced} of ${expected} bytes): file truncated or corrupt`);
-  return out;
+  return out.length === expected ? out : out.subarray(0, expected);
 }
 
 /** PackBits run-length decoding (TIFF 6.0, section 9). */
@@ -57,7 +49,7 @@ export function decodePackBits(input: Uint8Array, expected: number): Uint8Array 
       o += n;
     }
   }
-  return requireFull(out, o, expected, "PackBits");
+  return requireFull(out, expected, "PackBits", o);
 }
 
 /**
@@ -117,7 +109,7 @@ export function decodeLzw(input: Uint8Array, expected: number): Uint8Array {
     previous = code;
     if (next + 1 >= 1 << width && width < 12) width++;
   }
-  return requireFull(out, o, expected, "LZW");
+  return requireFull(out, expected, "LZW", o);
 }
 
 /** Writes the string of `code` at out[o..], clipped to the buffer; returns its full length. */

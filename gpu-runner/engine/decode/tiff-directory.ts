@@ -1,33 +1,28 @@
 // Reads the structure of a TIFF or BigTIFF file: header and the chain of image file directories
 // (IFDs), after the TIFF 6.0 specification and the BigTIFF extension (offsets of 8 bytes, tag
-// types LONG8/IFD8). Every read is bounds-checked so a truncated or forged file fails cleanly.
-import { ImageDecodeError } from "./decoded-image.ts";
+// types LONG8/IFD8). Every read is bounds-checked so a truncated or forged file fails cleanly, and
+// bounded (schema/image-formats limits): the chain is walked reading only each directory's entry
+// count and next offset, and a directory's tags are read when its page is used, only the tags the
+// decoder knows, so many directories or tags pointing at one big block cost no memory.
+import {
+  checkTiffValueBytes,
+  ImageDecodeError,
+  MAX_TIFF_DESCRIPTION_BYTES,
+  MAX_TIFF_DIRECTORIES,
+  MAX_TIFF_ENTRIES,
+  MAX_TIFF_TAG_VALUES,
+  TAGS_READ,
+  Tag,
+  TYPE_SIZE,
+  type TiffTags,
+} from "../../../schema/image-formats/index.ts";
 
-export const Tag = {
-  NewSubfileType: 254,
-  ImageWidth: 256,
-  ImageLength: 257,
-  BitsPerSample: 258,
-  Compression: 259,
-  Photometric: 262,
-  ImageDescription: 270,
-  StripOffsets: 273,
-  SamplesPerPixel: 277,
-  RowsPerStrip: 278,
-  StripByteCounts: 279,
-  PlanarConfiguration: 284,
-  Predictor: 317,
-  TileWidth: 322,
-  TileLength: 323,
-  TileOffsets: 324,
-  TileByteCounts: 325,
-  SampleFormat: 339,
-} as const;
+export { Tag };
 
 /** A tag's value: numbers for numeric types, a string for ASCII. */
 export type TagValue = number[] | string;
 
-export interface TiffDirectory {
+export interface TiffDirectory extends TiffTags {
   tags: Map<number, TagValue>;
 }
 
@@ -36,14 +31,10 @@ export interface TiffFile {
   view: DataView;
   littleEndian: boolean;
   bigTiff: boolean;
-  directories: TiffDirectory[];
+  pageCount: number;
+  /** The directory of page `index`, its tags read on first use. */
+  directory(index: number): TiffDirectory;
 }
-
-// Byte size of each TIFF field type (index = type code); 0 marks an unknown type.
-const TYPE_SIZE = [0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8, 4, 0, 0, 8, 8, 8];
-
-/** Guards against IFD chains that loop or are absurdly long. */
-const MAX_DIRECTORIES = 100_000;
 
 export function isTiff(bytes: Uint8Array): boolean {
   if (bytes.length < 4) return false;
@@ -57,13 +48,12 @@ function truncated(what: string): never {
 }
 
 export function readTiffFile(bytes: Uint8Array): TiffFile {
-  if (!isTiff(bytes)) throw new ImageDecodeError("not a TIFF file");
+  if (!isTiff(bytes)) throw new ImageDecodeError("not a TIFF file", "unsupported");
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const littleEndian = bytes[0] === 0x49;
-  const bigTiff = view.getUint16(2, littleEndian) === 43;
   const size = bytes.length;
-
   const u16 = (at: number) => (at + 2 <= size ? view.getUint16(at, littleEndian) : truncated("a header field"));
+  const bigTiff = u16(2) === 43;
   const u32 = (at: number) => (at + 4 <= size ? view.getUint32(at, littleEndian) : truncated("a header field"));
   const u64 = (at: number) => {
     if (at + 8 > size) truncated("a header field");
@@ -72,26 +62,37 @@ export function readTiffFile(bytes: Uint8Array): TiffFile {
     return Number(value);
   };
   const offsetAt = bigTiff ? u64 : u32;
+  const entrySize = bigTiff ? 20 : 12;
+  const countSize = bigTiff ? 8 : 2;
 
   let next: number;
   if (bigTiff) {
-    if (u16(4) !== 8 || u16(6) !== 0) throw new ImageDecodeError("BigTIFF header has an unsupported offset size");
+    if (u16(4) !== 8 || u16(6) !== 0) throw new ImageDecodeError("BigTIFF header has an unsupported offset size", "unsupported");
     next = u64(8);
   } else {
     next = u32(4);
   }
 
-  const directories: TiffDirectory[] = [];
+  // Walk the chain: per directory only its entry count and next offset.
+  const starts: { first: number; count: number }[] = [];
   const seen = new Set<number>();
   while (next !== 0) {
     if (seen.has(next)) throw new ImageDecodeError("TIFF corrupt: directory chain loops");
-    if (directories.length >= MAX_DIRECTORIES) throw new ImageDecodeError("TIFF has too many directories");
+    if (starts.length >= MAX_TIFF_DIRECTORIES) throw new ImageDecodeError(`TIFF has more than ${MAX_TIFF_DIRECTORIES} directories`, "too-large");
     seen.add(next);
     const count = bigTiff ? u64(next) : u16(next);
-    const entrySize = bigTiff ? 20 : 12;
-    const first = next + (bigTiff ? 8 : 2);
+    if (count > MAX_TIFF_ENTRIES) throw new ImageDecodeError(`TIFF directory has ${count} entries, more than the ${MAX_TIFF_ENTRIES} allowed`);
+    const first = next + countSize;
     if (first + count * entrySize + (bigTiff ? 8 : 4) > size) truncated("an image directory");
+    starts.push({ first, count });
+    next = offsetAt(first + count * entrySize);
+  }
+  if (starts.length === 0) throw new ImageDecodeError("TIFF has no image directory");
+
+  const readDirectory = ({ first, count }: { first: number; count: number }): TiffDirectory => {
     const tags = new Map<number, TagValue>();
+    const counts = new Map<number, number>();
+    let valueBytes = 0;
     for (let i = 0; i < count; i++) {
       const entry = first + i * entrySize;
       const tag = u16(entry);
@@ -99,25 +100,56 @@ export function readTiffFile(bytes: Uint8Array): TiffFile {
       const n = bigTiff ? u64(entry + 4) : u32(entry + 4);
       const typeSize = TYPE_SIZE[type] ?? 0;
       if (typeSize === 0) continue; // unknown types are skipped, as the spec asks of readers
-      const inlineBytes = bigTiff ? 8 : 4;
+      const inline = n * typeSize <= (bigTiff ? 8 : 4);
+      if (!inline) valueBytes += n * typeSize;
+      if (!TAGS_READ.has(tag) || tags.has(tag)) continue;
       const valueField = entry + (bigTiff ? 12 : 8);
-      const at = n * typeSize <= inlineBytes ? valueField : offsetAt(valueField);
+      const at = inline ? valueField : offsetAt(valueField);
       if (at + n * typeSize > size) truncated(`tag ${tag}`);
-      tags.set(tag, readValues(view, bytes, at, type, n, littleEndian));
+      if (type === 2) {
+        // Only the description is text; its first bytes hold everything a reader looks at.
+        tags.set(tag, readText(bytes, at, Math.min(n, MAX_TIFF_DESCRIPTION_BYTES)));
+      } else {
+        if (n > MAX_TIFF_TAG_VALUES) throw new ImageDecodeError(`TIFF tag ${tag} has ${n} values, more than the ${MAX_TIFF_TAG_VALUES} allowed`, "too-large");
+        tags.set(tag, readNumbers(view, at, type, n, littleEndian));
+      }
+      counts.set(tag, n);
     }
-    directories.push({ tags });
-    next = offsetAt(first + count * entrySize);
-  }
-  if (directories.length === 0) throw new ImageDecodeError("TIFF has no image directory");
-  return { bytes, view, littleEndian, bigTiff, directories };
+    checkTiffValueBytes(valueBytes, size);
+    return {
+      tags,
+      numbers: (tag) => {
+        const value = tags.get(tag);
+        return Array.isArray(value) ? value : undefined;
+      },
+      count: (tag) => counts.get(tag) ?? 0,
+    };
+  };
+
+  const cache = new Map<number, TiffDirectory>();
+  return {
+    bytes,
+    view,
+    littleEndian,
+    bigTiff,
+    pageCount: starts.length,
+    directory(index) {
+      const start = starts[index];
+      if (!start) throw new ImageDecodeError(`TIFF page ${index} is missing`);
+      let dir = cache.get(index);
+      if (!dir) cache.set(index, (dir = readDirectory(start)));
+      return dir;
+    },
+  };
 }
 
-function readValues(view: DataView, bytes: Uint8Array, at: number, type: number, n: number, le: boolean): TagValue {
-  if (type === 2) {
-    let end = at + n;
-    while (end > at && bytes[end - 1] === 0) end--;
-    return new TextDecoder("latin1").decode(bytes.subarray(at, end));
-  }
+function readText(bytes: Uint8Array, at: number, n: number): string {
+  let end = at + n;
+  while (end > at && bytes[end - 1] === 0) end--;
+  return new TextDecoder("latin1").decode(bytes.subarray(at, end));
+}
+
+function readNumbers(view: DataView, at: number, type: number, n: number, le: boolean): number[] {
   const values = new Array<number>(n);
   for (let i = 0; i < n; i++) {
     switch (type) {
@@ -135,17 +167,6 @@ function readValues(view: DataView, bytes: Uint8Array, at: number, type: number,
     }
   }
   return values;
-}
-
-export function numbersOf(dir: TiffDirectory, tag: number): number[] | undefined {
-  const value = dir.tags.get(tag);
-  return Array.isArray(value) ? value : undefined;
-}
-
-export function numberOf(dir: TiffDirectory, tag: number, fallback?: number): number {
-  const value = numbersOf(dir, tag)?.[0] ?? fallback;
-  if (value === undefined) throw new ImageDecodeError(`TIFF is missing required tag ${tag}`);
-  return value;
 }
 
 export function stringOf(dir: TiffDirectory, tag: number): string | undefined {

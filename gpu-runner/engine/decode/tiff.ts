@@ -2,80 +2,43 @@
 // samples, uncompressed/LZW/Deflate/PackBits, strips or tiles, chunky or planar, multi-page,
 // OME-TIFF and ImageJ hyperstacks (see tiff-hyperstack.ts), classic TIFF and BigTIFF.
 import {
-  checkDimensions,
+  checkImageSize,
+  describeTiffPage,
   ImageDecodeError,
-  selectChannels,
-  type DecodedImage,
-  type DecodeOptions,
-  type ImageProbe,
+  checkTiffBlock,
+  tiffPageLayout,
+  type PageLayout,
   type SampleFormat,
-} from "./decoded-image.ts";
+  tiffBlockBytes,
+  type TiffPage,
+} from "../../../schema/image-formats/index.ts";
+import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
 import { decompress } from "./tiff-codecs.ts";
-import { numberOf, numbersOf, readTiffFile, stringOf, Tag, type TiffDirectory, type TiffFile } from "./tiff-directory.ts";
-import { pageLayout, type PageLayout } from "./tiff-hyperstack.ts";
+import { readTiffFile, stringOf, Tag, type TiffFile } from "./tiff-directory.ts";
 import { undoPredictor } from "./tiff-predictor.ts";
 
-interface PageInfo {
-  width: number;
-  height: number;
-  samplesPerPixel: number;
-  bitsPerSample: number;
-  sampleFormat: SampleFormat;
-  compression: number;
-  predictor: number;
-  planar: boolean;
-  whiteIsZero: boolean;
-  tiled: boolean;
-  /** Block geometry: strips are blocks as wide as the image. */
-  blockWidth: number;
-  blockHeight: number;
-  offsets: number[];
-  byteCounts: number[] | undefined;
+/** A page's geometry (schema/image-formats' rules) and where its data blocks lie. */
+interface PageInfo extends TiffPage {
+  offsets: readonly number[];
+  byteCounts: readonly number[] | undefined;
 }
 
-const SAMPLE_FORMATS: Record<number, SampleFormat> = { 1: "uint", 2: "int", 3: "float" };
+function describePage(file: TiffFile, index: number): PageInfo {
+  const dir = file.directory(index);
+  const page = describeTiffPage(dir, index);
+  const offsets = dir.numbers(page.tiled ? Tag.TileOffsets : Tag.StripOffsets)!;
+  const byteCounts = dir.numbers(page.tiled ? Tag.TileByteCounts : Tag.StripByteCounts);
+  const info = { ...page, offsets, byteCounts };
+  checkBlocks(file, info, index);
+  return info;
+}
 
-function describePage(dir: TiffDirectory, index: number): PageInfo {
-  const width = numberOf(dir, Tag.ImageWidth);
-  const height = numberOf(dir, Tag.ImageLength);
-  const samplesPerPixel = numberOf(dir, Tag.SamplesPerPixel, 1);
-  checkDimensions(width, height, samplesPerPixel);
-  const bits = numbersOf(dir, Tag.BitsPerSample) ?? [1];
-  const bitsPerSample = bits[0]!;
-  if (bits.some((b) => b !== bitsPerSample)) throw new ImageDecodeError(`TIFF page ${index}: mixed bits per sample are not supported`);
-  const sampleFormat = SAMPLE_FORMATS[numberOf(dir, Tag.SampleFormat, 1)];
-  if (!sampleFormat) throw new ImageDecodeError(`TIFF page ${index}: sample format ${numberOf(dir, Tag.SampleFormat)} is not supported`);
-  const supported = sampleFormat === "float" ? bitsPerSample === 32 || bitsPerSample === 64 : [8, 16, 32].includes(bitsPerSample);
-  if (!supported) throw new ImageDecodeError(`TIFF page ${index}: ${bitsPerSample}-bit ${sampleFormat} samples are not supported`);
-  const photometric = numberOf(dir, Tag.Photometric, 1);
-  if (photometric === 3) throw new ImageDecodeError(`TIFF page ${index}: palette-colour images are not supported`);
-  if (photometric > 2) throw new ImageDecodeError(`TIFF page ${index}: photometric interpretation ${photometric} is not supported`);
-
-  const tiled = dir.tags.has(Tag.TileWidth);
-  const blockWidth = tiled ? numberOf(dir, Tag.TileWidth) : width;
-  const blockHeight = tiled ? numberOf(dir, Tag.TileLength) : Math.min(numberOf(dir, Tag.RowsPerStrip, height), height);
-  if (!(blockWidth >= 1 && blockHeight >= 1)) throw new ImageDecodeError(`TIFF page ${index}: invalid strip or tile size`);
-  const offsets = numbersOf(dir, tiled ? Tag.TileOffsets : Tag.StripOffsets);
-  if (!offsets) throw new ImageDecodeError(`TIFF page ${index}: no strip or tile offsets`);
-  const planar = numberOf(dir, Tag.PlanarConfiguration, 1) === 2 && samplesPerPixel > 1;
-  const blocks = Math.ceil(width / blockWidth) * Math.ceil(height / blockHeight) * (planar ? samplesPerPixel : 1);
-  if (offsets.length < blocks) throw new ImageDecodeError(`TIFF page ${index}: ${offsets.length} data blocks listed, ${blocks} needed`);
-  return {
-    width,
-    height,
-    samplesPerPixel,
-    bitsPerSample,
-    sampleFormat,
-    compression: numberOf(dir, Tag.Compression, 1),
-    predictor: numberOf(dir, Tag.Predictor, 1),
-    planar,
-    whiteIsZero: photometric === 0,
-    tiled,
-    blockWidth,
-    blockHeight,
-    offsets,
-    byteCounts: numbersOf(dir, tiled ? Tag.TileByteCounts : Tag.StripByteCounts),
-  };
+/**
+ * Before any pixel buffer is allocated: every block lies inside the file and is long enough to
+ * decode to its pixels, so a forged size with tiny data fails here instead of allocating the image.
+ */
+function checkBlocks(file: TiffFile, info: PageInfo, page: number): void {
+  for (let b = 0; b < info.blocks; b++) checkTiffBlock(info, page, b, info.offsets[b]!, info.byteCounts?.[b], file.bytes.length);
 }
 
 interface TiffLayout {
@@ -86,8 +49,8 @@ interface TiffLayout {
 
 function layoutOf(bytes: Uint8Array): TiffLayout {
   const file = readTiffFile(bytes);
-  const first = describePage(file.directories[0]!, 0);
-  const layout = pageLayout(stringOf(file.directories[0]!, Tag.ImageDescription), file.directories.length, first.samplesPerPixel);
+  const first = describePage(file, 0);
+  const layout = tiffPageLayout(stringOf(file.directory(0), Tag.ImageDescription), file.pageCount, first.samplesPerPixel);
   return { file, layout, first };
 }
 
@@ -112,24 +75,24 @@ export function decodeTiff(bytes: Uint8Array, options: DecodeOptions = {}): Deco
   }
   // Channels are counted from the first page's samples; a plain stack's planes may differ in size,
   // so the selected page (not page 0) defines the geometry there.
-  const geometry = layout.kind === "plain" ? describePage(file.directories[layout.pageOf(plane, 0)]!, plane) : first;
+  const geometry = layout.kind === "plain" ? describePage(file, layout.pageOf(plane, 0)) : first;
   const spp = geometry.samplesPerPixel;
   const wanted = selectChannels(layout.channelPages * spp, options.channels);
   const { width, height } = geometry;
-  checkDimensions(width, height, wanted.length);
+  checkImageSize(width, height, wanted.length);
   const data = new Float32Array(wanted.length * width * height);
 
   // Group the wanted channels by page so each page is decompressed once.
   const byPage = new Map<number, { sample: number; target: number }[]>();
   wanted.forEach((channel, target) => {
     const page = layout.pageOf(plane, Math.floor(channel / spp));
-    if (page >= file.directories.length) throw new ImageDecodeError(`TIFF page ${page} is missing`);
+    if (page >= file.pageCount) throw new ImageDecodeError(`TIFF page ${page} is missing`);
     const list = byPage.get(page) ?? [];
     list.push({ sample: channel % spp, target });
     byPage.set(page, list);
   });
   for (const [page, samples] of byPage) {
-    const info = page === 0 ? first : describePage(file.directories[page]!, page);
+    const info = page === 0 ? first : describePage(file, page);
     if (info.width !== width || info.height !== height || info.samplesPerPixel !== spp || info.bitsPerSample !== geometry.bitsPerSample) {
       throw new ImageDecodeError(`TIFF page ${page} differs in size or sample layout from the other channels`);
     }
@@ -169,8 +132,7 @@ function decodePage(file: TiffFile, info: PageInfo, samples: { sample: number; t
         const blockIndex = planeOffset + by * across + bx;
         // Strips at the bottom hold only the remaining rows; tiles are always full size.
         const rows = info.tiled ? blockHeight : Math.min(blockHeight, height - by * blockHeight);
-        const expected = blockWidth * rows * sppInBlock * bytesPerSample;
-        const block = readBlock(file, info, blockIndex, expected);
+        const block = readBlock(file, info, blockIndex);
         undoPredictor(info.predictor, block, blockWidth, rows, sppInBlock, bytesPerSample, file.littleEndian);
         const view = new DataView(block.buffer, block.byteOffset, block.byteLength);
         const x0 = bx * blockWidth;
@@ -195,19 +157,15 @@ function decodePage(file: TiffFile, info: PageInfo, samples: { sample: number; t
   }
 }
 
-function readBlock(file: TiffFile, info: PageInfo, index: number, expected: number): Uint8Array {
+function readBlock(file: TiffFile, info: PageInfo, index: number): Uint8Array {
   const offset = info.offsets[index]!;
-  // Uncompressed files may omit byte counts; the size then follows from the geometry.
-  const count = info.byteCounts?.[index] ?? (info.compression === 1 ? expected : NaN);
-  if (!Number.isFinite(count)) throw new ImageDecodeError("TIFF is missing strip or tile byte counts");
-  if (offset + count > file.bytes.length) {
-    throw new ImageDecodeError(`TIFF truncated: data block ${index} (${count} bytes at ${offset}) lies past the end of the file (${file.bytes.length} bytes)`);
-  }
+  const { full, expected } = tiffBlockBytes(info, index);
+  const count = info.byteCounts?.[index] ?? expected;
   const raw = file.bytes.subarray(offset, offset + count);
   if (info.compression === 1) {
     if (count < expected) throw new ImageDecodeError(`TIFF truncated: data block ${index} has ${count} of ${expected} bytes`);
     // Predictors work in place, so never hand out a view of the caller's bytes.
     return info.predictor === 1 ? raw.subarray(0, expected) : raw.slice(0, expected);
   }
-  return decompress(info.compression, raw, expected);
+  return decompress(info.compression, raw, expected, full);
 }

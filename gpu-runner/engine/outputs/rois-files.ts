@@ -1,6 +1,7 @@
 // GeoJSON and CSV of one segmentation for the CLI, built from the shared measurement columns
 // (schema/measurements.ts) so the files carry the same columns and conventions as the service's
 // exports: pixel coordinates with y down, rings closed and counter-clockwise by RFC 7946's rule.
+import { csvField } from "../../../schema/csv-field.ts";
 import { MEASUREMENT_COLUMNS, type ExportContext, type MeasurementValue } from "../../../schema/measurements.ts";
 import type { Roi } from "../../../schema/roi.ts";
 
@@ -36,10 +37,4 @@ function ring(polygon: Int32Array): number[][] {
     points.push([polygon[2 * v]!, polygon[2 * v + 1]!]);
   }
   return points;
-}
-
-function csvField(value: MeasurementValue): string {
-  if (value === null) return "";
-  if (typeof value === "number") return String(value);
-  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }

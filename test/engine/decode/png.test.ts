@@ -1,6 +1,7 @@
 import { encode } from "fast-png";
 import { describe, expect, it } from "vitest";
 import { decodeImage, ImageDecodeError, probeImage } from "../../../gpu-runner/engine/decode/index.ts";
+import { interlacedGrayPng } from "../helpers/hostile-images.ts";
 
 const width = 13;
 const height = 7;
@@ -40,6 +41,21 @@ describe("PNG decoding", () => {
     expect(Array.from(decodeImage(bits).data)).toEqual([1, 0, 1, 0, 1, 1]);
     const palette = encode({ width: 2, height: 1, data: new Uint8Array([1, 0]), depth: 8, channels: 1, palette: [[10, 20, 30], [40, 50, 60]] });
     const rgb = decodeImage(palette);
+    expect(rgb.channels).toBe(3);
+    expect(Array.from(rgb.data)).toEqual([40, 10, 50, 20, 60, 30]);
+  });
+
+  it("decodes an Adam7-interlaced PNG", () => {
+    const value = (x: number, y: number) => (x * 7 + y * 13) % 256;
+    const image = decodeImage(interlacedGrayPng(13, 11, value));
+    expect(image).toMatchObject({ width: 13, height: 11, channels: 1 });
+    expect(Array.from(image.data)).toEqual(Array.from({ length: 13 * 11 }, (_, i) => value(i % 13, Math.floor(i / 13))));
+  });
+
+  it("decodes a palette image with transparency (tRNS) to its RGB, as the probe counts it", () => {
+    const palette = encode({ width: 2, height: 1, data: new Uint8Array([1, 0]), depth: 8, channels: 1, palette: [[10, 20, 30, 0], [40, 50, 60, 255]] });
+    const rgb = decodeImage(palette);
+    expect(probeImage(palette).channels).toBe(3);
     expect(rgb.channels).toBe(3);
     expect(Array.from(rgb.data)).toEqual([40, 10, 50, 20, 60, 30]);
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { csvField } from "../../../schema/csv-field.ts";
 import { MEASUREMENT_COLUMN_NAMES, MEASUREMENT_COLUMNS, UnknownMeasurementColumnsError } from "../../../schema/measurements.ts";
 import type { ExportContext } from "../../../schema/measurements.ts";
 import { exportErrorStatus } from "../../../worker/exports/index.ts";
@@ -74,7 +75,6 @@ describe("measurements.csv", () => {
       "carriage\r\nreturn.tif",
       "  spaces around  ",
       "Zellkern Ø 12 µm — 細胞 🔬.tif",
-      "=1+2",
       "",
     ];
     for (const imageName of awkward) {
@@ -89,6 +89,28 @@ describe("measurements.csv", () => {
     it("writes an unknown model (an import) as an empty field", async () => {
       const records = await csvRecords({ ...smallContext, segmentationSource: "import", modelName: null }, ["segmentation_source", "model_name"]);
       expect(records[1]).toEqual(["import", ""]);
+    });
+  });
+
+  describe("formula injection (a spreadsheet runs a cell starting with = + - @ tab or CR)", () => {
+    const formulas = ["=1+2", "+SUM(A1:A9)", "-2+3", "@cmd", "\tstarts with tab", "\rstarts with CR", '=HYPERLINK("http://x","y")'];
+    for (const imageName of formulas) {
+      it(`writes the name ${JSON.stringify(imageName)} behind a leading apostrophe`, async () => {
+        const records = await csvRecords({ ...smallContext, imageName, modelName: imageName }, ["image_name", "model_name"]);
+        expect(records[1]).toEqual([`'${imageName}`, `'${imageName}`]);
+      });
+    }
+
+    it("leaves a name with such a character later on as it is", async () => {
+      const records = await csvRecords({ ...smallContext, imageName: "a=b+c-d@e.tif" }, ["image_name"]);
+      expect(records[1]).toEqual(["a=b+c-d@e.tif"]);
+    });
+
+    it("treats a name that looks like a negative number as text, and a negative number as a number", async () => {
+      const records = await csvRecords({ ...smallContext, imageName: "-1.5" }, ["image_name"]);
+      expect(records[1]).toEqual(["'-1.5"]);
+      expect(csvField(-1.5)).toBe("-1.5");
+      expect(csvField(-0.25)).toBe("-0.25");
     });
   });
 

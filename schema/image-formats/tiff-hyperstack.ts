@@ -13,7 +13,7 @@ export interface PageLayout {
   kind: "plain" | "ome" | "imagej";
 }
 
-export function pageLayout(description: string | undefined, pageCount: number, samplesPerPixel: number): PageLayout {
+export function tiffPageLayout(description: string | undefined, pageCount: number, samplesPerPixel: number): PageLayout {
   const plain: PageLayout = { channelPages: 1, planes: pageCount, pageOf: (plane) => plane, kind: "plain" };
   if (!description) return plain;
   if (description.includes("<OME")) return omeLayout(description, pageCount, samplesPerPixel) ?? plain;

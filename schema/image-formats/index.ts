@@ -1,0 +1,10 @@
+// Image-format rules shared by the worker's upload probe and the engine's decoders: one home for
+// each signature, header rule and limit, so both sides agree on what an image is.
+export { ImageDecodeError, type ImageDecodeErrorKind } from "./errors.ts";
+export * from "./limits.ts";
+export { sniffImageFormat, SNIFF_BYTES, type ImageFormat } from "./sniff.ts";
+export { readPngHeader, pngInflatedBytes, pngEndsWithIend, pngWorkingChannels, type PngHeader } from "./png.ts";
+export { isJpegFrameMarker, isJpegStandaloneMarker, jpegChannels, jpegEndsWithEoi, jpegFrameFits, JPEG_WORKING_CHANNELS, MAX_JPEG_SEGMENTS_BEFORE_FRAME } from "./jpeg.ts";
+export { Tag, TAGS_READ, TYPE_SIZE, Compression, COMPRESSION_NAMES, SAMPLE_FORMATS, type SampleFormat } from "./tiff-tags.ts";
+export { checkTiffBlock, describeTiffPage, tiffBlockBytes, type TiffPage, type TiffTags } from "./tiff-page.ts";
+export { tiffPageLayout, type PageLayout } from "./tiff-hyperstack.ts";

@@ -1,0 +1,65 @@
+// The crafted hostile files of issue 15 (test/engine/helpers/hostile-images.ts) at upload: each
+// one the header probe can tell is refused with 415/422 naming the problem and leaves nothing
+// behind, and the probe reads a bounded number of R2 ranges however the directories are laid out.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { PROBE_READ_BUDGET, probeStoredObject } from "../../worker/services/image-probe.ts";
+import { rawTiff, hostileFiles } from "../engine/helpers/hostile-images.ts";
+import { ImageDecodeError } from "../../schema/image-formats/index.ts";
+import { call, createOrg, json, multipartFile } from "./helpers.ts";
+
+/** The test's R2 bucket, counting the ranged reads made through it. */
+function countingBucket(): { bucket: R2Bucket; reads: () => number } {
+  let reads = 0;
+  const bucket = {
+    get: (key: string, options?: R2GetOptions) => {
+      reads++;
+      return env.BUCKET.get(key, options);
+    },
+  } as unknown as R2Bucket;
+  return { bucket, reads: () => reads };
+}
+
+describe("uploading crafted hostile files", () => {
+  for (const file of hostileFiles().filter((f) => f.refusedAtUpload)) {
+    it(`refuses ${file.name}, keeping nothing`, async () => {
+      const org = await createOrg();
+      const response = await call("/upload", { key: org.key, body: multipartFile("hostile.bin", file.bytes) });
+      const body = await json<{ detail: string }>(response);
+      expect(response.status === 415 || response.status === 422, `${response.status}: ${body.detail}`).toBe(true);
+      expect(body.detail).toMatch(file.error);
+      const rows = await env.DB.prepare("SELECT count(*) AS n FROM images WHERE org_id = ?").bind(org.id).first<{ n: number }>();
+      expect(rows!.n).toBe(0);
+      expect((await env.BUCKET.list({ prefix: `orgs/${org.id}/` })).objects).toHaveLength(0);
+    });
+  }
+});
+
+describe("the upload probe's reads", () => {
+  it("reads 100,000 directories rotated over 17 blocks from a few dozen ranges before refusing them", async () => {
+    const file = hostileFiles().find((f) => f.name.includes("100,000 directories"))!;
+    await env.BUCKET.put("probe-test/rotated.tif", file.bytes);
+    const { bucket, reads } = countingBucket();
+    await expect(probeStoredObject(bucket, "probe-test/rotated.tif", file.bytes.length)).rejects.toThrow(/more than 65536 directories/);
+    expect(reads()).toBeLessThanOrEqual(80);
+  });
+
+  // A thousand sequential reads of local R2 take seconds when the machine is busy.
+  it("stops at its read budget on directories scattered across the file, with a 422-kind error", { timeout: 60_000 }, async () => {
+    // 1,500 directories 17 KiB apart: each needs a read of its own.
+    const spacing = 17 * 1024;
+    const count = 1500;
+    const directories = Array.from({ length: count }, (_, i) => ({
+      at: 8 + i * spacing,
+      entries: i === 0 ? ([[256, 4, 1, 1], [257, 4, 1, 1], [258, 3, 1, 8], [273, 4, 1, 200], [279, 4, 1, 1]] as [number, number, number, number][]) : [],
+      next: i + 1 < count ? 8 + (i + 1) * spacing : 0,
+    }));
+    const bytes = rawTiff(8 + count * spacing, 8, directories);
+    await env.BUCKET.put("probe-test/scattered.tif", bytes);
+    const { bucket, reads } = countingBucket();
+    const error = await probeStoredObject(bucket, "probe-test/scattered.tif", bytes.length).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ImageDecodeError);
+    expect(error).toMatchObject({ kind: "too-large", message: expect.stringMatching(/too scattered to read/) });
+    expect(reads()).toBeLessThanOrEqual(PROBE_READ_BUDGET.reads);
+  });
+});
