@@ -27,7 +27,7 @@ const ERRORS = {
   404: "`<Resource> with id <id> not found`: it does not exist or belongs to another organization",
   409: "The resource is not in a state that allows this (the detail says which)",
   413: "The declared file size is above the upload limit",
-  415: "Neither multipart/form-data with a file part nor JSON",
+  415: "The body's media type is not one the operation takes (see its request body)",
 } as const;
 
 type HandledStatus = keyof typeof ERRORS;

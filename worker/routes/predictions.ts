@@ -26,7 +26,7 @@ const submit = createRoute({
   responses: {
     202: jsonResponse(predictionSubmission, "Queued: status `SUBMITTED`"),
     200: jsonResponse(predictionSubmission, "An identical prediction is already queued: status `skipped` with its id"),
-    ...errorResponses(400, 402, 404, 409),
+    ...errorResponses(400, 402, 404, 409, 415),
   },
 });
 
@@ -95,7 +95,7 @@ const submitPredictionJob = createRoute({
   summary: "Segment an image (job vocabulary)",
   description: "`POST /predict` answered as a job acknowledgement; poll `GET /job/{job_id}`.",
   request: { body: jsonBody(predictionBody) },
-  responses: { ...acknowledged, ...errorResponses(400, 402, 404, 409) },
+  responses: { ...acknowledged, ...errorResponses(400, 402, 404, 409, 415) },
 });
 
 predictions.openapi(submitPredictionJob, async (c) => {
@@ -112,7 +112,7 @@ const submitTrainingJob = createRoute({
     "Trains a new model from `model_id` on the organization's segmented images. Poll `GET /job/{job_id}` until `COMPLETED`; " +
     "the trained model (`result_model_id`) then appears in `GET /models`.",
   request: { body: jsonBody(trainingBody) },
-  responses: { ...acknowledged, ...errorResponses(402, 404, 409) },
+  responses: { ...acknowledged, ...errorResponses(402, 404, 409, 415) },
 });
 
 predictions.openapi(submitTrainingJob, async (c) => {
