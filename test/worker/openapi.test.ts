@@ -6,6 +6,7 @@ import { app } from "../../worker/app.ts";
 import { call } from "./helpers.ts";
 
 interface Operation {
+  operationId: string;
   parameters?: { name: string; in: string; required?: boolean }[];
   requestBody?: { content: Record<string, unknown> };
   responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>;
@@ -76,6 +77,13 @@ describe("the OpenAPI document", () => {
     }
     expect(document.components.schemas.Error).toMatchObject({ required: ["detail"] });
     expect(Object.keys(document.components.schemas.ValidationError.properties!)).toEqual(["detail"]);
+  });
+
+  it("names every operation uniquely (operationId), so generated clients get method names", async () => {
+    const document = await fetchDocument();
+    const ids = Object.values(document.paths).flatMap((item) => Object.values(item).map((operation) => operation.operationId));
+    expect(ids.every((id) => /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
   });
 
   it("describes the records with the contract's field names", async () => {

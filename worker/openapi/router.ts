@@ -1,6 +1,7 @@
-// Public routes are declared with @hono/zod-openapi: one zod schema per parameter set, body and
-// response both validates (or shapes) it and describes it in the OpenAPI document, so the two
-// cannot drift. Its validation failures go through the one 422 path (validation.ts).
+// Public routes are declared with @hono/zod-openapi: the zod schema of each parameter set, body and
+// response is the one that validates the request (or types the answer) and the one the OpenAPI
+// document is generated from, so the two cannot drift. Validation failures take the one 422 path
+// (validation.ts).
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { z } from "zod";
 import { errorBody, validationErrorBody } from "../../schema/api-records.ts";
@@ -22,8 +23,8 @@ export function jsonResponse<Schema extends z.ZodType>(schema: Schema, descripti
 const ERRORS = {
   400: "The request cannot be carried out as asked (the detail says why)",
   401: "Missing or invalid API key: `Requires authentication`",
-  403: "A runner token: it reaches only the runners' internal API",
   402: "A plan limit is reached (image storage or monthly analyses); upgrading the plan raises it",
+  403: "A runner token: it reaches only the runners' internal API",
   404: "`<Resource> with id <id> not found`: it does not exist or belongs to another organization",
   409: "The resource is not in a state that allows this (the detail says which)",
   413: "The declared file size is above the upload limit",

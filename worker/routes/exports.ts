@@ -60,6 +60,7 @@ exportRoutes.openapi(
   createRoute({
     method: "get",
     path: "/export/{segmentation_id}/measurements.csv",
+    operationId: "exportMeasurementsCsv",
     tags,
     summary: "Measurements, one row per cell (CSV)",
     request: { params: segmentationPath, query: columnsQuery },
@@ -72,6 +73,7 @@ exportRoutes.openapi(
   createRoute({
     method: "get",
     path: "/export/{segmentation_id}/rois.geojson",
+    operationId: "exportRoisGeoJson",
     tags,
     summary: "Cell outlines as GeoJSON",
     description: "A FeatureCollection with one polygon feature per cell, in image pixel coordinates.",
@@ -85,6 +87,7 @@ exportRoutes.openapi(
   createRoute({
     method: "get",
     path: "/export/{segmentation_id}/rois.zip",
+    operationId: "exportRoisZip",
     tags,
     summary: "Cell outlines as an ImageJ ROI archive",
     description: "One ImageJ `.roi` file per cell in a ZIP, for ImageJ/Fiji's ROI Manager.",
@@ -98,6 +101,7 @@ exportRoutes.openapi(
   createRoute({
     method: "get",
     path: "/export/{segmentation_id}/masks.png",
+    operationId: "exportMasksPng",
     tags,
     summary: "Label mask",
     description: "Each cell's pixels carry its 1-based index, 0 is background: a 16-bit PNG, or a 32-bit TIFF (image/tiff) above 65,535 cells.",

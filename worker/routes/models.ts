@@ -12,6 +12,7 @@ const tags = ["Models"];
 const list = createRoute({
   method: "get",
   path: "/models",
+  operationId: "listModels",
   tags,
   summary: "Models the organization can use",
   description: "Every shared public base model (such as `cpsam`) and the organization's own trained models.",
@@ -23,6 +24,7 @@ modelRoutes.openapi(list, async (c) => c.json((await listModels(c.env.DB, c.get(
 const one = createRoute({
   method: "get",
   path: "/models/{model_id}",
+  operationId: "getModel",
   tags,
   summary: "A model",
   request: { params: modelPath },

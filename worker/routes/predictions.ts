@@ -17,6 +17,7 @@ const jsonBody = <Schema extends typeof predictionBody | typeof trainingBody>(sc
 const submit = createRoute({
   method: "post",
   path: "/predict",
+  operationId: "submitPrediction",
   tags: ["Predictions"],
   summary: "Segment an image",
   description:
@@ -39,6 +40,7 @@ predictions.openapi(submit, async (c) => {
 const poll = createRoute({
   method: "get",
   path: "/predict/{prediction_id}",
+  operationId: "getPrediction",
   tags: ["Predictions"],
   summary: "A prediction's status",
   description: "Poll until `status` is `COMPLETED` (then `segmentation_id` and `cell_count` are set) or `FAILED` (`reason` says why).",
@@ -56,6 +58,7 @@ predictions.openapi(poll, async (c) => {
 const listPredictions = createRoute({
   method: "get",
   path: "/predictions",
+  operationId: "listPredictions",
   tags: ["Predictions"],
   summary: "The organization's predictions",
   description: "Newest first, a page at a time; filter by `status` and `image_id`.",
@@ -71,6 +74,7 @@ predictions.openapi(listPredictions, async (c) => {
 const listJobsRoute = createRoute({
   method: "get",
   path: "/jobs",
+  operationId: "listJobs",
   tags: ["Jobs"],
   summary: "The organization's predictions and trainings, as jobs",
   description: "Newest first, a page at a time; filter by `kind` and `status`.",
@@ -91,6 +95,7 @@ const acknowledged = {
 const submitPredictionJob = createRoute({
   method: "post",
   path: "/job/prediction",
+  operationId: "submitPredictionJob",
   tags: ["Jobs"],
   summary: "Segment an image (job vocabulary)",
   description: "`POST /predict` answered as a job acknowledgement; poll `GET /job/{job_id}`.",
@@ -106,6 +111,7 @@ predictions.openapi(submitPredictionJob, async (c) => {
 const submitTrainingJob = createRoute({
   method: "post",
   path: "/job/training",
+  operationId: "submitTrainingJob",
   tags: ["Jobs"],
   summary: "Fine-tune a model",
   description:
@@ -123,6 +129,7 @@ predictions.openapi(submitTrainingJob, async (c) => {
 const pollJob = createRoute({
   method: "get",
   path: "/job/{job_id}",
+  operationId: "getJob",
   tags: ["Jobs"],
   summary: "A job's status",
   description: "Poll until `status` is `COMPLETED` or `FAILED`.",

@@ -12,6 +12,7 @@ const tags = ["Segmentations"];
 const list = createRoute({
   method: "get",
   path: "/segmentations",
+  operationId: "listSegmentations",
   tags,
   summary: "The organization's segmentations",
   description: "Newest first, a page at a time; `image_id` keeps one image's.",
@@ -27,6 +28,7 @@ segmentationRoutes.openapi(list, async (c) => {
 const one = createRoute({
   method: "get",
   path: "/segmentation/{segmentation_id}",
+  operationId: "getSegmentation",
   tags,
   summary: "A segmentation's summary",
   request: { params: segmentationPath },

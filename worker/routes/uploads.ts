@@ -23,6 +23,7 @@ uploads.openAPIRegistry.register("ResumableUploadRequest", resumableUploadBody);
 const upload = createRoute({
   method: "post",
   path: "/upload",
+  operationId: "uploadImage",
   tags,
   summary: "Upload an image",
   description:
@@ -71,6 +72,7 @@ async function ownImage(c: AppContext, resource: "Upload" | "Image", id: string)
 const getUpload = createRoute({
   method: "get",
   path: "/upload/{image_id}",
+  operationId: "getUpload",
   tags,
   summary: "An upload's state",
   description: "The image record with `upload_status` and `upload_error`; a pending upload also gets fresh part URLs, so a client can resume after its old ones expired.",
@@ -89,6 +91,7 @@ uploads.openapi(getUpload, async (c) => {
 const complete = createRoute({
   method: "post",
   path: "/upload/{image_id}/complete",
+  operationId: "completeUpload",
   tags,
   summary: "Finish a resumable upload",
   description: "No body. Checks that every part arrived with the right size, completes the upload and starts the conversion, which ends `ready` or `failed` (with `upload_error`).",
@@ -104,6 +107,7 @@ uploads.openapi(complete, async (c) => {
 const abort = createRoute({
   method: "post",
   path: "/upload/{image_id}/abort",
+  operationId: "abortUpload",
   tags,
   summary: "Abandon a resumable upload",
   description: "Discards the uploaded parts and marks the record `failed`.",
@@ -118,6 +122,7 @@ const deleted = { description: "Deleted: bytes, segmentations and record; the st
 const deleteUpload = createRoute({
   method: "delete",
   path: "/upload/{image_id}",
+  operationId: "deleteUpload",
   tags,
   summary: "Delete an upload",
   description: "Aborts anything in flight and removes the image, its segmentations and the record, freeing the storage slot.",
@@ -133,6 +138,7 @@ uploads.openapi(deleteUpload, async (c) => {
 const listRoute = createRoute({
   method: "get",
   path: "/images",
+  operationId: "listImages",
   tags,
   summary: "The organization's images",
   description: "Newest first, a page at a time; pass `next_cursor` as `cursor` for the next page.",
@@ -148,6 +154,7 @@ uploads.openapi(listRoute, async (c) => {
 const getImageRoute = createRoute({
   method: "get",
   path: "/image/{image_id}",
+  operationId: "getImage",
   tags,
   summary: "An image record",
   request: { params: imagePath },
@@ -159,6 +166,7 @@ uploads.openapi(getImageRoute, async (c) => c.json(imageView(await ownImage(c, "
 const deleteImageRoute = createRoute({
   method: "delete",
   path: "/image/{image_id}",
+  operationId: "deleteImage",
   tags,
   summary: "Delete an image",
   description: "Removes the image, its segmentations and the record, freeing the storage slot.",
