@@ -42,7 +42,9 @@ export const uploadedImage = z.object({ image: imageRecord }).meta({ id: "Upload
 export const uploadPlan = z.object({ image: imageRecord, upload: partUrls }).meta({ id: "UploadPlan" });
 
 /** GET /upload/{id}: the record; a pending upload also gets fresh part URLs. */
-export const uploadState = imageRecord.extend({ upload: partUrls.nullable() }).meta({ id: "UploadState" });
+// A union with null, not .nullable(): zod-to-openapi renders a nullable reference as an allOf that
+// null can never satisfy.
+export const uploadState = imageRecord.extend({ upload: z.union([partUrls, z.null()]) }).meta({ id: "UploadState" });
 
 export const uploadProcessing = z.object({ id, status: z.literal("processing") }).meta({ id: "UploadProcessing" });
 

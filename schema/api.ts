@@ -8,10 +8,12 @@ const id = z.string().min(1).max(100);
 /** An image's name: the resumable upload's `name`, or the file name of a streamed upload's part. */
 export const imageName = z.string().min(1).max(255);
 
-export const resumableUploadBody = z.object({
-  name: imageName,
-  size: z.number().int().min(1),
-});
+export const resumableUploadBody = z
+  .object({
+    name: imageName.meta({ description: "The image's name (its file name)" }),
+    size: z.number().int().min(1).meta({ description: "The file's exact size in bytes; the part plan is computed from it" }),
+  })
+  .meta({ id: "ResumableUploadRequest" });
 
 /**
  * Object diameter in pixels. Cellpose's convention: 0 means "estimate it from the image"; null,
@@ -26,34 +28,52 @@ export function requestedDiameter(value: unknown): number | undefined {
 /** Cellpose's parameters; anything left out takes the model's or Cellpose's default. */
 export const segmentParams = z
   .object({
-    diameter: diameter.optional(),
+    diameter: diameter.optional().meta({ description: 'Object diameter in pixels; 0, null or "auto" (or leaving it out): estimated from the image' }),
     cellprob_threshold: z.number().min(-20).max(20).optional(),
     flow_threshold: z.number().min(0).max(10).optional(),
     min_size: z.number().int().min(0).optional(),
     niter: z.number().int().min(1).max(10000).optional(),
     // Cellpose's convention: [channel to segment, nuclear channel], 1-based, 0 = grayscale (the mean
     // of all channels, the default). One-channel models such as cpsam read the first entry only.
-    channels: z.array(z.number().int().min(0).max(64)).min(1).max(2).optional(),
-    // What kind of image this is, for one-channel models: "auto" (the default) detects it; the
-    // engine inverts brightfield and stained histology, so nuclei are bright as in fluorescence.
-    modality: modalityParam.optional(),
+    channels: z
+      .array(z.number().int().min(0).max(64))
+      .min(1)
+      .max(2)
+      .optional()
+      .meta({ description: "[channel to segment, nuclear channel], 1-based; 0 = the mean of all channels (default [0, 0])" }),
+    modality: modalityParam
+      .optional()
+      .meta({ description: 'One-channel models: "auto" (default) detects fluorescence, brightfield or stained histology; the engine inverts the latter two so nuclei read bright' }),
   })
-  .strict();
+  .strict()
+  .meta({ id: "SegmentParams" });
 
-export const predictionBody = z.object({
-  image_id: id,
-  model_id: id,
-  params: segmentParams.optional(),
-});
+export const predictionBody = z
+  .object({
+    image_id: id,
+    model_id: id,
+    params: segmentParams.optional(),
+  })
+  .meta({ id: "PredictionRequest" });
 
-export const trainingBody = z.object({
-  model_id: id,
-  image_ids: z.array(id).min(1).max(500),
-  name: z.string().min(1).max(100).optional(),
-  steps: z.number().int().min(1).max(1_000_000).optional(),
-});
+export const trainingBody = z
+  .object({
+    model_id: id.meta({ description: "The base model to fine-tune" }),
+    image_ids: z.array(id).min(1).max(500).meta({ description: "Ready images, each with a segmentation to learn from" }),
+    name: z.string().min(1).max(100).optional().meta({ description: "The trained model's name" }),
+    steps: z.number().int().min(1).max(1_000_000).optional().meta({ description: "Training steps; default: the runner's time budget" }),
+  })
+  .meta({ id: "TrainingRequest" });
 
+/** The internal API's job paths. */
 export const pathId = z.object({ id });
+
+/** The public API's paths name their id as the contract does. */
+export const imagePath = z.object({ image_id: id });
+export const predictionPath = z.object({ prediction_id: id });
+export const jobPath = z.object({ job_id: id });
+export const segmentationPath = z.object({ segmentation_id: id });
+export const modelPath = z.object({ model_id: id });
 
 /**
  * Where a page of a listing starts: an opaque token from the previous page's `next_cursor`.

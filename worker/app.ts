@@ -2,6 +2,8 @@ import { Hono } from "hono";
 import type { AppEnv } from "./env.ts";
 import { onError, onNotFound } from "./errors.ts";
 import { requireOrganization, requireRunner } from "./middleware/auth.ts";
+import { describeApi } from "./openapi/document.ts";
+import { apiRouter } from "./openapi/router.ts";
 import { exportRoutes } from "./routes/exports.ts";
 import { internal } from "./routes/internal.ts";
 import { modelRoutes } from "./routes/models.ts";
@@ -10,20 +12,26 @@ import { segmentationRoutes } from "./routes/segmentations.ts";
 import { storage } from "./routes/storage.ts";
 import { uploads } from "./routes/uploads.ts";
 
-const publicApi = new Hono<AppEnv>()
-  .use(requireOrganization)
-  .route("/", uploads)
-  .route("/", modelRoutes)
-  .route("/", predictions)
-  .route("/", segmentationRoutes)
-  .route("/", exportRoutes);
+/** Everything the OpenAPI document describes, and nothing else. */
+export const publicApi = apiRouter();
+publicApi.use(requireOrganization);
+for (const routes of [uploads, modelRoutes, predictions, segmentationRoutes, exportRoutes]) publicApi.route("/", routes);
 
-export const app = new Hono<AppEnv>()
-  .basePath("/api/v1")
+export const apiDescription = describeApi(publicApi);
+
+// Routes are tried in the order they are added: the document, the reference page and signed
+// storage URLs answer before the public API's key check, the internal API has its own.
+const v1 = new Hono<AppEnv>()
+  .get("/openapi.json", (c) => c.json(apiDescription.document()))
+  .get("/docs", apiDescription.page)
   .route("/storage", storage)
   .use("/internal/*", requireRunner)
   .route("/internal", internal)
   .route("/", publicApi);
+
+export const app = new Hono<AppEnv>()
+  .get("/docs", (c) => c.redirect("/api/v1/docs"))
+  .route("/api/v1", v1);
 
 app.onError(onError);
 app.notFound(onNotFound);

@@ -27,6 +27,8 @@ export const onError: ErrorHandler = (err, c) => {
     if (err.message.startsWith("Malformed JSON")) {
       return c.json({ detail: [{ loc: ["body"], msg: "JSON decode error", type: "json_invalid" }] }, 422);
     }
+    // Raised only by @hono/zod-openapi's media-type check in front of a JSON body.
+    if (err.status === 415) return c.json({ detail: "Unsupported Media Type: send the body as application/json" }, 415);
     return c.json({ detail: err.message || "Bad request" }, err.status as ContentfulStatusCode);
   }
   // Never leak a stack trace or an internal message to the client; the log keeps it.

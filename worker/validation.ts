@@ -52,7 +52,7 @@ function boundType(origin: string, lengthType: string, numberType: string): stri
   return origin === "string" ? `string_${lengthType}` : lengthType;
 }
 
-function describe(issue: z.core.$ZodIssue, found: { present: boolean; value?: unknown }): { msg: string; type: string } {
+function explain(issue: z.core.$ZodIssue, found: { present: boolean; value?: unknown }): { msg: string; type: string } {
   if (!found.present && (issue.code === "invalid_type" || issue.code === "invalid_union")) return { msg: "Field required", type: "missing" };
   switch (issue.code) {
     case "invalid_type":
@@ -72,7 +72,7 @@ export function toValidationIssues(error: z.core.$ZodError, location: string, va
   return error.issues.map((issue) => {
     const path = issue.path.map((p) => (typeof p === "symbol" ? String(p) : p));
     const found = lookUp(validated, path);
-    const out: ValidationIssue = { loc: [location, ...path], ...describe(issue, found) };
+    const out: ValidationIssue = { loc: [location, ...path], ...explain(issue, found) };
     if (found.present) out.input = found.value;
     if (issue.code === "too_small") out.ctx = { min: Number(issue.minimum) };
     if (issue.code === "too_big") out.ctx = { max: Number(issue.maximum) };

@@ -1,4 +1,5 @@
 // npm start's stack end to end: real workerd, real runner processes on the CPU execution provider.
+import type { ChildProcess } from "node:child_process";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { encode as encodePng } from "fast-png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -44,6 +45,16 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
 
 const finished = (p: Record<string, unknown>) => p.status === "COMPLETED" || p.status === "FAILED";
 
+/**
+ * A stopping runner still answers the lease request it has open, and hands back what that brings;
+ * waiting for it to exit keeps it from leasing (and releasing) the next test's job.
+ */
+async function stopRunner(runner: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => runner.once("exit", resolve));
+  runner.kill("SIGTERM");
+  await exited;
+}
+
 describe("the local stack", () => {
   it("takes an image from upload to COMPLETED with its cells counted and exported", async () => {
     const runner = stack.startRunner();
@@ -56,7 +67,7 @@ describe("the local stack", () => {
     expect(done.cell_count).toBeLessThanOrEqual(Math.round(image.nuclei * 1.2));
     const csv = await (await fetch(`${stack.api}/export/${done.segmentation_id}/measurements.csv`, { headers: { Authorization: `Bearer ${stack.key}` } })).text();
     expect(csv.trim().split("\n")).toHaveLength((done.cell_count as number) + 1);
-    runner.kill("SIGTERM");
+    await stopRunner(runner);
   }, 180_000);
 
   it("fails a prediction whose channels the image lacks at once, with the reason", async () => {
@@ -65,7 +76,7 @@ describe("the local stack", () => {
     const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam", params: { channels: [3, 0] } });
     const done = await until(() => api(`/predict/${prediction_id}`), finished, 120_000);
     expect(done).toMatchObject({ status: "FAILED", attempts: 1, reason: "params.channels asks for channel 3; the image has 1" });
-    runner.kill("SIGTERM");
+    await stopRunner(runner);
   }, 180_000);
 
   it("trains a model on a segmented image, lists it, and predicts with it", async () => {
@@ -83,14 +94,15 @@ describe("the local stack", () => {
 
     const again = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: mine!.id });
     expect(await until(() => api(`/predict/${again.prediction_id}`), finished, 120_000)).toMatchObject({ status: "COMPLETED", model_id: mine!.id });
-    runner.kill("SIGTERM");
+    await stopRunner(runner);
   }, 420_000);
 
   it("a runner killed mid-job loses nothing: the next lease completes the job, once", async () => {
     const doomed = stack.startRunner();
     const image = await upload("big.png", 2048, 2048);
     const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam" });
-    const started = await until(() => api(`/predict/${prediction_id}`), (p) => p.status !== "SUBMITTED", 60_000);
+    // A stage is reported once the runner has the job in hand (its first heartbeat), not just leased.
+    const started = await until(() => api(`/predict/${prediction_id}`), (p) => p.status !== "SUBMITTED" && p.stage !== null, 60_000);
     expect(started.status).toBe("STARTED");
     doomed.kill("SIGKILL");
 

@@ -3,6 +3,7 @@
 import { env, exports } from "cloudflare:workers";
 import { encode as encodePng } from "fast-png";
 import type { OrgOptions } from "../../scripts/admin-sql.ts";
+import { checkAgainstDocument } from "./openapi-responses.ts";
 import { createKeySql, createOrganizationSql } from "../../scripts/admin-sql.ts";
 
 export const BASE = "http://cellseg.test/api/v1";
@@ -32,9 +33,11 @@ export interface CallOptions {
   body?: BodyInit;
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  redirect?: "follow" | "manual";
 }
 
-export function call(path: string, options: CallOptions = {}): Promise<Response> {
+/** A request to the worker under test; its answer is checked against the OpenAPI document. */
+export async function call(path: string, options: CallOptions = {}): Promise<Response> {
   const headers = new Headers(options.headers);
   if (options.key) headers.set("Authorization", `Bearer ${options.key}`);
   let body = options.body;
@@ -43,7 +46,10 @@ export function call(path: string, options: CallOptions = {}): Promise<Response>
     body = JSON.stringify(options.json);
   }
   const url = path.startsWith("http") ? path : BASE + path;
-  return (exports as { default: Fetcher }).default.fetch(url, { method: options.method ?? (body ? "POST" : "GET"), headers, body, signal: options.signal });
+  const method = options.method ?? (body ? "POST" : "GET");
+  const response = await (exports as { default: Fetcher }).default.fetch(url, { method, headers, body, signal: options.signal, redirect: options.redirect });
+  await checkAgainstDocument(method, url, response);
+  return response;
 }
 
 export async function json<T = Record<string, unknown>>(response: Response): Promise<T> {

@@ -126,6 +126,15 @@ describe("Error bodies", () => {
     expect(await json(missing)).toEqual({ detail: "Prediction with id nope not found" });
   });
 
+  it("a JSON body sent as something else is 415 {detail}", async () => {
+    const org = await createOrg();
+    const form = new FormData();
+    form.append("image_id", "x");
+    const response = await call("/predict", { key: org.key, body: form });
+    expect(response.status).toBe(415);
+    expect(await json(response)).toEqual({ detail: "Unsupported Media Type: send the body as application/json" });
+  });
+
   it("a validation error is 422 {detail: [{loc, msg, type, input?}]}", async () => {
     const org = await createOrg();
     const response = await predict(org, { model_id: 7 });

@@ -1,22 +1,31 @@
-// GET /export/{segmentation_id}/{format}: streamed straight from the ROI artifact in R2.
-import { Hono } from "hono";
-import { z } from "zod";
-import type { AppEnv } from "../env.ts";
+// GET /export/{segmentation_id}/{file}: streamed straight from the ROI artifact in R2, one route
+// per file so each is described with its own media type.
+import { createRoute, z } from "@hono/zod-openapi";
+import { segmentationPath } from "../../schema/api.ts";
+import { MEASUREMENT_COLUMNS } from "../../schema/measurements.ts";
+import type { AppContext } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
-import { contentDisposition, EXPORTS, exportErrorStatus, isExportFormat } from "../exports/index.ts";
+import { contentDisposition, EXPORTS, exportErrorStatus, type ExportFormatName, type ExportOptions } from "../exports/index.ts";
+import { apiRouter, errorResponses } from "../openapi/router.ts";
 import { getSegmentation } from "../services/segmentations.ts";
-import { parseOrReject, validate } from "../validation.ts";
 
-export const exportRoutes = new Hono<AppEnv>();
+export const exportRoutes = apiRouter();
 
-const exportPath = z.object({ id: z.string().min(1).max(100), format: z.string() });
-const exportQuery = z.object({ columns: z.array(z.string().min(1).max(100)).max(100).optional() });
+// Hono hands a query key given once as a string and given repeatedly as an array.
+const columnsQuery = z.object({
+  columns: z
+    .preprocess((value) => (typeof value === "string" ? [value] : value), z.array(z.string().min(1).max(100)).max(100))
+    .optional()
+    .meta({ description: `Columns to include, in order; repeat the parameter once per column. Omitted: all of ${MEASUREMENT_COLUMNS.map((column) => column.name).join(", ")}` }),
+});
 
-exportRoutes.get("/export/:id/:format", validate("param", exportPath), async (c) => {
-  const { id, format } = c.req.valid("param");
-  if (!isExportFormat(format)) throw new HttpError(404, `Unknown export format ${format}; available: ${Object.keys(EXPORTS).join(", ")}`);
-  const columns = c.req.queries("columns");
-  const query = parseOrReject(exportQuery, { columns }, "query");
+const file = (description: string, ...mediaTypes: string[]) => ({
+  description,
+  headers: { "Content-Disposition": { description: "attachment; the file name is the image's with the export's suffix", schema: { type: "string" as const } } },
+  content: Object.fromEntries(mediaTypes.map((type) => [type, { schema: { type: "string" as const, format: "binary" } }])),
+});
+
+async function streamExport(c: AppContext, format: ExportFormatName, id: string, options: ExportOptions): Promise<Response> {
   const segmentation = await getSegmentation(c.env.DB, c.get("org").id, id);
   if (!segmentation) throw notFound("Segmentation", id);
   const artifact = await c.env.BUCKET.get(segmentation.artifactKey);
@@ -30,7 +39,7 @@ exportRoutes.get("/export/:id/:format", validate("param", exportPath), async (c)
       imageWidth: segmentation.width,
       imageHeight: segmentation.height,
       confluency: segmentation.confluency,
-    }, { columns: query.columns });
+    }, options);
     return new Response(file.body, {
       headers: { "Content-Type": file.contentType, "Content-Disposition": contentDisposition(file.fileName), "Cache-Control": "private, no-store" },
     });
@@ -43,4 +52,61 @@ exportRoutes.get("/export/:id/:format", validate("param", exportPath), async (c)
     if (status !== null) throw new HttpError(status, error instanceof Error ? error.message : String(error));
     throw error;
   }
-});
+}
+
+const tags = ["Exports"];
+
+exportRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/export/{segmentation_id}/measurements.csv",
+    operationId: "exportMeasurementsCsv",
+    tags,
+    summary: "Measurements, one row per cell (CSV)",
+    request: { params: segmentationPath, query: columnsQuery },
+    responses: { 200: file("The measurements", "text/csv"), ...errorResponses(400, 404) },
+  }),
+  (c) => streamExport(c, "measurements.csv", c.req.valid("param").segmentation_id, { columns: c.req.valid("query").columns }),
+);
+
+exportRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/export/{segmentation_id}/rois.geojson",
+    operationId: "exportRoisGeoJson",
+    tags,
+    summary: "Cell outlines as GeoJSON",
+    description: "A FeatureCollection with one polygon feature per cell, in image pixel coordinates.",
+    request: { params: segmentationPath },
+    responses: { 200: file("The ROIs", "application/geo+json"), ...errorResponses(404) },
+  }),
+  (c) => streamExport(c, "rois.geojson", c.req.valid("param").segmentation_id, {}),
+);
+
+exportRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/export/{segmentation_id}/rois.zip",
+    operationId: "exportRoisZip",
+    tags,
+    summary: "Cell outlines as an ImageJ ROI archive",
+    description: "One ImageJ `.roi` file per cell in a ZIP, for ImageJ/Fiji's ROI Manager.",
+    request: { params: segmentationPath },
+    responses: { 200: file("The ROI archive", "application/zip"), ...errorResponses(404) },
+  }),
+  (c) => streamExport(c, "rois.zip", c.req.valid("param").segmentation_id, {}),
+);
+
+exportRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/export/{segmentation_id}/masks.png",
+    operationId: "exportMasksPng",
+    tags,
+    summary: "Label mask",
+    description: "Each cell's pixels carry its 1-based index, 0 is background: a 16-bit PNG, or a 32-bit TIFF (image/tiff) above 65,535 cells.",
+    request: { params: segmentationPath },
+    responses: { 200: file("The label mask", "image/png", "image/tiff"), ...errorResponses(404) },
+  }),
+  (c) => streamExport(c, "masks.png", c.req.valid("param").segmentation_id, {}),
+);

@@ -1,17 +1,39 @@
-import { Hono } from "hono";
-import type { AppEnv } from "../env.ts";
-import { pathId } from "../../schema/api.ts";
+import { createRoute, z } from "@hono/zod-openapi";
+import { modelPath } from "../../schema/api.ts";
+import { modelRecord } from "../../schema/api-records.ts";
 import { notFound } from "../errors.ts";
+import { apiRouter, errorResponses, jsonResponse } from "../openapi/router.ts";
 import { getVisibleModel, listModels, modelView } from "../services/models.ts";
-import { validate } from "../validation.ts";
 
-export const modelRoutes = new Hono<AppEnv>();
+export const modelRoutes = apiRouter();
 
-modelRoutes.get("/models", async (c) => c.json((await listModels(c.env.DB, c.get("org"))).map(modelView)));
+const tags = ["Models"];
 
-modelRoutes.get("/models/:id", validate("param", pathId), async (c) => {
-  const { id } = c.req.valid("param");
-  const model = await getVisibleModel(c.env.DB, c.get("org").id, id);
-  if (!model) throw notFound("Model", id);
-  return c.json(modelView(model));
+const list = createRoute({
+  method: "get",
+  path: "/models",
+  operationId: "listModels",
+  tags,
+  summary: "Models the organization can use",
+  description: "Every shared public base model (such as `cpsam`) and the organization's own trained models.",
+  responses: { 200: jsonResponse(z.array(modelRecord), "The models"), ...errorResponses() },
+});
+
+modelRoutes.openapi(list, async (c) => c.json((await listModels(c.env.DB, c.get("org"))).map(modelView), 200));
+
+const one = createRoute({
+  method: "get",
+  path: "/models/{model_id}",
+  operationId: "getModel",
+  tags,
+  summary: "A model",
+  request: { params: modelPath },
+  responses: { 200: jsonResponse(modelRecord, "The model"), ...errorResponses(404) },
+});
+
+modelRoutes.openapi(one, async (c) => {
+  const { model_id } = c.req.valid("param");
+  const model = await getVisibleModel(c.env.DB, c.get("org").id, model_id);
+  if (!model) throw notFound("Model", model_id);
+  return c.json(modelView(model), 200);
 });

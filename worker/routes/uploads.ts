@@ -1,16 +1,56 @@
-import { Hono } from "hono";
-import { imageListQuery, pathId, resumableUploadBody } from "../../schema/api.ts";
-import type { AppContext, AppEnv } from "../env.ts";
+// Images and their uploads: the one-call and resumable forms, the part plan, completion, and the
+// image records themselves.
+import { createRoute } from "@hono/zod-openapi";
+import { imageListQuery, imagePath, resumableUploadBody } from "../../schema/api.ts";
+import { imagePage, imageRecord, uploadedImage, uploadPlan, uploadProcessing, uploadState } from "../../schema/api-records.ts";
+import type { AppContext } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
+import { apiRouter, errorResponses, jsonResponse } from "../openapi/router.ts";
 import { deleteImage, getImage, imageView, listImages } from "../services/images.ts";
 import { abortUpload, completeResumableUpload, partUrls, startResumableUpload, streamUpload } from "../services/uploads.ts";
-import { jsonBody, parseOrReject, validate } from "../validation.ts";
+import { jsonBody, parseOrReject } from "../validation.ts";
 
-export const uploads = new Hono<AppEnv>();
+export const uploads = apiRouter();
 
 const origin = (url: string) => new URL(url).origin;
+const tags = ["Images"];
 
-uploads.post("/upload", async (c) => {
+// The JSON form's schema is a named component that the route points at, not a zod schema on the
+// route: a zod body there would make the validator buffer a multipart body to parse it, and a file
+// may be gigabytes. The handler validates the JSON form with the same schema.
+uploads.openAPIRegistry.register("ResumableUploadRequest", resumableUploadBody);
+
+const upload = createRoute({
+  method: "post",
+  path: "/upload",
+  operationId: "uploadImage",
+  tags,
+  summary: "Upload an image",
+  description:
+    "Two forms. One call: `multipart/form-data` with a part named `file`, streamed into storage; the answer is the ready image. " +
+    "Resumable: JSON `{name, size}`; the answer is the image record and a part plan: PUT each `part_size` chunk, in order, " +
+    "to its URL (no Authorization header; repeat a PUT to retry a part), then `POST /upload/{image_id}/complete`.",
+  request: {
+    body: {
+      required: true,
+      content: {
+        "multipart/form-data": {
+          schema: { type: "object", required: ["file"], properties: { file: { type: "string", format: "binary", description: "The image file (TIFF, PNG or JPEG)" } } },
+        },
+        "application/json": { schema: { $ref: "#/components/schemas/ResumableUploadRequest" } },
+      },
+    },
+  },
+  responses: {
+    201: {
+      description: "The one-call form's ready image (`{image}`), or the resumable form's record and part plan (`{image, upload}`)",
+      content: { "application/json": { schema: uploadedImage.or(uploadPlan) } },
+    },
+    ...errorResponses(400, 402, 413, 415),
+  },
+});
+
+uploads.openapi(upload, async (c) => {
   const type = c.req.header("Content-Type") ?? "";
   if (type.startsWith("multipart/form-data")) {
     return c.json({ image: imageView(await streamUpload(c.env, c.get("org"), c.req.raw)) }, 201);
@@ -23,44 +63,118 @@ uploads.post("/upload", async (c) => {
   return c.json({ image: imageView(image), upload }, 201);
 });
 
-const ownImage = async (c: AppContext, resource: "Upload" | "Image") => {
-  const id = c.req.param("id") ?? "";
+async function ownImage(c: AppContext, resource: "Upload" | "Image", id: string) {
   const image = await getImage(c.env.DB, c.get("org").id, id);
   if (!image) throw notFound(resource, id);
   return image;
-};
+}
 
-uploads.get("/upload/:id", validate("param", pathId), async (c) => {
-  const image = await ownImage(c, "Upload");
-  // A pending upload gets fresh part URLs, so a client can resume after its old ones expired.
+const getUpload = createRoute({
+  method: "get",
+  path: "/upload/{image_id}",
+  operationId: "getUpload",
+  tags,
+  summary: "An upload's state",
+  description: "The image record with `upload_status` and `upload_error`; a pending upload also gets fresh part URLs, so a client can resume after its old ones expired.",
+  request: { params: imagePath },
+  responses: { 200: jsonResponse(uploadState, "The image record and, while pending, its part plan"), ...errorResponses(404) },
+});
+
+uploads.openapi(getUpload, async (c) => {
+  const image = await ownImage(c, "Upload", c.req.valid("param").image_id);
   const upload = image.status === "pending" && image.uploadId
-    ? { part_size: image.partSize, part_count: image.partCount, urls: await partUrls(c.env, origin(c.req.url), image) }
+    ? { part_size: image.partSize!, part_count: image.partCount!, urls: await partUrls(c.env, origin(c.req.url), image) }
     : null;
-  return c.json({ ...imageView(image), upload });
+  return c.json({ ...imageView(image), upload }, 200);
 });
 
-uploads.post("/upload/:id/complete", validate("param", pathId), async (c) => {
-  const image = await completeResumableUpload(c.env, await ownImage(c, "Upload"));
-  return c.json({ id: image.id, status: "processing" }, 202);
+const complete = createRoute({
+  method: "post",
+  path: "/upload/{image_id}/complete",
+  operationId: "completeUpload",
+  tags,
+  summary: "Finish a resumable upload",
+  description: "No body. Checks that every part arrived with the right size, completes the upload and starts the conversion, which ends `ready` or `failed` (with `upload_error`).",
+  request: { params: imagePath },
+  responses: { 202: jsonResponse(uploadProcessing, "Parts verified; the image is being converted"), ...errorResponses(400, 404, 409) },
 });
 
-uploads.post("/upload/:id/abort", validate("param", pathId), async (c) => {
-  return c.json(imageView(await abortUpload(c.env, await ownImage(c, "Upload"))));
+uploads.openapi(complete, async (c) => {
+  const image = await completeResumableUpload(c.env, await ownImage(c, "Upload", c.req.valid("param").image_id));
+  return c.json({ id: image.id, status: "processing" as const }, 202);
 });
 
-uploads.delete("/upload/:id", validate("param", pathId), async (c) => {
-  await deleteImage(c.env, await ownImage(c, "Upload"));
+const abort = createRoute({
+  method: "post",
+  path: "/upload/{image_id}/abort",
+  operationId: "abortUpload",
+  tags,
+  summary: "Abandon a resumable upload",
+  description: "Discards the uploaded parts and marks the record `failed`.",
+  request: { params: imagePath },
+  responses: { 200: jsonResponse(imageRecord, "The failed record"), ...errorResponses(404, 409) },
+});
+
+uploads.openapi(abort, async (c) => c.json(imageView(await abortUpload(c.env, await ownImage(c, "Upload", c.req.valid("param").image_id))), 200));
+
+const deleted = { description: "Deleted: bytes, segmentations and record; the storage slot is free" };
+
+const deleteUpload = createRoute({
+  method: "delete",
+  path: "/upload/{image_id}",
+  operationId: "deleteUpload",
+  tags,
+  summary: "Delete an upload",
+  description: "Aborts anything in flight and removes the image, its segmentations and the record, freeing the storage slot.",
+  request: { params: imagePath },
+  responses: { 204: deleted, ...errorResponses(404, 409) },
+});
+
+uploads.openapi(deleteUpload, async (c) => {
+  await deleteImage(c.env, await ownImage(c, "Upload", c.req.valid("param").image_id));
   return c.body(null, 204);
 });
 
-uploads.get("/images", validate("query", imageListQuery), async (c) => {
-  const { upload_status, limit, cursor } = c.req.valid("query");
-  return c.json(await listImages(c.env.DB, c.get("org").id, upload_status, { limit, cursor }));
+const listRoute = createRoute({
+  method: "get",
+  path: "/images",
+  operationId: "listImages",
+  tags,
+  summary: "The organization's images",
+  description: "Newest first, a page at a time; pass `next_cursor` as `cursor` for the next page.",
+  request: { query: imageListQuery },
+  responses: { 200: jsonResponse(imagePage, "A page of image records"), ...errorResponses() },
 });
 
-uploads.get("/image/:id", validate("param", pathId), async (c) => c.json(imageView(await ownImage(c, "Image"))));
+uploads.openapi(listRoute, async (c) => {
+  const { upload_status, limit, cursor } = c.req.valid("query");
+  return c.json(await listImages(c.env.DB, c.get("org").id, upload_status, { limit, cursor }), 200);
+});
 
-uploads.delete("/image/:id", validate("param", pathId), async (c) => {
-  await deleteImage(c.env, await ownImage(c, "Image"));
+const getImageRoute = createRoute({
+  method: "get",
+  path: "/image/{image_id}",
+  operationId: "getImage",
+  tags,
+  summary: "An image record",
+  request: { params: imagePath },
+  responses: { 200: jsonResponse(imageRecord, "The image record"), ...errorResponses(404) },
+});
+
+uploads.openapi(getImageRoute, async (c) => c.json(imageView(await ownImage(c, "Image", c.req.valid("param").image_id)), 200));
+
+const deleteImageRoute = createRoute({
+  method: "delete",
+  path: "/image/{image_id}",
+  operationId: "deleteImage",
+  tags,
+  summary: "Delete an image",
+  description: "Removes the image, its segmentations and the record, freeing the storage slot.",
+  request: { params: imagePath },
+  responses: { 204: deleted, ...errorResponses(404, 409) },
+});
+
+uploads.openapi(deleteImageRoute, async (c) => {
+  await deleteImage(c.env, await ownImage(c, "Image", c.req.valid("param").image_id));
   return c.body(null, 204);
 });
