@@ -15,5 +15,5 @@ export function summaryTable(outcomes: ImageOutcome[], out: string): string {
   const stopped = outcomes.filter((o) => o.interrupted).length;
   const done = outcomes.length - failed - stopped;
   const totals = `${done} of ${outcomes.length} image${outcomes.length === 1 ? "" : "s"} segmented${failed ? `, ${failed} failed` : ""}${stopped ? `, ${stopped} interrupted` : ""}`;
-  return `${table(["image", "result", "cells", "time", "exports / reason"], rows)}\n${totals}`;
+  return `${table(["image", "result", "cells", "elapsed", "exports / reason"], rows)}\n${totals}`;
 }

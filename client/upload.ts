@@ -85,7 +85,17 @@ async function oneCall(http: Http, file: LocalFile, options: UploadOptions): Pro
   const boundary = `cellseg-${crypto.randomUUID()}`;
   const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${quoted(file.name)}"\r\nContent-Type: application/octet-stream\r\n\r\n`;
   const contents = await openAsBlob(file.path);
-  const body = attempts(() => new Blob([head, contents, `\r\n--${boundary}--\r\n`]), (n) => options.onBytes?.(n), {
+  // Progress counts the file's bytes, not the multipart envelope around them.
+  const envelope = new TextEncoder().encode(head).length;
+  let raw = 0;
+  let reported = 0;
+  const onBytes = (n: number) => {
+    raw += n;
+    const now = Math.max(0, Math.min(file.size, raw - envelope));
+    options.onBytes?.(now - reported);
+    reported = now;
+  };
+  const body = attempts(() => new Blob([head, contents, `\r\n--${boundary}--\r\n`]), onBytes, {
     "Content-Type": `multipart/form-data; boundary=${boundary}`,
   });
   const { image } = await http.json<{ image: ImageRecord }>("POST", "/upload", { body: body.build }).catch((error) => {
