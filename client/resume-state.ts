@@ -39,9 +39,17 @@ export class ResumeState {
   /** Reads the state of a previous run against the same API, if any. */
   constructor(outDir: string, api: string) {
     this.path = join(outDir, STATE_FILE);
-    const previous = existsSync(this.path) ? (JSON.parse(readFileSync(this.path, "utf8")) as StateFile) : null;
+    const previous = existsSync(this.path) ? ResumeState.read(this.path) : null;
     // Ids from another service mean nothing here.
     this.state = previous?.version === 1 && previous.api === api ? previous : { version: 1, api, images: {} };
+  }
+
+  private static read(path: string): StateFile {
+    try {
+      return JSON.parse(readFileSync(path, "utf8")) as StateFile;
+    } catch {
+      throw new Error(`${path} is not a state file this client can read; move it away to start over`);
+    }
   }
 
   get(file: string): ImageProgress | undefined {
