@@ -21,7 +21,7 @@ export default defineConfig(async () => ({
         test: { name: "worker", include: ["test/worker/**/*.test.ts"], setupFiles: ["./test/worker/setup.ts"] },
       },
       {
-        test: { name: "node", include: ["test/{engine,training,runner,e2e,api}/**/*.test.ts"], environment: "node" },
+        test: { name: "node", include: ["test/{engine,training,runner,e2e,api,client}/**/*.test.ts"], environment: "node" },
       },
     ],
   },

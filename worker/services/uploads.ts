@@ -29,10 +29,22 @@ const STREAM_PART_SIZE = 8 * MiB;
 /** A streamed upload's file name obeys the same rule as a resumable upload's `name`. */
 const streamedFileName = z.object({ file: z.object({ filename: imageName }) });
 
-/** R2 needs equal parts (except the last) of at least 5 MiB and at most 10,000 of them. */
+/**
+ * The largest part: each part PUT is one request through Cloudflare, whose zones accept bodies of
+ * at most 100 MB (10^8 bytes) on the Free and Pro plans, so a part stays under that on every plan.
+ */
+export const MAX_PART_SIZE = 95 * MiB;
+/** The largest file a resumable upload can carry: 10,000 parts of MAX_PART_SIZE (about 928 GiB). */
+export const MAX_RESUMABLE_SIZE = MAX_PARTS * MAX_PART_SIZE;
+
+/**
+ * R2 needs equal parts (except the last) of at least 5 MiB and at most 10,000 of them; 8 MiB unless
+ * that takes more parts, then the smallest whole MiB that fits, never above MAX_PART_SIZE.
+ */
 export function partSizeFor(size: number): number {
   const floor = 8 * MiB;
   if (Math.ceil(size / floor) <= MAX_PARTS) return floor;
+  if (size > MAX_RESUMABLE_SIZE) throw new RangeError(`${size} bytes need parts above ${MAX_PART_SIZE} bytes`);
   return Math.ceil(size / MAX_PARTS / MiB) * MiB;
 }
 
@@ -144,7 +156,7 @@ export async function streamUpload(env: Bindings, org: Organization, request: Re
 }
 
 export async function startResumableUpload(env: Bindings, org: Organization, origin: string, name: string, size: number) {
-  const maxBytes = settings(env).maxUploadBytes;
+  const maxBytes = Math.min(settings(env).maxUploadBytes, MAX_RESUMABLE_SIZE);
   if (size > maxBytes) throw new HttpError(413, `File is larger than the ${maxBytes} bytes an upload may have`);
   const partSize = partSizeFor(size);
   const partCount = Math.max(1, Math.ceil(size / partSize));

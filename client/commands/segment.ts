@@ -1,0 +1,123 @@
+// `segment <image|folder>... --out <dir>`: the flags, the run, the summary, the exit status.
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import type { ModelRecord } from "../../schema/api-records.ts";
+import { CLOUDFLARE_BODY_LIMIT, DEFAULT_RESUMABLE_ABOVE } from "../body-limit.ts";
+import { CONNECTION_HELP, CONNECTION_OPTIONS, connect, UsageError } from "../connection.ts";
+import { EXPORT_FILES, type ExportFormat, isExportFormat } from "../exports.ts";
+import { formatBytes } from "../format.ts";
+import type { Http } from "../http.ts";
+import { collectInputs } from "../inputs.ts";
+import { Interruption } from "../interruption.ts";
+import { createDisplay } from "../progress.ts";
+import { STATE_FILE } from "../resume-state.ts";
+import { runSegment, type SegmentOptions } from "../segment-run.ts";
+import { summaryTable } from "../summary.ts";
+
+export const SEGMENT_HELP = `npm run client -- segment <image|folder>... --out <dir> [options]
+
+Uploads each image (the TIFF, PNG and JPEG files directly inside each folder), segments them one
+after another (your organization runs one prediction at a time; the client waits its turn), and
+saves the exports as <dir>/<image name>/{${Object.values(EXPORT_FILES).join(",")}}.
+Interrupted, run the same command again: it resumes from ${STATE_FILE} in <dir>.
+Exits 0 only if every image was segmented and exported.
+
+  --out DIR               where the exports go (required)
+  --model ID              model to segment with (default: cpsam; see \`npm run client -- models\`)
+  --diameter D            object diameter in pixels; 0 or auto: estimate it (the default)
+  --channels A,B          Cellpose's channels: segment A, nucleus B; 1-based, 0 = grayscale
+  --formats LIST          exports to save, any of ${Object.keys(EXPORT_FILES).join(",")} (default: all)
+  --resumable-above BYTES files above this size upload in parts (default ${formatBytes(DEFAULT_RESUMABLE_ABOVE)})
+  --body-limit BYTES      the largest request your zone accepts (default ${CLOUDFLARE_BODY_LIMIT}, Cloudflare's
+                          Free and Pro limit); no one-call upload or part goes above it
+  --poll SECONDS          first wait between status polls (default 1; grows to 10 while nothing changes)
+
+${CONNECTION_HELP}`;
+
+const SEGMENT_OPTIONS = {
+  ...CONNECTION_OPTIONS,
+  out: { type: "string" },
+  model: { type: "string", default: "cpsam" },
+  diameter: { type: "string" },
+  channels: { type: "string" },
+  formats: { type: "string", default: Object.keys(EXPORT_FILES).join(",") },
+  "resumable-above": { type: "string" },
+  "body-limit": { type: "string" },
+  poll: { type: "string", default: "1" },
+} as const;
+
+function positiveNumber(value: string, flag: string, allowZero = false): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || (!allowZero && n === 0)) throw new UsageError(`${flag} must be a ${allowZero ? "non-negative" : "positive"} number, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+function predictionParams(values: { diameter?: string; channels?: string }): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  if (values.diameter !== undefined) params.diameter = values.diameter === "auto" ? "auto" : positiveNumber(values.diameter, "--diameter", true);
+  if (values.channels !== undefined) {
+    const channels = values.channels.split(",").map((c) => Number(c));
+    if (channels.length < 1 || channels.length > 2 || channels.some((c) => !Number.isInteger(c) || c < 0)) {
+      throw new UsageError(`--channels takes one or two whole numbers such as 2,3 (0 = grayscale), not ${JSON.stringify(values.channels)}`);
+    }
+    params.channels = channels;
+  }
+  return params;
+}
+
+function exportFormats(list: string): ExportFormat[] {
+  const names = list.split(",").map((f) => f.trim()).filter(Boolean);
+  const unknown = names.filter((f) => !isExportFormat(f));
+  if (unknown.length || names.length === 0) throw new UsageError(`--formats takes ${Object.keys(EXPORT_FILES).join(", ")}; not ${unknown.join(", ") || "nothing"}`);
+  return [...new Set(names)] as ExportFormat[];
+}
+
+export interface SegmentIo {
+  out: NodeJS.WritableStream;
+  /** Tests hand in an Http with an injected fetch; the CLI connects from flags and environment. */
+  http?: Http;
+  /** Asked for on Ctrl-C by the CLI. */
+  interruption?: Interruption;
+}
+
+export async function segmentCommand(args: string[], io: SegmentIo): Promise<number> {
+  const { values, positionals } = parseArgs({ args, options: SEGMENT_OPTIONS, allowPositionals: true });
+  if (values.help) {
+    io.out.write(`${SEGMENT_HELP}\n`);
+    return 0;
+  }
+  if (!values.out) throw new UsageError("--out <dir> is required: the exports (and the resume state) go there");
+  if (positionals.length === 0) throw new UsageError("Name at least one image or folder to segment");
+  const out = resolve(values.out);
+  const inputs = collectInputs(positionals, out);
+  if (inputs.length === 0) throw new UsageError(`No images (${[".tif", ".tiff", ".png", ".jpg", ".jpeg"].join(", ")}) in ${positionals.join(", ")}`);
+  const pollMs = positiveNumber(values.poll, "--poll") * 1000;
+  const options: SegmentOptions = {
+    inputs,
+    out,
+    modelId: values.model,
+    params: predictionParams(values),
+    formats: exportFormats(values.formats),
+    resumableAbove: values["resumable-above"] === undefined ? DEFAULT_RESUMABLE_ABOVE : positiveNumber(values["resumable-above"], "--resumable-above", true),
+    bodyLimit: values["body-limit"] === undefined ? CLOUDFLARE_BODY_LIMIT : positiveNumber(values["body-limit"], "--body-limit"),
+    wait: { pollMs, maxPollMs: Math.max(pollMs, 10_000) },
+    interruption: io.interruption,
+  };
+  const display = createDisplay(io.out);
+  const http = io.http ?? connect(values, { log: (m) => display.log(`retrying: ${m}`) });
+  // A wrong key or model fails here, before anything is uploaded.
+  const model = await http.json<ModelRecord>("GET", `/models/${encodeURIComponent(options.modelId)}`);
+  display.log(`Segmenting ${inputs.length} image${inputs.length === 1 ? "" : "s"} with ${model.name} ${model.version} into ${out}`);
+  let outcomes;
+  try {
+    outcomes = await runSegment(http, options, display);
+  } finally {
+    display.close();
+  }
+  io.out.write(`\n${summaryTable(outcomes, out)}\n`);
+  if (outcomes.some((o) => o.interrupted)) {
+    io.out.write("Interrupted. Run the same command again to resume.\n");
+    return 130;
+  }
+  return outcomes.every((o) => o.ok) ? 0 : 1;
+}

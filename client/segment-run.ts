@@ -1,0 +1,225 @@
+// `segment`'s work: every image uploaded, segmented and exported, in three lanes that overlap.
+// Uploads go one after another and run ahead; predictions go one at a time (the organization's
+// rule) in upload order; each finished segmentation's exports download while the next prediction
+// runs. Every step is recorded in the resume state, and a step already recorded is checked against
+// the service (the image, prediction or segmentation may have been deleted since) before it is
+// trusted.
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { PredictionRecord } from "../schema/api-records.ts";
+import { downloadExport, EXPORT_FILES, type ExportFormat } from "./exports.ts";
+import { ApiError, type Http } from "./http.ts";
+import type { InputFile } from "./inputs.ts";
+import { InterruptedError, Interruption } from "./interruption.ts";
+import { pollPrediction, submitWhenFree, type WaitOptions } from "./predict.ts";
+import type { Display } from "./progress.ts";
+import { type ImageProgress, ResumeState } from "./resume-state.ts";
+import { uploadImage } from "./upload.ts";
+
+export interface SegmentOptions {
+  inputs: InputFile[];
+  out: string;
+  modelId: string;
+  params: Record<string, unknown>;
+  formats: ExportFormat[];
+  resumableAbove: number;
+  bodyLimit: number;
+  wait: WaitOptions;
+  /** Ctrl-C: start nothing new, let what is in flight finish. */
+  interruption?: Interruption;
+}
+
+export interface ImageOutcome {
+  input: InputFile;
+  ok: boolean;
+  /** Nothing left to do: a previous run finished this image. */
+  alreadyDone: boolean;
+  /** Stopped by an interruption before it was done; a rerun carries on. */
+  interrupted: boolean;
+  cellCount: number | null;
+  /** Where it failed and why. */
+  error: string | null;
+  ms: number;
+}
+
+/** The image as the prediction lane receives it: uploaded, or already past that. */
+type Prepared = { progress: ImageProgress } | { failed: string } | { interrupted: true };
+
+const message = (error: unknown) => (error instanceof ApiError ? `${error.status} ${error.detail}` : (error as Error).message);
+
+const gone = (error: unknown) => error instanceof ApiError && error.status === 404;
+
+async function exists(http: Http, path: string): Promise<boolean> {
+  try {
+    await http.request("GET", path);
+    return true;
+  } catch (error) {
+    if (gone(error)) return false;
+    throw error;
+  }
+}
+
+export async function runSegment(http: Http, options: SegmentOptions, display: Display): Promise<ImageOutcome[]> {
+  mkdirSync(options.out, { recursive: true });
+  const interruption = options.interruption ?? new Interruption();
+  const checkpoint = () => interruption.checkpoint();
+  const wait = { ...options.wait, checkpoint, signal: interruption.signal };
+  const state = new ResumeState(options.out, http.api);
+  const request = JSON.stringify({ model_id: options.modelId, params: options.params });
+  const started = new Map<InputFile, number>();
+  let finished = 0;
+  display.count(0, options.inputs.length);
+
+  const record = (input: InputFile, patch: Partial<ImageProgress>) => state.update(input.path, patch);
+  const exportsDone = (input: InputFile, progress: ImageProgress) =>
+    options.formats.every((f) => progress.exports?.[f] && existsSync(join(options.out, progress.folder, EXPORT_FILES[f])));
+
+  /** This run's starting point for one image: what the state says, less what no longer holds. */
+  async function startingPoint(input: InputFile): Promise<ImageProgress> {
+    const previous = state.get(input.path);
+    const sameFile = previous && previous.size === input.size && previous.mtime_ms === input.mtimeMs;
+    let progress: ImageProgress = sameFile ? previous : { size: input.size, mtime_ms: input.mtimeMs, folder: previous?.folder ?? input.folder };
+    if (progress.request !== request) progress = { ...progress, request, prediction_id: undefined, segmentation_id: undefined, cell_count: undefined, exports: {} };
+    if (progress.segmentation_id && !exportsDone(input, progress) && !(await exists(http, `/segmentation/${progress.segmentation_id}`))) {
+      progress = { ...progress, prediction_id: undefined, segmentation_id: undefined, exports: {} };
+    }
+    if (progress.prediction_id && !progress.segmentation_id) {
+      const prediction = await http.json<PredictionRecord>("GET", `/predict/${progress.prediction_id}`).catch((e) => (gone(e) ? null : Promise.reject(e)));
+      if (!prediction || prediction.status === "FAILED") progress = { ...progress, prediction_id: undefined };
+    }
+    state.set(input.path, progress);
+    return progress;
+  }
+
+  async function prepare(input: InputFile): Promise<Prepared> {
+    started.set(input, Date.now());
+    try {
+      checkpoint();
+      const progress = await startingPoint(input);
+      if (progress.prediction_id || progress.segmentation_id) return { progress };
+      const bar = display.bar(`upload ${input.name}`, input.size, "bytes");
+      let sent = 0;
+      try {
+        const image = await uploadImage(http, input, {
+          resumableAbove: options.resumableAbove,
+          bodyLimit: options.bodyLimit,
+          pollMs: options.wait.pollMs,
+          checkpoint,
+          onBytes: (delta) => bar.update((sent += delta)),
+          onPhase: (phase) => bar.update(sent, phase),
+          onState: (upload) => record(input, upload),
+        }, progress);
+        bar.finish(`${input.name}: uploaded as ${image.id}`);
+        return { progress: record(input, { image_id: image.id, parts_done: undefined }) };
+      } catch (error) {
+        bar.finish(`${input.name}: ${error instanceof InterruptedError ? "upload stopped" : `upload failed: ${message(error)}`}`);
+        throw error;
+      }
+    } catch (error) {
+      if (error instanceof InterruptedError) return { interrupted: true };
+      return { failed: `upload: ${message(error)}` };
+    }
+  }
+
+  async function predict(input: InputFile, progress: ImageProgress): Promise<ImageProgress> {
+    if (progress.segmentation_id) return progress;
+    const bar = display.bar(`predict ${input.name}`, 1, "fraction");
+    try {
+      let predictionId = progress.prediction_id;
+      if (!predictionId) {
+        checkpoint();
+        const params = Object.keys(options.params).length ? options.params : undefined;
+        predictionId = await submitWhenFree(http, { image_id: progress.image_id!, model_id: options.modelId, params }, {
+          ...wait,
+          onWaiting: (why) => bar.update(0, `waiting: ${why}`),
+        });
+        progress = record(input, { prediction_id: predictionId });
+      }
+      const done = await pollPrediction(http, predictionId, {
+        ...wait,
+        onUpdate: (p) => bar.update(p.progress, p.stage ? `${p.status} ${p.stage}` : p.status),
+      });
+      if (done.status === "FAILED") throw new Error(done.reason ?? "the prediction failed");
+      bar.finish(`${input.name}: ${done.cell_count} cells (prediction ${predictionId})`);
+      return record(input, { segmentation_id: done.segmentation_id!, cell_count: done.cell_count! });
+    } catch (error) {
+      if (error instanceof InterruptedError) {
+        bar.finish(`${input.name}: stopped${progress.prediction_id ? ` (prediction ${progress.prediction_id} goes on in the service)` : ""}`);
+        throw error;
+      }
+      bar.finish(`${input.name}: prediction failed: ${message(error)}`);
+      throw new Error(`predict: ${message(error)}`);
+    }
+  }
+
+  async function download(input: InputFile, progress: ImageProgress): Promise<void> {
+    const dir = join(options.out, progress.folder);
+    mkdirSync(dir, { recursive: true });
+    for (const format of options.formats) {
+      if (progress.exports?.[format] && existsSync(join(dir, EXPORT_FILES[format]))) continue;
+      checkpoint();
+      try {
+        await downloadExport(http, progress.segmentation_id!, format, dir);
+      } catch (error) {
+        throw new Error(`export ${EXPORT_FILES[format]}: ${message(error)}`);
+      }
+      progress = record(input, { exports: { ...progress.exports, [format]: true } });
+    }
+    display.log(`${input.name}: saved ${options.formats.map((f) => EXPORT_FILES[f]).join(", ")} in ${dir}`);
+  }
+
+  const outcomes: ImageOutcome[] = [];
+  const conclude = (input: InputFile, outcome: Omit<ImageOutcome, "input" | "ms">) => {
+    outcomes.push({ input, ...outcome, ms: Date.now() - (started.get(input) ?? Date.now()) });
+    display.count(++finished, options.inputs.length);
+  };
+
+  // Uploads: one after another, each starting when the one before has finished, however far ahead
+  // of the predictions that runs.
+  let previousUpload: Promise<unknown> = Promise.resolve();
+  const prepared = options.inputs.map((input) => {
+    const settled = state.get(input.path);
+    const done = settled && settled.size === input.size && settled.mtime_ms === input.mtimeMs && settled.request === request && exportsDone(input, settled);
+    if (done) return Promise.resolve<Prepared | "done">("done");
+    const upload = previousUpload.then(() => prepare(input));
+    previousUpload = upload;
+    return upload;
+  });
+
+  const downloads: Promise<void>[] = [];
+  for (const [index, input] of options.inputs.entries()) {
+    const next = await prepared[index]!;
+    if (next === "done") {
+      const progress = state.get(input.path)!;
+      display.log(`${input.name}: already done (${progress.cell_count} cells in ${join(options.out, progress.folder)})`);
+      conclude(input, { ok: true, alreadyDone: true, interrupted: false, cellCount: progress.cell_count ?? null, error: null });
+      continue;
+    }
+    if ("interrupted" in next) {
+      conclude(input, { ok: false, alreadyDone: false, interrupted: true, cellCount: null, error: "interrupted" });
+      continue;
+    }
+    if ("failed" in next) {
+      conclude(input, { ok: false, alreadyDone: false, interrupted: false, cellCount: null, error: next.failed });
+      continue;
+    }
+    let progress: ImageProgress;
+    try {
+      progress = await predict(input, next.progress);
+    } catch (error) {
+      const interrupted = error instanceof InterruptedError;
+      conclude(input, { ok: false, alreadyDone: false, interrupted, cellCount: null, error: interrupted ? "interrupted" : (error as Error).message });
+      continue;
+    }
+    downloads.push(download(input, progress).then(
+      () => conclude(input, { ok: true, alreadyDone: false, interrupted: false, cellCount: progress.cell_count ?? null, error: null }),
+      (error) => {
+        const interrupted = error instanceof InterruptedError;
+        conclude(input, { ok: false, alreadyDone: false, interrupted, cellCount: progress.cell_count ?? null, error: interrupted ? "interrupted" : (error as Error).message });
+      },
+    ));
+  }
+  await Promise.all(downloads);
+  // In the order given, whatever order they finished in.
+  return options.inputs.map((input) => outcomes.find((o) => o.input === input)!);
+}
