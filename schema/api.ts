@@ -40,3 +40,6 @@ export const trainingBody = z.object({
 });
 
 export const pathId = z.object({ id });
+
+/** POST /segmentation (multipart): the image the annotation in part `file` belongs to. */
+export const segmentationImportFields = z.object({ image_id: id });
