@@ -83,6 +83,7 @@ describe("organization isolation: another organization's resource is answered li
     ["POST /job/training with its model", () => ["POST", "/job/training", { model_id: "private-model", image_ids: ["*"] }], "Model"],
     ["POST /job/training with its image", () => ["POST", "/job/training", { model_id: "cpsam", image_ids: [imageId] }], "Image"],
     ["GET /segmentation/{id}", () => ["GET", `/segmentation/${segmentationId}`], "Segmentation"],
+    ["DELETE /segmentation/{id}", () => ["DELETE", `/segmentation/${segmentationId}`], "Segmentation"],
   ];
 
   for (const [name, request, resource] of cases) {
