@@ -1,10 +1,12 @@
 // Label images (PNG 8/16-bit, TIFF 8/16/32-bit integer or float holding whole numbers): 0 is
 // background, every other value one object; values need not be consecutive. Decoded by the
-// engine's decoders (gpu-runner/engine/decode), which check sizes against the headers before they
-// allocate and bound their inflation by the size the header gives, after the size was checked here.
+// engine's decoders (gpu-runner/engine/decode) once the headers say the size is the image's; the
+// TIFF decoder inflates each strip to at most its expected size, and a PNG's image data is
+// inflated here first with a bound (fast-png, under the PNG decoder, inflates without one).
 
 import { decodeImage, ImageDecodeError, probeImage, type ImageProbe } from "../../gpu-runner/engine/decode/index.ts";
 import { AnnotationImportError } from "./errors.ts";
+import { inflateBounded } from "./inflate-bounded.ts";
 import { MAX_IMPORT_OBJECTS } from "./limits.ts";
 
 /** The decoders hand samples over as float32, which holds every whole number up to 2^24 exactly. */
@@ -33,6 +35,7 @@ export function labelsFromImageFile(bytes: Uint8Array, width: number, height: nu
   if (probe.channels !== 1) {
     throw new AnnotationImportError("invalid_content", `the label image has ${probe.channels} channels; a label image has one (grayscale, 8, 16 or 32-bit)`);
   }
+  if (probe.format === "png") checkPngInflatedSize(bytes, probe);
   let data: Float32Array;
   try {
     data = decodeImage(bytes).data;
@@ -66,4 +69,37 @@ export function labelsFromImageFile(bytes: Uint8Array, width: number, height: nu
     }
   }
   return labels;
+}
+
+/**
+ * Refuses a PNG whose image data (the IDAT chunks, one zlib stream; PNG specification, W3C 2003,
+ * sections 5.3 and 10) inflates past what its header's size needs: filtered rows of a one-channel
+ * image, with room for Adam7 interlacing's extra row starts.
+ */
+function checkPngInflatedSize(bytes: Uint8Array, probe: ImageProbe): void {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (let at = 8; at + 8 <= bytes.length; ) {
+    const length = view.getUint32(at);
+    const type = view.getUint32(at + 4);
+    const data = bytes.subarray(at + 8, Math.min(bytes.length, at + 8 + length));
+    if (type === 0x49444154) {
+      parts.push(data);
+      total += data.length;
+    }
+    if (type === 0x49454e44) break;
+    at += 12 + length;
+  }
+  const stream = new Uint8Array(total);
+  let offset = 0;
+  for (const part of parts) {
+    stream.set(part, offset);
+    offset += part.length;
+  }
+  const rowBytes = Math.ceil((probe.width * probe.bitDepth) / 8);
+  const bound = probe.height * (1 + rowBytes) + 16 * (probe.height + 8);
+  if (inflateBounded(stream, bound, "zlib") === "too large") {
+    throw new AnnotationImportError("limit_exceeded", `the PNG's image data inflates past the ${bound.toLocaleString("en-US")} bytes a ${probe.width}x${probe.height} label image needs`);
+  }
 }

@@ -5,7 +5,7 @@
 // unzipSync: it inflates each entry to the size the archive claims without stopping, so a small
 // archive could make the worker inflate gigabytes; here each entry inflates through `inflateBounded`.
 
-import { Inflate } from "fflate";
+import { inflateBounded } from "./inflate-bounded.ts";
 import { AnnotationImportError } from "./errors.ts";
 
 const LOCAL_HEADER = 0x04034b50;
@@ -89,38 +89,12 @@ export function entryData(bytes: Uint8Array, entry: ZipEntry, limit: number): Ui
     return stored;
   }
   if (entry.method !== 8) throw corrupt(`${entry.name} uses compression method ${entry.method} (only stored and deflated entries are read)`);
-  return inflateBounded(stored, limit, entry);
+  const inflated = inflateBounded(stored, limit, "raw");
+  if (inflated === "corrupt") throw corrupt(`${entry.name} is not valid deflate data`);
+  if (inflated === "too large") throw tooLarge(entry, limit);
+  return inflated;
 }
 
 function tooLarge(entry: ZipEntry, limit: number): AnnotationImportError {
   return new AnnotationImportError("limit_exceeded", `${entry.name} inflates to more than ${limit.toLocaleString("en-US")} bytes, more than any ROI needs`);
-}
-
-/** Raw deflate fed in small slices, so inflation stops within a slice's worth of output past `limit`. */
-function inflateBounded(input: Uint8Array, limit: number, entry: ZipEntry): Uint8Array {
-  const SLICE = 1024; // deflate expands at most ~1032:1, so at most ~1 MiB is inflated past the limit
-  const parts: Uint8Array[] = [];
-  let produced = 0;
-  let finished = false;
-  const inflater = new Inflate((data, final) => {
-    produced += data.length;
-    if (produced <= limit) parts.push(data.slice());
-    if (final) finished = true;
-  });
-  try {
-    for (let at = 0; at < input.length && produced <= limit; at += SLICE) {
-      inflater.push(input.subarray(at, at + SLICE), at + SLICE >= input.length);
-    }
-  } catch (error) {
-    throw corrupt(`${entry.name} is not valid deflate data (${(error as Error).message})`);
-  }
-  if (produced > limit) throw tooLarge(entry, limit);
-  if (!finished) throw corrupt(`${entry.name} ends before its deflate data does`);
-  const out = new Uint8Array(produced);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
 }

@@ -2,7 +2,7 @@
 // detail that names the problem, found before the file can make the worker do unbounded work.
 
 import { encode as encodePng } from "fast-png";
-import { zipSync } from "fflate";
+import { zipSync, zlibSync } from "fflate";
 import jpeg from "jpeg-js";
 import { describe, expect, it } from "vitest";
 import { AnnotationImportError, importAnnotation, importErrorStatus } from "../../../worker/annotations/index.ts";
@@ -145,6 +145,25 @@ describe("bounded work", () => {
     expect(bomb.length).toBeLessThan(256 * 1024);
     const started = Date.now();
     expect(refusal(bomb, 8, 8)).toMatchObject({ kind: "limit_exceeded", detail: "bomb.roi inflates to more than 2,097,152 bytes, more than any ROI needs" });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  }, 30_000);
+
+  it("a PNG bomb: image data that inflates far past its header's size is stopped while inflating", () => {
+    const header = png(8, 8, new Uint16Array(64).fill(1));
+    const idat = zlibSync(new Uint8Array(64 * 1024 * 1024), { level: 1 });
+    // Signature and IHDR from a real 8x8 PNG, then one IDAT holding the bomb, then IEND.
+    const ihdrEnd = 8 + 25;
+    const out = new Uint8Array(ihdrEnd + 12 + idat.length + 12);
+    out.set(header.subarray(0, ihdrEnd));
+    const view = new DataView(out.buffer);
+    view.setUint32(ihdrEnd, idat.length);
+    out.set([0x49, 0x44, 0x41, 0x54], ihdrEnd + 4);
+    out.set(idat, ihdrEnd + 8);
+    view.setUint32(ihdrEnd + 12 + idat.length, 0);
+    out.set([0x49, 0x45, 0x4e, 0x44], ihdrEnd + 12 + idat.length + 4);
+    expect(out.length).toBeLessThan(512 * 1024);
+    const started = Date.now();
+    expect(refusal(out, 8, 8)).toMatchObject({ kind: "limit_exceeded", detail: expect.stringContaining("the PNG's image data inflates past") });
     expect(Date.now() - started).toBeLessThan(2_000);
   }, 30_000);
 
