@@ -14,7 +14,7 @@ import { collectImageJRoi, collectImageJRoiArchive } from "./imagej-roi-files.ts
 import { labelsFromImageFile } from "./label-image-file.ts";
 import { MAX_IMPORT_FILE_BYTES, MAX_IMPORT_PIXELS } from "./limits.ts";
 import { objectsFromLabels } from "./objects.ts";
-import { OutlineCollector, rasterise } from "./outlines.ts";
+import { OutlineCollector } from "./outlines.ts";
 import { isZip } from "./zip-entries.ts";
 
 export { AnnotationImportError, importErrorStatus } from "./errors.ts";
@@ -67,7 +67,7 @@ export function importAnnotation(bytes: Uint8Array, width: number, height: numbe
     if (format === "imagej-roi") collectImageJRoi(bytes, collector);
     else if (format === "imagej-roi-zip") collectImageJRoiArchive(bytes, collector);
     else collectGeoJson(bytes, collector);
-    labels = rasterise(collector);
+    labels = collector.labels;
   }
   return { format, ...objectsFromLabels(labels, width, height) };
 }

@@ -1,13 +1,15 @@
 // Bounds on what an annotation import may make the worker do. Files are untrusted: every count is
 // checked before the memory it implies is allocated. Documented in worker/annotations/README.md.
 
-/** Largest annotation file accepted, in bytes (a GeoJSON of ~30,000 QuPath cells, or any label image of an importable size). */
-export const MAX_IMPORT_FILE_BYTES = 32 * 1024 * 1024;
-/**
- * Largest image an annotation can be imported for (width x height): the import holds one 32-bit
- * label per pixel (64 MiB at this bound) inside the worker's 128 MB.
- */
-export const MAX_IMPORT_PIXELS = 4096 * 4096;
+// Memory inside the worker's 128 MB, at the bounds: the file (40 MiB), one 32-bit label per pixel
+// (24 MB), and the engine's one-piece and hole passes, which take up to 8 and 5 bytes per pixel of
+// one object's bounding box (48 MB for an object as large as the image); ROIs of 100,000 cells
+// take about 30 MB but leave no room for such a giant object's passes.
+
+/** Largest annotation file accepted, in bytes: our own rois.zip of 100,000 cells (36 MB) fits. */
+export const MAX_IMPORT_FILE_BYTES = 40 * 1024 * 1024;
+/** Largest image (width x height) an annotation can be imported for: 2560 x 2160 sCMOS frames and 2048 x 2048 fit. */
+export const MAX_IMPORT_PIXELS = 6_000_000;
 /** Most objects one import may hold (the same order as the largest model segmentations). */
 export const MAX_IMPORT_OBJECTS = 100_000;
 /** Most outline vertices in one file, all objects together, and in one object. */

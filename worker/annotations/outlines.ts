@@ -1,8 +1,9 @@
 // Outline-based annotations (ImageJ ROIs, GeoJSON) become a label image here. Each parser hands
-// its objects to an OutlineCollector, which enforces the limits as they arrive, and `rasterise`
-// fills them with the project's one filling rule (schema/roi-raster.ts ScanPolygon: a pixel
-// belongs to an object when its centre lies inside by the even-odd rule, so inner rings are holes).
-// Objects are drawn in file order and a later object wins the pixels it shares with an earlier one.
+// its objects to an OutlineCollector, which enforces the limits as they arrive and fills each one
+// at once with the project's one filling rule (schema/roi-raster.ts ScanPolygon: a pixel belongs
+// to an object when its centre lies inside by the even-odd rule, so inner rings are holes); no
+// outline is kept, so memory is the label image whatever the vertex count. Objects are drawn in
+// file order and a later object wins the pixels it shares with an earlier one.
 
 import { ScanPolygon } from "../../schema/roi-raster.ts";
 import { AnnotationImportError } from "./errors.ts";
@@ -21,16 +22,19 @@ export interface Outline {
 export class OutlineCollector {
   readonly width: number;
   readonly height: number;
-  readonly outlines: Outline[] = [];
+  /** Object i (file order) is i + 1 where it is visible. */
+  readonly labels: Uint32Array;
+  private count = 0;
   private vertices = 0;
 
   constructor(width: number, height: number) {
     this.width = width;
     this.height = height;
+    this.labels = new Uint32Array(width * height);
   }
 
   add(outline: Outline): void {
-    if (this.outlines.length === MAX_IMPORT_OBJECTS) {
+    if (this.count === MAX_IMPORT_OBJECTS) {
       throw new AnnotationImportError("too_many_objects", `the file holds more than ${MAX_IMPORT_OBJECTS.toLocaleString("en-US")} objects, the most one import may hold`);
     }
     let count = 0;
@@ -46,7 +50,23 @@ export class OutlineCollector {
     if (this.vertices > MAX_IMPORT_VERTICES) {
       throw new AnnotationImportError("limit_exceeded", `the file holds more than ${MAX_IMPORT_VERTICES.toLocaleString("en-US")} vertices, the most one import may hold`);
     }
-    this.outlines.push(outline);
+    this.draw(outline, ++this.count);
+  }
+
+  private draw(outline: Outline, label: number): void {
+    const { width, height, labels } = this;
+    let minY = Infinity, maxY = -Infinity;
+    for (const ring of outline.rings) {
+      for (let k = 1; k < ring.length; k += 2) {
+        if (ring[k] < minY) minY = ring[k];
+        if (ring[k] > maxY) maxY = ring[k];
+      }
+    }
+    // Rows whose pixel centre y + 0.5 can lie in [minY, maxY).
+    const first = Math.max(0, Math.ceil(minY - 0.5));
+    const end = Math.min(height, Math.ceil(maxY - 0.5));
+    const shape = new ScanPolygon(outline.rings);
+    for (let y = first; y < end; y++) shape.fillRow(y, labels.subarray(y * width, (y + 1) * width), width, label);
   }
 
   private checkCoordinates(ring: Float64Array, where: string): void {
@@ -61,25 +81,4 @@ export class OutlineCollector {
       }
     }
   }
-}
-
-/** Label image of the outlines: object i (file order) gets i + 1; a later object overwrites an earlier one. */
-export function rasterise(collector: OutlineCollector): Uint32Array {
-  const { width, height } = collector;
-  const labels = new Uint32Array(width * height);
-  collector.outlines.forEach((outline, i) => {
-    let minY = Infinity, maxY = -Infinity;
-    for (const ring of outline.rings) {
-      for (let k = 1; k < ring.length; k += 2) {
-        if (ring[k] < minY) minY = ring[k];
-        if (ring[k] > maxY) maxY = ring[k];
-      }
-    }
-    // Rows whose pixel centre y + 0.5 can lie in [minY, maxY).
-    const first = Math.max(0, Math.ceil(minY - 0.5));
-    const end = Math.min(height, Math.ceil(maxY - 0.5));
-    const shape = new ScanPolygon(outline.rings);
-    for (let y = first; y < end; y++) shape.fillRow(y, labels.subarray(y * width, (y + 1) * width), width, i + 1);
-  });
-  return labels;
 }

@@ -172,8 +172,8 @@ describe("bounded work", () => {
   });
 
   it("files over the size limit, images over the pixel limit, objects over the vertex limit", () => {
-    expect(refusal(new Uint8Array(MAX_IMPORT_FILE_BYTES + 1).fill(0x20), 8, 8)).toMatchObject({ kind: "limit_exceeded", detail: expect.stringContaining("33,554,433 bytes") });
-    expect(refusal(text("[]"), 5000, 5000)).toMatchObject({ kind: "limit_exceeded", detail: expect.stringContaining("5000x5000") });
+    expect(refusal(new Uint8Array(MAX_IMPORT_FILE_BYTES + 1).fill(0x20), 8, 8)).toMatchObject({ kind: "limit_exceeded", detail: expect.stringContaining("41,943,041 bytes") });
+    expect(refusal(text("[]"), 3000, 2001)).toMatchObject({ kind: "limit_exceeded", detail: expect.stringContaining("3000x2001") });
     const ring = Array.from({ length: 100_001 }, (_, i) => [4 + 3 * Math.cos(i / 20_000), 4 + 3 * Math.sin(i / 20_000)]);
     expect(refusal(text(JSON.stringify([feature([ring])])), 8, 8)).toMatchObject({ kind: "limit_exceeded", detail: "feature 1 has 100001 vertices; an object may have at most 100,000" });
   });
