@@ -73,6 +73,15 @@ describe("POST /segmentation", () => {
     expect(await stored(org)).toEqual({ rows: 0, objects: 0 });
   });
 
+  it("refuses an image whose upload is not ready yet with 409", async () => {
+    const org = await createOrg();
+    const { image } = await json<{ image: { id: string } }>(await call("/upload", { key: org.key, json: { name: "big.tif", size: 1000 } }));
+    const response = await importInto(org, image.id);
+    expect(response.status).toBe(409);
+    expect((await json(response)).detail).toBe(`Image ${image.id} is pending, not ready: wait for its upload to finish processing`);
+    expect(await stored(org)).toEqual({ rows: 0, objects: 0 });
+  });
+
   it("answers a missing field with the validation shape, and another organization's image like a missing one", async () => {
     const org = await createOrg();
     const response = await call("/segmentation", { key: org.key, body: importForm(null, null) });
