@@ -59,15 +59,23 @@ export function importAnnotation(bytes: Uint8Array, width: number, height: numbe
     throw new AnnotationImportError("limit_exceeded", `annotations can be imported for images of up to ${MAX_IMPORT_PIXELS.toLocaleString("en-US")} pixels; this one is ${width}x${height}`);
   }
   const format = detectAnnotationFormat(bytes);
-  let labels: Uint32Array;
   if (format === "label-image") {
-    labels = labelsFromImageFile(bytes, width, height);
-  } else {
-    const collector = new OutlineCollector(width, height);
-    if (format === "imagej-roi") collectImageJRoi(bytes, collector);
-    else if (format === "imagej-roi-zip") collectImageJRoiArchive(bytes, collector);
-    else collectGeoJson(bytes, collector);
-    labels = collector.labels;
+    const file = labelsFromImageFile(bytes, width, height);
+    const objects = objectsFromLabels(file.labels, width, height);
+    // One value in separate pieces is a binary mask: importing it as one object would lose every
+    // cell but the largest, so it is refused with what to do instead.
+    if (file.distinctLabels === 1 && objects.strayPixels > 0) {
+      throw new AnnotationImportError(
+        "invalid_content",
+        "the label image is a binary mask (one value over separate pieces); a label image gives each object its own value (in Fiji: Analyze Particles with Show: Count Masks)",
+      );
+    }
+    return { format, rois: objects.rois, confluency: objects.confluency, labels: objects.labels };
   }
-  return { format, ...objectsFromLabels(labels, width, height) };
+  const collector = new OutlineCollector(width, height);
+  if (format === "imagej-roi") collectImageJRoi(bytes, collector);
+  else if (format === "imagej-roi-zip") collectImageJRoiArchive(bytes, collector);
+  else collectGeoJson(bytes, collector);
+  const objects = objectsFromLabels(collector.labels, width, height);
+  return { format, rois: objects.rois, confluency: objects.confluency, labels: objects.labels };
 }

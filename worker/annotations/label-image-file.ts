@@ -17,8 +17,14 @@ function unreadable(error: unknown): never {
   throw error;
 }
 
-/** The label values as a Uint32Array of width x height (still in the file's numbering). */
-export function labelsFromImageFile(bytes: Uint8Array, width: number, height: number): Uint32Array {
+export interface LabelImageFile {
+  /** The label values, width x height, still in the file's numbering. */
+  labels: Uint32Array;
+  /** How many different non-zero values it holds. */
+  distinctLabels: number;
+}
+
+export function labelsFromImageFile(bytes: Uint8Array, width: number, height: number): LabelImageFile {
   let probe: ImageProbe;
   try {
     probe = probeImage(bytes);
@@ -68,7 +74,7 @@ export function labelsFromImageFile(bytes: Uint8Array, width: number, height: nu
       }
     }
   }
-  return labels;
+  return { labels, distinctLabels: seen.size };
 }
 
 /**

@@ -22,6 +22,8 @@ export interface ImportedObjects {
   confluency: number;
   /** The final label image (labels 1..rois.length), what the ROIs render back to. */
   labels: Uint32Array;
+  /** Pixels dropped because they were not in their object's largest piece. */
+  strayPixels: number;
 }
 
 /** Works in place on `labels` (any non-zero values, at most MAX_IMPORT_OBJECTS distinct ones). */
@@ -31,9 +33,10 @@ export function objectsFromLabels(labels: Uint32Array, width: number, height: nu
   if (count > MAX_IMPORT_OBJECTS) {
     throw new AnnotationImportError("too_many_objects", `the file holds ${count.toLocaleString("en-US")} objects; one import may hold at most ${MAX_IMPORT_OBJECTS.toLocaleString("en-US")}`);
   }
-  if (keepLargestComponents(labels, count, width) > 0) count = renumberInRasterOrder(labels);
+  const strayPixels = keepLargestComponents(labels, count, width);
+  if (strayPixels > 0) count = renumberInRasterOrder(labels);
   if (fillEnclosed(labels, count, width) && keepLargestComponents(labels, count, width) > 0) count = renumberInRasterOrder(labels);
-  return { rois: measureRois(labels, width, height, count), confluency: confluency(labels), labels };
+  return { rois: measureRois(labels, width, height, count), confluency: confluency(labels), labels, strayPixels };
 }
 
 /**

@@ -78,13 +78,13 @@ describe("label images", () => {
       "k....k",
       "..kk..",
       "..kk..",
-      ".....k",
+      "m....k",
     ]);
     expect(picture(importAnnotation(png16(width, height, labels), width, height).labels, width)).toEqual([
       "......",
       "..aa..",
       "..aa..",
-      "......",
+      "b.....",
     ]);
   });
 

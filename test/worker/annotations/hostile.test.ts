@@ -128,6 +128,11 @@ describe("readable files that cannot be this image's segmentation: 422", () => {
     });
   });
 
+  it("a binary mask: one value over separate cells would be one object, so it is refused with what to do", () => {
+    const mask = Uint8Array.from([255, 255, 0, 0, 0, 255, 255, 0, 0, 0, 0, 0, 0, 0, 255]);
+    expect(refusal(png(5, 3, mask), 5, 3)).toMatchObject({ kind: "invalid_content", status: 422, detail: expect.stringContaining("binary mask") });
+  });
+
   it("label images with several channels, several planes, or values that are not labels", () => {
     expect(refusal(png(2, 2, new Uint8Array(12), 3), 2, 2)).toMatchObject({ kind: "invalid_content", detail: expect.stringContaining("has 3 channels") });
     const page = { width: 2, height: 2, samplesPerPixel: 1, values: [0, 1, 1, 0], kind: "uint16" as const };
