@@ -90,6 +90,9 @@ describe("POST /segmentation", () => {
       { loc: ["body", "image_id"], msg: "Field required", type: "missing" },
       { loc: ["body", "file"], msg: "Field required", type: "missing" },
     ]);
+    const notMultipart = await call("/segmentation", { key: org.key, json: { image_id: "x" } });
+    expect(notMultipart.status).toBe(415);
+    expect((await json(notMultipart)).detail).toBe("Send multipart/form-data with a field 'image_id' and the annotation file in a part named 'file'");
     const other = await createOrg();
     const foreign = await uploadImage(other);
     const refused = await importInto(org, foreign.id);
