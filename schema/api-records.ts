@@ -143,6 +143,11 @@ export const segmentationRecord = z
   })
   .meta({ id: "Segmentation" });
 
+/** What POST /segmentation answers. */
+export const segmentationImported = z
+  .object({ segmentation_id: id, image_id: id, source: z.literal("import"), cell_count: count })
+  .meta({ id: "SegmentationImported" });
+
 export const errorBody = z.object({ detail: z.string() }).meta({ id: "Error" });
 
 export const validationErrorBody = z

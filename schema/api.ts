@@ -121,3 +121,6 @@ export const segmentationListQuery = z.object({ ...pageQuery, image_id: id.optio
 export const predictionListQuery = z.object({ ...pageQuery, status: z.enum(JOB_STATUSES).optional(), image_id: id.optional() });
 
 export const jobListQuery = z.object({ ...pageQuery, kind: z.enum(["prediction", "training"]).optional(), status: z.enum(JOB_STATUSES).optional() });
+
+/** POST /segmentation (multipart): the image the annotation in part `file` belongs to. */
+export const segmentationImportFields = z.object({ image_id: id });

@@ -21,7 +21,7 @@ import { loadModelFromBytes, type LoadedModel } from "../engine/model.ts";
 import { chooseModel, DEFAULT_MODEL_PATH } from "../engine/model-choice.ts";
 import { normalizeImage } from "../engine/normalize.ts";
 import { buildReferenceModel } from "../engine/reference-model.ts";
-import { confluency, measureRois } from "../engine/rois.ts";
+import { confluency, measureRois } from "../../schema/roi-measure.ts";
 import { segmentImage } from "../engine/segment.ts";
 import { DataType, encodeModel } from "../onnx/model-builder.ts";
 import { discField, type LabelImage } from "../../test/engine/helpers/synthetic-labels.ts";

@@ -12,7 +12,7 @@ import { MODALITIES } from "./modality.ts";
 import type { Modality, ModalityDecision } from "./modality.ts";
 import { normalizeImage } from "./normalize.ts";
 import { resizePlanar } from "./resize.ts";
-import { confluency, measureRois } from "./rois.ts";
+import { confluency, measureRois } from "../../schema/roi-measure.ts";
 
 export interface SegmentParams extends MaskParams {
   /**

@@ -5,9 +5,9 @@ import { computeMasks, DEFAULT_MASK_PARAMS, type MaskParams } from "../../gpu-ru
 import { removeBadFlowMasks } from "../../gpu-runner/engine/masks/flow-error.ts";
 import { fillHolesAndRemoveSmall } from "../../gpu-runner/engine/masks/holes-and-sizes.ts";
 import { DiffusionScratch, diffuseInMask } from "../../gpu-runner/engine/heat-diffusion.ts";
-import { labelBoxes, renumberInRasterOrder } from "../../gpu-runner/engine/labels.ts";
+import { labelBoxes, renumberInRasterOrder } from "../../schema/label-image.ts";
 import { chunksRunByWorkers, startMaskThreads } from "../../gpu-runner/engine/masks/mask-threads.ts";
-import { keepLargestComponents } from "../../gpu-runner/engine/masks/single-component.ts";
+import { keepLargestComponents } from "../../schema/label-largest-piece.ts";
 import { discField, emptyLabels, mixedScene, paintDisc, paintRect, type LabelImage } from "./helpers/synthetic-labels.ts";
 
 /** The network outputs a perfect model would give for these labels. */

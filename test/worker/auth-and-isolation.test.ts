@@ -84,6 +84,7 @@ describe("organization isolation: another organization's resource is answered li
     ["POST /job/training with its image", () => ["POST", "/job/training", { model_id: "cpsam", image_ids: [imageId] }], "Image"],
     ["GET /segmentation/{id}", () => ["GET", `/segmentation/${segmentationId}`], "Segmentation"],
     ["GET /models/{id}", () => ["GET", "/models/private-model"], "Model"],
+    ["DELETE /segmentation/{id}", () => ["DELETE", `/segmentation/${segmentationId}`], "Segmentation"],
   ];
 
   for (const [name, request, resource] of cases) {

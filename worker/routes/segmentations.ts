@@ -1,8 +1,9 @@
 import { createRoute } from "@hono/zod-openapi";
 import { segmentationListQuery, segmentationPath } from "../../schema/api.ts";
-import { segmentationPage, segmentationRecord } from "../../schema/api-records.ts";
+import { segmentationImported, segmentationPage, segmentationRecord } from "../../schema/api-records.ts";
 import { notFound } from "../errors.ts";
 import { apiRouter, errorResponses, jsonResponse } from "../openapi/router.ts";
+import { deleteSegmentation, importSegmentation } from "../services/segmentation-imports.ts";
 import { getSegmentation, listSegmentations, segmentationView } from "../services/segmentations.ts";
 
 export const segmentationRoutes = apiRouter();
@@ -40,4 +41,57 @@ segmentationRoutes.openapi(one, async (c) => {
   const segmentation = await getSegmentation(c.env.DB, c.get("org").id, segmentation_id);
   if (!segmentation) throw notFound("Segmentation", segmentation_id);
   return c.json(segmentationView(segmentation), 200);
+});
+
+// The multipart body is described, not validated by a zod schema on the route: the service reads
+// the parts itself with its limits (a zod body would make the validator buffer and parse it first).
+const importOne = createRoute({
+  method: "post",
+  path: "/segmentation",
+  operationId: "importSegmentation",
+  tags,
+  summary: "Import a corrected segmentation",
+  description:
+    "Multipart: field `image_id` and part `file`: a label image (PNG 8/16-bit, TIFF 8/16/32-bit, the image's size, 0 = background), " +
+    "an ImageJ `.roi` or ROI Manager `.zip`, or QuPath GeoJSON in image pixel coordinates. A later object wins shared pixels. " +
+    "Not an analysis: it does not count against the monthly cap.",
+  request: {
+    body: {
+      required: true,
+      content: {
+        "multipart/form-data": {
+          schema: {
+            type: "object",
+            required: ["image_id", "file"],
+            properties: { image_id: { type: "string" }, file: { type: "string", format: "binary", description: "The annotation file" } },
+          },
+        },
+      },
+    },
+  },
+  responses: { 201: jsonResponse(segmentationImported, "The imported segmentation"), ...errorResponses(400, 404, 409, 413, 415) },
+});
+
+segmentationRoutes.openapi(importOne, async (c) => {
+  const segmentation = await importSegmentation(c.env, c.get("org"), c.req.raw);
+  return c.json({ segmentation_id: segmentation.id, image_id: segmentation.imageId, source: "import" as const, cell_count: segmentation.roiCount }, 201);
+});
+
+const deleteOne = createRoute({
+  method: "delete",
+  path: "/segmentation/{segmentation_id}",
+  operationId: "deleteSegmentation",
+  tags,
+  summary: "Delete a segmentation",
+  description: "Removes a segmentation, imported or predicted, and its ROI artifact.",
+  request: { params: segmentationPath },
+  responses: { 204: { description: "Deleted" }, ...errorResponses(404) },
+});
+
+segmentationRoutes.openapi(deleteOne, async (c) => {
+  const { segmentation_id } = c.req.valid("param");
+  const segmentation = await getSegmentation(c.env.DB, c.get("org").id, segmentation_id);
+  if (!segmentation) throw notFound("Segmentation", segmentation_id);
+  await deleteSegmentation(c.env, segmentation);
+  return c.body(null, 204);
 });

@@ -6,7 +6,7 @@ import type { Roi } from "../../../schema/roi.ts";
 import type { ExportContext } from "../../../schema/measurements.ts";
 import { EXPORTS } from "../../../worker/exports/index.ts";
 import { artifactBody, encodeToBytes, storeArtifact } from "./helpers/artifact-store.ts";
-import { decodeImageJRoi } from "./helpers/imagej-roi-decode.ts";
+import { decodeImageJRoi } from "../../../worker/annotations/imagej-roi-decoder.ts";
 import { doubledSignedArea } from "./helpers/polygons.ts";
 import { inRasterOrder, roisFromShapes, syntheticShapes } from "./helpers/rois-from-runs.ts";
 import { readZipEnd, walkStoredZip } from "./helpers/stored-zip-walker.ts";

@@ -2,7 +2,7 @@ import { unzipSync } from "fflate";
 import { describe, expect, it } from "vitest";
 import { exportErrorStatus } from "../../../worker/exports/index.ts";
 import { imageJRoiName } from "../../../worker/exports/rois-zip.ts";
-import { decodeImageJRoi } from "./helpers/imagej-roi-decode.ts";
+import { decodeImageJRoi } from "../../../worker/annotations/imagej-roi-decoder.ts";
 import { pixelsInside, sameRing } from "./helpers/polygons.ts";
 import { exportFrom, exportSmall } from "./helpers/run-export.ts";
 import { smallContext, smallDescription, smallRois } from "./helpers/small-segmentation.ts";

@@ -1,6 +1,7 @@
 // ROIs and measurements from a raster-ordered label image (labels 1..count, see schema/roi.ts):
+// shared by the engine (model segmentations) and the worker (imported annotations), so both measure alike:
 // an outline along pixel edges, ImageJ's traced perimeter, pixel-centre centroid and bounding box.
-import type { Roi } from "../../schema/roi.ts";
+import type { Roi } from "./roi.ts";
 
 export function measureRois(labels: Uint32Array, width: number, height: number, count: number): Roi[] {
   const area = new Float64Array(count + 1);

@@ -3,7 +3,7 @@
 // outline, so stray pieces are dropped to keep "polygon area = pixel count" true for every mask.
 // (A deliberate addition to Cellpose's pipeline; it changes nothing on connected masks.)
 // Works mask by mask inside its bounding box, so memory follows the largest mask, not the image.
-import { labelBoxes } from "../labels.ts";
+import { labelBoxes } from "./label-image.ts";
 
 /** Works in place on labels 1..count; returns the number of pixels removed. */
 export function keepLargestComponents(labels: Uint32Array, count: number, width: number): number {

@@ -1,0 +1,227 @@
+// What each annotation format imports as. Pictures are label images written one character per
+// pixel ("." background, "a" the first object in raster order, "b" the second, ...).
+
+import { encode as encodePng } from "fast-png";
+import { Zip, ZipDeflate, zipSync } from "fflate";
+import { describe, expect, it } from "vitest";
+import { importAnnotation } from "../../../worker/annotations/index.ts";
+import { encodeTiff } from "../../engine/helpers/tiff-writer.ts";
+import { ROI_TYPE, roiFile, type RoiSpec } from "./helpers/imagej-roi-builder.ts";
+import { grid, picture } from "./helpers/label-grid.ts";
+
+function png16(width: number, height: number, labels: ArrayLike<number>): Uint8Array {
+  return encodePng({ width, height, data: Uint16Array.from(labels), depth: 16, channels: 1 });
+}
+
+function geojson(document: unknown): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify(document));
+}
+
+function polygonFeature(...rings: number[][][]): unknown {
+  return { type: "Feature", geometry: { type: "Polygon", coordinates: rings.map((r) => [...r, r[0]]) }, properties: { objectType: "detection" } };
+}
+
+/** A ROI Manager archive as Java's ZipOutputStream writes it: deflated entries with data descriptors. */
+function roiManagerZip(specs: RoiSpec[]): Uint8Array {
+  const parts: Uint8Array[] = [];
+  const zip = new Zip((error, data) => {
+    if (error) throw error;
+    parts.push(data);
+  });
+  specs.forEach((spec, i) => {
+    const entry = new ZipDeflate(`${String(i + 1).padStart(4, "0")}-cell.roi`, { level: 6 });
+    zip.add(entry);
+    entry.push(roiFile(spec), true);
+  });
+  zip.end();
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) { out.set(p, at); at += p.length; }
+  return out;
+}
+
+describe("label images", () => {
+  it("every non-zero value is one object, whatever the values; objects are numbered in raster order", () => {
+    const { width, height, labels } = grid([
+      "......",
+      ".ZZ.q.",
+      ".ZZ.q.",
+      "...qq.",
+    ]);
+    const withLarge = Uint32Array.from(labels, (v) => (v === "q".charCodeAt(0) ? 40_000 : v));
+    const imported = importAnnotation(png16(width, height, withLarge), width, height);
+    expect(imported.format).toBe("label-image");
+    expect(picture(imported.labels, width)).toEqual([
+      "......",
+      ".aa.b.",
+      ".aa.b.",
+      "...bb.",
+    ]);
+    expect(imported.rois.map((r) => r.area_px)).toEqual([4, 4]);
+  });
+
+  it("reads 8-bit PNGs", () => {
+    const { width, height, labels } = grid(["x..", "..y"]);
+    const file = encodePng({ width, height, data: Uint8Array.from(labels), depth: 8, channels: 1 });
+    expect(picture(importAnnotation(file, width, height).labels, width)).toEqual(["a..", "..b"]);
+  });
+
+  it.each(["uint8", "uint16", "uint32"] as const)("reads %s TIFFs, deflated", (kind) => {
+    const top = kind === "uint8" ? 200 : kind === "uint16" ? 60_000 : 16_000_000;
+    const values = [0, top, top, 0, 3, 0];
+    const file = encodeTiff([{ width: 3, height: 2, samplesPerPixel: 1, values, kind, compression: "deflate" }]);
+    expect(picture(importAnnotation(file, 3, 2).labels, 3)).toEqual([".aa", ".b."]);
+  });
+
+  it("an object in two pieces keeps its largest 8-connected piece, as the engine's masks do", () => {
+    const { width, height, labels } = grid([
+      "k....k",
+      "..kk..",
+      "..kk..",
+      "m....k",
+    ]);
+    expect(picture(importAnnotation(png16(width, height, labels), width, height).labels, width)).toEqual([
+      "......",
+      "..aa..",
+      "..aa..",
+      "b.....",
+    ]);
+  });
+
+  it("a hole is filled when it is background; an object inside the hole keeps its pixels", () => {
+    const { width, height, labels } = grid([
+      "rrrrr.ssss",
+      "r...r.s..s",
+      "r.n.r.ssss",
+      "r...r.....",
+      "rrrrr.....",
+    ]);
+    expect(picture(importAnnotation(png16(width, height, labels), width, height).labels, width)).toEqual([
+      "aaaaa.bbbb",
+      "aaaaa.bbbb",
+      "aacaa.bbbb",
+      "aaaaa.....",
+      "aaaaa.....",
+    ]);
+  });
+});
+
+describe("ImageJ ROIs", () => {
+  it("a polygon with integer vertices covers the pixels whose centres lie inside", () => {
+    const imported = importAnnotation(roiFile({ type: ROI_TYPE.polygon, vertices: [0, 0, 6, 0, 0, 6] }), 7, 6);
+    expect(imported.format).toBe("imagej-roi");
+    expect(picture(imported.labels, 7)).toEqual([
+      "aaaaa..",
+      "aaaa...",
+      "aaa....",
+      "aa.....",
+      "a......",
+      ".......",
+    ]);
+  });
+
+  it("a subpixel polygon is read at its float coordinates, not its rounded ones", () => {
+    const vertices = [0.6, 0.6, 3.4, 0.6, 3.4, 2.4, 0.6, 2.4];
+    expect(picture(importAnnotation(roiFile({ type: ROI_TYPE.polygon, vertices, subPixel: true }), 5, 3).labels, 5)).toEqual([
+      ".....",
+      ".aa..",
+      ".....",
+    ]);
+    expect(picture(importAnnotation(roiFile({ type: ROI_TYPE.polygon, vertices }), 5, 3).labels, 5)).toEqual([
+      "aaa..",
+      "aaa..",
+      ".....",
+    ]);
+  });
+
+  it("freehand and traced ROIs are outlines like polygons", () => {
+    for (const type of [ROI_TYPE.freehand, ROI_TYPE.traced]) {
+      const imported = importAnnotation(roiFile({ type, vertices: [1, 0, 3, 0, 3, 2, 1, 2] }), 4, 3);
+      expect(picture(imported.labels, 4)).toEqual([".aa.", ".aa.", "...."]);
+    }
+  });
+
+  it("a rectangle covers its box; a subpixel one its float box", () => {
+    expect(picture(importAnnotation(roiFile({ type: ROI_TYPE.rect, box: [1, 1, 3, 2] }), 5, 4).labels, 5)).toEqual([
+      ".....",
+      ".aaa.",
+      ".aaa.",
+      ".....",
+    ]);
+    expect(picture(importAnnotation(roiFile({ type: ROI_TYPE.rect, box: [0.8, 1.2, 1.6, 2.5], subPixel: true }), 5, 4).labels, 5)).toEqual([
+      ".....",
+      ".a...",
+      ".a...",
+      ".a...",
+    ]);
+  });
+
+  it("an oval covers the pixels whose centres lie inside the ellipse inscribed in its bounds", () => {
+    const imported = importAnnotation(roiFile({ type: ROI_TYPE.oval, box: [2, 1, 10, 6] }), 14, 8);
+    const expected: string[] = [];
+    for (let y = 0; y < 8; y++) {
+      let row = "";
+      for (let x = 0; x < 14; x++) row += ((x + 0.5 - 7) / 5) ** 2 + ((y + 0.5 - 4) / 3) ** 2 < 1 ? "a" : ".";
+      expected.push(row);
+    }
+    expect(picture(imported.labels, 14)).toEqual(expected);
+  });
+
+  it("a ROI Manager archive (deflated entries, data descriptors) gives one object per ROI; a later ROI wins shared pixels", () => {
+    const file = roiManagerZip([
+      { type: ROI_TYPE.rect, box: [0, 0, 4, 3] },
+      { type: ROI_TYPE.rect, box: [2, 1, 4, 3] },
+      { type: ROI_TYPE.polygon, vertices: [7, 0, 8, 0, 8, 1, 7, 1] },
+    ]);
+    const imported = importAnnotation(file, 8, 4);
+    expect(imported.format).toBe("imagej-roi-zip");
+    expect(picture(imported.labels, 8)).toEqual([
+      "aaaa...b",
+      "aacccc..",
+      "aacccc..",
+      "..cccc..",
+    ]);
+  });
+
+  it("stored archives and folders inside them read too", () => {
+    const file = zipSync({ "cells/0001.roi": roiFile({ type: ROI_TYPE.rect, box: [1, 0, 1, 1] }) }, { level: 0 });
+    expect(picture(importAnnotation(file, 3, 1).labels, 3)).toEqual([".a."]);
+  });
+});
+
+describe("GeoJSON", () => {
+  const square = (x: number, y: number, s: number) => [[x, y], [x + s, y], [x + s, y + s], [x, y + s]];
+
+  it("a FeatureCollection of polygons, in image pixel coordinates", () => {
+    const file = geojson({ type: "FeatureCollection", features: [polygonFeature(square(4, 1, 2)), polygonFeature(square(0, 0, 2))] });
+    const imported = importAnnotation(file, 6, 3);
+    expect(imported.format).toBe("geojson");
+    expect(picture(imported.labels, 6)).toEqual(["aa....", "aa..bb", "....bb"]);
+  });
+
+  it("a bare array of features, as older QuPath versions export", () => {
+    expect(picture(importAnnotation(geojson([polygonFeature(square(1, 0, 1))]), 3, 1).labels, 3)).toEqual([".a."]);
+  });
+
+  it("holes are honoured: a feature inside another's hole keeps its pixels; an empty hole is filled (an ROI is one outline)", () => {
+    const ring = polygonFeature(square(0, 0, 5), square(1, 1, 3));
+    const inside = polygonFeature(square(2, 2, 1));
+    const holed = polygonFeature(square(6, 0, 4), square(7, 1, 2));
+    expect(picture(importAnnotation(geojson([ring, inside, holed]), 10, 5).labels, 10)).toEqual([
+      "aaaaa.bbbb",
+      "aaaaa.bbbb",
+      "aacaa.bbbb",
+      "aaaaa.bbbb",
+      "aaaaa.....",
+    ]);
+  });
+
+  it("a MultiPolygon is one object; in separate pieces it keeps the largest", () => {
+    const multi = { type: "Feature", geometry: { type: "MultiPolygon", coordinates: [[[...square(0, 0, 1), [0, 0]]], [[...square(3, 0, 2), [3, 0]]]] } };
+    expect(picture(importAnnotation(geojson({ type: "FeatureCollection", features: [multi] }), 5, 2).labels, 5)).toEqual(["...aa", "...aa"]);
+  });
+
+  it("the part of an object outside the image is cut off", () => {
+    expect(picture(importAnnotation(geojson([polygonFeature(square(-2, -2, 4))]), 3, 3).labels, 3)).toEqual(["aa.", "aa.", "..."]);
+  });
+});

@@ -1,0 +1,185 @@
+// Untrusted annotation files: each refusal is an AnnotationImportError of a documented kind with a
+// detail that names the problem, found before the file can make the worker do unbounded work.
+
+import { encode as encodePng } from "fast-png";
+import { zipSync, zlibSync } from "fflate";
+import jpeg from "jpeg-js";
+import { describe, expect, it } from "vitest";
+import { AnnotationImportError, importAnnotation, importErrorStatus } from "../../../worker/annotations/index.ts";
+import { MAX_IMPORT_FILE_BYTES, MAX_IMPORT_OBJECTS } from "../../../worker/annotations/limits.ts";
+import { encodeTiff } from "../../engine/helpers/tiff-writer.ts";
+import { ROI_TYPE, roiFile } from "./helpers/imagej-roi-builder.ts";
+
+function refusal(bytes: Uint8Array, width: number, height: number): { kind: string; status: number; detail: string } {
+  try {
+    importAnnotation(bytes, width, height);
+  } catch (error) {
+    if (!(error instanceof AnnotationImportError)) throw error;
+    return { kind: error.kind, status: importErrorStatus(error.kind), detail: error.message };
+  }
+  throw new Error("the file was accepted");
+}
+
+const text = (s: string) => new TextEncoder().encode(s);
+const png = (width: number, height: number, data: Uint16Array | Uint8Array, channels = 1) =>
+  encodePng({ width, height, data, depth: data instanceof Uint16Array ? 16 : 8, channels });
+const square = (x: number, y: number, s: number) => [[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]];
+const feature = (coordinates: unknown, type = "Polygon") => ({ type: "Feature", geometry: { type, coordinates } });
+
+describe("files that are not annotations, or cannot be read: 415", () => {
+  it("unknown content, whatever the name", () => {
+    expect(refusal(text("name,area\ncell,12\n"), 4, 4)).toEqual({
+      kind: "unsupported_type",
+      status: 415,
+      detail: "not an annotation file: expected a label image (PNG or TIFF), an ImageJ ROI (.roi) or ROI archive (.zip), or GeoJSON",
+    });
+  });
+
+  it("an empty file", () => {
+    expect(refusal(new Uint8Array(0), 4, 4)).toMatchObject({ kind: "unreadable", detail: "the file is empty" });
+  });
+
+  it("a JPEG, whose compression would change the labels", () => {
+    const file = jpeg.encode({ data: new Uint8Array(4 * 4 * 4), width: 4, height: 4 }, 90).data;
+    expect(refusal(new Uint8Array(file), 4, 4)).toMatchObject({ kind: "unsupported_type", status: 415, detail: expect.stringContaining("JPEG cannot be a label image") });
+  });
+
+  it("a truncated PNG", () => {
+    const file = png(16, 16, new Uint16Array(256).fill(3));
+    expect(refusal(file.subarray(0, file.length - 30), 16, 16)).toMatchObject({ kind: "unreadable", status: 415, detail: expect.stringMatching(/^label image unreadable: PNG/) });
+  });
+
+  it("a .roi shorter than the vertices it announces", () => {
+    const file = roiFile({ type: ROI_TYPE.polygon, vertices: [0, 0, 4, 0, 4, 4, 0, 4] });
+    expect(refusal(file.subarray(0, 70), 8, 8)).toMatchObject({ kind: "unreadable", detail: "the ROI is truncated: 4 vertices need 80 bytes, the file has 70" });
+  });
+
+  it("a ZIP without its central directory", () => {
+    const file = zipSync({ "a.roi": roiFile({ type: ROI_TYPE.rect, box: [0, 0, 2, 2] }) });
+    expect(refusal(file.subarray(0, 40), 8, 8)).toMatchObject({ kind: "unreadable", detail: expect.stringContaining("no end-of-central-directory record") });
+  });
+
+  it("JSON that does not parse, and text that is not UTF-8", () => {
+    expect(refusal(text('{"type": "FeatureCollection", '), 8, 8)).toMatchObject({ kind: "unreadable", detail: expect.stringMatching(/^GeoJSON unreadable: not valid JSON/) });
+    expect(refusal(Uint8Array.of(0x5b, 0xff, 0xfe, 0x5d), 8, 8)).toMatchObject({ kind: "unreadable", detail: "GeoJSON unreadable: the file is not UTF-8 text" });
+  });
+});
+
+describe("readable files that cannot be this image's segmentation: 422", () => {
+  it("a label image of another size", () => {
+    expect(refusal(png(6, 4, new Uint16Array(24).fill(1)), 8, 4)).toEqual({
+      kind: "wrong_size",
+      status: 422,
+      detail: "the label image is 6x4 but the image is 8x4",
+    });
+  });
+
+  it("no objects: an all-zero label image, an empty FeatureCollection, outlines that miss the image", () => {
+    expect(refusal(png(4, 3, new Uint16Array(12)), 4, 3)).toMatchObject({ kind: "no_objects", status: 422, detail: "no object lies inside the 4x3 image" });
+    expect(refusal(text('{"type":"FeatureCollection","features":[]}'), 4, 3)).toMatchObject({ kind: "no_objects" });
+    expect(refusal(text(JSON.stringify([feature([square(5, 0, 2)])])), 4, 3)).toMatchObject({ kind: "no_objects" });
+  });
+
+  it("more objects than one import may hold", () => {
+    const labels = new Uint32Array(400 * 300).map((_, i) => i + 1);
+    const file = encodeTiff([{ width: 400, height: 300, samplesPerPixel: 1, values: labels, kind: "uint32", compression: "deflate" }]);
+    expect(refusal(file, 400, 300)).toMatchObject({ kind: "too_many_objects", status: 422, detail: `the label image holds more than 100,000 objects, the most one import may hold` });
+    expect(MAX_IMPORT_OBJECTS).toBe(100_000);
+  });
+
+  it("an archive whose (ZIP64) directory claims more entries than that, refused before any is read", () => {
+    const zip = zipSync({ "a.roi": roiFile({ type: ROI_TYPE.rect, box: [0, 0, 2, 2] }) });
+    const body = zip.subarray(0, zip.length - 22);
+    const file = new Uint8Array(body.length + 56 + 20 + 22);
+    file.set(body);
+    const view = new DataView(file.buffer);
+    const record = body.length;
+    view.setUint32(record, 0x06064b50, true); // ZIP64 end of central directory
+    view.setBigUint64(record + 32, 200_000n, true); // entries in total
+    view.setUint32(record + 56, 0x07064b50, true); // locator
+    view.setBigUint64(record + 56 + 8, BigInt(record), true);
+    view.setUint32(record + 76, 0x06054b50, true); // end of central directory
+    view.setUint16(record + 76 + 10, 0xffff, true);
+    expect(refusal(file, 8, 8)).toMatchObject({ kind: "too_many_objects", detail: "the archive holds 200,000 entries; one import may hold at most 101,000" });
+  });
+
+  it("absurd coordinates: far outside the image, or not finite", () => {
+    expect(refusal(text(JSON.stringify([feature([[[0, 0], [1e12, 0], [0, 5], [0, 0]]])])), 8, 8)).toMatchObject({
+      kind: "limit_exceeded",
+      detail: "feature 1: vertex (1000000000000, 0) lies far outside the 8x8 image; coordinates must be image pixel coordinates",
+    });
+    expect(refusal(text('[{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[1e400,0],[0,5],[0,0]]]}}]'), 8, 8)).toMatchObject({ kind: "limit_exceeded" });
+    const nan = roiFile({ type: ROI_TYPE.polygon, vertices: [0.5, 0.5, 3.5, 0.5, 3.5, 3.5], subPixel: true });
+    new DataView(nan.buffer).setFloat32(64 + 12, NaN);
+    expect(refusal(nan, 8, 8)).toMatchObject({ kind: "limit_exceeded", detail: expect.stringContaining("vertex (NaN, 0.5)") });
+  });
+
+  it("outlines that are not areas: a line ROI, a composite ROI, a Point feature", () => {
+    expect(refusal(roiFile({ type: ROI_TYPE.line, vertices: [0, 0, 3, 3] }), 8, 8)).toMatchObject({
+      kind: "invalid_content",
+      detail: "the ROI is a line ROI; only area ROIs (polygon, freehand, traced, rectangle, oval) can be imported",
+    });
+    const composite = roiFile({ type: ROI_TYPE.rect, box: [0, 0, 2, 2] });
+    new DataView(composite.buffer).setInt32(36, 12);
+    expect(refusal(composite, 8, 8)).toMatchObject({ kind: "invalid_content", detail: expect.stringContaining("a composite (shape) ROI") });
+    expect(refusal(text(JSON.stringify([feature([1, 2], "Point")])), 8, 8)).toMatchObject({
+      kind: "invalid_content",
+      detail: "GeoJSON: feature 1 has a Point geometry; only Polygon and MultiPolygon outline objects",
+    });
+  });
+
+  it("a binary mask: one value over separate cells would be one object, so it is refused with what to do", () => {
+    const mask = Uint8Array.from([255, 255, 0, 0, 0, 255, 255, 0, 0, 0, 0, 0, 0, 0, 255]);
+    expect(refusal(png(5, 3, mask), 5, 3)).toMatchObject({ kind: "invalid_content", status: 422, detail: expect.stringContaining("binary mask") });
+  });
+
+  it("label images with several channels, several planes, or values that are not labels", () => {
+    expect(refusal(png(2, 2, new Uint8Array(12), 3), 2, 2)).toMatchObject({ kind: "invalid_content", detail: expect.stringContaining("has 3 channels") });
+    const page = { width: 2, height: 2, samplesPerPixel: 1, values: [0, 1, 1, 0], kind: "uint16" as const };
+    expect(refusal(encodeTiff([page, page]), 2, 2)).toMatchObject({ kind: "invalid_content", detail: "the label image has 2 planes; a label image has one" });
+    const fractional = encodeTiff([{ ...page, values: [0, 1.5, 1, 0], kind: "float32" }]);
+    expect(refusal(fractional, 2, 2)).toMatchObject({ kind: "invalid_content", detail: "pixel (1, 0) has the value 1.5; labels are whole numbers, 0 for background" });
+    const huge = encodeTiff([{ ...page, values: [0, 20_000_000, 1, 0], kind: "uint32" }]);
+    expect(refusal(huge, 2, 2)).toMatchObject({ kind: "limit_exceeded", detail: expect.stringContaining("label values may be at most 16777216") });
+  });
+});
+
+describe("bounded work", () => {
+  it("a zip bomb: an entry that inflates past the most a .roi may hold is stopped while inflating", () => {
+    const bomb = zipSync({ "bomb.roi": [new Uint8Array(32 * 1024 * 1024), { level: 1 }] });
+    expect(bomb.length).toBeLessThan(256 * 1024);
+    const started = Date.now();
+    expect(refusal(bomb, 8, 8)).toMatchObject({ kind: "limit_exceeded", detail: "bomb.roi inflates to more than 2,097,152 bytes, more than any ROI needs" });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  }, 30_000);
+
+  it("a PNG bomb: image data that inflates far past its header's size is stopped while inflating", () => {
+    const header = png(8, 8, new Uint16Array(64).fill(1));
+    const idat = zlibSync(new Uint8Array(64 * 1024 * 1024), { level: 1 });
+    // Signature and IHDR from a real 8x8 PNG, then one IDAT holding the bomb, then IEND.
+    const ihdrEnd = 8 + 25;
+    const out = new Uint8Array(ihdrEnd + 12 + idat.length + 12);
+    out.set(header.subarray(0, ihdrEnd));
+    const view = new DataView(out.buffer);
+    view.setUint32(ihdrEnd, idat.length);
+    out.set([0x49, 0x44, 0x41, 0x54], ihdrEnd + 4);
+    out.set(idat, ihdrEnd + 8);
+    view.setUint32(ihdrEnd + 12 + idat.length, 0);
+    out.set([0x49, 0x45, 0x4e, 0x44], ihdrEnd + 12 + idat.length + 4);
+    expect(out.length).toBeLessThan(512 * 1024);
+    const started = Date.now();
+    expect(refusal(out, 8, 8)).toMatchObject({ kind: "limit_exceeded", detail: expect.stringContaining("the PNG's image data inflates past") });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  }, 30_000);
+
+  it("deeply nested JSON is refused before it is parsed", () => {
+    expect(refusal(text("[".repeat(200_000) + "]".repeat(200_000)), 8, 8)).toMatchObject({ kind: "limit_exceeded", detail: "GeoJSON nests deeper than 32 levels; a FeatureCollection of MultiPolygons needs 8" });
+  });
+
+  it("files over the size limit, images over the pixel limit, objects over the vertex limit", () => {
+    expect(refusal(new Uint8Array(MAX_IMPORT_FILE_BYTES + 1).fill(0x20), 8, 8)).toMatchObject({ kind: "limit_exceeded", detail: expect.stringContaining("41,943,041 bytes") });
+    expect(refusal(text("[]"), 3000, 2001)).toMatchObject({ kind: "limit_exceeded", detail: expect.stringContaining("3000x2001") });
+    const ring = Array.from({ length: 100_001 }, (_, i) => [4 + 3 * Math.cos(i / 20_000), 4 + 3 * Math.sin(i / 20_000)]);
+    expect(refusal(text(JSON.stringify([feature([ring])])), 8, 8)).toMatchObject({ kind: "limit_exceeded", detail: "feature 1 has 100001 vertices; an object may have at most 100,000" });
+  });
+});

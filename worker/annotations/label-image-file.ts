@@ -1,0 +1,111 @@
+// Label images (PNG 8/16-bit, TIFF 8/16/32-bit integer or float holding whole numbers): 0 is
+// background, every other value one object; values need not be consecutive. Decoded by the
+// engine's decoders (gpu-runner/engine/decode) once the headers say the size is the image's; the
+// TIFF decoder inflates each strip to at most its expected size, and a PNG's image data is
+// inflated here first with a bound (fast-png, under the PNG decoder, inflates without one).
+
+import { decodeImage, ImageDecodeError, probeImage, type ImageProbe } from "../../gpu-runner/engine/decode/index.ts";
+import { AnnotationImportError } from "./errors.ts";
+import { inflateBounded } from "./inflate-bounded.ts";
+import { MAX_IMPORT_OBJECTS } from "./limits.ts";
+
+/** The decoders hand samples over as float32, which holds every whole number up to 2^24 exactly. */
+export const MAX_LABEL_VALUE = 2 ** 24;
+
+function unreadable(error: unknown): never {
+  if (error instanceof ImageDecodeError) throw new AnnotationImportError("unreadable", `label image unreadable: ${error.message}`);
+  throw error;
+}
+
+export interface LabelImageFile {
+  /** The label values, width x height, still in the file's numbering. */
+  labels: Uint32Array;
+  /** How many different non-zero values it holds. */
+  distinctLabels: number;
+}
+
+export function labelsFromImageFile(bytes: Uint8Array, width: number, height: number): LabelImageFile {
+  let probe: ImageProbe;
+  try {
+    probe = probeImage(bytes);
+  } catch (error) {
+    unreadable(error);
+  }
+  if (probe.format === "jpeg") {
+    throw new AnnotationImportError("unsupported_type", "a JPEG cannot be a label image (lossy compression changes the labels); save the labels as PNG or TIFF");
+  }
+  if (probe.width !== width || probe.height !== height) {
+    throw new AnnotationImportError("wrong_size", `the label image is ${probe.width}x${probe.height} but the image is ${width}x${height}`);
+  }
+  if (probe.pages !== 1) throw new AnnotationImportError("invalid_content", `the label image has ${probe.pages} planes; a label image has one`);
+  if (probe.channels !== 1) {
+    throw new AnnotationImportError("invalid_content", `the label image has ${probe.channels} channels; a label image has one (grayscale, 8, 16 or 32-bit)`);
+  }
+  if (probe.format === "png") checkPngInflatedSize(bytes, probe);
+  let data: Float32Array;
+  try {
+    data = decodeImage(bytes).data;
+  } catch (error) {
+    unreadable(error);
+  }
+  // Converted in place: element i is read as a float before it is written as an integer.
+  const labels = new Uint32Array(data.buffer, data.byteOffset, width * height);
+  const seen = new Set<number>();
+  let previous = 0;
+  for (let i = 0; i < labels.length; i++) {
+    const v = data[i];
+    if (v === previous) {
+      labels[i] = v;
+      continue;
+    }
+    if (!(Number.isInteger(v) && v >= 0 && v <= MAX_LABEL_VALUE)) {
+      const where = `pixel (${i % width}, ${Math.floor(i / width)})`;
+      if (Number.isInteger(v) && v > MAX_LABEL_VALUE) {
+        throw new AnnotationImportError("limit_exceeded", `${where} has label ${v}; label values may be at most ${MAX_LABEL_VALUE} (renumber the labels)`);
+      }
+      throw new AnnotationImportError("invalid_content", `${where} has the value ${v}; labels are whole numbers, 0 for background`);
+    }
+    labels[i] = v;
+    previous = v;
+    if (v !== 0 && !seen.has(v)) {
+      seen.add(v);
+      if (seen.size > MAX_IMPORT_OBJECTS) {
+        throw new AnnotationImportError("too_many_objects", `the label image holds more than ${MAX_IMPORT_OBJECTS.toLocaleString("en-US")} objects, the most one import may hold`);
+      }
+    }
+  }
+  return { labels, distinctLabels: seen.size };
+}
+
+/**
+ * Refuses a PNG whose image data (the IDAT chunks, one zlib stream; PNG specification, W3C 2003,
+ * sections 5.3 and 10) inflates past what its header's size needs: filtered rows of a one-channel
+ * image, with room for Adam7 interlacing's extra row starts.
+ */
+function checkPngInflatedSize(bytes: Uint8Array, probe: ImageProbe): void {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (let at = 8; at + 8 <= bytes.length; ) {
+    const length = view.getUint32(at);
+    const type = view.getUint32(at + 4);
+    const data = bytes.subarray(at + 8, Math.min(bytes.length, at + 8 + length));
+    if (type === 0x49444154) {
+      parts.push(data);
+      total += data.length;
+    }
+    if (type === 0x49454e44) break;
+    at += 12 + length;
+  }
+  const stream = new Uint8Array(total);
+  let offset = 0;
+  for (const part of parts) {
+    stream.set(part, offset);
+    offset += part.length;
+  }
+  const rowBytes = Math.ceil((probe.width * probe.bitDepth) / 8);
+  const bound = probe.height * (1 + rowBytes) + 16 * (probe.height + 8);
+  if (inflateBounded(stream, bound, "zlib") === "too large") {
+    throw new AnnotationImportError("limit_exceeded", `the PNG's image data inflates past the ${bound.toLocaleString("en-US")} bytes a ${probe.width}x${probe.height} label image needs`);
+  }
+}

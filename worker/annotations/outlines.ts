@@ -1,0 +1,84 @@
+// Outline-based annotations (ImageJ ROIs, GeoJSON) become a label image here. Each parser hands
+// its objects to an OutlineCollector, which enforces the limits as they arrive and fills each one
+// at once with the project's one filling rule (schema/roi-raster.ts ScanPolygon: a pixel belongs
+// to an object when its centre lies inside by the even-odd rule, so inner rings are holes); no
+// outline is kept, so memory is the label image whatever the vertex count. Objects are drawn in
+// file order and a later object wins the pixels it shares with an earlier one.
+
+import { ScanPolygon } from "../../schema/roi-raster.ts";
+import { AnnotationImportError } from "./errors.ts";
+import { IMPORT_COORDINATE_MARGIN, MAX_IMPORT_OBJECTS, MAX_IMPORT_VERTICES, MAX_IMPORT_VERTICES_PER_OBJECT } from "./limits.ts";
+
+/**
+ * One object: closed rings as interleaved x, y in image pixel coordinates (x right, y down, (0, 0)
+ * the top-left corner of the top-left pixel), without a repeated closing vertex.
+ */
+export interface Outline {
+  rings: Float64Array[];
+  /** Where it came from, for error details: "feature 3", "entry 0007-cell.roi". */
+  where: string;
+}
+
+export class OutlineCollector {
+  readonly width: number;
+  readonly height: number;
+  /** Object i (file order) is i + 1 where it is visible. */
+  readonly labels: Uint32Array;
+  private count = 0;
+  private vertices = 0;
+
+  constructor(width: number, height: number) {
+    this.width = width;
+    this.height = height;
+    this.labels = new Uint32Array(width * height);
+  }
+
+  add(outline: Outline): void {
+    if (this.count === MAX_IMPORT_OBJECTS) {
+      throw new AnnotationImportError("too_many_objects", `the file holds more than ${MAX_IMPORT_OBJECTS.toLocaleString("en-US")} objects, the most one import may hold`);
+    }
+    let count = 0;
+    for (const ring of outline.rings) {
+      if (ring.length < 6) throw new AnnotationImportError("invalid_content", `${outline.where}: a ring has fewer than 3 vertices`);
+      count += ring.length / 2;
+      this.checkCoordinates(ring, outline.where);
+    }
+    if (count > MAX_IMPORT_VERTICES_PER_OBJECT) {
+      throw new AnnotationImportError("limit_exceeded", `${outline.where} has ${count} vertices; an object may have at most ${MAX_IMPORT_VERTICES_PER_OBJECT.toLocaleString("en-US")}`);
+    }
+    this.vertices += count;
+    if (this.vertices > MAX_IMPORT_VERTICES) {
+      throw new AnnotationImportError("limit_exceeded", `the file holds more than ${MAX_IMPORT_VERTICES.toLocaleString("en-US")} vertices, the most one import may hold`);
+    }
+    this.draw(outline, ++this.count);
+  }
+
+  private draw(outline: Outline, label: number): void {
+    const { width, height, labels } = this;
+    let minY = Infinity, maxY = -Infinity;
+    for (const ring of outline.rings) {
+      for (let k = 1; k < ring.length; k += 2) {
+        if (ring[k] < minY) minY = ring[k];
+        if (ring[k] > maxY) maxY = ring[k];
+      }
+    }
+    // Rows whose pixel centre y + 0.5 can lie in [minY, maxY).
+    const first = Math.max(0, Math.ceil(minY - 0.5));
+    const end = Math.min(height, Math.ceil(maxY - 0.5));
+    const shape = new ScanPolygon(outline.rings);
+    for (let y = first; y < end; y++) shape.fillRow(y, labels.subarray(y * width, (y + 1) * width), width, label);
+  }
+
+  private checkCoordinates(ring: Float64Array, where: string): void {
+    const mx = IMPORT_COORDINATE_MARGIN * this.width, my = IMPORT_COORDINATE_MARGIN * this.height;
+    for (let i = 0; i < ring.length; i += 2) {
+      const x = ring[i], y = ring[i + 1];
+      if (!(x >= -mx && x <= this.width + mx && y >= -my && y <= this.height + my)) {
+        throw new AnnotationImportError(
+          "limit_exceeded",
+          `${where}: vertex (${x}, ${y}) lies far outside the ${this.width}x${this.height} image; coordinates must be image pixel coordinates`,
+        );
+      }
+    }
+  }
+}
