@@ -12,7 +12,7 @@
 // Stage shares are printed next to each figure; memcpy of the same bytes is the in-run reference.
 import { spawnSync } from "node:child_process";
 import * as ort from "onnxruntime-node";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -225,6 +225,7 @@ async function freshProcess(bytes: Uint8Array, model: LoadedModel): Promise<void
     const used = process.cpuUsage(cpu);
     warm.push({ wall: performance.now() - t, cpu: (used.user + used.system) / 1000 });
   }
+  rmSync(dir, { recursive: true, force: true });
   const best = fresh.sort((a, b) => a.wall - b.wall)[1]!;
   const warmRun = warm.sort((a, b) => a.wall - b.wall)[1]!;
   const cpu = (value: number | undefined) => (value === undefined ? "" : `; CPU ${ms(value)}`);
@@ -258,10 +259,12 @@ async function memory(): Promise<void> {
     }
   }
   for (let i = 0; i < data.length; i++) if (data[i] === 0) data[i] = 200;
-  const file = join(mkdtempSync(join(tmpdir(), "bench-")), "big.tif");
+  const dir = mkdtempSync(join(tmpdir(), "bench-"));
+  const file = join(dir, "big.tif");
   writeFileSync(file, tiff16(data, size, size));
   console.log(`segmenting ${file} in a child process (reference network, cpu)...`);
   const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--memory-child", file], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  rmSync(dir, { recursive: true, force: true });
   process.stdout.write(child.stdout);
   if (child.status !== 0) throw new Error(`child failed with status ${child.status}`);
 }
