@@ -79,16 +79,18 @@ function downsample(source: Plane, factor: number): Plane {
   if (factor === 1) return source;
   const width = Math.ceil(source.width / factor), height = Math.ceil(source.height / factor);
   const sum = new Float32Array(width * height);
-  const count = new Float32Array(width * height);
+  const block = new Int32Array(source.width);
+  for (let x = 0; x < source.width; x++) block[x] = (x / factor) | 0;
   for (let y = 0; y < source.height; y++) {
     const row = ((y / factor) | 0) * width;
-    for (let x = 0; x < source.width; x++) {
-      const i = row + ((x / factor) | 0);
-      sum[i]! += source.data[y * source.width + x]!;
-      count[i]! += 1;
-    }
+    const from = y * source.width;
+    for (let x = 0; x < source.width; x++) sum[row + block[x]!]! += source.data[from + x]!;
   }
-  for (let i = 0; i < sum.length; i++) sum[i]! /= count[i]!;
+  // Pixels per block: factor² inside, fewer in the last row and column of blocks.
+  for (let by = 0; by < height; by++) {
+    const rows = Math.min(factor, source.height - by * factor);
+    for (let bx = 0; bx < width; bx++) sum[by * width + bx]! /= rows * Math.min(factor, source.width - bx * factor);
+  }
   return { data: sum, width, height };
 }
 
@@ -132,30 +134,43 @@ function normalisedBlobResponse(level: Plane, sigma: number): Float32Array {
   return out;
 }
 
-/** Separable Gaussian blur, edges replicated. */
+/**
+ * Separable Gaussian blur, edges replicated. Each output sums its taps in the same order, in double
+ * precision, whether near an edge (clamped indices) or not; the column pass runs a row at a time
+ * (a double-precision row of sums) so it reads memory in order.
+ */
 function gaussianBlur(level: Plane, sigma: number): Float32Array {
   const { data, width, height } = level;
   const radius = Math.ceil(3 * sigma);
-  const kernel = new Float32Array(2 * radius + 1);
+  const taps = 2 * radius + 1;
+  const kernel = new Float32Array(taps);
   let sum = 0;
   for (let i = -radius; i <= radius; i++) sum += kernel[i + radius] = Math.exp(-(i * i) / (2 * sigma * sigma));
-  for (let i = 0; i < kernel.length; i++) kernel[i]! /= sum;
+  for (let i = 0; i < taps; i++) kernel[i]! /= sum;
   const rows = new Float32Array(width * height);
   for (let y = 0; y < height; y++) {
     const row = y * width;
     for (let x = 0; x < width; x++) {
       let acc = 0;
-      for (let i = -radius; i <= radius; i++) acc += kernel[i + radius]! * data[row + Math.min(width - 1, Math.max(0, x + i))]!;
+      if (x >= radius && x + radius < width) {
+        const start = row + x - radius;
+        for (let k = 0; k < taps; k++) acc += kernel[k]! * data[start + k]!;
+      } else {
+        for (let i = -radius; i <= radius; i++) acc += kernel[i + radius]! * data[row + Math.min(width - 1, Math.max(0, x + i))]!;
+      }
       rows[row + x] = acc;
     }
   }
   const out = new Float32Array(width * height);
+  const acc = new Float64Array(width);
   for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      let acc = 0;
-      for (let i = -radius; i <= radius; i++) acc += kernel[i + radius]! * rows[Math.min(height - 1, Math.max(0, y + i)) * width + x]!;
-      out[y * width + x] = acc;
+    acc.fill(0);
+    for (let i = -radius; i <= radius; i++) {
+      const weight = kernel[i + radius]!;
+      const source = Math.min(height - 1, Math.max(0, y + i)) * width;
+      for (let x = 0; x < width; x++) acc[x]! += weight * rows[source + x]!;
     }
+    out.set(acc, y * width);
   }
   return out;
 }

@@ -18,6 +18,9 @@ export class DiffusionScratch {
   /** Per padded row, the first and last column holding mask pixels (first > last when none). */
   first = new Int32Array(0);
   last = new Int32Array(0);
+  /** Per padded row, the columns its row sums span: those of its own and its neighbours' mask pixels. */
+  sumFirst = new Int32Array(0);
+  sumLast = new Int32Array(0);
 
   ensure(size: number, rows: number): void {
     if (this.t.length < size) {
@@ -29,6 +32,8 @@ export class DiffusionScratch {
     if (this.first.length < rows) {
       this.first = new Int32Array(rows);
       this.last = new Int32Array(rows);
+      this.sumFirst = new Int32Array(rows);
+      this.sumLast = new Int32Array(rows);
     }
   }
 }
@@ -64,6 +69,13 @@ export function diffuseInMask(labels: Uint32Array, width: number, k: number, x0:
   const centre = centrePixel(inside, stride, w, h, sumX / n, sumY / n);
   const cy = Math.floor(centre / stride), cx = centre - cy * stride;
 
+  // Columns a row's sums are needed over: those of mask pixels in it and the rows beside it.
+  const { sumFirst, sumLast } = scratch;
+  for (let r = 0; r < rows; r++) {
+    sumFirst[r] = Math.min(first[r]!, r > 0 ? first[r - 1]! : stride, r < rows - 1 ? first[r + 1]! : stride);
+    sumLast[r] = Math.max(last[r]!, r > 0 ? last[r - 1]! : -1, r < rows - 1 ? last[r + 1]! : -1);
+  }
+
   let t = scratch.t, next = scratch.next;
   for (let step = 0; step < iterations; step++) {
     t[centre]! += 1;
@@ -71,18 +83,24 @@ export function diffuseInMask(labels: Uint32Array, width: number, k: number, x0:
     const reach = step + 1;
     const rowLo = Math.max(1, cy - reach), rowHi = Math.min(h, cy + reach);
     const colLo = Math.max(1, cx - reach), colHi = Math.min(w, cx + reach);
-    // Row sums for rows rowLo-1..rowHi+1, over the columns any mask pixel of the neighbouring rows needs.
+    // Row sums for rows rowLo-1..rowHi+1. Each sums (left + middle) + right, as before, with the
+    // loads carried along the row.
     for (let r = rowLo - 1; r <= rowHi + 1; r++) {
-      const lo = Math.max(colLo, Math.min(first[r]!, r > 0 ? first[r - 1]! : stride, r < rows - 1 ? first[r + 1]! : stride));
-      const hi = Math.min(colHi, Math.max(last[r]!, r > 0 ? last[r - 1]! : -1, r < rows - 1 ? last[r + 1]! : -1));
+      const lo = Math.max(colLo, sumFirst[r]!), hi = Math.min(colHi, sumLast[r]!);
+      if (lo > hi) continue;
       const base = r * stride;
-      for (let x = lo; x <= hi; x++) rowSums[base + x] = t[base + x - 1]! + t[base + x]! + t[base + x + 1]!;
+      let left = t[base + lo - 1]!, middle = t[base + lo]!;
+      for (let j = base + lo, end = base + hi; j <= end; j++) {
+        const right = t[j + 1]!;
+        rowSums[j] = left + middle + right;
+        left = middle;
+        middle = right;
+      }
     }
     for (let y = rowLo; y <= rowHi; y++) {
       const base = y * stride;
       const lo = Math.max(colLo, first[y]!), hi = Math.min(colHi, last[y]!);
-      for (let x = lo; x <= hi; x++) {
-        const j = base + x;
+      for (let j = base + lo, end = base + hi; j <= end; j++) {
         // Pixels outside the mask are never written, so they stay 0 in both buffers.
         if (inside[j]) next[j] = (rowSums[j - stride]! + rowSums[j]! + rowSums[j + stride]!) / 9;
       }

@@ -1,75 +1,103 @@
 // Runs the network over an image of any size: zero-pads images smaller than a tile, cuts
 // overlapping tiles (tiling.ts), sends them through onnxruntime in batches, and blends the outputs
 // with the taper weights. Only one batch of tiles is in flight, so the network's memory is bounded
-// by the batch, not the image.
+// by the batch (at most MAX_PIXELS_PER_CALL pixels), not the image.
 import * as ort from "onnxruntime-node";
 import type { LoadedModel } from "./model.ts";
-import { taper, tileStarts } from "./tiling.ts";
+import { LARGE_TILE_SIDE, largeTiles, taper, tileStarts, type AxisTiles } from "./tiling.ts";
 
 export interface InferenceOptions {
-  /** Tiles per onnxruntime call (default 8). */
+  /** Tiles per onnxruntime call (default 8), fewer when they would exceed MAX_PIXELS_PER_CALL. */
   batchSize?: number;
-  /** Minimum overlap between neighbouring tiles as a fraction of the tile (Cellpose: 0.1). */
+  /** Minimum overlap between neighbouring tiles as a fraction of the training tile (Cellpose: 0.1). */
   overlap?: number;
+  /** Largest tile side for networks that take any input size (default LARGE_TILE_SIDE); fixed-size networks use the manifest's tileSize. */
+  maxTileSide?: number;
   onProgress?: (fraction: number) => void;
+}
+
+/** Pixels per onnxruntime call: one 1024x1024 tile, or eight of 224x224. */
+export const MAX_PIXELS_PER_CALL = LARGE_TILE_SIDE * LARGE_TILE_SIDE;
+
+/** The tiles along each axis: training-size tiles for fixed-size networks, large ones otherwise. */
+export function tileLayout(width: number, height: number, model: LoadedModel, options: Pick<InferenceOptions, "overlap" | "maxTileSide"> = {}): { rows: AxisTiles; columns: AxisTiles } {
+  const tile = model.manifest.tileSize;
+  const overlap = options.overlap ?? 0.1;
+  if (!model.anyInputSize) {
+    const fixed = (length: number) => ({ tile, starts: tileStarts(Math.max(length, tile), tile, overlap) });
+    return { rows: fixed(height), columns: fixed(width) };
+  }
+  const maxTile = options.maxTileSide ?? LARGE_TILE_SIDE;
+  return { rows: largeTiles(height, tile, overlap, maxTile), columns: largeTiles(width, tile, overlap, maxTile) };
 }
 
 /** Network outputs for a normalised planar [C, H, W] image: planar [3, H, W] = (dY, dX, cellprob logit). */
 export async function runNetwork(image: Float32Array, channels: number, width: number, height: number, model: LoadedModel, options: InferenceOptions = {}): Promise<Float32Array> {
-  const tile = model.manifest.tileSize;
-  const batchSize = Math.max(1, options.batchSize ?? 8);
-  const overlap = options.overlap ?? 0.1;
-  const paddedWidth = Math.max(width, tile);
-  const paddedHeight = Math.max(height, tile);
+  const { rows, columns } = tileLayout(width, height, model, options);
+  const tileHeight = rows.tile, tileWidth = columns.tile;
+  const tileArea = tileHeight * tileWidth;
+  const batchSize = Math.max(1, Math.min(options.batchSize ?? 8, Math.floor(MAX_PIXELS_PER_CALL / tileArea)));
+  const paddedWidth = Math.max(width, tileWidth);
+  const paddedHeight = Math.max(height, tileHeight);
   const padded = paddedWidth === width && paddedHeight === height ? image : padPlanar(image, channels, width, height, paddedWidth, paddedHeight);
 
-  const ys = tileStarts(paddedHeight, tile, overlap);
-  const xs = tileStarts(paddedWidth, tile, overlap);
   const positions: [number, number][] = [];
-  for (const y of ys) for (const x of xs) positions.push([y, x]);
+  for (const y of rows.starts) for (const x of columns.starts) positions.push([y, x]);
 
   const plane = paddedWidth * paddedHeight;
-  const sum = new Float32Array(3 * plane);
-  const edge = taper(tile);
-  // Tiles form a full grid, so the blending weight of a pixel is a product of a row and a column
-  // weight; two 1-D arrays replace a full-size weight image.
-  const rowWeight = axisWeights(ys, tile, paddedHeight, edge);
-  const columnWeight = axisWeights(xs, tile, paddedWidth, edge);
-  const tileArea = tile * tile;
-  const input = new Float32Array(batchSize * channels * tileArea);
-
-  for (let first = 0; first < positions.length; first += batchSize) {
-    const batch = positions.slice(first, first + batchSize);
+  const input = new Float32Array(Math.min(batchSize, positions.length) * channels * tileArea);
+  const runBatch = async (batch: [number, number][]): Promise<{ out: Float32Array; dispose: () => void }> => {
     for (let b = 0; b < batch.length; b++) {
       const [y0, x0] = batch[b]!;
       for (let c = 0; c < channels; c++) {
-        for (let y = 0; y < tile; y++) {
+        for (let y = 0; y < tileHeight; y++) {
           const from = c * plane + (y0 + y) * paddedWidth + x0;
-          input.set(padded.subarray(from, from + tile), ((b * channels + c) * tile + y) * tile);
+          input.set(padded.subarray(from, from + tileWidth), ((b * channels + c) * tileHeight + y) * tileWidth);
         }
       }
     }
-    const feeds = { [model.inputName]: new ort.Tensor("float32", input.subarray(0, batch.length * channels * tileArea), [batch.length, channels, tile, tile]) };
+    const feeds = { [model.inputName]: new ort.Tensor("float32", input.subarray(0, batch.length * channels * tileArea), [batch.length, channels, tileHeight, tileWidth]) };
     const results = await model.session.run(feeds);
     const output = results[model.outputName]!;
     const dims = output.dims;
-    if (dims.length !== 4 || dims[0] !== batch.length || dims[1] !== 3 || dims[2] !== tile || dims[3] !== tile) {
-      throw new Error(`model output has shape [${dims.join(", ")}], the contract needs [${batch.length}, 3, ${tile}, ${tile}]`);
+    if (dims.length !== 4 || dims[0] !== batch.length || dims[1] !== 3 || dims[2] !== tileHeight || dims[3] !== tileWidth) {
+      throw new Error(`model output has shape [${dims.join(", ")}], the contract needs [${batch.length}, 3, ${tileHeight}, ${tileWidth}]`);
     }
-    const out = output.data as Float32Array;
+    return { out: output.data as Float32Array, dispose: () => { for (const tensor of Object.values(results)) tensor.dispose(); } };
+  };
+
+  if (positions.length === 1) {
+    // One tile: its outputs are the result as they are (no blending), cropped to the image.
+    // (Disposing a CPU tensor only drops the reference; its data stays valid.)
+    const { out, dispose } = await runBatch(positions);
+    const result = tileWidth === width && tileHeight === height ? out : cropPlanar(out, 3, tileWidth, tileHeight, width, height);
+    dispose();
+    options.onProgress?.(1);
+    return result;
+  }
+
+  const sum = new Float32Array(3 * plane);
+  const rowEdge = taper(tileHeight), columnEdge = taper(tileWidth);
+  // Tiles form a full grid, so the blending weight of a pixel is a product of a row and a column
+  // weight; two 1-D arrays replace a full-size weight image.
+  const rowWeight = axisWeights(rows.starts, paddedHeight, rowEdge);
+  const columnWeight = axisWeights(columns.starts, paddedWidth, columnEdge);
+  for (let first = 0; first < positions.length; first += batchSize) {
+    const batch = positions.slice(first, first + batchSize);
+    const { out, dispose } = await runBatch(batch);
     for (let b = 0; b < batch.length; b++) {
       const [y0, x0] = batch[b]!;
-      for (let y = 0; y < tile; y++) {
-        const wy = edge[y]!;
+      for (let y = 0; y < tileHeight; y++) {
+        const wy = rowEdge[y]!;
         const row = (y0 + y) * paddedWidth + x0;
         for (let c = 0; c < 3; c++) {
-          const src = ((b * 3 + c) * tile + y) * tile;
+          const src = ((b * 3 + c) * tileHeight + y) * tileWidth;
           const dst = c * plane + row;
-          for (let x = 0; x < tile; x++) sum[dst + x]! += out[src + x]! * wy * edge[x]!;
+          for (let x = 0; x < tileWidth; x++) sum[dst + x]! += out[src + x]! * wy * columnEdge[x]!;
         }
       }
     }
-    for (const tensor of Object.values(results)) tensor.dispose();
+    dispose();
     options.onProgress?.(Math.min(1, (first + batch.length) / positions.length));
   }
   for (let c = 0; c < 3; c++) {
@@ -79,12 +107,12 @@ export async function runNetwork(image: Float32Array, channels: number, width: n
       for (let x = 0; x < paddedWidth; x++) sum[base + x]! /= wy * columnWeight[x]!;
     }
   }
-  return paddedWidth === width && paddedHeight === height ? sum : cropPlanar(sum, 3, paddedWidth, width, height);
+  return paddedWidth === width && paddedHeight === height ? sum : cropPlanar(sum, 3, paddedWidth, paddedHeight, width, height);
 }
 
-function axisWeights(starts: number[], tile: number, length: number, edge: Float32Array): Float32Array {
+function axisWeights(starts: number[], length: number, edge: Float32Array): Float32Array {
   const weights = new Float32Array(length);
-  for (const start of starts) for (let i = 0; i < tile; i++) weights[start + i]! += edge[i]!;
+  for (const start of starts) for (let i = 0; i < edge.length; i++) weights[start + i]! += edge[i]!;
   return weights;
 }
 
@@ -96,8 +124,7 @@ function padPlanar(data: Float32Array, channels: number, width: number, height: 
   return out;
 }
 
-function cropPlanar(data: Float32Array, channels: number, fullWidth: number, width: number, height: number): Float32Array {
-  const fullHeight = data.length / channels / fullWidth;
+function cropPlanar(data: Float32Array, channels: number, fullWidth: number, fullHeight: number, width: number, height: number): Float32Array {
   const out = new Float32Array(channels * width * height);
   for (let c = 0; c < channels; c++) {
     for (let y = 0; y < height; y++) out.set(data.subarray((c * fullHeight + y) * fullWidth, (c * fullHeight + y) * fullWidth + width), (c * height + y) * width);

@@ -3,7 +3,9 @@
 // Network contract (Cellpose's convention):
 //   input  float32 [N, C, H, W]: C = manifest.channels, images normalised per channel to the
 //          manifest's percentiles (see normalize.ts) and rescaled so cells have manifest.diameter px;
-//          H and W may be fixed (= manifest.tileSize) or symbolic.
+//          H and W may be fixed (= manifest.tileSize) or symbolic; symbolic means the network is
+//          fully convolutional and takes any multiple of tileSize's power-of-two factor (up to 32),
+//          and the engine then runs it on tiles up to 1024 px (tiling.ts).
 //   output float32 [N, 3, H, W]: (flow dY, flow dX, cell-probability logit); flows are FLOW_SCALE (5)
 //          times the unit flows of flow-targets.ts.
 // Any ONNX that honours this can be served, e.g. a Cellpose-SAM export where its licence allows.
@@ -48,6 +50,8 @@ export interface LoadedModel {
   executionProvider: ExecutionProvider;
   inputName: string;
   outputName: string;
+  /** H and W are symbolic in the ONNX: the engine runs tiles larger than tileSize (tiling.ts). */
+  anyInputSize: boolean;
 }
 
 export interface SessionOptions {
@@ -143,7 +147,9 @@ function checkContract(session: ort.InferenceSession, manifest: ModelManifest, p
     if (input.shape.length !== 4) throw new ContractError(`model input must be [N, C, H, W], has rank ${input.shape.length}`);
     if (typeof c === "number" && c !== manifest.channels) throw new ContractError(`model input has ${c} channels, manifest says ${manifest.channels}`);
   }
-  return { manifest, session, executionProvider: provider, inputName: session.inputNames[0]!, outputName: session.outputNames[0]! };
+  const symbolic = (dim: unknown) => typeof dim !== "number" || dim < 0;
+  const anyInputSize = !!input && input.isTensor && symbolic(input.shape[2]) && symbolic(input.shape[3]);
+  return { manifest, session, executionProvider: provider, inputName: session.inputNames[0]!, outputName: session.outputNames[0]!, anyInputSize };
 }
 
 function firstLine(text: string): string {

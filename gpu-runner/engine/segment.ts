@@ -94,8 +94,10 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   report(0, "normalize");
   // Large intermediates are held in `let`s and dropped as soon as they are used up, so peak memory
   // on big images stays near image + network outputs.
-  const prepared = modelInput(image, manifest.channels, p.channels, p.modality);
-  let input: DecodedImage | undefined = prepared.image;
+  // Destructured into a `let` so that nothing else holds the model input once it is dropped.
+  let input: DecodedImage | undefined;
+  let modality: ModalityDecision | undefined;
+  ({ image: input, modality } = modelInput(image, manifest.channels, p.channels, p.modality));
   normalizeImage(input, manifest.normalization, input.data);
   lap("normalize");
 
@@ -185,7 +187,7 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   const result: SegmentResult = {
     width, height, labels, rois, confluency: confluency(labels), timings, diameter,
     ...(estimate ? { diameterEstimate: estimate } : {}),
-    ...(prepared.modality ? { modality: prepared.modality } : {}),
+    ...(modality ? { modality } : {}),
   };
   lap("rois");
   report(1, "done");
