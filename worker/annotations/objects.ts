@@ -11,6 +11,7 @@
 // The result renders back (schema/roi-raster.ts) to exactly the labels measured here.
 
 import type { Roi } from "../../schema/roi.ts";
+import { forEachEnclosedPixel } from "../../schema/label-holes.ts";
 import { labelBoxes, renumberInRasterOrder } from "../../schema/label-image.ts";
 import { keepLargestComponents } from "../../schema/label-largest-piece.ts";
 import { confluency, measureRois } from "../../schema/roi-measure.ts";
@@ -42,49 +43,16 @@ export function objectsFromLabels(labels: Uint32Array, width: number, height: nu
 /**
  * Gives each object k the pixels it encloses (inside its bounding box, not 4-connected to the box's
  * border through pixels other than k) that are background or belong to an earlier object; later
- * objects keep theirs. The flood follows holes-and-sizes.ts (Cellpose's fill_holes) in the engine.
+ * objects keep theirs (schema/label-holes.ts, the rule the engine's mask clean-up fills holes by).
  * Returns whether an earlier object lost pixels (which may have split it).
  */
 function fillEnclosed(labels: Uint32Array, count: number, width: number): boolean {
-  const boxes = labelBoxes(labels, width, count);
-  let outside = new Uint8Array(0);
-  let queue = new Int32Array(0);
   let tookFromOthers = false;
-  for (let k = 1; k <= count; k++) {
-    const x0 = boxes.minX[k], y0 = boxes.minY[k];
-    const w = boxes.maxX[k] - x0 + 1, h = boxes.maxY[k] - y0 + 1;
-    if (w < 3 || h < 3) continue; // no room for a hole
-    if (outside.length < w * h) {
-      outside = new Uint8Array(w * h);
-      queue = new Int32Array(w * h);
-    }
-    outside.fill(0, 0, w * h);
-    let head = 0, tail = 0;
-    const push = (x: number, y: number) => {
-      const j = y * w + x;
-      if (outside[j] || labels[(y0 + y) * width + x0 + x] === k) return;
-      outside[j] = 1;
-      queue[tail++] = j;
-    };
-    for (let x = 0; x < w; x++) { push(x, 0); push(x, h - 1); }
-    for (let y = 1; y < h - 1; y++) { push(0, y); push(w - 1, y); }
-    while (head < tail) {
-      const j = queue[head++];
-      const y = Math.floor(j / w), x = j - y * w;
-      if (x > 0) push(x - 1, y);
-      if (x < w - 1) push(x + 1, y);
-      if (y > 0) push(x, y - 1);
-      if (y < h - 1) push(x, y + 1);
-    }
-    for (let y = 1; y < h - 1; y++) {
-      for (let x = 1; x < w - 1; x++) {
-        const i = (y0 + y) * width + x0 + x;
-        const v = labels[i];
-        if (outside[y * w + x] || v >= k) continue;
-        if (v !== 0) tookFromOthers = true;
-        labels[i] = k;
-      }
-    }
-  }
+  forEachEnclosedPixel(labels, width, count, labelBoxes(labels, width, count), (i, k) => {
+    const v = labels[i]!;
+    if (v > k) return;
+    if (v !== 0) tookFromOthers = true;
+    labels[i] = k;
+  });
   return tookFromOthers;
 }

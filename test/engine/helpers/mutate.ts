@@ -1,17 +1,12 @@
 // Seeded, deterministic mutations of a file for fuzzing: byte and bit flips, boundary values written
 // over header fields, truncations, splices, insertions and deletions. Half of all positions fall in
 // the first 512 bytes, where the headers and directories that steer a decoder live.
+import { SeededRandom } from "../../../gpu-runner/training/random.ts";
 
-/** mulberry32: a small, fast, seedable PRNG (Tommy Ettinger's); good enough to pick mutations. */
+/** A seeded uniform [0, 1) generator: the trainer's mulberry32, so mutations repeat exactly. */
 export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = new SeededRandom(seed);
+  return () => random.next();
 }
 
 const BOUNDARY_VALUES = [0, 1, 0x7f, 0x80, 0xff, 0x7fff, 0x8000, 0xffff, 0x7fffffff, 0x80000000, 0xffffffff];

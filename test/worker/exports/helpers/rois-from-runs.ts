@@ -4,6 +4,7 @@
 // follow directly, independently of the code under test.
 
 import type { Roi } from "../../../../schema/roi.ts";
+import { SeededRandom } from "../../../../gpu-runner/training/random.ts";
 
 export type Run = readonly [x0: number, x1: number];
 
@@ -88,16 +89,10 @@ export function labelsFromShapes(width: number, height: number, ordered: readonl
   return labels;
 }
 
-/** A deterministic pseudo-random generator (mulberry32), so synthetic segmentations repeat exactly. */
+/** A deterministic uniform [0, 1) generator (the trainer's mulberry32), so synthetic segmentations repeat exactly. */
 export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = new SeededRandom(seed);
+  return () => random.next();
 }
 
 /**
