@@ -1,6 +1,7 @@
 // What the public API (/api/v1) answers: the records the worker's views build and the OpenAPI
 // document describes. Field names follow the API contract exactly; fields it does not show are
 // this service's extras. `.meta({id})` names each record as a component of the OpenAPI document.
+import { modalityDecision } from "./modality.ts";
 import { z } from "zod";
 import { IMAGE_STATUSES, JOB_STATUSES, SEGMENTATION_SOURCES } from "./db.ts";
 
@@ -132,6 +133,7 @@ export const segmentationRecord = z
     cell_count: count,
     confluency: z.number(),
     diameter: z.number().nullable().meta({ description: "Object diameter (px) it was segmented at: the request's or the estimate" }),
+    modality: modalityDecision.nullable().meta({ description: "One-channel models: the modality the input was made for, detected or given" }),
     width: count,
     height: count,
     timings: z.record(z.string(), z.unknown()).nullable(),

@@ -49,7 +49,7 @@ export function segmentationView(s: Segmentation): SegmentationRecord {
     cell_count: s.roiCount,
     confluency: s.confluency,
     diameter: s.diameter,
-    modality: s.modality ? { modality: s.modality, source: s.modalitySource } : null,
+    modality: s.modality && s.modalitySource ? { modality: s.modality, source: s.modalitySource } : null,
     width: s.width,
     height: s.height,
     timings: (s.timings ?? null) as SegmentationRecord["timings"],
