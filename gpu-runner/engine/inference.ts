@@ -5,6 +5,7 @@
 import * as ort from "onnxruntime-node";
 import type { LoadedModel } from "./model.ts";
 import { taper, tileStarts } from "./tiling.ts";
+import { ModelError } from "./faults.ts";
 
 export interface InferenceOptions {
   /** Tiles per onnxruntime call (default 8). */
@@ -54,7 +55,7 @@ export async function runNetwork(image: Float32Array, channels: number, width: n
     const output = results[model.outputName]!;
     const dims = output.dims;
     if (dims.length !== 4 || dims[0] !== batch.length || dims[1] !== 3 || dims[2] !== tile || dims[3] !== tile) {
-      throw new Error(`model output has shape [${dims.join(", ")}], the contract needs [${batch.length}, 3, ${tile}, ${tile}]`);
+      throw new ModelError(`model output has shape [${dims.join(", ")}], the contract needs [${batch.length}, 3, ${tile}, ${tile}]`);
     }
     const out = output.data as Float32Array;
     for (let b = 0; b < batch.length; b++) {

@@ -1,0 +1,59 @@
+// The cron's storage sweeper: R2 objects that no record will ever point at, and uploads nobody
+// will finish. Bounded per run (the cron comes back every minute), and idempotent: deleting what
+// is already gone is harmless, and each job or upload is marked once it is done.
+import { and, eq, inArray, isNull, lt } from "drizzle-orm";
+import { images, jobs, uploadParts } from "../../schema/db.ts";
+import type { Bindings } from "../env.ts";
+import { database } from "./database.ts";
+import { deletePrefix } from "./images.ts";
+import { resultModelPrefix } from "./runner-jobs.ts";
+import { artifactKey } from "./segmentations.ts";
+
+/** A resumable upload not completed within this long is given up (R2 itself drops parts after 7 days). */
+export const STALE_UPLOAD_MS = 24 * 60 * 60 * 1000;
+const BATCH = 50;
+
+/** Outputs the attempts of FAILED jobs wrote: a prediction's ROI artifact, a training's model files. */
+async function clearFailedOutputs(env: Bindings, now: number): Promise<number> {
+  const db = database(env.DB);
+  const failed = await db
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.status, "FAILED"), inArray(jobs.kind, ["prediction", "training"]), isNull(jobs.outputsClearedAt)))
+    .limit(BATCH);
+  for (const job of failed) {
+    if (job.kind === "prediction" && job.segmentationId) await env.BUCKET.delete(artifactKey(job.orgId, job.segmentationId));
+    if (job.kind === "training" && job.resultModelId) await deletePrefix(env.BUCKET, resultModelPrefix(job));
+    await db.update(jobs).set({ outputsClearedAt: now }).where(eq(jobs.id, job.id));
+  }
+  return failed.length;
+}
+
+/**
+ * Resumable uploads left pending for a day: their multipart upload is aborted (its parts freed)
+ * and the record marked failed with the reason, so the client sees why. The record, like every
+ * record, counts against the storage cap until it is deleted (the API contract's rule).
+ */
+async function giveUpStaleUploads(env: Bindings, now: number): Promise<number> {
+  const db = database(env.DB);
+  const stale = await db
+    .select()
+    .from(images)
+    .where(and(eq(images.status, "pending"), lt(images.updatedAt, now - STALE_UPLOAD_MS)))
+    .limit(BATCH);
+  for (const image of stale) {
+    if (image.uploadId) await env.BUCKET.resumeMultipartUpload(image.r2Key, image.uploadId).abort().catch(() => undefined);
+    await db.batch([
+      db.delete(uploadParts).where(eq(uploadParts.imageId, image.id)),
+      db
+        .update(images)
+        .set({ status: "failed", uploadId: null, uploadError: "Upload was not completed within 24 hours; its parts were discarded", updatedAt: now })
+        .where(and(eq(images.id, image.id), eq(images.status, "pending"))),
+    ]);
+  }
+  return stale.length;
+}
+
+export async function sweepStorage(env: Bindings, now = Date.now()): Promise<{ failedOutputs: number; staleUploads: number }> {
+  return { failedOutputs: await clearFailedOutputs(env, now), staleUploads: await giveUpStaleUploads(env, now) };
+}
