@@ -4,7 +4,6 @@ import type { JobFault } from "../../schema/db.ts";
 import { RoiArtifactError } from "../../schema/roi-artifact.ts";
 import { ImageDecodeError } from "../engine/decode/index.ts";
 import { InputError, ModelError } from "../engine/faults.ts";
-import { JobStopped } from "./job-context.ts";
 import { TransientError } from "./retry.ts";
 
 export function faultOf(error: unknown): JobFault {
@@ -12,7 +11,6 @@ export function faultOf(error: unknown): JobFault {
   if (error instanceof ModelError) return "model";
   // The worker or storage could not be reached, or answered 5xx, past every retry.
   if (error instanceof TransientError) return "service";
-  // Stopped (shutting down), or anything unforeseen here: another runner may well succeed.
-  if (error instanceof JobStopped) return "runner";
+  // Stopped (shutting down, JobStopped), or anything unforeseen here: another runner may well succeed.
   return "runner";
 }
