@@ -1,4 +1,7 @@
-// npm start's stack end to end: real workerd, real runner processes on the CPU execution provider.
+// npm start's stack end to end: real workerd, real runner processes on the CPU execution provider,
+// and the admin CLI beside it.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { encode as encodePng } from "fast-png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -100,4 +103,50 @@ describe("the local stack", () => {
     const [{ n }] = stack.sql(`SELECT count(*) AS n FROM segmentations WHERE job_id = '${prediction_id}'`) as { n: number }[];
     expect(n).toBe(1);
   }, 300_000);
+});
+
+// `npm run admin` beside a running stack that serves readers: every command succeeds and no
+// request turns into a 500 (the CLI goes through the worker's operator API, so the worker stays
+// the only process that opens the local SQLite file).
+const runFile = promisify(execFile);
+const READERS = 10;
+const COMMANDS = 10;
+
+const admin = (...args: string[]) => runFile(process.execPath, ["scripts/admin.ts", ...args, "--persist-to", stack.state], { timeout: 60_000 });
+
+describe("the admin CLI while the local stack serves load", () => {
+  it(`creates ${COMMANDS} keys while ${READERS} clients read, every one working, with no 5xx`, async () => {
+    const statuses = new Map<number, number>();
+    let reading = true;
+    const reader = async () => {
+      for (let i = 0; reading; i++) {
+        const path = i % 2 ? "/images" : "/models";
+        const response = await fetch(stack.api + path, { headers: { Authorization: `Bearer ${stack.key}` } });
+        await response.arrayBuffer();
+        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+      }
+    };
+    const readers = Array.from({ length: READERS }, reader);
+
+    const keys: string[] = [];
+    try {
+      for (let i = 0; i < COMMANDS; i++) {
+        const { stdout } = await admin("key", "create", "e2e");
+        keys.push(stdout.trim().split("\n").at(-1)!);
+      }
+    } finally {
+      reading = false;
+      await Promise.all(readers);
+    }
+
+    expect(keys).toHaveLength(COMMANDS);
+    for (const key of keys) {
+      expect(key).toMatch(/^csk_[0-9a-f]{64}$/);
+      expect((await fetch(`${stack.api}/images`, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
+    }
+    const listed = await admin("key", "list", "e2e");
+    expect(listed.stdout.trim().split("\n")).toHaveLength(COMMANDS + 1);
+    expect([...statuses.keys()]).toEqual([200]);
+    expect(statuses.get(200)).toBeGreaterThan(COMMANDS);
+  }, 240_000);
 });
