@@ -142,6 +142,20 @@ describe("a lease whose payload cannot be built", () => {
   });
 });
 
+describe("output URLs", () => {
+  it("are signed afresh by POST /jobs/{id}/urls, which a runner calls right before uploading", async () => {
+    const org = await createOrg();
+    const predictionId = await predict(org, (await uploadImage(org)).id);
+    const job = await leaseJob(predictionId);
+    await new Promise((r) => setTimeout(r, 1100));
+    const fresh = await json<{ output: { artifact_url: string } }>(await runner(`/jobs/${predictionId}/urls`, { lease_token: job.lease_token }));
+    const expires = (url: string) => Number(new URL(url).searchParams.get("expires"));
+    expect(expires(fresh.output.artifact_url)).toBeGreaterThan(expires(job.output.artifact_url));
+    const put = await call(fresh.output.artifact_url, { method: "PUT", body: new Uint8Array([1, 2, 3]), headers: { "Content-Length": "3" } });
+    expect(put.status).toBe(200);
+  });
+});
+
 describe("deleting an image a job uses", () => {
   it("is refused with 409 naming the queued prediction or training, and allowed once it has ended", async () => {
     const org = await createOrg();

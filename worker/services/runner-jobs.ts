@@ -10,8 +10,9 @@ import type { Bindings } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { getImage } from "./images.ts";
 import { type LeaseOptions, leaseNextJob } from "./job-leasing.ts";
+import { sweepStorageNowAndThen } from "./storage-sweeper.ts";
 import { completeStatement, failAttempt, getJobById, type Job, JobFaultError, type TrainingInput, withdrawAttempt } from "./jobs.ts";
-import { getVisibleModel, type Model } from "./models.ts";
+import { getVisibleModel, type Model, trainedModelPrefix } from "./models.ts";
 import { artifactKey, latestSegmentation } from "./segmentations.ts";
 import { signStorageUrl } from "./signed-urls.ts";
 
@@ -21,10 +22,6 @@ function modelFiles(env: Bindings, origin: string, prefix: string, method: "GET"
   return Promise.all(
     (Object.entries(MODEL_FILES) as [keyof typeof MODEL_FILES, string][]).map(async ([k, file]) => [k, await signStorageUrl(env, origin, { method, key: prefix + file })] as const),
   ).then(Object.fromEntries) as Promise<Record<keyof typeof MODEL_FILES, string>>;
-}
-
-export function resultModelPrefix(job: Job): string {
-  return `models/${job.resultModelId}/1/`;
 }
 
 async function modelPayload(env: Bindings, origin: string, model: Model) {
@@ -79,7 +76,7 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
     ...base,
     kind: "training",
     training: { examples, steps: input.steps, ...(input.max_seconds && { max_seconds: input.max_seconds }) },
-    output: { model_id: job.resultModelId!, files: await modelFiles(env, origin, resultModelPrefix(job), "PUT") },
+    output: { model_id: job.resultModelId!, files: await modelFiles(env, origin, trainedModelPrefix(job.resultModelId!), "PUT") },
   };
 }
 
@@ -91,6 +88,8 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
  */
 export async function leaseWithPayload(env: Bindings, origin: string, holder: string, options: LeaseOptions): Promise<LeasedJob | null> {
   const deadline = Date.now() + options.waitMs;
+  // Where no cron fires (`wrangler dev`), the runners' lease calls keep the storage sweeper going.
+  await sweepStorageNowAndThen(env);
   for (;;) {
     const job = await leaseNextJob(env, holder, { ...options, waitMs: Math.max(0, deadline - Date.now()) });
     if (!job) return null;
@@ -162,7 +161,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
     });
   } else {
     const result = body.result as TrainingResult;
-    const prefix = resultModelPrefix(job);
+    const prefix = trainedModelPrefix(job.resultModelId!);
     await requireObject(env.BUCKET, prefix + MODEL_FILES.onnx, "The trained model's ONNX file");
     await requireObject(env.BUCKET, prefix + MODEL_FILES.manifest, "The trained model's manifest");
     const input = job.input as TrainingInput;

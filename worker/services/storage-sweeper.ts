@@ -6,12 +6,15 @@ import { images, jobs, uploadParts } from "../../schema/db.ts";
 import type { Bindings } from "../env.ts";
 import { database } from "./database.ts";
 import { deletePrefix } from "./images.ts";
-import { resultModelPrefix } from "./runner-jobs.ts";
+import { trainedModelPrefix } from "./models.ts";
 import { artifactKey } from "./segmentations.ts";
 
 /** A resumable upload not completed within this long is given up (R2 itself drops parts after 7 days). */
 export const STALE_UPLOAD_MS = 24 * 60 * 60 * 1000;
 const BATCH = 50;
+/** The cron sweeps every minute; callers on a busier path sweep at most this often per isolate. */
+const SWEEP_INTERVAL_MS = 60_000;
+let lastSweep = 0;
 
 /** Outputs the attempts of FAILED jobs wrote: a prediction's ROI artifact, a training's model files. */
 async function clearFailedOutputs(env: Bindings, now: number): Promise<number> {
@@ -23,7 +26,7 @@ async function clearFailedOutputs(env: Bindings, now: number): Promise<number> {
     .limit(BATCH);
   for (const job of failed) {
     if (job.kind === "prediction" && job.segmentationId) await env.BUCKET.delete(artifactKey(job.orgId, job.segmentationId));
-    if (job.kind === "training" && job.resultModelId) await deletePrefix(env.BUCKET, resultModelPrefix(job));
+    if (job.kind === "training" && job.resultModelId) await deletePrefix(env.BUCKET, trainedModelPrefix(job.resultModelId));
     await db.update(jobs).set({ outputsClearedAt: now }).where(eq(jobs.id, job.id));
   }
   return failed.length;
@@ -56,4 +59,12 @@ async function giveUpStaleUploads(env: Bindings, now: number): Promise<number> {
 
 export async function sweepStorage(env: Bindings, now = Date.now()): Promise<{ failedOutputs: number; staleUploads: number }> {
   return { failedOutputs: await clearFailedOutputs(env, now), staleUploads: await giveUpStaleUploads(env, now) };
+}
+
+/** sweepStorage, at most once a minute per isolate, for paths that run far more often than that. */
+export async function sweepStorageNowAndThen(env: Bindings): Promise<void> {
+  const now = Date.now();
+  if (now - lastSweep < SWEEP_INTERVAL_MS) return;
+  lastSweep = now;
+  await sweepStorage(env, now);
 }
