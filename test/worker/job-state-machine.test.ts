@@ -263,6 +263,9 @@ describe("per-plan bounds on training", () => {
 
     // Started long ago: its time bound (plus fetching and uploading) has passed.
     await env.DB.prepare("UPDATE jobs SET started_at = ? WHERE id = ?").bind(Date.now() - (600 + 11 * 60) * 1000, training.job_id).run();
+    // Its heartbeat no longer renews the lease (its runner hears it lost the job) ...
+    expect((await beat()).status).toBe(409);
+    // ... and the sweep fails it with the reason.
     await sweepJobs(env);
     expect(await jobRow(training.job_id as string)).toMatchObject({ status: "FAILED", reason: "Training ran past its plan's time bound of 600 s; it was stopped" });
     expect((await beat()).status).toBe(409);

@@ -220,11 +220,19 @@ export async function withdrawAttempt(env: Bindings, id: string, leaseToken: str
   return withdrawn ?? null;
 }
 
+/** A training running past its plan's time bound (plus fetching and uploading); no heartbeat renews it. */
+const pastTimeBound = (now: number) => and(
+  eq(jobs.kind, "training"),
+  sql`json_extract(${jobs.input}, '$.max_seconds') IS NOT NULL`,
+  sql`${jobs.startedAt} + json_extract(${jobs.input}, '$.max_seconds') * 1000 + ${TRAINING_OVERHEAD_MS} < ${now}`,
+);
+
 export async function heartbeat(d1: D1Database, id: string, leaseToken: string, leaseMs: number, progress?: number, stage?: string): Promise<Job | null> {
+  const now = Date.now();
   const [job] = await database(d1)
     .update(jobs)
-    .set({ leaseExpiresAt: Date.now() + leaseMs, ...(progress !== undefined && { progress }), ...(stage !== undefined && { stage }) })
-    .where(holding(id, leaseToken))
+    .set({ leaseExpiresAt: now + leaseMs, ...(progress !== undefined && { progress }), ...(stage !== undefined && { stage }) })
+    .where(and(holding(id, leaseToken), sql`NOT (${pastTimeBound(now)})`))
     .returning();
   return job ?? null;
 }
@@ -297,12 +305,7 @@ export async function sweepJobs(env: Bindings): Promise<void> {
       leaseHolder: null,
       leaseExpiresAt: null,
     })
-    .where(and(
-      eq(jobs.status, "STARTED"),
-      eq(jobs.kind, "training"),
-      sql`json_extract(${jobs.input}, '$.max_seconds') IS NOT NULL`,
-      sql`${jobs.startedAt} + json_extract(${jobs.input}, '$.max_seconds') * 1000 + ${TRAINING_OVERHEAD_MS} < ${now}`,
-    ))
+    .where(and(eq(jobs.status, "STARTED"), pastTimeBound(now)))
     .returning();
   const expired = await db
     .update(jobs)
