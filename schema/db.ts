@@ -109,6 +109,11 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 export const JOB_FAULTS = ["input", "model", "runner", "service"] as const;
 export type JobFault = (typeof JOB_FAULTS)[number];
 
+/** Only trouble with the machine or the service can go away on another attempt. */
+export function isRetryableFault(fault: JobFault): boolean {
+  return fault === "runner" || fault === "service";
+}
+
 export const jobs = sqliteTable(
   "jobs",
   {

@@ -1,6 +1,6 @@
 // The runner's client of the worker's internal API. Transient trouble (unreachable, 5xx, 429,
 // timeouts) is retried with backoff; a lost lease (409) is its own error so a job can stop at once.
-import type { JobFault } from "../../schema/db.ts";
+import { isRetryableFault, type JobFault } from "../../schema/db.ts";
 import { leasedJob, type LeasedJob } from "../../schema/internal-api.ts";
 import type { RunnerConfig } from "./config.ts";
 import { TransientError, withRetry } from "./retry.ts";
@@ -94,7 +94,7 @@ export function internalApi(config: RunnerConfig, log: (m: string) => void = con
     },
     async fail(job, reason, fault) {
       // `retryable` too, for workers that predate `fault`.
-      await jobCall("fail", job, "fail", { reason: reason.slice(0, 2000), fault, retryable: fault === "runner" || fault === "service" });
+      await jobCall("fail", job, "fail", { reason: reason.slice(0, 2000), fault, retryable: isRetryableFault(fault) });
     },
     async release(job) {
       await jobCall("release", job, "release", {});

@@ -4,6 +4,7 @@
 // new job, lets each lease request already open come back (a job it brings is released unstarted:
 // abandoning the request would leave the worker granting a lease nobody receives), lets jobs in
 // hand finish within the grace period, then hands the rest back.
+import { isRetryableFault } from "../../schema/db.ts";
 import type { LeasedJob } from "../../schema/internal-api.ts";
 import type { RunnerConfig } from "./config.ts";
 import { type InternalApi, LeaseLostError } from "./internal-api.ts";
@@ -147,7 +148,7 @@ export class Runner {
       return;
     }
     const fault = faultOf(error);
-    const retryable = fault === "runner" || fault === "service";
+    const retryable = isRetryableFault(fault);
     const prefix = { input: "", model: "model error: ", runner: error instanceof JobStopped ? "" : "runner error: ", service: "service unavailable: " }[fault];
     try {
       await this.api.fail(job, `${prefix}${message}`, fault);

@@ -90,11 +90,12 @@ describe("the local stack", () => {
   }, 420_000);
 
   it("a runner killed mid-job loses nothing: the next lease completes the job, once", async () => {
-    const doomed = stack.startRunner();
+    const doomed = stack.startRunner({ RUNNER_ID: "doomed" });
     const image = await upload("big.png", 2048, 2048);
     const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam" });
-    const started = await until(() => api(`/predict/${prediction_id}`), (p) => p.status !== "SUBMITTED", 60_000);
-    expect(started.status).toBe("STARTED");
+    // A runner of an earlier test, stopping, may lease it first and hand it back: wait for the doomed one to hold it.
+    const started = await until(() => api(`/job/${prediction_id}`), (p) => p.runner_id === "doomed" || p.status === "COMPLETED" || p.status === "FAILED", 60_000);
+    expect(started).toMatchObject({ status: "STARTED", runner_id: "doomed", attempts: 1 });
     doomed.kill("SIGKILL");
 
     stack.startRunner();

@@ -13,7 +13,7 @@
 // or an isolate that dies mid-job never leaves it STARTED. Every SUBMITTED job has a queue message
 // as its wake-up; the message is only a hint, so a duplicate or stale one is harmless.
 import { and, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
-import { images, jobs, type JobFault, type JobKind } from "../../schema/db.ts";
+import { images, isRetryableFault, jobs, type JobFault, type JobKind } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError } from "../errors.ts";
 import { gpuJobQueue } from "../queues/gpu-job-queue.ts";
@@ -29,11 +29,6 @@ const ANALYSES: JobKind[] = ["prediction", "training"];
 const RESEND_AFTER_MS = 10 * 60 * 1000;
 /** Fetching, decoding and uploading around a training's plan-bounded training time. */
 const TRAINING_OVERHEAD_MS = 10 * 60 * 1000;
-
-/** Only trouble with the machine or the service can go away on another attempt. */
-export function isRetryable(fault: JobFault): boolean {
-  return fault === "runner" || fault === "service";
-}
 
 /** A job's inputs or result cannot be had, whoever runs it again: fail it for good, with this reason. */
 export class JobFaultError extends Error {
@@ -263,7 +258,7 @@ export function completeStatement(d1: D1Database, id: string, leaseToken: string
  */
 export async function failAttempt(env: Bindings, id: string, leaseToken: string, reason: string, fault: JobFault, retryDelaySeconds = 0): Promise<Job | null> {
   const now = Date.now();
-  const retry = sql`${isRetryable(fault) ? 1 : 0} AND ${jobs.attempts} < ${jobs.maxAttempts}`;
+  const retry = sql`${isRetryableFault(fault) ? 1 : 0} AND ${jobs.attempts} < ${jobs.maxAttempts}`;
   const [job] = await database(env.DB)
     .update(jobs)
     .set({

@@ -7,7 +7,7 @@ import { SQLiteAsyncDialect, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { jobs, models, segmentations } from "../../schema/db.ts";
 import type { completeBody, LeasedJob, PredictionResult, TrainingResult } from "../../schema/internal-api.ts";
 import type { Bindings } from "../env.ts";
-import { HttpError, notFound } from "../errors.ts";
+import { HttpError } from "../errors.ts";
 import { getImage } from "./images.ts";
 import { type LeaseOptions, leaseNextJob } from "./job-leasing.ts";
 import { sweepStorageNowAndThen } from "./storage-sweeper.ts";
