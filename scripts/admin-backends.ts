@@ -52,15 +52,30 @@ export function wranglerBackend(target: Target): AdminBackend {
 }
 
 const OPERATOR_TIMEOUT_MS = 30_000;
+/** A stack announces itself before its worker listens: wait this long for it to start. */
+const WORKER_START_MS = 90_000;
+
+/** fetch, waiting while nothing listens yet (the announced worker is still starting). */
+async function fetchStartingWorker(url: string, init: RequestInit): Promise<Response> {
+  const deadline = Date.now() + WORKER_START_MS;
+  for (;;) {
+    try {
+      return await fetch(url, { ...init, signal: AbortSignal.timeout(OPERATOR_TIMEOUT_MS) });
+    } catch (error) {
+      const refused = (error as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED";
+      if (!refused || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
 
 export function operatorBackend(stack: RunningStack): AdminBackend {
   async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const bytes = body instanceof Uint8Array;
-    const response = await fetch(`${stack.url}/api/v1/operator${path}`, {
+    const response = await fetchStartingWorker(`${stack.url}/api/v1/operator${path}`, {
       method,
       headers: { Authorization: `Bearer ${stack.secret}`, ...(body !== undefined && { "Content-Type": bytes ? "application/octet-stream" : "application/json" }) },
       body: body === undefined ? undefined : bytes ? body : JSON.stringify(body),
-      signal: AbortSignal.timeout(OPERATOR_TIMEOUT_MS),
     });
     const text = await response.text();
     const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};

@@ -34,11 +34,12 @@ if (createdKey) console.log(`\nCreated organization 'demo'. Its API key (shown o
 if (!uploadBaseModel(local)) console.log("No trained base model at gpu-runner/models/cpsam/ yet: predictions will fail until one is committed.");
 
 const url = `http://127.0.0.1:${port}`;
-const children: ChildProcess[] = [startWorker(local, port)];
-await waitUntilServing(`${url}/api/v1/models`);
-// From here on `npm run admin` goes through this worker instead of opening its database file.
+// From here on (the last time this process opens the database file itself) `npm run admin` goes
+// through the worker, waiting for it while it starts, instead of opening the file beside it.
 const withdrawStack = announceStack(local, { url, pid: process.pid, secret: vars.OPERATOR_SECRET });
 process.on("exit", withdrawStack);
+const children: ChildProcess[] = [startWorker(local, port)];
+await waitUntilServing(`${url}/api/v1/models`);
 children.push(startRunner({ WORKER_URL: url, RUNNER_TOKEN: vars.RUNNER_TOKENS.split(",")[0] }));
 console.log(`\nAPI: ${url}/api/v1  (Ctrl-C stops everything)\n`);
 
