@@ -22,7 +22,7 @@ export default defineConfig(async () => ({
         test: { name: "worker", include: ["test/worker/**/*.test.ts"], setupFiles: ["./test/worker/setup.ts"] },
       },
       {
-        test: { name: "node", include: ["test/{engine,training,runner,e2e}/**/*.test.ts"], environment: "node" },
+        test: { name: "node", include: ["test/{engine,training,runner,scripts,e2e}/**/*.test.ts"], environment: "node" },
       },
     ],
   },

@@ -30,7 +30,7 @@ describe("the operator API", () => {
   });
 
   it("answers bad input with the admin CLI's own reasons", async () => {
-    expect(await json(await operator("/orgs/no-such-org/keys", { method: "POST" }))).toEqual({ detail: "Organization with id no-such-org not found" });
+    expect(await json(await operator("/orgs/no-such-org/keys", { method: "POST" }))).toEqual({ detail: "No organization with slug no-such-org" });
     const badSlug = await operator("/orgs", { json: { slug: "Not A Slug" } });
     expect(badSlug.status).toBe(422);
     expect((await json(badSlug)).detail).toMatch(/organization slug must be/);

@@ -31,7 +31,7 @@ export async function createKey(d1: D1Database, slug: string): Promise<{ id: str
   const created = await adminSql(() => createKeySql(slug));
   await rows(d1, created.sql);
   const [stored] = await rows(d1, `SELECT id FROM api_keys WHERE id = '${created.id}'`);
-  if (!stored) throw notFound("Organization", slug);
+  if (!stored) throw new HttpError(404, `No organization with slug ${slug}`);
   return { id: created.id, key: created.key };
 }
 
