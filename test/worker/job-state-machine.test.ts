@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sweepJobs } from "../../worker/services/jobs.ts";
-import { STALE_UPLOAD_MS, sweepStorage } from "../../worker/services/storage-sweeper.ts";
+import { ORPHANED_PROCESSING_MS, STALE_UPLOAD_MS, sweepStorage } from "../../worker/services/storage-sweeper.ts";
 import { call, createOrg, json, type TestOrg, uploadImage } from "./helpers.ts";
 import { leaseJob, runner } from "./runner-helpers.ts";
 
@@ -212,6 +212,21 @@ describe("the storage sweeper", () => {
     expect(await json(await call(`/upload/${started.image.id}`, { key: org.key }))).toMatchObject({ upload_status: "failed", upload_error: expect.stringMatching(/not completed within 24 hours/), upload: null });
     expect((await call(started.upload.urls[0].url, { method: "PUT", body: new Uint8Array(1000), headers: { "Content-Length": "1000" } })).status).toBe(404);
     expect((await json(await call(`/upload/${fresh.image.id}`, { key: org.key }))).upload_status).toBe("pending");
+  });
+});
+
+describe("an image left processing with no conversion (its completing request died midway)", () => {
+  it("gets its conversion queued by the sweeper, or goes back to pending if its upload never completed", async () => {
+    const org = await createOrg();
+    const whole = await uploadImage(org);
+    const started = await json<{ image: { id: string } }>(await call("/upload", { key: org.key, json: { name: "half.tif", size: 1000 } }));
+    const longAgo = Date.now() - ORPHANED_PROCESSING_MS - 1;
+    await env.DB.prepare("UPDATE images SET status = 'processing', updated_at = ? WHERE id IN (?, ?)").bind(longAgo, whole.id, started.image.id).run();
+
+    await sweepStorage(env);
+    expect((await json(await call(`/upload/${started.image.id}`, { key: org.key }))).upload_status).toBe("pending");
+    const image = await until(async () => json(await call(`/image/${whole.id}`, { key: org.key })), (i) => i.upload_status !== "processing");
+    expect(image.upload_status).toBe("ready");
   });
 });
 

@@ -105,7 +105,7 @@ export async function deleteImage(env: Bindings, image: Image): Promise<void> {
     db.delete(segmentations).where(and(eq(segmentations.imageId, image.id), eq(segmentations.orgId, image.orgId))),
     db
       .update(jobs)
-      .set({ status: "FAILED", reason: "Image was deleted", finishedAt: Date.now() })
+      .set({ status: "FAILED", reason: "Image was deleted", fault: "input", finishedAt: Date.now() })
       .where(and(eq(jobs.imageId, image.id), eq(jobs.status, "SUBMITTED"))),
     db.delete(images).where(eq(images.id, image.id)),
   ]);

@@ -1,11 +1,12 @@
 // The cron's storage sweeper: R2 objects that no record will ever point at, and uploads nobody
 // will finish. Bounded per run (the cron comes back every minute), and idempotent: deleting what
 // is already gone is harmless, and each job or upload is marked once it is done.
-import { and, eq, inArray, isNull, lt } from "drizzle-orm";
+import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import { images, jobs, uploadParts } from "../../schema/db.ts";
 import type { Bindings } from "../env.ts";
 import { database } from "./database.ts";
-import { deletePrefix } from "./images.ts";
+import { deletePrefix, updateImage } from "./images.ts";
+import { createConversionJob } from "./jobs.ts";
 import { trainedModelPrefix } from "./models.ts";
 import { artifactKey } from "./segmentations.ts";
 
@@ -57,8 +58,38 @@ async function giveUpStaleUploads(env: Bindings, now: number): Promise<number> {
   return stale.length;
 }
 
-export async function sweepStorage(env: Bindings, now = Date.now()): Promise<{ failedOutputs: number; staleUploads: number }> {
-  return { failedOutputs: await clearFailedOutputs(env, now), staleUploads: await giveUpStaleUploads(env, now) };
+/** Longer than any conversion's queue delay and lease: a processing image older than this has lost its job. */
+export const ORPHANED_PROCESSING_MS = 15 * 60 * 1000;
+
+/**
+ * Images left "processing" with no conversion queued or running: the completing request died
+ * between claiming the upload and queueing its conversion. One whose multipart upload never
+ * completed is pending again (the client may complete it again); one whose bytes are whole gets
+ * its conversion now.
+ */
+async function recoverOrphanedProcessing(env: Bindings, now: number): Promise<number> {
+  const orphaned = await database(env.DB)
+    .select()
+    .from(images)
+    .where(and(
+      eq(images.status, "processing"),
+      lt(images.updatedAt, now - ORPHANED_PROCESSING_MS),
+      sql`NOT EXISTS (SELECT 1 FROM ${jobs} WHERE ${jobs.imageId} = ${images.id} AND ${jobs.kind} = 'conversion' AND ${jobs.status} IN ('SUBMITTED', 'STARTED'))`,
+    ))
+    .limit(BATCH);
+  for (const image of orphaned) {
+    if (image.uploadId) await updateImage(env.DB, image.id, { status: "pending" });
+    else await createConversionJob(env, image.orgId, image.id);
+  }
+  return orphaned.length;
+}
+
+export async function sweepStorage(env: Bindings, now = Date.now()): Promise<{ failedOutputs: number; staleUploads: number; orphanedProcessing: number }> {
+  return {
+    failedOutputs: await clearFailedOutputs(env, now),
+    staleUploads: await giveUpStaleUploads(env, now),
+    orphanedProcessing: await recoverOrphanedProcessing(env, now),
+  };
 }
 
 /** sweepStorage, at most once a minute per isolate, for paths that run far more often than that. */
