@@ -13,6 +13,7 @@ export default defineConfig(async () => ({
                 // Test-only secrets; deployed environments get theirs from `wrangler secret`.
                 SIGNING_KEY: "test-signing-key-0123456789abcdef",
                 RUNNER_TOKENS: "runner-token-one,runner-token-two",
+                OPERATOR_SECRET: "operator-secret-for-tests",
                 TEST_MIGRATIONS: await readD1Migrations("./schema/migrations"),
               },
             },
@@ -21,7 +22,7 @@ export default defineConfig(async () => ({
         test: { name: "worker", include: ["test/worker/**/*.test.ts"], setupFiles: ["./test/worker/setup.ts"] },
       },
       {
-        test: { name: "node", include: ["test/{engine,training,runner,e2e,api,client}/**/*.test.ts"], environment: "node" },
+        test: { name: "node", include: ["test/{engine,training,runner,scripts,e2e,api,client}/**/*.test.ts"], environment: "node" },
       },
     ],
   },

@@ -101,6 +101,18 @@ export const JOB_KINDS = ["prediction", "training", "conversion"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 export const JOB_STATUSES = ["SUBMITTED", "STARTED", "COMPLETED", "FAILED"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
+/**
+ * Whose fault a failed attempt was. `input` (the image, its labels or the parameters) and `model`
+ * (a model no runner can load or run) fail the job for good; `runner` (the machine running it) and
+ * `service` (the worker, storage, the network) are worth another attempt.
+ */
+export const JOB_FAULTS = ["input", "model", "runner", "service"] as const;
+export type JobFault = (typeof JOB_FAULTS)[number];
+
+/** Only trouble with the machine or the service can go away on another attempt. */
+export function isRetryableFault(fault: JobFault): boolean {
+  return fault === "runner" || fault === "service";
+}
 
 export const jobs = sqliteTable(
   "jobs",
@@ -126,6 +138,10 @@ export const jobs = sqliteTable(
     stage: text("stage"),
     /** Why the job failed, or why its last attempt did. */
     reason: text("reason"),
+    /** Whose fault that failure was (JOB_FAULTS): it decided whether the job was tried again. */
+    fault: text("fault", { enum: JOB_FAULTS }),
+    /** When the storage sweeper removed what a FAILED job's attempts wrote (ROI artifact, model files). */
+    outputsClearedAt: integer("outputs_cleared_at"),
     result: text("result", { mode: "json" }),
     segmentationId: text("segmentation_id"),
     resultModelId: text("result_model_id"),

@@ -1,5 +1,6 @@
 // Request bodies of the runner's API (/api/v1/internal), shared by the worker and the GPU runner.
 import { z } from "zod";
+import { JOB_FAULTS } from "./db.ts";
 import { modalityDecision } from "./modality.ts";
 
 export const leaseBody = z.object({
@@ -50,7 +51,12 @@ export const completeBody = z.object({
 export const failBody = z.object({
   lease_token: leaseToken,
   reason: z.string().min(1).max(2000),
-  /** True for transient trouble (worth another attempt), false for the job's own fault. */
+  /**
+   * Whose fault the failure is (schema/db.ts JOB_FAULTS); the worker decides from it whether the
+   * job gets another attempt. Runners that predate it send only `retryable`.
+   */
+  fault: z.enum(JOB_FAULTS).optional(),
+  /** Older runners: true for transient trouble, false for the job's own fault. Ignored when `fault` is given. */
   retryable: z.boolean().default(false),
 });
 
@@ -92,6 +98,8 @@ export const leasedTraining = z.object({
   training: z.object({
     examples: z.array(z.object({ image: signedImage, labels: z.object({ segmentation_id: z.string(), artifact_url: z.string() }) })),
     steps: z.number().nullable(),
+    /** The organization's plan bound on training time: the runner stops training by then, the worker fails the job past it. */
+    max_seconds: z.number().positive().optional(),
   }),
   output: z.object({ model_id: z.string(), files: modelFiles }),
 });

@@ -33,7 +33,8 @@ export function createOrganizationSql(id: string, slug: string, options: OrgOpti
   for (const cap of [options.storageCap, options.analysisCap]) {
     if (cap !== undefined && cap !== null && (!Number.isSafeInteger(cap) || cap < 0)) throw new AdminInputError(`caps must be whole numbers >= 0, got ${cap}`);
   }
-  return `INSERT INTO organizations (id, slug, plan, storage_cap, analysis_cap, created_at) VALUES (${quote(id)}, ${quote(checkSlug(slug))}, ${quote(plan)}, ${quote(options.storageCap ?? null)}, ${quote(options.analysisCap ?? null)}, ${Date.now()});`;
+  // A slug that exists already inserts nothing and returns no row, so callers can say so.
+  return `INSERT INTO organizations (id, slug, plan, storage_cap, analysis_cap, created_at) VALUES (${quote(id)}, ${quote(checkSlug(slug))}, ${quote(plan)}, ${quote(options.storageCap ?? null)}, ${quote(options.analysisCap ?? null)}, ${Date.now()}) ON CONFLICT (slug) DO NOTHING RETURNING id;`;
 }
 
 /** A new API key: the key itself (shown once) and the SQL that stores only its hash. */

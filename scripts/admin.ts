@@ -2,11 +2,16 @@
 //                  key create <org-slug> | key list <org-slug> | key revoke <key-id>
 //                  base-model upload
 //                  [--env staging|production]   (default: the local database of `npm start`)
+//                  [--persist-to <dir>]          (local state directory; default wrangler's .wrangler/state)
+// Locally, while `npm start` runs, the commands go through the running worker's operator API (two
+// processes on one SQLite file answer SQLITE_BUSY); otherwise through `wrangler d1 execute`.
 import { parseArgs } from "node:util";
 import type { Plan } from "../schema/db.ts";
-import { AdminInputError, createKeySql, createOrganizationSql, listKeysSql, revokeKeySql } from "./admin-sql.ts";
-import { uploadBaseModel } from "./base-model.ts";
-import { applyMigrations, d1, type Target } from "./wrangler.ts";
+import { type AdminBackend, operatorBackend, wranglerBackend } from "./admin-backends.ts";
+import { AdminInputError } from "./admin-sql.ts";
+import { BASE_MODEL_DIR } from "./base-model.ts";
+import { runningStack } from "./running-stack.ts";
+import { applyMigrations, type Target } from "./wrangler.ts";
 
 const USAGE = `usage: npm run admin -- <command> [--env staging|production]
   org create <slug> [--plan free|pro|enterprise] [--storage-cap N] [--analysis-cap N]
@@ -28,6 +33,7 @@ async function main(argv: string[]): Promise<void> {
     allowPositionals: true,
     options: {
       env: { type: "string" },
+      "persist-to": { type: "string" },
       plan: { type: "string" },
       "storage-cap": { type: "string" },
       "analysis-cap": { type: "string" },
@@ -40,8 +46,11 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (values.env !== undefined && values.env !== "staging" && values.env !== "production") throw new AdminInputError("--env must be staging or production");
-  const target: Target = { env: values.env as Target["env"] };
-  if (!target.env) applyMigrations(target);
+  const target: Target = { env: values.env as Target["env"], persistTo: values["persist-to"] };
+  const stack = target.env ? null : runningStack(target);
+  // A running stack applied the migrations when it started; applying them again would open its file.
+  if (!target.env && !stack) applyMigrations(target);
+  const backend: AdminBackend = stack ? operatorBackend(stack) : wranglerBackend(target);
 
   const need = (what: string) => {
     if (!arg) throw new AdminInputError(`missing ${what}\n${USAGE}`);
@@ -50,33 +59,30 @@ async function main(argv: string[]): Promise<void> {
 
   if (resource === "org" && action === "create") {
     const slug = need("<slug>");
-    const id = crypto.randomUUID();
-    d1(target, createOrganizationSql(id, slug, {
+    const { id } = await backend.createOrganization(slug, {
       plan: values.plan as Plan | undefined,
       storageCap: intOption(values["storage-cap"], "storage-cap"),
       analysisCap: intOption(values["analysis-cap"], "analysis-cap"),
-    }));
-    console.log(`created organization ${slug} (${id})`);
+    });
+    console.log(`created organization ${slug} (${id}) in ${backend.where}`);
   } else if (resource === "key" && action === "create") {
     const slug = need("<org-slug>");
-    const { id, key, sql } = await createKeySql(slug);
-    d1(target, sql);
-    if (d1(target, `SELECT id FROM api_keys WHERE id = '${id}'`).length === 0) throw new AdminInputError(`no organization with slug ${slug}`);
+    const { id, key } = await backend.createKey(slug);
     console.log(`key ${id} for ${slug} (shown once, store it now):`);
     console.log(key);
   } else if (resource === "key" && action === "list") {
-    const rows = d1(target, listKeysSql(need("<org-slug>")));
+    const rows = await backend.listKeys(need("<org-slug>"));
     for (const row of rows) {
       const state = row.revoked_at ? `revoked ${new Date(Number(row.revoked_at)).toISOString()}` : "active";
       console.log(`${row.id}  ${row.prefix}…  created ${new Date(Number(row.created_at)).toISOString()}  ${state}`);
     }
     if (rows.length === 0) console.log("no keys");
   } else if (resource === "key" && action === "revoke") {
-    if (d1(target, revokeKeySql(need("<key-id>"))).length === 0) throw new AdminInputError(`no active key with id ${arg}`);
+    await backend.revokeKey(need("<key-id>"));
     console.log(`revoked key ${arg}`);
   } else if (resource === "base-model" && action === "upload") {
-    if (!uploadBaseModel(target)) throw new AdminInputError("no base model at gpu-runner/models/cpsam/cpsam.onnx");
-    console.log(`uploaded the base model to ${target.env ?? "the local"} R2 bucket`);
+    if (!(await backend.uploadBaseModel(BASE_MODEL_DIR))) throw new AdminInputError(`no base model at ${BASE_MODEL_DIR}/cpsam.onnx`);
+    console.log(`uploaded the base model to the R2 bucket of ${backend.where}`);
   } else {
     throw new AdminInputError(`unknown command: ${positionals.join(" ")}\n${USAGE}`);
   }

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKeySql, createOrganizationSql } from "./admin-sql.ts";
 import { uploadBaseModel } from "./base-model.ts";
+import { announceStack } from "./running-stack.ts";
 import { applyMigrations, d1, r2Put, spawnWrangler, type Target } from "./wrangler.ts";
 
 /** Applies migrations; creates `slug` with a key if the database has no organization yet. */
@@ -63,6 +64,8 @@ export interface LocalStack {
   signingKey: string;
   /** The `wrangler dev` process; workerd runs below it. */
   workerPid: number;
+  /** The local state directory (`npm run admin -- ... --persist-to <state>` acts on this stack). */
+  state: string;
   startRunner(extra?: Record<string, string>): ChildProcess;
   sql(query: string): Record<string, unknown>[];
   /** Puts a file into the stack's local R2 bucket. */
@@ -88,14 +91,17 @@ export async function startStack(options: StackOptions = {}): Promise<LocalStack
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const signingKey = crypto.randomUUID();
-  const worker = startWorker(target, port, { SIGNING_KEY: signingKey, RUNNER_TOKENS: runnerToken, LEASE_SECONDS: "30" }, options.inspectorPort);
+  const operatorSecret = crypto.randomUUID();
+  const worker = startWorker(target, port, { SIGNING_KEY: signingKey, RUNNER_TOKENS: runnerToken, OPERATOR_SECRET: operatorSecret, LEASE_SECONDS: "30" }, options.inspectorPort);
   const children: ChildProcess[] = [worker];
   await waitUntilServing(`${url}/api/v1/models`);
+  announceStack(target, { url, pid: worker.pid!, secret: operatorSecret });
   return {
     api: `${url}/api/v1`,
     key: createdKey!,
     signingKey,
     workerPid: worker.pid!,
+    state,
     startRunner(extra = {}) {
       const runner = startRunner({
         WORKER_URL: url,

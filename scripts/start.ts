@@ -2,23 +2,29 @@
 // (.wrangler/), creates the `demo` organization and a key on first start, puts the committed base
 // model into local R2, then runs `wrangler dev` and a GPU runner beside it. Ctrl-C stops everything.
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { ChildProcess } from "node:child_process";
 import { uploadBaseModel } from "./base-model.ts";
 import { prepareLocalState, startRunner, startWorker, waitUntilServing } from "./local-stack.ts";
+import { announceStack } from "./running-stack.ts";
 
 const port = Number(process.env.PORT ?? 8787);
 const local = {};
 
-/** Local secrets live in .dev.vars (git-ignored), made once with fresh random values. */
-function devVars(): Record<string, string> {
-  if (!existsSync(".dev.vars")) {
-    const secret = () => randomBytes(32).toString("hex");
-    writeFileSync(".dev.vars", `SIGNING_KEY=${secret()}\nRUNNER_TOKENS=${secret()}\n`, { mode: 0o600 });
-  }
-  return Object.fromEntries(
+const readDevVars = (): Record<string, string> =>
+  Object.fromEntries(
     readFileSync(".dev.vars", "utf8").split("\n").filter((l) => l.includes("=")).map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1).trim()]),
   );
+
+/**
+ * Local secrets live in .dev.vars (git-ignored), made once with fresh random values; a secret a
+ * newer version needs (OPERATOR_SECRET, the admin CLI's key to the running worker) is added.
+ */
+function devVars(): Record<string, string> {
+  const secret = () => randomBytes(32).toString("hex");
+  if (!existsSync(".dev.vars")) writeFileSync(".dev.vars", `SIGNING_KEY=${secret()}\nRUNNER_TOKENS=${secret()}\n`, { mode: 0o600 });
+  if (!readDevVars().OPERATOR_SECRET) appendFileSync(".dev.vars", `\nOPERATOR_SECRET=${secret()}\n`);
+  return readDevVars();
 }
 
 const vars = devVars();
@@ -28,6 +34,10 @@ if (createdKey) console.log(`\nCreated organization 'demo'. Its API key (shown o
 if (!uploadBaseModel(local)) console.log("No trained base model at gpu-runner/models/cpsam/ yet: predictions will fail until one is committed.");
 
 const url = `http://127.0.0.1:${port}`;
+// From here on (the last time this process opens the database file itself) `npm run admin` goes
+// through the worker, waiting for it while it starts, instead of opening the file beside it.
+const withdrawStack = announceStack(local, { url, pid: process.pid, secret: vars.OPERATOR_SECRET });
+process.on("exit", withdrawStack);
 const children: ChildProcess[] = [startWorker(local, port)];
 await waitUntilServing(`${url}/api/v1/models`);
 children.push(startRunner({ WORKER_URL: url, RUNNER_TOKEN: vars.RUNNER_TOKENS.split(",")[0] }));

@@ -1,12 +1,13 @@
 import { Hono } from "hono";
 import type { AppEnv } from "./env.ts";
 import { onError, onNotFound } from "./errors.ts";
-import { requireOrganization, requireRunner } from "./middleware/auth.ts";
+import { requireOperator, requireOrganization, requireRunner } from "./middleware/auth.ts";
 import { describeApi } from "./openapi/document.ts";
 import { apiRouter } from "./openapi/router.ts";
 import { exportRoutes } from "./routes/exports.ts";
 import { internal } from "./routes/internal.ts";
 import { modelRoutes } from "./routes/models.ts";
+import { operator } from "./routes/operator.ts";
 import { predictions } from "./routes/predictions.ts";
 import { segmentationRoutes } from "./routes/segmentations.ts";
 import { storage } from "./routes/storage.ts";
@@ -27,6 +28,8 @@ const v1 = new Hono<AppEnv>()
   .route("/storage", storage)
   .use("/internal/*", requireRunner)
   .route("/internal", internal)
+  .use("/operator/*", requireOperator)
+  .route("/operator", operator)
   .route("/", publicApi);
 
 export const app = new Hono<AppEnv>()

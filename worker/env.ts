@@ -21,6 +21,8 @@ export interface Bindings {
   SIGNING_KEY: string;
   /** Comma-separated runner tokens; several so they can be rotated one at a time. */
   RUNNER_TOKENS: string;
+  /** Local only (`npm start` writes it to .dev.vars): the admin CLI's credential for /operator. Never set deployed. */
+  OPERATOR_SECRET?: string;
   /** SIGNED_URL_MODE = "r2": S3 credentials and addressing for presigned part URLs. */
   R2_ACCOUNT_ID?: string;
   R2_BUCKET_NAME?: string;

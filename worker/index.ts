@@ -3,6 +3,7 @@ import { app } from "./app.ts";
 import { consumeConversions } from "./queues/conversions.ts";
 import { bufferPulledMessages } from "./queues/local-pull-queue.ts";
 import { sweepJobs } from "./services/jobs.ts";
+import { sweepStorage } from "./services/storage-sweeper.ts";
 
 export default {
   fetch: app.fetch,
@@ -16,6 +17,8 @@ export default {
   },
 
   async scheduled(_controller: ScheduledController, env: Bindings): Promise<void> {
+    // Jobs first: a job it fails leaves outputs for the storage sweep of the same run.
     await sweepJobs(env);
+    await sweepStorage(env);
   },
 } satisfies ExportedHandler<Bindings, JobMessage>;

@@ -4,6 +4,7 @@
 // by the batch (at most MAX_PIXELS_PER_CALL pixels), not the image.
 import * as ort from "onnxruntime-node";
 import type { LoadedModel } from "./model.ts";
+import { ModelError } from "./faults.ts";
 import { LARGE_TILE_SIDE, largeTiles, taper, tileStarts, type AxisTiles } from "./tiling.ts";
 
 export interface InferenceOptions {
@@ -61,7 +62,7 @@ export async function runNetwork(image: Float32Array, channels: number, width: n
     const output = results[model.outputName]!;
     const dims = output.dims;
     if (dims.length !== 4 || dims[0] !== batch.length || dims[1] !== 3 || dims[2] !== tileHeight || dims[3] !== tileWidth) {
-      throw new Error(`model output has shape [${dims.join(", ")}], the contract needs [${batch.length}, 3, ${tileHeight}, ${tileWidth}]`);
+      throw new ModelError(`model output has shape [${dims.join(", ")}], the contract needs [${batch.length}, 3, ${tileHeight}, ${tileWidth}]`);
     }
     return { out: output.data as Float32Array, dispose: () => { for (const tensor of Object.values(results)) tensor.dispose(); } };
   };

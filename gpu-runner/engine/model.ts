@@ -15,6 +15,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { z } from "zod";
+import { ModelError } from "./faults.ts";
 
 /** The manifest `<name>.json`. */
 export const ModelManifest = z.object({
@@ -69,12 +70,12 @@ export async function loadModel(path: string, options: SessionOptions = {}): Pro
   try {
     manifestText = await readFile(`${base}.json`, "utf8");
   } catch {
-    throw new Error(`model manifest ${base}.json not found (a model is <name>.onnx plus <name>.json)`);
+    throw new ModelError(`model manifest ${base}.json not found (a model is <name>.onnx plus <name>.json)`);
   }
   try {
     onnx = new Uint8Array(await readFile(`${base}.onnx`));
   } catch {
-    throw new Error(`model file ${base}.onnx not found`);
+    throw new ModelError(`model file ${base}.onnx not found`);
   }
   return loadModelFromBytes(onnx, parseManifest(manifestText, `${base}.json`), options);
 }
@@ -84,11 +85,11 @@ export function parseManifest(text: string, where = "manifest"): ModelManifest {
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new Error(`${where} is not valid JSON: ${(error as Error).message}`);
+    throw new ModelError(`${where} is not valid JSON: ${(error as Error).message}`);
   }
   const parsed = ModelManifest.safeParse(json);
-  if (!parsed.success) throw new Error(`${where} is not a valid model manifest: ${z.prettifyError(parsed.error)}`);
-  if (parsed.data.normalization.lower >= parsed.data.normalization.upper) throw new Error(`${where}: normalization.lower must be below upper`);
+  if (!parsed.success) throw new ModelError(`${where} is not a valid model manifest: ${z.prettifyError(parsed.error)}`);
+  if (parsed.data.normalization.lower >= parsed.data.normalization.upper) throw new ModelError(`${where}: normalization.lower must be below upper`);
   return parsed.data;
 }
 
@@ -131,10 +132,10 @@ export async function loadModelFromBytes(onnx: Uint8Array, manifest: ModelManife
       failures.push(`${provider} unavailable: ${firstLine((error as Error).message)}`);
     }
   }
-  throw new Error(`no execution provider could load the model: ${failures.join("; ")}`);
+  throw new ModelError(`no execution provider could load the model: ${failures.join("; ")}`);
 }
 
-class ContractError extends Error {}
+class ContractError extends ModelError {}
 
 function checkContract(session: ort.InferenceSession, manifest: ModelManifest, provider: ExecutionProvider): LoadedModel {
   if (session.inputNames.length !== 1 || session.outputNames.length < 1) {

@@ -13,6 +13,7 @@ import type { Modality, ModalityDecision } from "./modality.ts";
 import { normalizeImage } from "./normalize.ts";
 import { resizePlanar } from "./resize.ts";
 import { confluency, measureRois } from "../../schema/roi-measure.ts";
+import { InputError } from "./faults.ts";
 
 export interface SegmentParams extends MaskParams {
   /**
@@ -162,7 +163,7 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
     const scaledWidth = Math.max(1, Math.round(width * scale));
     const scaledHeight = Math.max(1, Math.round(height * scale));
     if (scaledWidth * scaledHeight * manifest.channels > MAX_UPSCALE_PIXELS) {
-      throw new Error(`diameter ${at} would rescale the image to ${scaledWidth}x${scaledHeight}, too large`);
+      throw new InputError(`diameter ${at} would rescale the image to ${scaledWidth}x${scaledHeight}, too large`);
     }
     t = performance.now();
     let networkInput: Float32Array | undefined = scale === 1 ? data : resizePlanar(data, manifest.channels, width, height, scaledWidth, scaledHeight);
@@ -213,5 +214,5 @@ function validate(p: SegmentParams): void {
   if (!(Number.isInteger(p.niter) && p.niter >= 0 && p.niter <= 10_000)) problems.push("niter must be an integer in 0..10000");
   if (!(Number.isInteger(p.batchSize) && p.batchSize >= 1 && p.batchSize <= 256)) problems.push("batchSize must be an integer in 1..256");
   if (!(p.tileOverlap >= 0 && p.tileOverlap < 0.5)) problems.push("tileOverlap must be in [0, 0.5)");
-  if (problems.length) throw new Error(`invalid segmentation parameters: ${problems.join("; ")}`);
+  if (problems.length) throw new InputError(`invalid segmentation parameters: ${problems.join("; ")}`);
 }

@@ -1,5 +1,6 @@
 // The runner's client of the worker's internal API. Transient trouble (unreachable, 5xx, 429,
 // timeouts) is retried with backoff; a lost lease (409) is its own error so a job can stop at once.
+import { isRetryableFault, type JobFault } from "../../schema/db.ts";
 import { leasedJob, type LeasedJob } from "../../schema/internal-api.ts";
 import type { RunnerConfig } from "./config.ts";
 import { TransientError, withRetry } from "./retry.ts";
@@ -25,7 +26,8 @@ export interface InternalApi {
   heartbeat(job: LeasedJob, progress: number, stage: string): Promise<void>;
   urls(job: LeasedJob): Promise<LeasedJob>;
   complete(job: LeasedJob, result: unknown): Promise<void>;
-  fail(job: LeasedJob, reason: string, retryable: boolean): Promise<void>;
+  /** Reports whose fault the failure is; the worker decides from it whether to try again. */
+  fail(job: LeasedJob, reason: string, fault: JobFault): Promise<void>;
   /** Hands back a job never started, without spending one of its attempts. */
   release(job: LeasedJob): Promise<void>;
   /** Reads a whole file; past `maxBytes` it stops reading and throws DownloadTooLargeError. */
@@ -102,8 +104,9 @@ export function internalApi(config: RunnerConfig, log: (m: string) => void = con
     async complete(job, result) {
       await jobCall("complete", job, "complete", { result });
     },
-    async fail(job, reason, retryable) {
-      await jobCall("fail", job, "fail", { reason: reason.slice(0, 2000), retryable });
+    async fail(job, reason, fault) {
+      // `retryable` too, for workers that predate `fault`.
+      await jobCall("fail", job, "fail", { reason: reason.slice(0, 2000), fault, retryable: isRetryableFault(fault) });
     },
     async release(job) {
       await jobCall("release", job, "release", {});

@@ -4,6 +4,7 @@ import type { LeasedPrediction } from "../../schema/internal-api.ts";
 import { modalityParam } from "../../schema/modality.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import { decodeImage } from "../engine/decode/index.ts";
+import { InputError } from "../engine/faults.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
 import { fetchImage } from "./fetch-image.ts";
 import type { JobContext } from "./job-context.ts";
@@ -28,9 +29,6 @@ export function segmentParams(params: Record<string, unknown>, modelChannels = 1
   }
   return out;
 }
-
-/** A job whose parameters do not fit its image: its own fault, reported FAILED at once. */
-export class JobParamsError extends Error {}
 
 export async function concatChunks(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
@@ -62,18 +60,20 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
 
   const params = segmentParams(job.params, model.manifest.channels);
   const missing = params.channels?.find((c) => c >= image.channels);
-  if (missing !== undefined) throw new JobParamsError(`params.channels asks for channel ${missing + 1}; the image has ${image.channels}`);
+  if (missing !== undefined) throw new InputError(`params.channels asks for channel ${missing + 1}; the image has ${image.channels}`);
   const result = await segmentImage(image, model, params, (fraction, stage) => ctx.progress(0.1 + 0.8 * fraction, stage));
   ctx.checkpoint();
 
   ctx.progress(0.9, "uploading");
+  // URLs signed at lease time may have expired during a long run: ask for fresh ones first.
+  const { output } = (await ctx.api.urls(job)) as LeasedPrediction;
   const artifact = await concatChunks(
     encodeRoiArtifact(
       { imageWidth: result.width, imageHeight: result.height, confluency: result.confluency, modelName: job.model.name, modelVersion: job.model.version },
       result.rois,
     ),
   );
-  await ctx.api.upload(job.output.artifact_url, artifact);
+  await ctx.api.upload(output.artifact_url, artifact);
   return {
     roi_count: result.rois.length,
     confluency: result.confluency,

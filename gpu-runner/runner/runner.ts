@@ -4,15 +4,15 @@
 // new job, lets each lease request already open come back (a job it brings is released unstarted:
 // abandoning the request would leave the worker granting a lease nobody receives), lets jobs in
 // hand finish within the grace period, then hands the rest back.
+import { isRetryableFault } from "../../schema/db.ts";
 import type { LeasedJob } from "../../schema/internal-api.ts";
-import { RoiArtifactError } from "../../schema/roi-artifact.ts";
-import { ImageDecodeError } from "../engine/decode/index.ts";
 import type { RunnerConfig } from "./config.ts";
 import { type InternalApi, LeaseLostError } from "./internal-api.ts";
 import { type JobContext, JobStopped } from "./job-context.ts";
+import { faultOf } from "./job-fault.ts";
 import type { ModelCache } from "./model-cache.ts";
-import { JobParamsError, runPrediction } from "./predict-job.ts";
-import { TransientError, sleep } from "./retry.ts";
+import { runPrediction } from "./predict-job.ts";
+import { sleep } from "./retry.ts";
 import { runTraining } from "./train-job.ts";
 
 const LEASE_WAIT_SECONDS = 20;
@@ -20,13 +20,6 @@ const LEASE_WAIT_SECONDS = 20;
 const LEASE_RETURN_MS = (LEASE_WAIT_SECONDS + 10) * 1000;
 /** Heartbeats at most this often when progress changes, and at least every lease / 3. */
 const MIN_HEARTBEAT_MS = 1000;
-
-/** Errors that say the job itself cannot succeed, whoever runs it. */
-function isJobsOwnFault(error: unknown): boolean {
-  if (error instanceof ImageDecodeError || error instanceof RoiArtifactError || error instanceof JobParamsError) return true;
-  const message = error instanceof Error ? error.message : "";
-  return /manifest|model input|model must|execution provider could load|has no segmentation|labels hold|is \d+x\d+, the image/.test(message);
-}
 
 /** Resolves once `done()` holds or `ms` have passed, whichever is first. */
 async function waitFor(done: () => boolean, ms: number): Promise<void> {
@@ -155,10 +148,11 @@ export class Runner {
       this.log(`[runner] ${job.job_id}: lease lost (${message}); dropping it`);
       return;
     }
-    const own = isJobsOwnFault(error);
-    const retryable = !own || error instanceof JobStopped || error instanceof TransientError;
+    const fault = faultOf(error);
+    const retryable = isRetryableFault(fault);
+    const prefix = { input: "", model: "model error: ", runner: error instanceof JobStopped ? "" : "runner error: ", service: "service unavailable: " }[fault];
     try {
-      await this.api.fail(job, own ? message : `${error instanceof JobStopped ? "" : "runner error: "}${message}`, retryable);
+      await this.api.fail(job, `${prefix}${message}`, fault);
       if (retryable) this.stats.released++;
       else this.stats.failed++;
       this.log(`[runner] ${job.job_id} ${retryable ? "handed back" : "failed"}: ${message}`);

@@ -4,6 +4,7 @@ import type { LeasedTraining } from "../../schema/internal-api.ts";
 import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
 import { renderLabels } from "../../schema/roi-raster.ts";
 import { decodeImage, type DecodedImage } from "../engine/decode/index.ts";
+import { InputError } from "../engine/faults.ts";
 import { fineTune } from "../training/fine-tune.ts";
 import { fetchImage } from "./fetch-image.ts";
 import type { JobContext } from "./job-context.ts";
@@ -15,7 +16,7 @@ function bytesStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
 async function labelsOf(artifact: Uint8Array, image: DecodedImage, name: string): Promise<Uint32Array> {
   const contents = await readRoiArtifact(bytesStream(artifact));
   if (contents.header.imageWidth !== image.width || contents.header.imageHeight !== image.height) {
-    throw new Error(`segmentation of ${name} is ${contents.header.imageWidth}x${contents.header.imageHeight}, the image ${image.width}x${image.height}`);
+    throw new InputError(`segmentation of ${name} is ${contents.header.imageWidth}x${contents.header.imageHeight}, the image ${image.width}x${image.height}`);
   }
   return renderLabels(image.width, image.height, contents.rois);
 }
@@ -35,10 +36,15 @@ export async function runTraining(job: LeasedTraining, ctx: JobContext) {
   const fetchedMs = performance.now() - started;
 
   const steps = job.training.steps ?? undefined;
+  // The plan's time bound caps either budget: the worker fails a training that runs past it.
+  const maxSeconds = job.training.max_seconds;
+  const budget = steps
+    ? { steps, ...(maxSeconds && { seconds: maxSeconds }) }
+    : { seconds: maxSeconds ? Math.min(ctx.trainingSeconds, maxSeconds) : ctx.trainingSeconds };
   const result = await fineTune({
     base,
     pairs,
-    budget: steps ? { steps } : { seconds: ctx.trainingSeconds },
+    budget,
     name: `${job.model.name}-finetuned`,
     version: "1",
     onProgress: ({ fraction }) => {
@@ -47,8 +53,10 @@ export async function runTraining(job: LeasedTraining, ctx: JobContext) {
     },
   });
   ctx.progress(0.95, "uploading");
-  await ctx.api.upload(job.output.files.onnx, result.onnx);
-  await ctx.api.upload(job.output.files.manifest, new TextEncoder().encode(JSON.stringify(result.manifest, null, 2)));
+  // The output URLs signed at lease time have long expired after a long training: ask for fresh ones.
+  const { output } = (await ctx.api.urls(job)) as LeasedTraining;
+  await ctx.api.upload(output.files.onnx, result.onnx);
+  await ctx.api.upload(output.files.manifest, new TextEncoder().encode(JSON.stringify(result.manifest, null, 2)));
   return {
     steps: result.steps,
     validation: {

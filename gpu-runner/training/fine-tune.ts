@@ -20,6 +20,7 @@ import { defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "./training-
 import { freshTrainingState, Trainer } from "./trainer.ts";
 import { validationAp, validationImages } from "./validate.ts";
 import { validationIds } from "./validation-split.ts";
+import { InputError } from "../engine/faults.ts";
 
 export interface FineTuneRequest {
   /** Path of <name>.onnx (manifest beside it), or the bytes and manifest. */
@@ -73,7 +74,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const base = loadBase(request.base);
   const { network, params } = weightsFromModel(base.onnx);
   const pairs: LabelledImage[] = request.pairs.map(({ image, labels }, i) => {
-    if (labels.length !== image.width * image.height) throw new Error(`pair ${i}: labels hold ${labels.length} values for a ${image.width}x${image.height} image`);
+    if (labels.length !== image.width * image.height) throw new InputError(`pair ${i}: labels hold ${labels.length} values for a ${image.width}x${image.height} image`);
     const { data, modality } = toModelChannel(image);
     return { id: `custom/${String(i).padStart(5, "0")}`, width: image.width, height: image.height, image: data, labels, modality };
   });

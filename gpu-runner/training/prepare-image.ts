@@ -7,11 +7,12 @@ import type { PreparedImage } from "./augment.ts";
 import { setOfImage } from "./labelled-images.ts";
 import type { LabelledImage } from "./labelled-images.ts";
 import { medianObjectDiameter } from "./object-diameter.ts";
+import { InputError } from "../engine/faults.ts";
 
 /** objectDiameter: measured from the labels unless given (images without objects need it). */
 export function prepareImage(pair: LabelledImage, modelDiameter: number, objectDiameter = medianObjectDiameter(pair.labels)): PreparedImage {
   const { width, height } = pair;
-  if (!(objectDiameter > 0)) throw new Error(`${pair.id}: the label image has no objects, so its object size is unknown`);
+  if (!(objectDiameter > 0)) throw new InputError(`${pair.id}: the label image has no objects, so its object size is unknown`);
   const diameter = objectDiameter;
   const image = normalizeImage({ width, height, channels: 1, bitDepth: 32, sampleFormat: "float", data: pair.image });
   const foreground = new Uint8Array(width * height);
@@ -28,7 +29,7 @@ export function prepareImages(pairs: LabelledImage[], modelDiameter: number): Pr
   return pairs.map((pair, i) => {
     if (diameters[i] > 0) return prepareImage(pair, modelDiameter, diameters[i]);
     const others = diameters.filter((d, j) => d > 0 && setOfImage(pairs[j].id) === setOfImage(pair.id)).sort((a, b) => a - b);
-    if (others.length === 0) throw new Error(`${pair.id}: no objects in it or in any other image of its set, so its object size is unknown`);
+    if (others.length === 0) throw new InputError(`${pair.id}: no objects in it or in any other image of its set, so its object size is unknown`);
     return prepareImage(pair, modelDiameter, others[others.length >> 1]);
   });
 }

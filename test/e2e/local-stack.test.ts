@@ -1,5 +1,7 @@
-// npm start's stack end to end: real workerd, real runner processes on the CPU execution provider.
-import type { ChildProcess } from "node:child_process";
+// npm start's stack end to end: real workerd, real runner processes on the CPU execution provider,
+// and the admin CLI beside it.
+import { type ChildProcess, execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { encode as encodePng } from "fast-png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -98,12 +100,12 @@ describe("the local stack", () => {
   }, 420_000);
 
   it("a runner killed mid-job loses nothing: the next lease completes the job, once", async () => {
-    const doomed = stack.startRunner();
+    const doomed = stack.startRunner({ RUNNER_ID: "doomed" });
     const image = await upload("big.png", 2048, 2048);
     const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam" });
-    // A stage is reported once the runner has the job in hand (its first heartbeat), not just leased.
-    const started = await until(() => api(`/predict/${prediction_id}`), (p) => p.status !== "SUBMITTED" && p.stage !== null, 60_000);
-    expect(started.status).toBe("STARTED");
+    // A runner of an earlier test, stopping, may lease it first and hand it back: wait for the doomed one to hold it.
+    const started = await until(() => api(`/job/${prediction_id}`), (p) => p.runner_id === "doomed" || p.status === "COMPLETED" || p.status === "FAILED", 60_000);
+    expect(started).toMatchObject({ status: "STARTED", runner_id: "doomed", attempts: 1 });
     doomed.kill("SIGKILL");
 
     stack.startRunner();
@@ -112,4 +114,50 @@ describe("the local stack", () => {
     const [{ n }] = stack.sql(`SELECT count(*) AS n FROM segmentations WHERE job_id = '${prediction_id}'`) as { n: number }[];
     expect(n).toBe(1);
   }, 300_000);
+});
+
+// `npm run admin` beside a running stack that serves readers: every command succeeds and no
+// request turns into a 500 (the CLI goes through the worker's operator API, so the worker stays
+// the only process that opens the local SQLite file).
+const runFile = promisify(execFile);
+const READERS = 10;
+const COMMANDS = 10;
+
+const admin = (...args: string[]) => runFile(process.execPath, ["scripts/admin.ts", ...args, "--persist-to", stack.state], { timeout: 60_000 });
+
+describe("the admin CLI while the local stack serves load", () => {
+  it(`creates ${COMMANDS} keys while ${READERS} clients read, every one working, with no 5xx`, async () => {
+    const statuses = new Map<number, number>();
+    let reading = true;
+    const reader = async () => {
+      for (let i = 0; reading; i++) {
+        const path = i % 2 ? "/images" : "/models";
+        const response = await fetch(stack.api + path, { headers: { Authorization: `Bearer ${stack.key}` } });
+        await response.arrayBuffer();
+        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+      }
+    };
+    const readers = Array.from({ length: READERS }, reader);
+
+    const keys: string[] = [];
+    try {
+      for (let i = 0; i < COMMANDS; i++) {
+        const { stdout } = await admin("key", "create", "e2e");
+        keys.push(stdout.trim().split("\n").at(-1)!);
+      }
+    } finally {
+      reading = false;
+      await Promise.all(readers);
+    }
+
+    expect(keys).toHaveLength(COMMANDS);
+    for (const key of keys) {
+      expect(key).toMatch(/^csk_[0-9a-f]{64}$/);
+      expect((await fetch(`${stack.api}/images`, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
+    }
+    const listed = await admin("key", "list", "e2e");
+    expect(listed.stdout.trim().split("\n")).toHaveLength(COMMANDS + 1);
+    expect([...statuses.keys()]).toEqual([200]);
+    expect(statuses.get(200)).toBeGreaterThan(COMMANDS);
+  }, 240_000);
 });

@@ -1,5 +1,7 @@
 // The one auth path. Organization keys reach the public API; runner tokens reach only the
-// internal API. Each credential is refused (403) where it does not belong, and anything else is 401.
+// internal API; the local operator secret reaches only the operator API (and exists only where
+// `npm start` made one). Each credential is refused (403) where it does not belong, and anything
+// else is 401.
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";
@@ -42,5 +44,21 @@ export const requireRunner = createMiddleware<AppEnv>(async (c, next) => {
     return next();
   }
   if (await organizationForKey(c.env.DB, token)) throw new HttpError(403, "Organization keys may not use the internal API");
+  throw unauthenticated();
+});
+
+/**
+ * The operator API, for the admin CLI beside a running local stack. Without OPERATOR_SECRET
+ * (deployed environments never set one) it does not exist: 404, whatever the credential.
+ */
+export const requireOperator = createMiddleware<AppEnv>(async (c, next) => {
+  const secret = c.env.OPERATOR_SECRET;
+  if (!secret) throw new HttpError(404, "Not Found");
+  const token = bearer(c.req.header("Authorization"));
+  if (!token) throw unauthenticated();
+  if (await constantTimeEqual(secret, token)) return next();
+  if ((await isRunnerToken(c.env, token)) || (await organizationForKey(c.env.DB, token))) {
+    throw new HttpError(403, "Only the operator secret may use the operator API");
+  }
   throw unauthenticated();
 });

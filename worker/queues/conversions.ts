@@ -1,45 +1,36 @@
 // Conversion jobs, consumed inside the worker: probe a completed resumable upload and mark the
-// image ready or failed. The job row moves through the same states as every other job.
-import { and, eq, sql } from "drizzle-orm";
-import { jobs } from "../../schema/db.ts";
+// image ready or failed. The job moves through the one state machine (services/jobs.ts) like every
+// other job: the consumer starts an attempt under a lease, so an isolate that dies mid-probe leaves
+// a lease the sweep takes back, and the job is tried again or FAILED with its image.
 import type { Bindings, JobMessage } from "../env.ts";
-import { database } from "../services/database.ts";
-import { getImage, updateImage } from "../services/images.ts";
+import { getImage } from "../services/images.ts";
+import { completeStatement, failAttempt, JobFaultError, startAttempt } from "../services/jobs.ts";
+import { settings } from "../services/settings.ts";
 import { probeStoredImage } from "../services/uploads.ts";
 
+const CONVERSION_HOLDER = "worker";
+
 export async function consumeConversions(batch: MessageBatch<JobMessage>, env: Bindings): Promise<void> {
-  const db = database(env.DB);
   for (const message of batch.messages) {
-    const [job] = await db
-      .update(jobs)
-      .set({ status: "STARTED", attempts: sql`${jobs.attempts} + 1`, startedAt: Date.now(), stage: "probing" })
-      .where(and(eq(jobs.id, message.body.job_id), eq(jobs.kind, "conversion"), eq(jobs.status, "SUBMITTED")))
-      .returning();
+    // Done, running under a live lease, or a duplicate: the row decides, the message was only a
+    // wake-up (a lease that runs out is the sweep's to take back).
+    const job = await startAttempt(env.DB, message.body.job_id, CONVERSION_HOLDER, settings(env).leaseSeconds * 1000, ["conversion"]);
     if (!job) {
-      message.ack(); // done already, or a duplicate delivery
+      message.ack();
       continue;
     }
-    const finish = (status: "COMPLETED" | "FAILED", reason: string | null) =>
-      db.update(jobs).set({ status, reason, finishedAt: Date.now(), progress: 1, stage: "done" }).where(eq(jobs.id, job.id));
+    const token = job.leaseToken!;
     try {
       const image = await getImage(env.DB, job.orgId, job.imageId!);
-      if (!image) {
-        await finish("FAILED", "Image was deleted before it could be processed");
-      } else {
-        const probed = await probeStoredImage(env, image);
-        await finish(probed.status === "ready" ? "COMPLETED" : "FAILED", probed.uploadError);
-      }
-      message.ack();
+      if (!image) throw new JobFaultError("input", "Image was deleted before it could be processed");
+      const probed = await probeStoredImage(env, image);
+      if (probed.status === "ready") await completeStatement(env.DB, job.id, token, { result: null });
+      else await failAttempt(env, job.id, token, probed.uploadError ?? "The image could not be read", "input");
     } catch (error) {
-      const reason = `Processing failed: ${error instanceof Error ? error.message : String(error)}`;
-      if (job.attempts >= job.maxAttempts) {
-        await finish("FAILED", reason);
-        if (job.imageId) await updateImage(env.DB, job.imageId, { status: "failed", uploadError: reason }).catch(() => undefined);
-        message.ack();
-      } else {
-        await db.update(jobs).set({ status: "SUBMITTED", reason }).where(eq(jobs.id, job.id));
-        message.retry({ delaySeconds: 2 ** job.attempts });
-      }
+      const fault = error instanceof JobFaultError ? error.fault : "service";
+      const reason = error instanceof JobFaultError ? error.message : `Processing failed: ${error instanceof Error ? error.message : String(error)}`;
+      await failAttempt(env, job.id, token, reason, fault, 2 ** job.attempts);
     }
+    message.ack();
   }
 }

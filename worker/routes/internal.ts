@@ -5,9 +5,8 @@ import { pathId } from "../../schema/api.ts";
 import { completeBody, failBody, heartbeatBody, leaseBody, releaseBody, urlsBody } from "../../schema/internal-api.ts";
 import type { AppContext, AppEnv } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
-import { leaseNextJob } from "../services/job-leasing.ts";
-import { failAttempt, getJobById, heartbeat, type Job, withdrawAttempt } from "../services/jobs.ts";
-import { completeJob, runnerPayload } from "../services/runner-jobs.ts";
+import { failAttempt, getJobById, heartbeat, type Job, JobFaultError, withdrawAttempt } from "../services/jobs.ts";
+import { completeJob, leaseWithPayload, runnerPayload } from "../services/runner-jobs.ts";
 import { settings } from "../services/settings.ts";
 import { validate } from "../validation.ts";
 
@@ -26,13 +25,12 @@ const leaseLost = (job: Job) => new HttpError(409, `Job ${job.id} is not held by
 
 internal.post("/jobs/lease", validate("json", leaseBody), async (c) => {
   const body = c.req.valid("json");
-  const job = await leaseNextJob(c.env, body.runner_id, {
+  const leased = await leaseWithPayload(c.env, origin(c), body.runner_id, {
     waitMs: body.wait_seconds * 1000,
     leaseSeconds: body.lease_seconds,
     signal: c.req.raw.signal,
   });
-  if (!job) return c.body(null, 204);
-  return c.json(await runnerPayload(c.env, origin(c), job));
+  return leased ? c.json(leased) : c.body(null, 204);
 });
 
 internal.post("/jobs/:id/heartbeat", validate("param", pathId), validate("json", heartbeatBody), async (c) => {
@@ -46,8 +44,16 @@ internal.post("/jobs/:id/heartbeat", validate("param", pathId), validate("json",
 
 internal.post("/jobs/:id/urls", validate("param", pathId), validate("json", urlsBody), async (c) => {
   const job = await gpuJob(c);
-  if (job.status !== "STARTED" || job.leaseToken !== c.req.valid("json").lease_token) throw leaseLost(job);
-  return c.json(await runnerPayload(c.env, origin(c), job));
+  const { lease_token } = c.req.valid("json");
+  if (job.status !== "STARTED" || job.leaseToken !== lease_token) throw leaseLost(job);
+  try {
+    return c.json(await runnerPayload(c.env, origin(c), job));
+  } catch (error) {
+    // Its inputs went away during the attempt: the job ends here, and its runner hears it lost the lease.
+    if (!(error instanceof JobFaultError)) throw error;
+    const failed = await failAttempt(c.env, job.id, lease_token, error.message, error.fault);
+    throw leaseLost(failed ?? job);
+  }
 });
 
 internal.post("/jobs/:id/complete", validate("param", pathId), validate("json", completeBody), async (c) => {
@@ -65,7 +71,8 @@ internal.post("/jobs/:id/release", validate("param", pathId), validate("json", r
 internal.post("/jobs/:id/fail", validate("param", pathId), validate("json", failBody), async (c) => {
   const job = await gpuJob(c);
   const body = c.req.valid("json");
-  const after = await failAttempt(c.env, job.id, body.lease_token, body.reason, body.retryable);
+  const fault = body.fault ?? (body.retryable ? "runner" : "input");
+  const after = await failAttempt(c.env, job.id, body.lease_token, body.reason, fault);
   if (!after) throw leaseLost(job);
   return c.json({ job_id: after.id, status: after.status, attempts: after.attempts });
 });

@@ -116,9 +116,10 @@ const submitTrainingJob = createRoute({
   summary: "Fine-tune a model",
   description:
     "Trains a new model from `model_id` on the organization's segmented images. Poll `GET /job/{job_id}` until `COMPLETED`; " +
-    "the trained model (`result_model_id`) then appears in `GET /models`.",
+    "the trained model (`result_model_id`) then appears in `GET /models`. One training runs at a time per organization " +
+    "(another answers 400); the plan bounds steps, time, images and pixels (402).",
   request: { body: jsonBody(trainingBody) },
-  responses: { ...acknowledged, ...errorResponses(402, 404, 409, 415) },
+  responses: { ...acknowledged, ...errorResponses(400, 402, 404, 409, 415) },
 });
 
 predictions.openapi(submitTrainingJob, async (c) => {

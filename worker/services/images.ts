@@ -66,17 +66,35 @@ export async function deletePrefix(bucket: R2Bucket, prefix: string): Promise<vo
 }
 
 /**
+ * The queued or running prediction or training that uses an image, if any. A training names its
+ * images in its input, so those are looked up there.
+ */
+async function activeJobUsing(d1: D1Database, image: Image): Promise<{ id: string; kind: string; status: string } | null> {
+  return d1
+    .prepare(
+      `SELECT id, kind, status FROM jobs
+       WHERE org_id = ?1 AND status IN ('SUBMITTED', 'STARTED') AND (
+         (kind = 'prediction' AND image_id = ?2) OR
+         (kind = 'training' AND EXISTS (SELECT 1 FROM json_each(json_extract(input, '$.image_ids')) WHERE value = ?2)))
+       ORDER BY created_at LIMIT 1`,
+    )
+    .bind(image.orgId, image.id)
+    .first<{ id: string; kind: string; status: string }>();
+}
+
+/**
  * Removes an image completely: an in-flight multipart upload, its bytes, its segmentations and
- * their artifacts, and the record (which frees its storage slot). Refused while a job uses it.
+ * their artifacts, and the record (which frees its storage slot). Refused (409) while a queued or
+ * running prediction or training uses it: deleting it would fail that job, which the organization
+ * asked for; it may wait for the job to end instead. A conversion still queued is failed with it.
  */
 export async function deleteImage(env: Bindings, image: Image): Promise<void> {
   const db = database(env.DB);
-  const [busy] = await db
-    .select({ id: jobs.id })
-    .from(jobs)
-    .where(and(eq(jobs.imageId, image.id), eq(jobs.orgId, image.orgId), eq(jobs.kind, "prediction"), eq(jobs.status, "STARTED")))
-    .limit(1);
-  if (busy) throw new HttpError(409, `Image ${image.id} is being segmented by prediction ${busy.id}; delete it when that finishes`);
+  const busy = await activeJobUsing(env.DB, image);
+  if (busy) {
+    const doing = busy.status === "STARTED" ? "running" : "queued";
+    throw new HttpError(409, `Image ${image.id} is used by ${doing} ${busy.kind} ${busy.id}; delete it once that job has finished`);
+  }
 
   if (image.uploadId) await env.BUCKET.resumeMultipartUpload(image.r2Key, image.uploadId).abort().catch(() => undefined);
   await env.BUCKET.delete(image.r2Key);
@@ -87,7 +105,7 @@ export async function deleteImage(env: Bindings, image: Image): Promise<void> {
     db.delete(segmentations).where(and(eq(segmentations.imageId, image.id), eq(segmentations.orgId, image.orgId))),
     db
       .update(jobs)
-      .set({ status: "FAILED", reason: "Image was deleted", finishedAt: Date.now() })
+      .set({ status: "FAILED", reason: "Image was deleted", fault: "input", finishedAt: Date.now() })
       .where(and(eq(jobs.imageId, image.id), eq(jobs.status, "SUBMITTED"))),
     db.delete(images).where(eq(images.id, image.id)),
   ]);

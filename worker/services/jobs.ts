@@ -1,15 +1,19 @@
-// The one job state machine. A job row is the truth; it moves only by conditional updates
-// (UPDATE ... WHERE status = ... RETURNING), so concurrent requests resolve inside D1:
+// The one job state machine, for every kind (prediction, training, conversion). A job row is the
+// truth; it moves only by conditional updates (UPDATE ... WHERE status = ... RETURNING), so
+// concurrent requests resolve inside D1:
 //
-//   SUBMITTED --lease--> STARTED --complete--> COMPLETED
-//       ^                  |  \--fail (final or out of attempts)--> FAILED
-//       \--lease expired / retryable fail (attempts left)--/
-//       \--lease withdrawn (never delivered; the attempt is not counted)--/
+//   SUBMITTED --start--> STARTED --complete--> COMPLETED
+//       ^                  |  \--fail (input or model fault, or out of attempts)--> FAILED
+//       |                  |  \--lease expired, out of attempts / past the plan's time bound--> FAILED
+//       \--lease expired / runner or service fault (attempts left)--/
+//       \--lease withdrawn (never turned into work; the attempt is not counted)--/
 //
-// Every SUBMITTED GPU job has a queue message as its wake-up; the message is only a hint, so a
-// duplicate or stale one is harmless (leasing re-checks the row).
+// GPU jobs are started by a runner's lease, conversions by the worker's own queue consumer; both
+// hold a lease that the sweep (cron and every lease call) takes back once it runs out, so a runner
+// or an isolate that dies mid-job never leaves it STARTED. Every SUBMITTED job has a queue message
+// as its wake-up; the message is only a hint, so a duplicate or stale one is harmless.
 import { and, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
-import { jobs, type JobKind } from "../../schema/db.ts";
+import { images, isRetryableFault, jobs, type JobFault, type JobKind } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError } from "../errors.ts";
 import { gpuJobQueue } from "../queues/gpu-job-queue.ts";
@@ -23,6 +27,34 @@ const ACTIVE = ["SUBMITTED", "STARTED"] as const;
 const ANALYSES: JobKind[] = ["prediction", "training"];
 /** A SUBMITTED job whose wake-up is older than this is sent again (the message may be lost). */
 const RESEND_AFTER_MS = 10 * 60 * 1000;
+/** Fetching, decoding and uploading around a training's plan-bounded training time. */
+const TRAINING_OVERHEAD_MS = 10 * 60 * 1000;
+
+/** A job's inputs or result cannot be had, whoever runs it again: fail it for good, with this reason. */
+export class JobFaultError extends Error {
+  readonly fault: JobFault;
+  constructor(fault: JobFault, message: string) {
+    super(message);
+    this.fault = fault;
+  }
+}
+
+/** The wake-up: conversions go to the worker's own queue, GPU jobs to the runners'. */
+async function wakeUp(env: Bindings, job: Pick<Job, "id" | "kind">, delaySeconds = 0): Promise<void> {
+  if (job.kind === "conversion") await env.CONVERSIONS.send({ job_id: job.id }, { contentType: "json", ...(delaySeconds > 0 && { delaySeconds }) });
+  else await gpuJobQueue(env).send({ job_id: job.id });
+}
+
+/** A conversion that failed for good leaves its image failed with the reason, and no bytes no one can use. */
+async function afterFailed(env: Bindings, job: Job): Promise<void> {
+  if (job.kind !== "conversion" || !job.imageId) return;
+  const [image] = await database(env.DB)
+    .update(images)
+    .set({ status: "failed", uploadError: job.reason, updatedAt: Date.now() })
+    .where(and(eq(images.id, job.imageId), eq(images.status, "processing")))
+    .returning();
+  if (image) await env.BUCKET.delete(image.r2Key);
+}
 
 export function monthStart(now = new Date()): number {
   return Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
@@ -44,6 +76,14 @@ export interface SubmitSpec {
 /** Ids of what the job will produce, fixed at submission so every attempt writes the same place. */
 function outputIds(kind: SubmitSpec["kind"]) {
   return kind === "prediction" ? { segmentationId: newId(), resultModelId: null } : { segmentationId: null, resultModelId: newId() };
+}
+
+/** What a training job's input holds; `max_seconds` is its plan's time bound, fixed at submission. */
+export interface TrainingInput {
+  image_ids: string[];
+  name: string | null;
+  steps: number | null;
+  max_seconds?: number;
 }
 
 export type SubmitOutcome = { job: Job; skipped: boolean };
@@ -74,7 +114,7 @@ export async function submitGpuJob(env: Bindings, org: Organization, spec: Submi
 
   if (inserted) {
     const job = (await getJob(env.DB, org.id, id))!;
-    await gpuJobQueue(env).send({ job_id: id });
+    await wakeUp(env, job);
     return { job, skipped: false };
   }
 
@@ -111,7 +151,7 @@ export async function createConversionJob(env: Bindings, orgId: string, imageId:
     .insert(jobs)
     .values({ id: newId(), orgId, kind: "conversion", imageId, modelId: null, dedupeKey: `conversion:${imageId}`, maxAttempts: settings(env).maxAttempts, createdAt: now, enqueuedAt: now })
     .returning();
-  await env.CONVERSIONS.send({ job_id: job.id }, { contentType: "json" });
+  await wakeUp(env, job);
   return job;
 }
 
@@ -125,8 +165,11 @@ export async function getJobById(d1: D1Database, id: string): Promise<Job | null
   return job ?? null;
 }
 
-/** SUBMITTED -> STARTED for one holder; null if someone else got there first or the job is done. */
-export async function startAttempt(d1: D1Database, id: string, holder: string, leaseMs: number): Promise<Job | null> {
+/**
+ * SUBMITTED -> STARTED for one holder (a runner, or the worker itself for a conversion); null if
+ * someone else got there first, the job is done, or it is not of one of `kinds`.
+ */
+export async function startAttempt(d1: D1Database, id: string, holder: string, leaseMs: number, kinds: readonly JobKind[] = ANALYSES): Promise<Job | null> {
   const now = Date.now();
   const [job] = await database(d1)
     .update(jobs)
@@ -140,7 +183,7 @@ export async function startAttempt(d1: D1Database, id: string, holder: string, l
       progress: 0,
       stage: "leased",
     })
-    .where(and(eq(jobs.id, id), eq(jobs.status, "SUBMITTED")))
+    .where(and(eq(jobs.id, id), eq(jobs.status, "SUBMITTED"), inArray(jobs.kind, kinds)))
     .returning();
   return job ?? null;
 }
@@ -168,15 +211,23 @@ export async function withdrawAttempt(env: Bindings, id: string, leaseToken: str
     })
     .where(holding(id, leaseToken))
     .returning();
-  if (withdrawn) await gpuJobQueue(env).send({ job_id: id });
+  if (withdrawn) await wakeUp(env, withdrawn);
   return withdrawn ?? null;
 }
 
+/** A training running past its plan's time bound (plus fetching and uploading); no heartbeat renews it. */
+const pastTimeBound = (now: number) => and(
+  eq(jobs.kind, "training"),
+  sql`json_extract(${jobs.input}, '$.max_seconds') IS NOT NULL`,
+  sql`${jobs.startedAt} + json_extract(${jobs.input}, '$.max_seconds') * 1000 + ${TRAINING_OVERHEAD_MS} < ${now}`,
+);
+
 export async function heartbeat(d1: D1Database, id: string, leaseToken: string, leaseMs: number, progress?: number, stage?: string): Promise<Job | null> {
+  const now = Date.now();
   const [job] = await database(d1)
     .update(jobs)
-    .set({ leaseExpiresAt: Date.now() + leaseMs, ...(progress !== undefined && { progress }), ...(stage !== undefined && { stage }) })
-    .where(holding(id, leaseToken))
+    .set({ leaseExpiresAt: now + leaseMs, ...(progress !== undefined && { progress }), ...(stage !== undefined && { stage }) })
+    .where(and(holding(id, leaseToken), sql`NOT (${pastTimeBound(now)})`))
     .returning();
   return job ?? null;
 }
@@ -193,6 +244,7 @@ export function completeStatement(d1: D1Database, id: string, leaseToken: string
       leaseToken: null,
       leaseExpiresAt: null,
       reason: null,
+      fault: null,
       result: result.result,
     })
     .where(holding(id, leaseToken))
@@ -200,55 +252,79 @@ export function completeStatement(d1: D1Database, id: string, leaseToken: string
 }
 
 /**
- * Ends an attempt that failed. A retryable failure with attempts left goes back to SUBMITTED
- * (and gets a new wake-up); anything else is FAILED with the reason.
+ * Ends an attempt that failed. A runner or service fault with attempts left goes back to SUBMITTED
+ * (its wake-up delayed by `retryDelaySeconds`); an input or model fault, or the last attempt, is
+ * FAILED with the reason.
  */
-export async function failAttempt(env: Bindings, id: string, leaseToken: string, reason: string, retryable: boolean): Promise<Job | null> {
+export async function failAttempt(env: Bindings, id: string, leaseToken: string, reason: string, fault: JobFault, retryDelaySeconds = 0): Promise<Job | null> {
   const now = Date.now();
+  const retry = sql`${isRetryableFault(fault) ? 1 : 0} AND ${jobs.attempts} < ${jobs.maxAttempts}`;
   const [job] = await database(env.DB)
     .update(jobs)
     .set({
-      status: sql`CASE WHEN ${retryable ? 1 : 0} AND ${jobs.attempts} < ${jobs.maxAttempts} THEN 'SUBMITTED' ELSE 'FAILED' END`,
-      finishedAt: sql`CASE WHEN ${retryable ? 1 : 0} AND ${jobs.attempts} < ${jobs.maxAttempts} THEN NULL ELSE ${now} END`,
+      status: sql`CASE WHEN ${retry} THEN 'SUBMITTED' ELSE 'FAILED' END`,
+      finishedAt: sql`CASE WHEN ${retry} THEN NULL ELSE ${now} END`,
       enqueuedAt: now,
       reason,
+      fault,
       leaseToken: null,
       leaseHolder: null,
       leaseExpiresAt: null,
     })
     .where(holding(id, leaseToken))
     .returning();
-  if (job?.status === "SUBMITTED" && job.kind !== "conversion") await gpuJobQueue(env).send({ job_id: id });
+  if (job?.status === "SUBMITTED") await wakeUp(env, job, retryDelaySeconds);
+  if (job?.status === "FAILED") await afterFailed(env, job);
   return job ?? null;
 }
 
 /**
- * Expired leases: back to SUBMITTED with a new wake-up, or FAILED once out of attempts. Also
- * re-sends the wake-up of SUBMITTED jobs whose message is old (a send that was lost). Runs from
- * the cron trigger and before each lease, so it needs no scheduler locally.
+ * Takes back what nobody is working on any more: expired leases go back to SUBMITTED with a new
+ * wake-up, or FAILED once out of attempts (a conversion's image with them); trainings running past
+ * their plan's time bound are FAILED whatever their heartbeats say; SUBMITTED jobs whose wake-up is
+ * old get it again (a send that was lost). Runs from the cron trigger and before each lease, so it
+ * needs no scheduler locally.
  */
 export async function sweepJobs(env: Bindings): Promise<void> {
   const db = database(env.DB);
   const now = Date.now();
   const outOfAttempts = sql`${jobs.attempts} >= ${jobs.maxAttempts}`;
+  const overTime = await db
+    .update(jobs)
+    .set({
+      status: "FAILED",
+      reason: sql`'Training ran past its plan''s time bound of ' || json_extract(${jobs.input}, '$.max_seconds') || ' s; it was stopped'`,
+      fault: "runner",
+      finishedAt: now,
+      leaseToken: null,
+      leaseHolder: null,
+      leaseExpiresAt: null,
+    })
+    .where(and(eq(jobs.status, "STARTED"), pastTimeBound(now)))
+    .returning();
   const expired = await db
     .update(jobs)
     .set({
       status: sql`CASE WHEN ${outOfAttempts} THEN 'FAILED' ELSE 'SUBMITTED' END`,
-      reason: sql`'Lease expired after attempt ' || ${jobs.attempts} || ' (runner ' || coalesce(${jobs.leaseHolder}, '?') || ' stopped reporting)'`,
+      reason: sql`CASE WHEN ${jobs.kind} = 'conversion'
+        THEN 'Processing stopped during attempt ' || ${jobs.attempts} || ' (the worker running it stopped reporting)'
+        ELSE 'Lease expired after attempt ' || ${jobs.attempts} || ' (runner ' || coalesce(${jobs.leaseHolder}, '?') || ' stopped reporting)' END`,
+      fault: sql`CASE WHEN ${jobs.kind} = 'conversion' THEN 'service' ELSE 'runner' END`,
       finishedAt: sql`CASE WHEN ${outOfAttempts} THEN ${now} ELSE NULL END`,
       enqueuedAt: now,
       leaseToken: null,
       leaseHolder: null,
       leaseExpiresAt: null,
     })
-    .where(and(eq(jobs.status, "STARTED"), inArray(jobs.kind, ANALYSES), isNotNull(jobs.leaseExpiresAt), lt(jobs.leaseExpiresAt, now)))
-    .returning({ id: jobs.id, status: jobs.status });
+    .where(and(eq(jobs.status, "STARTED"), isNotNull(jobs.leaseExpiresAt), lt(jobs.leaseExpiresAt, now)))
+    .returning();
   const stale = await db
     .update(jobs)
     .set({ enqueuedAt: now })
-    .where(and(eq(jobs.status, "SUBMITTED"), inArray(jobs.kind, ANALYSES), lt(jobs.enqueuedAt, now - RESEND_AFTER_MS)))
-    .returning({ id: jobs.id, status: jobs.status });
-  const queue = gpuJobQueue(env);
-  for (const job of [...expired, ...stale]) if (job.status === "SUBMITTED") await queue.send({ job_id: job.id });
+    .where(and(eq(jobs.status, "SUBMITTED"), lt(jobs.enqueuedAt, now - RESEND_AFTER_MS)))
+    .returning();
+  for (const job of [...overTime, ...expired, ...stale]) {
+    if (job.status === "SUBMITTED") await wakeUp(env, job);
+    else await afterFailed(env, job);
+  }
 }

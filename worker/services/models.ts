@@ -6,6 +6,11 @@ import { database } from "./database.ts";
 
 export type Model = typeof models.$inferSelect;
 
+/** Where a training's model files go: its result model's first (and only) version. */
+export function trainedModelPrefix(modelId: string): string {
+  return `models/${modelId}/1/`;
+}
+
 const visibleTo = (orgId: string) => or(isNull(models.orgId), eq(models.orgId, orgId));
 
 /** Every public model and the organization's own. */

@@ -4,11 +4,19 @@ import type { Organization } from "../env.ts";
 import { database } from "./database.ts";
 import { constantTimeEqual, sha256Hex } from "./crypto.ts";
 
+/** What one training job may ask for: steps, time on a runner, images and their pixels in all. */
+export interface TrainingBounds {
+  maxSteps: number;
+  maxSeconds: number;
+  maxImages: number;
+  maxPixels: number;
+}
+
 /** What a plan allows when the organization has no cap of its own. */
-export const PLAN_LIMITS: Record<Plan, { storageCap: number; analysisCap: number }> = {
-  free: { storageCap: 100, analysisCap: 200 },
-  pro: { storageCap: 10_000, analysisCap: 10_000 },
-  enterprise: { storageCap: 1_000_000, analysisCap: 1_000_000 },
+export const PLAN_LIMITS: Record<Plan, { storageCap: number; analysisCap: number; training: TrainingBounds }> = {
+  free: { storageCap: 100, analysisCap: 200, training: { maxSteps: 1_000, maxSeconds: 600, maxImages: 20, maxPixels: 64e6 } },
+  pro: { storageCap: 10_000, analysisCap: 10_000, training: { maxSteps: 10_000, maxSeconds: 3_600, maxImages: 200, maxPixels: 1e9 } },
+  enterprise: { storageCap: 1_000_000, analysisCap: 1_000_000, training: { maxSteps: 100_000, maxSeconds: 4 * 3_600, maxImages: 500, maxPixels: 8e9 } },
 };
 
 /** The organization an API key belongs to, or null for an unknown or revoked key. */

@@ -7,10 +7,12 @@ import { SQLiteAsyncDialect, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { jobs, models, segmentations } from "../../schema/db.ts";
 import type { completeBody, LeasedJob, PredictionResult, TrainingResult } from "../../schema/internal-api.ts";
 import type { Bindings } from "../env.ts";
-import { HttpError, notFound } from "../errors.ts";
+import { HttpError } from "../errors.ts";
 import { getImage } from "./images.ts";
-import { completeStatement, getJobById, type Job } from "./jobs.ts";
-import { getVisibleModel, type Model } from "./models.ts";
+import { type LeaseOptions, leaseNextJob } from "./job-leasing.ts";
+import { sweepStorageNowAndThen } from "./storage-sweeper.ts";
+import { completeStatement, failAttempt, getJobById, type Job, JobFaultError, type TrainingInput, withdrawAttempt } from "./jobs.ts";
+import { getVisibleModel, type Model, trainedModelPrefix } from "./models.ts";
 import { artifactKey, latestSegmentation } from "./segmentations.ts";
 import { signStorageUrl } from "./signed-urls.ts";
 
@@ -22,18 +24,18 @@ function modelFiles(env: Bindings, origin: string, prefix: string, method: "GET"
   ).then(Object.fromEntries) as Promise<Record<keyof typeof MODEL_FILES, string>>;
 }
 
-export function resultModelPrefix(job: Job): string {
-  return `models/${job.resultModelId}/1/`;
-}
-
 async function modelPayload(env: Bindings, origin: string, model: Model) {
   return { id: model.id, name: model.name, version: model.version, files: await modelFiles(env, origin, model.r2Prefix, "GET") };
 }
 
-/** Everything the runner needs for one attempt; URLs expire, so a runner may ask again. */
+/**
+ * Everything the runner needs for one attempt; URLs expire, so a runner may ask again. An input
+ * that is gone (its image or model deleted, its labels missing) is a JobFaultError: no attempt can
+ * ever have it.
+ */
 export async function runnerPayload(env: Bindings, origin: string, job: Job): Promise<LeasedJob> {
   const model = await getVisibleModel(env.DB, job.orgId, job.modelId!);
-  if (!model) throw notFound("Model", job.modelId!);
+  if (!model) throw new JobFaultError("input", `Model ${job.modelId} was deleted before the job could run`);
   const base = {
     job_id: job.id,
     attempt: job.attempts,
@@ -43,7 +45,7 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
   };
   const imageInput = async (id: string) => {
     const image = await getImage(env.DB, job.orgId, id);
-    if (!image) throw notFound("Image", id);
+    if (!image || image.status !== "ready") throw new JobFaultError("input", `Image ${id} was deleted before the job could run`);
     return {
       id: image.id,
       name: image.name,
@@ -63,19 +65,44 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
       output: { segmentation_id: job.segmentationId!, artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!) }) },
     };
   }
-  const input = job.input as { image_ids: string[]; name: string | null; steps: number | null };
+  const input = job.input as TrainingInput;
   const examples = [];
   for (const id of input.image_ids) {
     const labels = await latestSegmentation(env.DB, job.orgId, id);
-    if (!labels) throw new HttpError(409, `Image ${id} has no segmentation to learn from`);
+    if (!labels) throw new JobFaultError("input", `Image ${id} has no segmentation to learn from any more (it was deleted)`);
     examples.push({ image: await imageInput(id), labels: { segmentation_id: labels.id, artifact_url: await signStorageUrl(env, origin, { method: "GET", key: labels.artifactKey }) } });
   }
   return {
     ...base,
     kind: "training",
-    training: { examples, steps: input.steps },
-    output: { model_id: job.resultModelId!, files: await modelFiles(env, origin, resultModelPrefix(job), "PUT") },
+    training: { examples, steps: input.steps, ...(input.max_seconds && { max_seconds: input.max_seconds }) },
+    output: { model_id: job.resultModelId!, files: await modelFiles(env, origin, trainedModelPrefix(job.resultModelId!), "PUT") },
   };
+}
+
+/**
+ * Leases the next job and builds what its runner needs. A job whose payload cannot be built
+ * because its inputs are gone is FAILED for good with that reason (not left to expire as "runner
+ * stopped reporting"), and the next job is looked at; any other trouble building it withdraws the
+ * lease without spending an attempt.
+ */
+export async function leaseWithPayload(env: Bindings, origin: string, holder: string, options: LeaseOptions): Promise<LeasedJob | null> {
+  const deadline = Date.now() + options.waitMs;
+  // Where no cron fires (`wrangler dev`), the runners' lease calls keep the storage sweeper going.
+  await sweepStorageNowAndThen(env);
+  for (;;) {
+    const job = await leaseNextJob(env, holder, { ...options, waitMs: Math.max(0, deadline - Date.now()) });
+    if (!job) return null;
+    try {
+      return await runnerPayload(env, origin, job);
+    } catch (error) {
+      if (!(error instanceof JobFaultError)) {
+        await withdrawAttempt(env, job.id, job.leaseToken!);
+        throw error;
+      }
+      await failAttempt(env, job.id, job.leaseToken!, error.message, error.fault);
+    }
+  }
 }
 
 /**
@@ -134,10 +161,10 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
     });
   } else {
     const result = body.result as TrainingResult;
-    const prefix = resultModelPrefix(job);
+    const prefix = trainedModelPrefix(job.resultModelId!);
     await requireObject(env.BUCKET, prefix + MODEL_FILES.onnx, "The trained model's ONNX file");
     await requireObject(env.BUCKET, prefix + MODEL_FILES.manifest, "The trained model's manifest");
-    const input = job.input as { image_ids: string[]; name: string | null };
+    const input = job.input as TrainingInput;
     recordResult = insertIfJobCompleted(env.DB, models, job.id, {
       id: job.resultModelId!,
       orgId: job.orgId,

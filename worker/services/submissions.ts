@@ -4,8 +4,9 @@ import { type predictionBody, requestedDiameter, type trainingBody } from "../..
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { getImage, type Image } from "./images.ts";
-import { submitGpuJob, type SubmitOutcome } from "./jobs.ts";
+import { submitGpuJob, type SubmitOutcome, type TrainingInput } from "./jobs.ts";
 import { getVisibleModel } from "./models.ts";
+import { PLAN_LIMITS } from "./organizations.ts";
 import { latestSegmentation } from "./segmentations.ts";
 
 function stableJson(value: unknown): string {
@@ -44,6 +45,16 @@ export async function submitPrediction(env: Bindings, org: Organization, body: z
   });
 }
 
+/** The plan's bounds on one training: asking past them is refused (402) before anything is queued. */
+function checkTrainingBounds(org: Organization, steps: number | undefined, trainingImages: Image[]): void {
+  const bounds = PLAN_LIMITS[org.plan].training;
+  const refuse = (what: string) => new HttpError(402, `Training limit of the ${org.plan} plan: ${what}; upgrading the plan raises it`);
+  if (steps !== undefined && steps > bounds.maxSteps) throw refuse(`at most ${bounds.maxSteps} steps per training, ${steps} asked for`);
+  if (trainingImages.length > bounds.maxImages) throw refuse(`at most ${bounds.maxImages} images per training, ${trainingImages.length} given`);
+  const pixels = trainingImages.reduce((sum, image) => sum + (image.width ?? 0) * (image.height ?? 0), 0);
+  if (pixels > bounds.maxPixels) throw refuse(`at most ${bounds.maxPixels} pixels per training, the images hold ${pixels}`);
+}
+
 export async function submitTraining(env: Bindings, org: Organization, body: z.infer<typeof trainingBody>): Promise<SubmitOutcome> {
   const model = await getVisibleModel(env.DB, org.id, body.model_id);
   if (!model) throw notFound("Model", body.model_id);
@@ -57,12 +68,15 @@ export async function submitTraining(env: Bindings, org: Organization, body: z.i
       throw new HttpError(409, `Image ${id} has no segmentation to learn from: predict or import one first`);
     }
   }
+  checkTrainingBounds(org, body.steps, owned);
+  const input: TrainingInput = { image_ids: imageIds, name: body.name ?? null, steps: body.steps ?? null, max_seconds: PLAN_LIMITS[org.plan].training.maxSeconds };
   return submitGpuJob(env, org, {
     kind: "training",
     modelId: model.id,
-    input: { image_ids: imageIds, name: body.name ?? null, steps: body.steps ?? null },
+    input,
     dedupeKey: `training:${model.id}:${imageIds.join(",")}`,
     skipIfIdentical: ["SUBMITTED", "STARTED"],
-    exclusive: false,
+    // One training at a time per organization: a runner's hours are the scarcest thing it shares.
+    exclusive: true,
   });
 }

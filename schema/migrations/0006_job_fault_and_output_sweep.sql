@@ -1,0 +1,2 @@
+ALTER TABLE `jobs` ADD `fault` text;--> statement-breakpoint
+ALTER TABLE `jobs` ADD `outputs_cleared_at` integer;

@@ -1,0 +1,103 @@
+// Where the admin CLI's commands run. Deployed environments, and local state no stack is running
+// on: the admin SQL through `wrangler d1 execute`. A running local stack: its worker's operator API,
+// so the worker stays the only process that opens the local SQLite file.
+import { AdminInputError, createKeySql, createOrganizationSql, listKeysSql, type OrgOptions, revokeKeySql } from "./admin-sql.ts";
+import { existsSync, readFileSync } from "node:fs";
+import { uploadBaseModel } from "./base-model.ts";
+import type { RunningStack } from "./running-stack.ts";
+import { d1, type Target } from "./wrangler.ts";
+
+export interface KeyRow {
+  id: string;
+  prefix: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface AdminBackend {
+  /** Where the commands act, for the CLI's messages. */
+  readonly where: string;
+  createOrganization(slug: string, options: OrgOptions): Promise<{ id: string }>;
+  createKey(slug: string): Promise<{ id: string; key: string }>;
+  listKeys(slug: string): Promise<KeyRow[]>;
+  revokeKey(keyId: string): Promise<void>;
+  /** Puts `<dir>/cpsam.onnx` and `cpsam.json` where the cpsam row points; false when there is no model file. */
+  uploadBaseModel(dir: string): Promise<boolean>;
+}
+
+export function wranglerBackend(target: Target): AdminBackend {
+  return {
+    where: target.env ? `the ${target.env} database` : "the local database",
+    async createOrganization(slug, options) {
+      const id = crypto.randomUUID();
+      if (d1(target, createOrganizationSql(id, slug, options)).length === 0) throw new AdminInputError(`organization ${slug} already exists`);
+      return { id };
+    },
+    async createKey(slug) {
+      const { id, key, sql } = await createKeySql(slug);
+      d1(target, sql);
+      if (d1(target, `SELECT id FROM api_keys WHERE id = '${id}'`).length === 0) throw new AdminInputError(`no organization with slug ${slug}`);
+      return { id, key };
+    },
+    async listKeys(slug) {
+      return d1(target, listKeysSql(slug)) as unknown as KeyRow[];
+    },
+    async revokeKey(keyId) {
+      if (d1(target, revokeKeySql(keyId)).length === 0) throw new AdminInputError(`no active key with id ${keyId}`);
+    },
+    async uploadBaseModel(dir) {
+      return uploadBaseModel(target, dir);
+    },
+  };
+}
+
+const OPERATOR_TIMEOUT_MS = 30_000;
+/** A stack announces itself before its worker listens: wait this long for it to start. */
+const WORKER_START_MS = 90_000;
+
+/** fetch, waiting while nothing listens yet (the announced worker is still starting). */
+async function fetchStartingWorker(url: string, init: RequestInit): Promise<Response> {
+  const deadline = Date.now() + WORKER_START_MS;
+  for (;;) {
+    try {
+      return await fetch(url, { ...init, signal: AbortSignal.timeout(OPERATOR_TIMEOUT_MS) });
+    } catch (error) {
+      const refused = (error as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED";
+      if (!refused || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+export function operatorBackend(stack: RunningStack): AdminBackend {
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const bytes = body instanceof Uint8Array;
+    const response = await fetchStartingWorker(`${stack.url}/api/v1/operator${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${stack.secret}`, ...(body !== undefined && { "Content-Type": bytes ? "application/octet-stream" : "application/json" }) },
+      body: body === undefined ? undefined : bytes ? body : JSON.stringify(body),
+    });
+    const text = await response.text();
+    const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    if (response.ok) return parsed as T;
+    const detail = typeof parsed.detail === "string" ? parsed.detail : JSON.stringify(parsed.detail ?? text);
+    if (response.status < 500) throw new AdminInputError(detail);
+    throw new Error(`the running worker at ${stack.url} answered ${response.status}: ${detail}`);
+  }
+  return {
+    where: `the running local stack at ${stack.url}`,
+    createOrganization: (slug, options) =>
+      call("POST", "/orgs", { slug, plan: options.plan, storage_cap: options.storageCap ?? undefined, analysis_cap: options.analysisCap ?? undefined }),
+    createKey: (slug) => call("POST", `/orgs/${encodeURIComponent(slug)}/keys`),
+    listKeys: async (slug) => (await call<{ items: KeyRow[] }>("GET", `/orgs/${encodeURIComponent(slug)}/keys`)).items,
+    revokeKey: async (keyId) => {
+      await call("POST", `/keys/${encodeURIComponent(keyId)}/revoke`);
+    },
+    uploadBaseModel: async (dir) => {
+      if (!existsSync(`${dir}/cpsam.onnx`)) return false;
+      await call("PUT", "/base-model/model.onnx", new Uint8Array(readFileSync(`${dir}/cpsam.onnx`)));
+      await call("PUT", "/base-model/model.json", new Uint8Array(readFileSync(`${dir}/cpsam.json`)));
+      return true;
+    },
+  };
+}

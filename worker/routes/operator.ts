@@ -1,0 +1,34 @@
+// The operator API (/api/v1/operator, the local operator secret only): the admin CLI's commands
+// against a running local stack. Answers carry the same data the CLI prints.
+import { Hono } from "hono";
+import { z } from "zod";
+import { PLANS } from "../../schema/db.ts";
+import type { AppEnv } from "../env.ts";
+import { BASE_MODEL_FILES, createKey, createOrganization, listKeys, putBaseModelFile, revokeKey } from "../services/operator.ts";
+import { validate } from "../validation.ts";
+
+export const operator = new Hono<AppEnv>();
+
+const cap = z.number().int().min(0).optional();
+const orgBody = z.object({ slug: z.string().min(1).max(63), plan: z.enum(PLANS).optional(), storage_cap: cap, analysis_cap: cap });
+const slugParam = z.object({ slug: z.string().min(1).max(63) });
+const keyParam = z.object({ id: z.string().min(1).max(64) });
+
+operator.post("/orgs", validate("json", orgBody), async (c) => {
+  const body = c.req.valid("json");
+  return c.json(await createOrganization(c.env.DB, body.slug, { plan: body.plan, storageCap: body.storage_cap, analysisCap: body.analysis_cap }), 201);
+});
+
+operator.post("/orgs/:slug/keys", validate("param", slugParam), async (c) => c.json(await createKey(c.env.DB, c.req.valid("param").slug), 201));
+
+operator.get("/orgs/:slug/keys", validate("param", slugParam), async (c) => c.json({ items: await listKeys(c.env.DB, c.req.valid("param").slug) }));
+
+operator.post("/keys/:id/revoke", validate("param", keyParam), async (c) => {
+  await revokeKey(c.env.DB, c.req.valid("param").id);
+  return c.json({ id: c.req.valid("param").id, revoked: true });
+});
+
+operator.put("/base-model/:file", validate("param", z.object({ file: z.enum(BASE_MODEL_FILES) })), async (c) => {
+  const key = await putBaseModelFile(c.env, c.req.valid("param").file, await c.req.arrayBuffer());
+  return c.json({ key }, 201);
+});

@@ -1,0 +1,101 @@
+// The cron's storage sweeper: R2 objects that no record will ever point at, and uploads nobody
+// will finish. Bounded per run (the cron comes back every minute), and idempotent: deleting what
+// is already gone is harmless, and each job or upload is marked once it is done.
+import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
+import { images, jobs, uploadParts } from "../../schema/db.ts";
+import type { Bindings } from "../env.ts";
+import { database } from "./database.ts";
+import { deletePrefix, updateImage } from "./images.ts";
+import { createConversionJob } from "./jobs.ts";
+import { trainedModelPrefix } from "./models.ts";
+import { artifactKey } from "./segmentations.ts";
+
+/** A resumable upload not completed within this long is given up (R2 itself drops parts after 7 days). */
+export const STALE_UPLOAD_MS = 24 * 60 * 60 * 1000;
+const BATCH = 50;
+/** The cron sweeps every minute; callers on a busier path sweep at most this often per isolate. */
+const SWEEP_INTERVAL_MS = 60_000;
+let lastSweep = 0;
+
+/** Outputs the attempts of FAILED jobs wrote: a prediction's ROI artifact, a training's model files. */
+async function clearFailedOutputs(env: Bindings, now: number): Promise<number> {
+  const db = database(env.DB);
+  const failed = await db
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.status, "FAILED"), inArray(jobs.kind, ["prediction", "training"]), isNull(jobs.outputsClearedAt)))
+    .limit(BATCH);
+  for (const job of failed) {
+    if (job.kind === "prediction" && job.segmentationId) await env.BUCKET.delete(artifactKey(job.orgId, job.segmentationId));
+    if (job.kind === "training" && job.resultModelId) await deletePrefix(env.BUCKET, trainedModelPrefix(job.resultModelId));
+    await db.update(jobs).set({ outputsClearedAt: now }).where(eq(jobs.id, job.id));
+  }
+  return failed.length;
+}
+
+/**
+ * Resumable uploads left pending for a day: their multipart upload is aborted (its parts freed)
+ * and the record marked failed with the reason, so the client sees why. The record, like every
+ * record, counts against the storage cap until it is deleted (the API contract's rule).
+ */
+async function giveUpStaleUploads(env: Bindings, now: number): Promise<number> {
+  const db = database(env.DB);
+  const stale = await db
+    .select()
+    .from(images)
+    .where(and(eq(images.status, "pending"), lt(images.updatedAt, now - STALE_UPLOAD_MS)))
+    .limit(BATCH);
+  for (const image of stale) {
+    if (image.uploadId) await env.BUCKET.resumeMultipartUpload(image.r2Key, image.uploadId).abort().catch(() => undefined);
+    await db.batch([
+      db.delete(uploadParts).where(eq(uploadParts.imageId, image.id)),
+      db
+        .update(images)
+        .set({ status: "failed", uploadId: null, uploadError: "Upload was not completed within 24 hours; its parts were discarded", updatedAt: now })
+        .where(and(eq(images.id, image.id), eq(images.status, "pending"))),
+    ]);
+  }
+  return stale.length;
+}
+
+/** Longer than any conversion's queue delay and lease: a processing image older than this has lost its job. */
+export const ORPHANED_PROCESSING_MS = 15 * 60 * 1000;
+
+/**
+ * Images left "processing" with no conversion queued or running: the completing request died
+ * between claiming the upload and queueing its conversion. One whose multipart upload never
+ * completed is pending again (the client may complete it again); one whose bytes are whole gets
+ * its conversion now.
+ */
+async function recoverOrphanedProcessing(env: Bindings, now: number): Promise<number> {
+  const orphaned = await database(env.DB)
+    .select()
+    .from(images)
+    .where(and(
+      eq(images.status, "processing"),
+      lt(images.updatedAt, now - ORPHANED_PROCESSING_MS),
+      sql`NOT EXISTS (SELECT 1 FROM ${jobs} WHERE ${jobs.imageId} = ${images.id} AND ${jobs.kind} = 'conversion' AND ${jobs.status} IN ('SUBMITTED', 'STARTED'))`,
+    ))
+    .limit(BATCH);
+  for (const image of orphaned) {
+    if (image.uploadId) await updateImage(env.DB, image.id, { status: "pending" });
+    else await createConversionJob(env, image.orgId, image.id);
+  }
+  return orphaned.length;
+}
+
+export async function sweepStorage(env: Bindings, now = Date.now()): Promise<{ failedOutputs: number; staleUploads: number; orphanedProcessing: number }> {
+  return {
+    failedOutputs: await clearFailedOutputs(env, now),
+    staleUploads: await giveUpStaleUploads(env, now),
+    orphanedProcessing: await recoverOrphanedProcessing(env, now),
+  };
+}
+
+/** sweepStorage, at most once a minute per isolate, for paths that run far more often than that. */
+export async function sweepStorageNowAndThen(env: Bindings): Promise<void> {
+  const now = Date.now();
+  if (now - lastSweep < SWEEP_INTERVAL_MS) return;
+  lastSweep = now;
+  await sweepStorage(env, now);
+}
