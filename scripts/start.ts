@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { ChildProcess } from "node:child_process";
 import { uploadBaseModel } from "./base-model.ts";
-import { prepareLocalState, startRunner, startWorker, waitUntilServing } from "./local-stack.ts";
+import { createLoginLink, prepareLocalState, startRunner, startWorker, waitUntilServing } from "./local-stack.ts";
 
 const port = Number(process.env.PORT ?? 8787);
 const local = {};
@@ -31,7 +31,10 @@ const url = `http://127.0.0.1:${port}`;
 const children: ChildProcess[] = [startWorker(local, port)];
 await waitUntilServing(`${url}/api/v1/models`);
 children.push(startRunner({ WORKER_URL: url, RUNNER_TOKEN: vars.RUNNER_TOKENS.split(",")[0] }));
-console.log(`\nAPI: ${url}/api/v1  (Ctrl-C stops everything)\n`);
+console.log(`\nAPI: ${url}/api/v1  (Ctrl-C stops everything)`);
+// The last line: a one-time sign-in to the dashboard for `demo` (15 minutes; make more with
+// `npm run admin -- login-link demo`).
+console.log(`Dashboard: ${url}/dashboard — sign in once (15 minutes) with:\n${await createLoginLink(local, "demo", url)}\n`);
 
 let stopping = false;
 const stop = () => {

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "./env.ts";
+import { dashboard } from "./dashboard/index.tsx";
 import { onError, onNotFound } from "./errors.ts";
 import { requireOrganization, requireRunner } from "./middleware/auth.ts";
 import { exportRoutes } from "./routes/exports.ts";
@@ -19,6 +20,7 @@ const publicApi = new Hono<AppEnv>()
   .route("/", exportRoutes);
 
 export const app = new Hono<AppEnv>()
+  .route("/dashboard", dashboard)
   .basePath("/api/v1")
   .route("/storage", storage)
   .use("/internal/*", requireRunner)

@@ -32,6 +32,8 @@ export interface CallOptions {
   body?: BodyInit;
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /** "manual" to see a redirect instead of following it. */
+  redirect?: "follow" | "manual";
 }
 
 export function call(path: string, options: CallOptions = {}): Promise<Response> {
@@ -43,7 +45,7 @@ export function call(path: string, options: CallOptions = {}): Promise<Response>
     body = JSON.stringify(options.json);
   }
   const url = path.startsWith("http") ? path : BASE + path;
-  return (exports as { default: Fetcher }).default.fetch(url, { method: options.method ?? (body ? "POST" : "GET"), headers, body, signal: options.signal });
+  return (exports as { default: Fetcher }).default.fetch(url, { method: options.method ?? (body ? "POST" : "GET"), headers, body, signal: options.signal, redirect: options.redirect });
 }
 
 export async function json<T = Record<string, unknown>>(response: Response): Promise<T> {

@@ -1,6 +1,6 @@
 // Image records and their bytes. A record counts against the organization's storage cap from the
 // moment it is reserved until it is deleted, whatever its status.
-import { and, eq } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { images, jobs, segmentations, uploadParts } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError } from "../errors.ts";
@@ -96,4 +96,9 @@ export function imageView(image: Image) {
     upload_error: image.uploadError,
     created_at: new Date(image.createdAt).toISOString(),
   };
+}
+
+/** The organization's images, newest first. */
+export async function listImages(d1: D1Database, orgId: string, limit = 500): Promise<Image[]> {
+  return database(d1).select().from(images).where(eq(images.orgId, orgId)).orderBy(desc(images.createdAt)).limit(limit);
 }

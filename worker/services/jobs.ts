@@ -8,7 +8,7 @@
 //
 // Every SUBMITTED GPU job has a queue message as its wake-up; the message is only a hint, so a
 // duplicate or stale one is harmless (leasing re-checks the row).
-import { and, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import { jobs, type JobKind } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError } from "../errors.ts";
@@ -251,4 +251,14 @@ export async function sweepJobs(env: Bindings): Promise<void> {
     .returning({ id: jobs.id, status: jobs.status });
   const queue = gpuJobQueue(env);
   for (const job of [...expired, ...stale]) if (job.status === "SUBMITTED") await queue.send({ job_id: job.id });
+}
+
+/** An image's most recent predictions, newest first. */
+export async function recentPredictions(d1: D1Database, orgId: string, imageId: string, limit = 10): Promise<Job[]> {
+  return database(d1)
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.orgId, orgId), eq(jobs.imageId, imageId), eq(jobs.kind, "prediction")))
+    .orderBy(desc(jobs.createdAt))
+    .limit(limit);
 }

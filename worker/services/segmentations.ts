@@ -44,3 +44,17 @@ export function segmentationView(s: Segmentation) {
     created_at: new Date(s.createdAt).toISOString(),
   };
 }
+
+/** An image's segmentations, newest first. */
+export async function listSegmentations(d1: D1Database, orgId: string, imageId: string): Promise<Segmentation[]> {
+  return database(d1)
+    .select()
+    .from(segmentations)
+    .where(and(eq(segmentations.orgId, orgId), eq(segmentations.imageId, imageId)))
+    .orderBy(desc(segmentations.createdAt));
+}
+
+/** The contrast-stretched 8-bit preview the runner stores beside the ROI artifact. */
+export function previewKey(s: Pick<Segmentation, "orgId" | "id">): string {
+  return `${segmentationPrefix(s.orgId, s.id)}preview.png`;
+}
