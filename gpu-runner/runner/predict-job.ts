@@ -3,6 +3,7 @@ import type { LeasedPrediction } from "../../schema/internal-api.ts";
 import { modalityParam } from "../../schema/modality.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import { decodeImage } from "../engine/decode/index.ts";
+import { previewPng } from "../engine/preview.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
 import type { JobContext } from "./job-context.ts";
 
@@ -57,6 +58,8 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   const image = decodeImage(bytes);
   const decodedMs = performance.now() - started - fetchedMs;
   ctx.checkpoint();
+  // Made before segmenting, which may normalise the pixels in place.
+  const preview = job.output.preview_url ? previewPng(image).png : null;
 
   const params = segmentParams(job.params, model.manifest.channels);
   const missing = params.channels?.find((c) => c >= image.channels);
@@ -72,6 +75,7 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
     ),
   );
   await ctx.api.upload(job.output.artifact_url, artifact);
+  if (preview) await ctx.api.upload(job.output.preview_url!, preview);
   return {
     roi_count: result.rois.length,
     confluency: result.confluency,

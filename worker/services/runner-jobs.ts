@@ -11,7 +11,7 @@ import { HttpError, notFound } from "../errors.ts";
 import { getImage } from "./images.ts";
 import { completeStatement, getJobById, type Job } from "./jobs.ts";
 import { getVisibleModel, type Model } from "./models.ts";
-import { artifactKey, latestSegmentation } from "./segmentations.ts";
+import { artifactKey, latestSegmentation, previewKey } from "./segmentations.ts";
 import { signStorageUrl } from "./signed-urls.ts";
 
 export const MODEL_FILES = { onnx: "model.onnx", manifest: "model.json" } as const;
@@ -60,7 +60,11 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
       kind: "prediction",
       params: (job.input as { params?: Record<string, unknown> } | null)?.params ?? {},
       image: await imageInput(job.imageId!),
-      output: { segmentation_id: job.segmentationId!, artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!) }) },
+      output: {
+        segmentation_id: job.segmentationId!,
+        artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!) }),
+        preview_url: await signStorageUrl(env, origin, { method: "PUT", key: previewKey({ orgId: job.orgId, id: job.segmentationId! }) }),
+      },
     };
   }
   const input = job.input as { image_ids: string[]; name: string | null; steps: number | null };
