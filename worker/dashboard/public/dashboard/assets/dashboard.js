@@ -192,19 +192,22 @@ function setUpUploads() {
   const zone = document.getElementById("dropzone");
   if (!zone) return;
   const input = document.getElementById("file-input");
-  const start = async (files) => {
-    let anyDone = false;
-    await Promise.all([...files].map(async (file) => {
+  // The list is rendered by the server: reload it once every upload in flight has finished.
+  let inFlight = 0;
+  let anyDone = false;
+  const start = (files) => {
+    for (const file of files) {
       const item = uploadItem(file);
-      try {
-        const image = file.size > RESUMABLE_FROM ? await resumableUpload(file, item) : await streamUpload(file, item);
-        item.done(`ready · ${image.width} × ${image.height}`);
-        anyDone = true;
-      } catch (error) {
-        item.fail(error.message);
-      }
-    }));
-    if (anyDone) setTimeout(() => location.reload(), 600);
+      inFlight++;
+      (file.size > RESUMABLE_FROM ? resumableUpload(file, item) : streamUpload(file, item))
+        .then((image) => {
+          item.done(`ready · ${image.width} × ${image.height}`);
+          anyDone = true;
+        }, (error) => item.fail(error.message))
+        .finally(() => {
+          if (--inFlight === 0 && anyDone) setTimeout(() => location.reload(), 800);
+        });
+    }
   };
   document.getElementById("choose-files").addEventListener("click", () => input.click());
   input.addEventListener("change", () => start(input.files));
