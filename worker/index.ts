@@ -2,6 +2,7 @@ import type { Bindings, JobMessage } from "./env.ts";
 import { app } from "./app.ts";
 import { consumeConversions } from "./queues/conversions.ts";
 import { bufferPulledMessages } from "./queues/local-pull-queue.ts";
+import { deleteExpiredSignIns } from "./services/dashboard-sessions.ts";
 import { sweepJobs } from "./services/jobs.ts";
 
 export default {
@@ -17,5 +18,6 @@ export default {
 
   async scheduled(_controller: ScheduledController, env: Bindings): Promise<void> {
     await sweepJobs(env);
+    await deleteExpiredSignIns(env.DB);
   },
 } satisfies ExportedHandler<Bindings, JobMessage>;

@@ -65,6 +65,23 @@ function largeNoisePng(side: number): Buffer {
   return Buffer.from(encodePng({ width: side, height: side, data, depth: 16, channels: 1 }));
 }
 
+// Code that runs in the page, kept as text: this file is type-checked against Node's types, not the DOM's.
+/** Drops a file (base64 bytes) on the upload zone the way a drag from the desktop does. */
+const DROP_FILE = `(b64, name) => {
+  const bytes = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
+  const transfer = new DataTransfer();
+  transfer.items.add(new File([bytes], name, { type: "image/png" }));
+  document.getElementById("dropzone").dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
+}`;
+/** Counts the viewer canvas's pixels whose colour passes a test. */
+const COUNT_PIXELS = `(test) => {
+  const canvas = document.getElementById("viewer-canvas");
+  const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+  let n = 0;
+  for (let i = 0; i < data.length; i += 4) if (test(data[i], data[i + 1], data[i + 2])) n++;
+  return n;
+}`;
+
 describe("the dashboard in a browser", () => {
   it("signs in with a one-time link and shows the organization's usage", async () => {
     await page.goto(await stack.loginLink());
@@ -109,12 +126,7 @@ describe("the dashboard in a browser", () => {
       return route.continue();
     });
     const nuclei = nucleiPng(512, 384).toString("base64");
-    await page.evaluate((b64) => {
-      const bytes = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
-      const transfer = new DataTransfer();
-      transfer.items.add(new File([bytes], "nuclei.png", { type: "image/png" }));
-      document.getElementById("dropzone")!.dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
-    }, nuclei);
+    await page.evaluate(`(${DROP_FILE})(${JSON.stringify(nuclei)}, "nuclei.png")`);
     await expect.poll(() => page.locator("#uploads").innerText(), { timeout: 30_000 }).toMatch(/nuclei\.png\s+ready · 512 × 384/);
     await expect.poll(() => page.locator("#images tbody tr").count(), { timeout: 10_000 }).toBe(1); // the list reloaded
 
@@ -149,20 +161,8 @@ describe("the dashboard in a browser", () => {
     expect(await page.locator("#viewer-status").textContent()).toBe(`${cells} outlines`);
 
     // What a person sees: yellow outline pixels over the image, gone when the toggle is off.
-    const outlinePixels = () => page.evaluate(() => {
-      const canvas = document.getElementById("viewer-canvas") as HTMLCanvasElement;
-      const data = canvas.getContext("2d")!.getImageData(0, 0, canvas.width, canvas.height).data;
-      let n = 0;
-      for (let i = 0; i < data.length; i += 4) if (data[i] > 200 && data[i + 1] > 170 && data[i + 2] < 90) n++;
-      return n;
-    });
-    const imagePixels = () => page.evaluate(() => {
-      const canvas = document.getElementById("viewer-canvas") as HTMLCanvasElement;
-      const data = canvas.getContext("2d")!.getImageData(0, 0, canvas.width, canvas.height).data;
-      let bright = 0;
-      for (let i = 0; i < data.length; i += 4) if (data[i] > 200 && data[i + 1] > 200 && data[i + 2] > 200) bright++;
-      return bright;
-    });
+    const outlinePixels = () => page.evaluate<number>(`(${COUNT_PIXELS})((r, g, b) => r > 200 && g > 170 && b < 90)`);
+    const imagePixels = () => page.evaluate<number>(`(${COUNT_PIXELS})((r, g, b) => r > 200 && g > 200 && b > 200)`);
     expect(await outlinePixels()).toBeGreaterThan(cells * 20);
     expect(await imagePixels()).toBeGreaterThan(1000); // the contrast-stretched preview: white nuclei
     await shot("viewer");

@@ -2,6 +2,8 @@
 // a member seeing only their own organization, exactly like an API key.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { deleteExpiredSignIns } from "../../worker/services/dashboard-sessions.ts";
+import { sha256Hex } from "../../worker/services/crypto.ts";
 import { call, createOrg, json, uploadImage } from "./helpers.ts";
 import { csrfOf, dashboardCall, loginLink, ORIGIN, sessionCookie, signIn } from "./dashboard-helpers.ts";
 
@@ -40,6 +42,20 @@ describe("signing in with a one-time link", () => {
     ]);
     expect(dump).not.toContain(token);
     expect(dump).not.toContain(cookieToken);
+  });
+
+  it("forgets expired sessions and spent links on the cron sweep, keeping live ones", async () => {
+    const org = await createOrg();
+    const live = await signIn(org);
+    const expired = await signIn(org);
+    const unused = await loginLink(org);
+    await env.DB.prepare("UPDATE dashboard_sessions SET expires_at = ?1 WHERE token_hash = ?2").bind(Date.now() - 1, await sha256Hex(expired.cookie.split("=")[1])).run();
+    await deleteExpiredSignIns(env.DB);
+    expect((await dashboardCall(live, "/api/keys")).status).toBe(200);
+    expect((await dashboardCall(expired, "/api/keys")).status).toBe(401);
+    // The two links signIn spent are gone; the unused one stays.
+    const remaining = (await env.DB.prepare("SELECT token_hash FROM dashboard_login_links WHERE org_id = ?1").bind(org.id).all<{ token_hash: string }>()).results;
+    expect(remaining.map((r) => r.token_hash)).toEqual([await sha256Hex(new URL(unused).searchParams.get("token")!)]);
   });
 
   it("sets an HttpOnly, SameSite=Lax cookie under /dashboard, Secure except on this machine", async () => {

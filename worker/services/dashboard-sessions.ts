@@ -1,7 +1,7 @@
 // Dashboard sign-ins. A session belongs to one organization, like an API key; the cookie carries
 // a random token and D1 keeps only its hash. Sessions opened through Cloudflare Access name the
 // member's email and end when the membership does.
-import { and, asc, eq, gt, isNull } from "drizzle-orm";
+import { and, asc, eq, gt, isNotNull, isNull, lte, or } from "drizzle-orm";
 import { dashboardLoginLinks, dashboardSessions, organizationMembers } from "../../schema/db.ts";
 import type { Organization } from "../env.ts";
 import { hmacSha256Hex, newId, sha256Hex } from "./crypto.ts";
@@ -73,4 +73,13 @@ export async function membershipFor(d1: D1Database, email: string): Promise<stri
 /** The session's CSRF token: derived, not stored, so it needs no column and no second lookup. */
 export function csrfTokenFor(signingKey: string, session: DashboardSession): Promise<string> {
   return hmacSha256Hex(signingKey, `dashboard-csrf\n${session.id}`);
+}
+
+/** Forgets expired sessions and spent or expired sign-in links (the cron trigger calls this). */
+export async function deleteExpiredSignIns(d1: D1Database, now = Date.now()): Promise<void> {
+  const db = database(d1);
+  await db.batch([
+    db.delete(dashboardSessions).where(lte(dashboardSessions.expiresAt, now)),
+    db.delete(dashboardLoginLinks).where(or(lte(dashboardLoginLinks.expiresAt, now), isNotNull(dashboardLoginLinks.usedAt))),
+  ]);
 }
