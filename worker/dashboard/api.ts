@@ -13,7 +13,7 @@ import { predictions } from "../routes/predictions.ts";
 import { segmentationRoutes } from "../routes/segmentations.ts";
 import { uploads } from "../routes/uploads.ts";
 import { apiKeyView, createApiKey, listApiKeys, revokeApiKey } from "../services/api-keys.ts";
-import { imageView, listImages } from "../services/images.ts";
+import { getImage, imageView, listImages } from "../services/images.ts";
 import { predictionView } from "../services/job-views.ts";
 import { recentPredictions } from "../services/jobs.ts";
 import { getSegmentation, listSegmentations, previewKey, segmentationView } from "../services/segmentations.ts";
@@ -34,6 +34,7 @@ export const dashboardApi = new Hono<AppEnv>()
   .get("/images/:id/predictions", validate("param", pathId), async (c) => {
     const org = c.get("org");
     const id = c.req.valid("param").id;
+    if (!(await getImage(c.env.DB, org.id, id))) throw notFound("Image", id);
     return c.json({
       predictions: (await recentPredictions(c.env.DB, org.id, id)).map(predictionView),
       segmentations: (await listSegmentations(c.env.DB, org.id, id)).map(segmentationView),
