@@ -1,5 +1,6 @@
 // What the viewer and the image page read: the runner's preview PNG, the segmentation's page, and
 // an image's predictions, each only for the organization that owns them.
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import { call, createOrg, json, pngBytes, RUNNER_TOKEN, type TestOrg, uploadImage } from "./helpers.ts";
@@ -80,5 +81,23 @@ describe("the viewer's data", () => {
     expect(await json(preview)).toEqual({ detail: `Segmentation with id ${segmentationId} not found` });
     expect((await dashboardCall(stranger, `/segmentations/${segmentationId}`)).status).toBe(404);
     expect(await json(await dashboardCall(stranger, `/api/images/${imageId}/predictions`))).toEqual({ detail: `Image with id ${imageId} not found` });
+  });
+});
+
+describe("the models page", () => {
+  it("shows the public models and the organization's own with their training metrics, not another's", async () => {
+    const org = await createOrg();
+    const other = await createOrg();
+    const insert = (id: string, orgId: string, name: string) =>
+      env.DB.prepare("INSERT INTO models (id, org_id, name, version, base_model_id, r2_prefix, training, created_at) VALUES (?1, ?2, ?3, '1', 'cpsam', ?4, ?5, ?6)")
+        .bind(id, orgId, name, `models/${id}/1/`, JSON.stringify({ steps: 150, image_ids: ["a", "b"], validation: { ap50_before: 0.7, ap50_after: 0.8125 } }), Date.now())
+        .run();
+    await insert(crypto.randomUUID(), org.id, "my-nuclei");
+    await insert(crypto.randomUUID(), other.id, "their-nuclei");
+    const page = await (await dashboardCall(await signIn(org), "/models")).text();
+    expect(page).toContain("my-nuclei");
+    expect(page).toContain("AP@0.5 0.813 (base 0.700) · 150 steps · 2 image(s)");
+    expect(page).toContain("cpsam");
+    expect(page).not.toContain("their-nuclei");
   });
 });
