@@ -49,6 +49,12 @@ afterAll(async () => {
   for (const dir of [profile, files]) if (dir) rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
+/** Follows a link and waits until the new page's script has attached its handlers. */
+async function open(selector: string): Promise<void> {
+  await Promise.all([page.waitForEvent("load"), page.click(selector)]);
+  await page.waitForSelector("html[data-ready=true]", { state: "attached" });
+}
+
 const shot = (name: string) => page.screenshot({ path: `${SHOTS}-${name}.png` });
 const apiStatus = async (key: string) => (await fetch(`${stack.api}/models`, { headers: { Authorization: `Bearer ${key}` } })).status;
 
@@ -85,6 +91,7 @@ const COUNT_PIXELS = `(test) => {
 describe("the dashboard in a browser", () => {
   it("signs in with a one-time link and shows the organization's usage", async () => {
     await page.goto(await stack.loginLink());
+    await page.waitForSelector("html[data-ready=true]", { state: "attached" });
     expect(new URL(page.url()).pathname).toBe("/dashboard");
     await expect.poll(() => page.locator(".topbar .org").textContent()).toBe(stack.slug);
     expect(await page.locator("#usage-images").innerText()).toContain("0 / 100");
@@ -93,7 +100,7 @@ describe("the dashboard in a browser", () => {
   }, 60_000);
 
   it("creates an API key shown once, and revokes it so the API refuses it at once", async () => {
-    await page.click("text=API keys");
+    await open("text=API keys");
     await page.fill("#create-key input[name=name]", "browser test");
     await page.click("button:has-text('Create API key')");
     await page.waitForSelector("#new-key:not([hidden])");
@@ -111,11 +118,12 @@ describe("the dashboard in a browser", () => {
     await expect.poll(() => row.locator(".badge").textContent()).toBe("revoked");
     expect(await apiStatus(key)).toBe(401);
     await page.reload();
+    await page.waitForSelector("html[data-ready=true]", { state: "attached" });
     expect(await page.locator("#new-key").isHidden()).toBe(true); // shown once: gone after a reload
   }, 60_000);
 
   it("uploads by drag and drop, and a large file in resumable parts with a failed part retried", async () => {
-    await page.click("nav >> text=Images");
+    await open("nav >> text=Images");
     // The first PUT of a part fails as a flaky network would; the page must retry it.
     let failedOnce = false;
     await page.route("**/api/v1/storage/**", async (route) => {
@@ -129,6 +137,7 @@ describe("the dashboard in a browser", () => {
     await page.evaluate(`(${DROP_FILE})(${JSON.stringify(nuclei)}, "nuclei.png")`);
     await expect.poll(() => page.locator("#uploads").innerText(), { timeout: 30_000 }).toMatch(/nuclei\.png\s+ready · 512 × 384/);
     await expect.poll(() => page.locator("#images tbody tr").count(), { timeout: 10_000 }).toBe(1); // the list reloaded
+    await page.waitForSelector("html[data-ready=true]", { state: "attached" });
 
     const large = join(files, "large-noise.png");
     writeFileSync(large, largeNoisePng(2400));
@@ -145,7 +154,7 @@ describe("the dashboard in a browser", () => {
   }, 120_000);
 
   it("runs a prediction, shows its progress, and opens the cells over the image", async () => {
-    await page.click("#images a:has-text('nuclei.png')");
+    await open("#images a:has-text('nuclei.png')");
     await page.fill("input[name=diameter]", "22");
     await page.click("button:has-text('Run prediction')");
     const row = page.locator("#predictions tbody tr").first();
@@ -154,7 +163,7 @@ describe("the dashboard in a browser", () => {
     expect(cells).toBeGreaterThan(50);
     await shot("prediction");
 
-    await row.locator("a:has-text('View cells')").click();
+    await open("#predictions a:has-text('View cells')");
     await page.waitForSelector("#viewer[data-loaded=true]");
     expect(await page.locator("#cell-count").textContent()).toBe(String(cells));
     expect(await page.locator("#viewer-canvas").getAttribute("data-outlines-drawn")).toBe(String(cells));
@@ -199,10 +208,10 @@ describe("the dashboard in a browser", () => {
   }, 180_000);
 
   it("lists the models and deletes an image after confirmation", async () => {
-    await page.click("nav >> text=Models");
+    await open("nav >> text=Models");
     expect(await page.locator("tr[data-model-id=cpsam]").innerText()).toContain("cpsam");
     await shot("models");
-    await page.click("nav >> text=Images");
+    await open("nav >> text=Images");
     page.once("dialog", (dialog) => dialog.accept());
     await page.locator("#images tr", { hasText: "large-noise.png" }).locator("button:has-text('Delete')").click();
     await page.waitForLoadState("load");

@@ -27,6 +27,12 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
               <dt>Created</dt><dd>{formatDate(s.createdAt)}</dd>
             </dl>
           </div>
+          <div class="card downloads">
+            <h3>Download</h3>
+            {EXPORTS.map((f) => (
+              <a class="button" href={`/dashboard/api/export/${s.id}/${f}`} download data-export={f}>{f}</a>
+            ))}
+          </div>
           <div class="card controls">
             <label class="check"><input type="checkbox" id="show-outlines" checked /> Show outlines</label>
             <label>
@@ -38,19 +44,13 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
               <button type="button" id="zoom-fit">Fit</button>
               <button type="button" id="zoom-in" title="Zoom in">+</button>
               <span id="zoom-level" class="muted"></span>
+              <span class="muted small">· scroll to zoom, drag to pan</span>
             </div>
-            <p class="muted small">Scroll to zoom, drag to pan.</p>
           </div>
           <div class="card" id="cell-info">
             <h3>Cell under the pointer</h3>
             <p class="muted" id="cell-empty">Point at a cell to see its measurements.</p>
             <dl class="facts" id="cell-facts" hidden></dl>
-          </div>
-          <div class="card downloads">
-            <h3>Download</h3>
-            {EXPORTS.map((f) => (
-              <a class="button" href={`/dashboard/api/export/${s.id}/${f}`} download data-export={f}>{f}</a>
-            ))}
           </div>
         </aside>
       </div>

@@ -317,3 +317,5 @@ setUpKeys();
 setUpUploads();
 setUpImageDeletes();
 setUpPredictions();
+// Marks the page interactive (its handlers are attached); the browser tests wait for it.
+document.documentElement.dataset.ready = "true";
