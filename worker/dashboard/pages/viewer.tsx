@@ -14,6 +14,7 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
         <div class="viewer" id="viewer" data-segmentation-id={s.id} data-width={s.width} data-height={s.height}>
           <canvas id="viewer-canvas"></canvas>
           <div class="viewer-status" id="viewer-status">Loading…</div>
+          <div class="viewer-hint">Scroll to zoom · drag to pan</div>
         </div>
         <aside class="viewer-side">
           <div class="card">
@@ -44,7 +45,6 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
               <button type="button" id="zoom-fit">Fit</button>
               <button type="button" id="zoom-in" title="Zoom in">+</button>
               <span id="zoom-level" class="muted"></span>
-              <span class="muted small">· scroll to zoom, drag to pan</span>
             </div>
           </div>
           <div class="card" id="cell-info">
