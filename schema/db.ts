@@ -29,10 +29,51 @@ export const apiKeys = sqliteTable(
     keyHash: text("key_hash").notNull().unique(),
     /** The key's first characters, so a person can tell keys apart in `key list`. */
     prefix: text("prefix").notNull(),
+    /** A label a person gave the key in the dashboard. */
+    name: text("name"),
     createdAt: createdAt(),
+    /** Updated at most once a minute per key (worker/services/organizations.ts). */
+    lastUsedAt: integer("last_used_at"),
     revokedAt: integer("revoked_at"),
   },
   (t) => [index("api_keys_org").on(t.orgId)],
+);
+
+/** People who may use an organization's dashboard, by the email Cloudflare Access vouches for. */
+export const organizationMembers = sqliteTable(
+  "organization_members",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    /** Lower-cased. */
+    email: text("email").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("organization_members_org_email").on(t.orgId, t.email), index("organization_members_email").on(t.email)],
+);
+
+/** One-time sign-in links (`npm run admin -- login-link`): only the token's SHA-256 is kept. */
+export const dashboardLoginLinks = sqliteTable("dashboard_login_links", {
+  tokenHash: text("token_hash").primaryKey(),
+  orgId: text("org_id").notNull().references(() => organizations.id),
+  expiresAt: integer("expires_at").notNull(),
+  usedAt: integer("used_at"),
+  createdAt: createdAt(),
+});
+
+/** Dashboard sign-ins: the cookie carries the token, the table only its SHA-256. */
+export const dashboardSessions = sqliteTable(
+  "dashboard_sessions",
+  {
+    id: text("id").primaryKey(),
+    tokenHash: text("token_hash").notNull().unique(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    /** The member's email (Cloudflare Access); null for a session opened with a login link. */
+    email: text("email"),
+    expiresAt: integer("expires_at").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("dashboard_sessions_org").on(t.orgId)],
 );
 
 export const IMAGE_STATUSES = ["pending", "processing", "ready", "failed"] as const;

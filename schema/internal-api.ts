@@ -89,7 +89,8 @@ export const leasedPrediction = z.object({
   kind: z.literal("prediction"),
   params: z.record(z.string(), z.unknown()),
   image: signedImage,
-  output: z.object({ segmentation_id: z.string(), artifact_url: z.string() }),
+  /** preview_url: where the dashboard's contrast-stretched preview PNG goes (older workers send none). */
+  output: z.object({ segmentation_id: z.string(), artifact_url: z.string(), preview_url: z.string().optional() }),
 });
 
 export const leasedTraining = z.object({

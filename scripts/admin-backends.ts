@@ -1,7 +1,7 @@
 // Where the admin CLI's commands run. Deployed environments, and local state no stack is running
 // on: the admin SQL through `wrangler d1 execute`. A running local stack: its worker's operator API,
 // so the worker stays the only process that opens the local SQLite file.
-import { AdminInputError, createKeySql, createOrganizationSql, listKeysSql, type OrgOptions, revokeKeySql } from "./admin-sql.ts";
+import { AdminInputError, addMemberSql, createKeySql, createOrganizationSql, listKeysSql, listMembersSql, loginLinkSql, type OrgOptions, removeMemberSql, revokeKeySql } from "./admin-sql.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { uploadBaseModel } from "./base-model.ts";
 import type { RunningStack } from "./running-stack.ts";
@@ -14,6 +14,11 @@ export interface KeyRow {
   revoked_at: number | null;
 }
 
+export interface MemberRow {
+  email: string;
+  created_at: number;
+}
+
 export interface AdminBackend {
   /** Where the commands act, for the CLI's messages. */
   readonly where: string;
@@ -21,6 +26,12 @@ export interface AdminBackend {
   createKey(slug: string): Promise<{ id: string; key: string }>;
   listKeys(slug: string): Promise<KeyRow[]>;
   revokeKey(keyId: string): Promise<void>;
+  /** Lets a person (by email) into the organization's dashboard; adding twice is harmless. */
+  addMember(slug: string, email: string): Promise<void>;
+  removeMember(slug: string, email: string): Promise<void>;
+  listMembers(slug: string): Promise<MemberRow[]>;
+  /** A one-time dashboard sign-in URL on `baseUrl` (15 minutes, single use). */
+  createLoginLink(slug: string, baseUrl: string): Promise<string>;
   /** Puts `<dir>/cpsam.onnx` and `cpsam.json` where the cpsam row points; false when there is no model file. */
   uploadBaseModel(dir: string): Promise<boolean>;
 }
@@ -44,6 +55,22 @@ export function wranglerBackend(target: Target): AdminBackend {
     },
     async revokeKey(keyId) {
       if (d1(target, revokeKeySql(keyId)).length === 0) throw new AdminInputError(`no active key with id ${keyId}`);
+    },
+    async addMember(slug, email) {
+      d1(target, addMemberSql(slug, email));
+      if (!d1(target, listMembersSql(slug)).some((row) => row.email === email.toLowerCase())) throw new AdminInputError(`no organization with slug ${slug}`);
+    },
+    async removeMember(slug, email) {
+      if (d1(target, removeMemberSql(slug, email)).length === 0) throw new AdminInputError(`${email} is not a member of ${slug}`);
+    },
+    async listMembers(slug) {
+      return d1(target, listMembersSql(slug)) as unknown as MemberRow[];
+    },
+    async createLoginLink(slug, baseUrl) {
+      const { url, tokenHash, sql } = await loginLinkSql(slug, baseUrl);
+      d1(target, sql);
+      if (d1(target, `SELECT token_hash FROM dashboard_login_links WHERE token_hash = '${tokenHash}'`).length === 0) throw new AdminInputError(`no organization with slug ${slug}`);
+      return url;
     },
     async uploadBaseModel(dir) {
       return uploadBaseModel(target, dir);
@@ -93,6 +120,14 @@ export function operatorBackend(stack: RunningStack): AdminBackend {
     revokeKey: async (keyId) => {
       await call("POST", `/keys/${encodeURIComponent(keyId)}/revoke`);
     },
+    addMember: async (slug, email) => {
+      await call("POST", `/orgs/${encodeURIComponent(slug)}/members`, { email });
+    },
+    removeMember: async (slug, email) => {
+      await call("DELETE", `/orgs/${encodeURIComponent(slug)}/members/${encodeURIComponent(email)}`);
+    },
+    listMembers: async (slug) => (await call<{ items: MemberRow[] }>("GET", `/orgs/${encodeURIComponent(slug)}/members`)).items,
+    createLoginLink: async (slug, baseUrl) => (await call<{ url: string }>("POST", `/orgs/${encodeURIComponent(slug)}/login-links`, { base_url: baseUrl })).url,
     uploadBaseModel: async (dir) => {
       if (!existsSync(`${dir}/cpsam.onnx`)) return false;
       await call("PUT", "/base-model/model.onnx", new Uint8Array(readFileSync(`${dir}/cpsam.onnx`)));

@@ -1,5 +1,7 @@
 // npm run admin -- org create <slug> [--plan free|pro|enterprise] [--storage-cap N] [--analysis-cap N]
 //                  key create <org-slug> | key list <org-slug> | key revoke <key-id>
+//                  member add <org-slug> <email> | member list <org-slug> | member remove <org-slug> <email>
+//                  login-link <org-slug> [--url http://127.0.0.1:8787]
 //                  base-model upload
 //                  [--env staging|production]   (default: the local database of `npm start`)
 //                  [--persist-to <dir>]          (local state directory; default wrangler's .wrangler/state)
@@ -18,6 +20,10 @@ const USAGE = `usage: npm run admin -- <command> [--env staging|production]
   key create <org-slug>      prints the new key as the last line (shown once; only its hash is stored)
   key list <org-slug>
   key revoke <key-id>
+  member add <org-slug> <email>      lets this person into the dashboard (deployed: signed in by Cloudflare Access)
+  member list <org-slug>
+  member remove <org-slug> <email>
+  login-link <org-slug> [--url U]    prints a one-time dashboard sign-in URL as the last line (15 minutes, single use)
   base-model upload          puts the committed gpu-runner/models/cpsam files where the cpsam row points`;
 
 function intOption(value: string | undefined, name: string): number | undefined {
@@ -37,10 +43,11 @@ async function main(argv: string[]): Promise<void> {
       plan: { type: "string" },
       "storage-cap": { type: "string" },
       "analysis-cap": { type: "string" },
+      url: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
-  const [resource, action, arg] = positionals;
+  const [resource, action, arg, arg2] = positionals;
   if (values.help || !resource) {
     console.log(USAGE);
     return;
@@ -80,6 +87,27 @@ async function main(argv: string[]): Promise<void> {
   } else if (resource === "key" && action === "revoke") {
     await backend.revokeKey(need("<key-id>"));
     console.log(`revoked key ${arg}`);
+  } else if (resource === "member" && (action === "add" || action === "remove")) {
+    const slug = need("<org-slug>");
+    if (!arg2) throw new AdminInputError(`missing <email>\n${USAGE}`);
+    if (action === "add") {
+      await backend.addMember(slug, arg2);
+      console.log(`${arg2.toLowerCase()} is a member of ${slug}`);
+    } else {
+      await backend.removeMember(slug, arg2);
+      console.log(`removed ${arg2.toLowerCase()} from ${slug}; their dashboard sessions end with their next request`);
+    }
+  } else if (resource === "member" && action === "list") {
+    const rows = await backend.listMembers(need("<org-slug>"));
+    for (const row of rows) console.log(`${row.email}  added ${new Date(Number(row.created_at)).toISOString()}`);
+    if (rows.length === 0) console.log("no members");
+  } else if (resource === "login-link") {
+    // `login-link <slug>`: the slug is the action position.
+    const slug = action;
+    if (!slug) throw new AdminInputError(`missing <org-slug>\n${USAGE}`);
+    const url = await backend.createLoginLink(slug, values.url ?? stack?.url ?? `http://127.0.0.1:${process.env.PORT ?? 8787}`);
+    console.log(`one-time sign-in link for ${slug} (valid 15 minutes, works once):`);
+    console.log(url);
   } else if (resource === "base-model" && action === "upload") {
     if (!(await backend.uploadBaseModel(BASE_MODEL_DIR))) throw new AdminInputError(`no base model at ${BASE_MODEL_DIR}/cpsam.onnx`);
     console.log(`uploaded the base model to the R2 bucket of ${backend.where}`);

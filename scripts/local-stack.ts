@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createKeySql, createOrganizationSql } from "./admin-sql.ts";
+import { createKeySql, createOrganizationSql, loginLinkSql } from "./admin-sql.ts";
 import { uploadBaseModel } from "./base-model.ts";
 import { announceStack } from "./running-stack.ts";
 import { applyMigrations, d1, r2Put, spawnWrangler, type Target } from "./wrangler.ts";
@@ -19,6 +19,13 @@ export async function prepareLocalState(target: Target, slug = "demo"): Promise<
   const { key, sql } = await createKeySql(slug);
   d1(target, sql);
   return { createdKey: key };
+}
+
+/** A one-time dashboard sign-in URL for `slug` on the worker at `baseUrl`. */
+export async function createLoginLink(target: Target, slug: string, baseUrl: string): Promise<string> {
+  const { url, sql } = await loginLinkSql(slug, baseUrl);
+  d1(target, sql);
+  return url;
 }
 
 export function startWorker(target: Target, port: number, vars: Record<string, string> = {}, inspectorPort?: number): ChildProcess {
@@ -60,6 +67,10 @@ export async function freePort(): Promise<number> {
 export interface LocalStack {
   api: string;
   key: string;
+  /** The organization the stack made (its key is `key`). */
+  slug: string;
+  /** A fresh one-time dashboard sign-in URL for `slug`. */
+  loginLink(): Promise<string>;
   /** The Worker's SIGNING_KEY, for signing storage URLs the way the Worker does. */
   signingKey: string;
   /** The `wrangler dev` process; workerd runs below it. */
@@ -99,6 +110,8 @@ export async function startStack(options: StackOptions = {}): Promise<LocalStack
   return {
     api: `${url}/api/v1`,
     key: createdKey!,
+    slug: "e2e",
+    loginLink: () => createLoginLink(target, "e2e", url),
     signingKey,
     workerPid: worker.pid!,
     state,

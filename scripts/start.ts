@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { ChildProcess } from "node:child_process";
 import { uploadBaseModel } from "./base-model.ts";
+import { operatorBackend } from "./admin-backends.ts";
 import { prepareLocalState, startRunner, startWorker, waitUntilServing } from "./local-stack.ts";
 import { announceStack } from "./running-stack.ts";
 
@@ -36,12 +37,16 @@ if (!uploadBaseModel(local)) console.log("No trained base model at gpu-runner/mo
 const url = `http://127.0.0.1:${port}`;
 // From here on (the last time this process opens the database file itself) `npm run admin` goes
 // through the worker, waiting for it while it starts, instead of opening the file beside it.
-const withdrawStack = announceStack(local, { url, pid: process.pid, secret: vars.OPERATOR_SECRET });
+const stack = { url, pid: process.pid, secret: vars.OPERATOR_SECRET };
+const withdrawStack = announceStack(local, stack);
 process.on("exit", withdrawStack);
 const children: ChildProcess[] = [startWorker(local, port)];
 await waitUntilServing(`${url}/api/v1/models`);
 children.push(startRunner({ WORKER_URL: url, RUNNER_TOKEN: vars.RUNNER_TOKENS.split(",")[0] }));
-console.log(`\nAPI: ${url}/api/v1  (Ctrl-C stops everything)\n`);
+console.log(`\nAPI: ${url}/api/v1  (Ctrl-C stops everything)`);
+// The last line: a one-time sign-in to the dashboard for `demo` (15 minutes; make more with
+// `npm run admin -- login-link demo`), made through the running worker like every admin command.
+console.log(`Dashboard: ${url}/dashboard — sign in once (15 minutes) with:\n${await operatorBackend(stack).createLoginLink("demo", url)}\n`);
 
 let stopping = false;
 const stop = () => {

@@ -12,6 +12,8 @@ import { predictions } from "./routes/predictions.ts";
 import { segmentationRoutes } from "./routes/segmentations.ts";
 import { storage } from "./routes/storage.ts";
 import { uploads } from "./routes/uploads.ts";
+// After the API's routes: the dashboard mounts them, and they must be evaluated with @hono/zod-openapi's zod.
+import { dashboard } from "./dashboard/index.tsx";
 
 /** Everything the OpenAPI document describes, and nothing else. */
 export const publicApi = apiRouter();
@@ -34,6 +36,7 @@ const v1 = new Hono<AppEnv>()
 
 export const app = new Hono<AppEnv>()
   .get("/docs", (c) => c.redirect("/api/v1/docs"))
+  .route("/dashboard", dashboard)
   .route("/api/v1", v1);
 
 app.onError(onError);

@@ -16,6 +16,11 @@ export interface Bindings {
   LEASE_SECONDS: string;
   JOB_MAX_ATTEMPTS: string;
   MAX_UPLOAD_BYTES: string;
+  /** How people sign in to the dashboard: "link" (one-time links from `npm run admin -- login-link`) or "access" (Cloudflare Access). */
+  DASHBOARD_SIGN_IN: "link" | "access";
+  /** DASHBOARD_SIGN_IN = "access": the team domain (`myteam.cloudflareaccess.com`) and the Access application's AUD tag. */
+  ACCESS_TEAM_DOMAIN?: string;
+  ACCESS_AUD?: string;
 
   /** Secrets (wrangler secret / .dev.vars). */
   SIGNING_KEY: string;
@@ -44,6 +49,8 @@ export interface Organization {
 
 export interface Variables {
   org: Organization;
+  /** Dashboard requests: the signed-in session and its CSRF token. */
+  dashboard: { sessionId: string; email: string | null; csrfToken: string };
   runner: { tokenHash: string };
 }
 

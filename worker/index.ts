@@ -2,6 +2,7 @@ import type { Bindings, JobMessage } from "./env.ts";
 import { app } from "./app.ts";
 import { consumeConversions } from "./queues/conversions.ts";
 import { bufferPulledMessages } from "./queues/local-pull-queue.ts";
+import { deleteExpiredSignIns } from "./services/dashboard-sessions.ts";
 import { sweepJobs } from "./services/jobs.ts";
 import { sweepStorage } from "./services/storage-sweeper.ts";
 
@@ -20,5 +21,6 @@ export default {
     // Jobs first: a job it fails leaves outputs for the storage sweep of the same run.
     await sweepJobs(env);
     await sweepStorage(env);
+    await deleteExpiredSignIns(env.DB);
   },
 } satisfies ExportedHandler<Bindings, JobMessage>;

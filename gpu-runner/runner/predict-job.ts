@@ -5,6 +5,7 @@ import { modalityParam } from "../../schema/modality.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import { decodeImage } from "../engine/decode/index.ts";
 import { InputError } from "../engine/faults.ts";
+import { previewPng } from "../engine/preview.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
 import { fetchImage } from "./fetch-image.ts";
 import type { JobContext } from "./job-context.ts";
@@ -57,6 +58,8 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   const image = decodeImage(bytes);
   const decodedMs = performance.now() - started - fetchedMs;
   ctx.checkpoint();
+  // Made before segmenting, which may normalise the pixels in place.
+  const preview = job.output.preview_url ? previewPng(image).png : null;
 
   const params = segmentParams(job.params, model.manifest.channels);
   const missing = params.channels?.find((c) => c >= image.channels);
@@ -74,6 +77,7 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
     ),
   );
   await ctx.api.upload(output.artifact_url, artifact);
+  if (preview && output.preview_url) await ctx.api.upload(output.preview_url, preview);
   return {
     roi_count: result.rois.length,
     confluency: result.confluency,

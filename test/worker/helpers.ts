@@ -33,6 +33,7 @@ export interface CallOptions {
   body?: BodyInit;
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /** "manual" to see a redirect instead of following it. */
   redirect?: "follow" | "manual";
 }
 

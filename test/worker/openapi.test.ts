@@ -34,7 +34,7 @@ function documented(document: Document): string[] {
 
 /** The same for every route the app serves to API-key holders (not runners, signed URLs or the docs). */
 function served(): string[] {
-  const notPublic = /^\/api\/v1\/(internal|storage|operator)\/|^\/api\/v1\/(openapi\.json|docs)$|^\/docs$/;
+  const notPublic = /^\/dashboard(\/|$)|^\/api\/v1\/(internal|storage|operator)\/|^\/api\/v1\/(openapi\.json|docs)$|^\/docs$/;
   const routes = app.routes.filter((r) => r.method !== "ALL" && !notPublic.test(r.path));
   return [...new Set(routes.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, "{$1}")}`))];
 }

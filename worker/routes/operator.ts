@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { PLANS } from "../../schema/db.ts";
 import type { AppEnv } from "../env.ts";
-import { BASE_MODEL_FILES, createKey, createOrganization, listKeys, putBaseModelFile, revokeKey } from "../services/operator.ts";
+import { addMember, BASE_MODEL_FILES, createKey, createLoginLink, createOrganization, listKeys, listMembers, putBaseModelFile, removeMember, revokeKey } from "../services/operator.ts";
 import { validate } from "../validation.ts";
 
 export const operator = new Hono<AppEnv>();
@@ -26,6 +26,25 @@ operator.get("/orgs/:slug/keys", validate("param", slugParam), async (c) => c.js
 operator.post("/keys/:id/revoke", validate("param", keyParam), async (c) => {
   await revokeKey(c.env.DB, c.req.valid("param").id);
   return c.json({ id: c.req.valid("param").id, revoked: true });
+});
+
+const memberParam = z.object({ slug: z.string().min(1).max(63), email: z.string().min(3).max(320) });
+
+operator.post("/orgs/:slug/members", validate("param", slugParam), validate("json", z.object({ email: z.string().min(3).max(320) })), async (c) => {
+  await addMember(c.env.DB, c.req.valid("param").slug, c.req.valid("json").email);
+  return c.json({ email: c.req.valid("json").email.toLowerCase() }, 201);
+});
+
+operator.get("/orgs/:slug/members", validate("param", slugParam), async (c) => c.json({ items: await listMembers(c.env.DB, c.req.valid("param").slug) }));
+
+operator.delete("/orgs/:slug/members/:email", validate("param", memberParam), async (c) => {
+  const { slug, email } = c.req.valid("param");
+  await removeMember(c.env.DB, slug, email);
+  return c.body(null, 204);
+});
+
+operator.post("/orgs/:slug/login-links", validate("param", slugParam), validate("json", z.object({ base_url: z.url() })), async (c) => {
+  return c.json({ url: await createLoginLink(c.env.DB, c.req.valid("param").slug, c.req.valid("json").base_url) }, 201);
 });
 
 operator.put("/base-model/:file", validate("param", z.object({ file: z.enum(BASE_MODEL_FILES) })), async (c) => {

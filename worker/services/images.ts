@@ -1,6 +1,6 @@
 // Image records and their bytes. A record counts against the organization's storage cap from the
 // moment it is reserved until it is deleted, whatever its status.
-import { and, eq } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import type { ImageRecord } from "../../schema/api-records.ts";
 import { images, type ImageStatus, jobs, segmentations, uploadParts } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
@@ -126,4 +126,9 @@ export function imageView(image: Image): ImageRecord {
     upload_error: image.uploadError,
     created_at: new Date(image.createdAt).toISOString(),
   };
+}
+
+/** The organization's newest images as rows, for the dashboard's server-rendered list (the API pages through listImages). */
+export async function recentImages(d1: D1Database, orgId: string, limit = 500): Promise<Image[]> {
+  return database(d1).select().from(images).where(eq(images.orgId, orgId)).orderBy(desc(images.createdAt)).limit(limit);
 }

@@ -12,7 +12,7 @@
 // hold a lease that the sweep (cron and every lease call) takes back once it runs out, so a runner
 // or an isolate that dies mid-job never leaves it STARTED. Every SUBMITTED job has a queue message
 // as its wake-up; the message is only a hint, so a duplicate or stale one is harmless.
-import { and, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import { images, isRetryableFault, jobs, type JobFault, type JobKind } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError } from "../errors.ts";
@@ -327,4 +327,14 @@ export async function sweepJobs(env: Bindings): Promise<void> {
     if (job.status === "SUBMITTED") await wakeUp(env, job);
     else await afterFailed(env, job);
   }
+}
+
+/** An image's most recent predictions, newest first. */
+export async function recentPredictions(d1: D1Database, orgId: string, imageId: string, limit = 10): Promise<Job[]> {
+  return database(d1)
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.orgId, orgId), eq(jobs.imageId, imageId), eq(jobs.kind, "prediction")))
+    .orderBy(desc(jobs.createdAt))
+    .limit(limit);
 }

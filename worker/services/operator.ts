@@ -1,7 +1,7 @@
 // What the admin CLI does to a running local stack, done inside the worker so that only one
 // process ever opens the local SQLite file (two processes on it answer SQLITE_BUSY). The SQL is the
 // admin CLI's own (scripts/admin-sql.ts), so both paths act the same.
-import { AdminInputError, createKeySql, createOrganizationSql, listKeysSql, type OrgOptions, revokeKeySql } from "../../scripts/admin-sql.ts";
+import { AdminInputError, addMemberSql, createKeySql, createOrganizationSql, listKeysSql, listMembersSql, loginLinkSql, type OrgOptions, removeMemberSql, revokeKeySql } from "../../scripts/admin-sql.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { newId } from "./crypto.ts";
 import { getVisibleModel } from "./models.ts";
@@ -42,6 +42,29 @@ export async function listKeys(d1: D1Database, slug: string): Promise<Record<str
 export async function revokeKey(d1: D1Database, keyId: string): Promise<void> {
   const [revoked] = await rows(d1, await adminSql(() => revokeKeySql(keyId)));
   if (!revoked) throw notFound("Key", keyId);
+}
+
+export async function addMember(d1: D1Database, slug: string, email: string): Promise<void> {
+  await rows(d1, await adminSql(() => addMemberSql(slug, email)));
+  const members = await rows(d1, await adminSql(() => listMembersSql(slug)));
+  if (!members.some((row) => row.email === email.toLowerCase())) throw new HttpError(404, `No organization with slug ${slug}`);
+}
+
+export async function removeMember(d1: D1Database, slug: string, email: string): Promise<void> {
+  const [removed] = await rows(d1, await adminSql(() => removeMemberSql(slug, email)));
+  if (!removed) throw new HttpError(404, `${email} is not a member of ${slug}`);
+}
+
+export async function listMembers(d1: D1Database, slug: string): Promise<Record<string, unknown>[]> {
+  return rows(d1, await adminSql(() => listMembersSql(slug)));
+}
+
+export async function createLoginLink(d1: D1Database, slug: string, baseUrl: string): Promise<string> {
+  const { url, tokenHash, sql } = await adminSql(() => loginLinkSql(slug, baseUrl));
+  await rows(d1, sql);
+  const [stored] = await rows(d1, `SELECT token_hash FROM dashboard_login_links WHERE token_hash = '${tokenHash}'`);
+  if (!stored) throw new HttpError(404, `No organization with slug ${slug}`);
+  return url;
 }
 
 export const BASE_MODEL_FILES = ["model.onnx", "model.json"] as const;

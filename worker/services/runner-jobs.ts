@@ -13,7 +13,7 @@ import { type LeaseOptions, leaseNextJob } from "./job-leasing.ts";
 import { sweepStorageNowAndThen } from "./storage-sweeper.ts";
 import { completeStatement, failAttempt, getJobById, type Job, JobFaultError, type TrainingInput, withdrawAttempt } from "./jobs.ts";
 import { getVisibleModel, type Model, trainedModelPrefix } from "./models.ts";
-import { artifactKey, latestSegmentation } from "./segmentations.ts";
+import { artifactKey, latestSegmentation, previewKey } from "./segmentations.ts";
 import { signStorageUrl } from "./signed-urls.ts";
 
 export const MODEL_FILES = { onnx: "model.onnx", manifest: "model.json" } as const;
@@ -62,7 +62,11 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
       kind: "prediction",
       params: (job.input as { params?: Record<string, unknown> } | null)?.params ?? {},
       image: await imageInput(job.imageId!),
-      output: { segmentation_id: job.segmentationId!, artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!) }) },
+      output: {
+        segmentation_id: job.segmentationId!,
+        artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!) }),
+        preview_url: await signStorageUrl(env, origin, { method: "PUT", key: previewKey({ orgId: job.orgId, id: job.segmentationId! }) }),
+      },
     };
   }
   const input = job.input as TrainingInput;

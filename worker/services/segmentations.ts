@@ -56,3 +56,18 @@ export function segmentationView(s: Segmentation): SegmentationRecord {
     created_at: new Date(s.createdAt).toISOString(),
   };
 }
+
+/** An image's segmentations, newest first. */
+/** An image's segmentations as rows, newest first, for the dashboard's image page (the API pages through listSegmentations). */
+export async function segmentationsOfImage(d1: D1Database, orgId: string, imageId: string): Promise<Segmentation[]> {
+  return database(d1)
+    .select()
+    .from(segmentations)
+    .where(and(eq(segmentations.orgId, orgId), eq(segmentations.imageId, imageId)))
+    .orderBy(desc(segmentations.createdAt));
+}
+
+/** The contrast-stretched 8-bit preview the runner stores beside the ROI artifact. */
+export function previewKey(s: Pick<Segmentation, "orgId" | "id">): string {
+  return `${segmentationPrefix(s.orgId, s.id)}preview.png`;
+}

@@ -1,0 +1,173 @@
+// Deployed sign-in: Cloudflare Access's JWT, verified against a JWKS this test makes with its own
+// RSA key pair and serves in place of https://<team>/cdn-cgi/access/certs (no network).
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { addMemberSql } from "../../scripts/admin-sql.ts";
+import { app } from "../../worker/app.ts";
+import { AccessJwtError, verifyAccessJwt } from "../../worker/services/access-jwt.ts";
+import { createOrg, json, uploadImage } from "./helpers.ts";
+import { sessionCookie } from "./dashboard-helpers.ts";
+
+const AUD = "a1b2c3d4e5f6access-aud-tag";
+let teams = 0;
+/** Each test has its own team, so the verifier's JWKS cache never carries over. */
+const newTeam = () => `team-${++teams}-${crypto.randomUUID().slice(0, 6)}.cloudflareaccess.com`;
+
+async function keyPair(kid: string) {
+  const pair = (await crypto.subtle.generateKey(
+    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+    true,
+    ["sign", "verify"],
+  )) as CryptoKeyPair;
+  const jwk = (await crypto.subtle.exportKey("jwk", pair.publicKey)) as JsonWebKey;
+  return { privateKey: pair.privateKey, jwk: { kty: jwk.kty, n: jwk.n, e: jwk.e, kid, alg: "RS256", use: "sig" } };
+}
+
+const b64url = (bytes: Uint8Array | string) => {
+  const raw = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
+  return btoa(String.fromCharCode(...raw)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+};
+
+async function sign(privateKey: CryptoKey, header: Record<string, unknown>, claims: Record<string, unknown>): Promise<string> {
+  const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
+  const signature = new Uint8Array(await crypto.subtle.sign("RSASSA-PKCS1-v1_5", privateKey, new TextEncoder().encode(input)));
+  return `${input}.${b64url(signature)}`;
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+const claimsFor = (team: string, email: string, extra: Record<string, unknown> = {}) => ({
+  aud: [AUD], email, iss: `https://${team}`, iat: now(), nbf: now(), exp: now() + 600, sub: "user-1", type: "app", ...extra,
+});
+
+async function setUp() {
+  const team = newTeam();
+  const key = await keyPair("kid-1");
+  const fetched: string[] = [];
+  const fetcher = async (url: string) => {
+    fetched.push(url);
+    return { keys: [key.jwk] };
+  };
+  return { team, key, fetched, fetcher, config: { teamDomain: team, audience: AUD } };
+}
+
+describe("verifying a Cloudflare Access JWT", () => {
+  it("accepts a token signed by the team's key for this application, and caches the keys", async () => {
+    const { team, key, fetched, fetcher, config } = await setUp();
+    const token = await sign(key.privateKey, { alg: "RS256", kid: "kid-1" }, claimsFor(team, "Ada@Lab.example"));
+    expect(await verifyAccessJwt(token, config, fetcher)).toBe("ada@lab.example");
+    expect(await verifyAccessJwt(token, config, fetcher)).toBe("ada@lab.example");
+    expect(fetched).toEqual([`https://${team}/cdn-cgi/access/certs`]);
+  });
+
+  it.each([
+    ["another application's audience", { aud: ["someone-else"] }, "another Access application"],
+    ["an expired token", { exp: now() - 120 }, "expired"],
+    ["a token from another team", { iss: "https://other.cloudflareaccess.com" }, "another team"],
+    ["a token not valid yet", { nbf: now() + 600 }, "not valid yet"],
+    ["a service token without email", { email: undefined }, "no email"],
+  ])("refuses %s", async (_what, change, message) => {
+    const { team, key, fetcher, config } = await setUp();
+    const token = await sign(key.privateKey, { alg: "RS256", kid: "kid-1" }, { ...claimsFor(team, "ada@lab.example"), ...change });
+    await expect(verifyAccessJwt(token, config, fetcher)).rejects.toThrow(message);
+  });
+
+  it("refuses a token signed by a key the team does not publish, or with a forged signature", async () => {
+    const { team, key, fetcher, config } = await setUp();
+    const stranger = await keyPair("kid-1");
+    const forged = await sign(stranger.privateKey, { alg: "RS256", kid: "kid-1" }, claimsFor(team, "ada@lab.example"));
+    await expect(verifyAccessJwt(forged, config, fetcher)).rejects.toThrow("bad signature");
+    const unknownKid = await sign(key.privateKey, { alg: "RS256", kid: "kid-9" }, claimsFor(team, "ada@lab.example"));
+    await expect(verifyAccessJwt(unknownKid, config, fetcher)).rejects.toThrow("does not publish");
+    const genuine = await sign(key.privateKey, { alg: "RS256", kid: "kid-1" }, claimsFor(team, "ada@lab.example"));
+    const [h, , s] = genuine.split(".");
+    const tampered = `${h}.${b64url(JSON.stringify(claimsFor(team, "eve@lab.example")))}.${s}`;
+    await expect(verifyAccessJwt(tampered, config, fetcher)).rejects.toThrow("bad signature");
+  });
+
+  it("refuses unsigned and malformed tokens", async () => {
+    const { team, config, fetcher } = await setUp();
+    const unsigned = `${b64url(JSON.stringify({ alg: "none" }))}.${b64url(JSON.stringify(claimsFor(team, "a@b.example")))}.`;
+    await expect(verifyAccessJwt(unsigned, config, fetcher)).rejects.toBeInstanceOf(AccessJwtError);
+    await expect(verifyAccessJwt("not-a-jwt", config, fetcher)).rejects.toThrow("malformed");
+  });
+
+  it("fetches the keys again when Access rotates them", async () => {
+    const { team, fetched, config } = await setUp();
+    const old = await keyPair("old");
+    const rotated = await keyPair("new");
+    let published = [old.jwk];
+    const fetcher = async (url: string) => {
+      fetched.push(url);
+      return { keys: published };
+    };
+    await verifyAccessJwt(await sign(old.privateKey, { alg: "RS256", kid: "old" }, claimsFor(team, "a@b.example")), config, fetcher, Date.now());
+    published = [rotated.jwk];
+    const later = Date.now() + 60_000;
+    expect(await verifyAccessJwt(await sign(rotated.privateKey, { alg: "RS256", kid: "new" }, claimsFor(team, "a@b.example")), config, fetcher, later)).toBe("a@b.example");
+    expect(fetched).toHaveLength(2);
+  });
+});
+
+describe("the dashboard behind Cloudflare Access", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  async function accessWorker() {
+    const { team, key } = await setUp();
+    // The verifier fetches the team's certs with the global fetch; answer it here instead of the network.
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
+      const url = input instanceof Request ? input.url : String(input);
+      if (url !== `https://${team}/cdn-cgi/access/certs`) throw new Error(`unexpected fetch ${url}`);
+      return Response.json({ keys: [key.jwk] });
+    });
+    const accessEnv = { ...env, DASHBOARD_SIGN_IN: "access" as const, ACCESS_TEAM_DOMAIN: team, ACCESS_AUD: AUD };
+    const request = async (path: string, email: string | null, init: RequestInit = {}) => {
+      const headers = new Headers(init.headers);
+      if (email) headers.set("Cf-Access-Jwt-Assertion", await sign(key.privateKey, { alg: "RS256", kid: "kid-1" }, claimsFor(team, email)));
+      return app.request(`https://cellseg.example${path}`, { ...init, headers, redirect: "manual" }, accessEnv);
+    };
+    return { request };
+  }
+
+  it("signs a member in to their organization and only theirs", async () => {
+    const org = await createOrg();
+    const other = await createOrg();
+    const foreign = await uploadImage(other);
+    await env.DB.exec(addMemberSql(org.slug, "Grace@Lab.example"));
+    const { request } = await accessWorker();
+
+    const page = await request("/dashboard", "grace@lab.example");
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain(org.slug);
+    expect(html).toContain("grace@lab.example");
+    const cookie = page.headers.get("Set-Cookie")!;
+    expect(cookie).toMatch(/Secure/);
+    expect(cookie).toMatch(/HttpOnly/);
+
+    const image = await request(`/dashboard/api/image/${foreign.id}`, "grace@lab.example", { headers: { Cookie: sessionCookie(page) } });
+    expect(await json(image)).toEqual({ detail: `Image with id ${foreign.id} not found` });
+  });
+
+  it("refuses a request without the Access JWT, and a person who is not a member", async () => {
+    const { request } = await accessWorker();
+    expect((await request("/dashboard", null)).status).toBe(401);
+    const stranger = await request("/dashboard", "mallory@elsewhere.example");
+    expect(stranger.status).toBe(403);
+    expect(await stranger.text()).toContain("member add");
+  });
+
+  it("does not let a session cookie stand in for the Access JWT, nor outlive the membership", async () => {
+    const org = await createOrg();
+    await env.DB.exec(addMemberSql(org.slug, "lin@lab.example"));
+    const { request } = await accessWorker();
+    const cookie = sessionCookie(await request("/dashboard", "lin@lab.example"));
+    expect((await request("/dashboard", null, { headers: { Cookie: cookie } })).status).toBe(401);
+    await env.DB.prepare("DELETE FROM organization_members WHERE email = 'lin@lab.example'").run();
+    expect((await request("/dashboard", "lin@lab.example", { headers: { Cookie: cookie } })).status).toBe(403);
+  });
+
+  it("turns sign-in links off", async () => {
+    const { request } = await accessWorker();
+    expect((await request("/dashboard/login?token=anything", null)).status).toBe(404);
+  });
+});

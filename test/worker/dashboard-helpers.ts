@@ -1,0 +1,48 @@
+// Signing in to the dashboard the way a person does: a one-time link from the admin CLI's own SQL,
+// then the session cookie and the page's CSRF token on every later request.
+import { env } from "cloudflare:workers";
+import { loginLinkSql } from "../../scripts/admin-sql.ts";
+import { call, type CallOptions, type TestOrg } from "./helpers.ts";
+
+export const ORIGIN = "http://cellseg.test";
+
+export interface DashboardSession {
+  cookie: string;
+  csrf: string;
+}
+
+export async function loginLink(org: Pick<TestOrg, "slug">, origin = ORIGIN): Promise<string> {
+  const { url, sql } = await loginLinkSql(org.slug, origin);
+  await env.DB.exec(sql);
+  return url;
+}
+
+export function sessionCookie(response: Response): string {
+  const setCookie = response.headers.get("Set-Cookie") ?? "";
+  const match = /cellseg_session=([^;]*)/.exec(setCookie);
+  if (!match) throw new Error(`no session cookie in ${JSON.stringify(setCookie)}`);
+  return `cellseg_session=${match[1]}`;
+}
+
+export function csrfOf(html: string): string {
+  const match = /<meta name="csrf-token" content="([0-9a-f]+)"/.exec(html);
+  if (!match) throw new Error("page has no CSRF token");
+  return match[1];
+}
+
+export async function signIn(org: Pick<TestOrg, "slug">): Promise<DashboardSession> {
+  const response = await call(await loginLink(org), { method: "GET", redirect: "manual" });
+  if (response.status !== 303) throw new Error(`sign-in answered ${response.status}: ${await response.text()}`);
+  const cookie = sessionCookie(response);
+  const page = await call(`${ORIGIN}/dashboard`, { headers: { Cookie: cookie } });
+  return { cookie, csrf: csrfOf(await page.text()) };
+}
+
+/** A request from the dashboard's own pages: cookie, CSRF header and this site's Origin. */
+export function dashboardCall(session: DashboardSession, path: string, options: CallOptions = {}): Promise<Response> {
+  return call(`${ORIGIN}/dashboard${path}`, {
+    redirect: "manual",
+    ...options,
+    headers: { Cookie: session.cookie, "X-CSRF-Token": session.csrf, Origin: ORIGIN, ...options.headers },
+  });
+}

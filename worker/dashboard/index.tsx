@@ -1,0 +1,104 @@
+// The dashboard, served by the API's worker under /dashboard: server-rendered pages (hono/jsx),
+// small scripts and styles from Workers Static Assets (worker/dashboard/public), and JSON routes
+// under /dashboard/api (api.ts). Everything past sign-in needs a session (middleware/session.ts).
+import { Hono, type Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { getCookie } from "hono/cookie";
+import type { JSX } from "hono/jsx/jsx-runtime";
+import type { AppEnv } from "../env.ts";
+import { HttpError, notFound, onError } from "../errors.ts";
+import { clearSessionCookie, requireCsrf, requireSession, SESSION_COOKIE, setSessionCookie } from "../middleware/session.ts";
+import { listApiKeys } from "../services/api-keys.ts";
+import { closeSession, consumeLoginLink, openSession } from "../services/dashboard-sessions.ts";
+import { getImage, recentImages } from "../services/images.ts";
+import { predictionView } from "../services/job-views.ts";
+import { recentPredictions } from "../services/jobs.ts";
+import { listModels } from "../services/models.ts";
+import { getSegmentation, segmentationsOfImage } from "../services/segmentations.ts";
+import { usage } from "../services/usage.ts";
+import { dashboardApi } from "./api.ts";
+import { Message, type PageContext } from "./layout.tsx";
+import { ImagePage } from "./pages/image.tsx";
+import { ImagesPage } from "./pages/images.tsx";
+import { KeysPage } from "./pages/keys.tsx";
+import { ModelsPage } from "./pages/models.tsx";
+import { ViewerPage } from "./pages/viewer.tsx";
+
+type DashboardContext = Context<AppEnv>;
+
+function render(c: DashboardContext, page: JSX.Element, status: ContentfulStatusCode = 200) {
+  c.header("Cache-Control", "private, no-store");
+  return c.html(`<!doctype html>${page}`, status);
+}
+
+function pageContext(c: DashboardContext): PageContext {
+  const { email, csrfToken } = c.get("dashboard");
+  return { org: c.get("org"), email, csrfToken };
+}
+
+export const dashboard = new Hono<AppEnv>();
+
+// JSON for the scripts, a readable page for a person.
+dashboard.onError((err, c) => {
+  if (new URL(c.req.url).pathname.startsWith("/dashboard/api/")) return onError(err, c);
+  if (!(err instanceof HttpError)) {
+    console.error("unhandled dashboard error", c.req.method, new URL(c.req.url).pathname, err);
+    return render(c, <Message title="Something went wrong"><p>The error was logged. Try again, or reload the page.</p></Message>, 500);
+  }
+  const title = err.status === 401 ? "Sign in to cellseg" : err.status === 403 ? "Not allowed" : err.status === 404 ? "Not found" : "Something went wrong";
+  return render(c, <Message title={title}><p>{String(err.detail)}</p></Message>, err.status);
+});
+
+dashboard.get("/login", async (c) => {
+  if (c.env.DASHBOARD_SIGN_IN !== "link") throw new HttpError(404, "Sign-in links are turned off here; the dashboard signs you in through Cloudflare Access");
+  const orgId = await consumeLoginLink(c.env.DB, c.req.query("token") ?? "");
+  if (!orgId) throw new HttpError(401, "This sign-in link was already used or has expired (links last 15 minutes and work once). Make a new one: npm run admin -- login-link <org-slug>");
+  const { token } = await openSession(c.env.DB, orgId, null);
+  setSessionCookie(c, token);
+  return c.redirect("/dashboard", 303);
+});
+
+dashboard.get("/signed-out", (c) => render(c, <Message title="Signed out"><p>You are signed out of the cellseg dashboard.</p></Message>));
+
+dashboard.use("*", requireSession, requireCsrf);
+
+dashboard.post("/logout", async (c) => {
+  const token = getCookie(c, SESSION_COOKIE);
+  if (token) await closeSession(c.env.DB, token);
+  clearSessionCookie(c);
+  return c.redirect("/dashboard/signed-out", 303);
+});
+
+dashboard.route("/api", dashboardApi);
+
+dashboard.get("/", async (c) => {
+  const org = c.get("org");
+  return render(c, <ImagesPage page={pageContext(c)} usage={await usage(c.env.DB, org)} images={await recentImages(c.env.DB, org.id)} />);
+});
+
+dashboard.get("/images/:id", async (c) => {
+  const org = c.get("org");
+  const id = c.req.param("id");
+  const image = await getImage(c.env.DB, org.id, id);
+  if (!image) throw notFound("Image", id);
+  return render(c, (
+    <ImagePage
+      page={pageContext(c)}
+      image={image}
+      models={await listModels(c.env.DB, org)}
+      predictions={(await recentPredictions(c.env.DB, org.id, id)).map(predictionView)}
+      segmentations={await segmentationsOfImage(c.env.DB, org.id, id)}
+    />
+  ));
+});
+
+dashboard.get("/segmentations/:id", async (c) => {
+  const id = c.req.param("id");
+  const segmentation = await getSegmentation(c.env.DB, c.get("org").id, id);
+  if (!segmentation) throw notFound("Segmentation", id);
+  return render(c, <ViewerPage page={pageContext(c)} segmentation={segmentation} />);
+});
+
+dashboard.get("/keys", async (c) => render(c, <KeysPage page={pageContext(c)} keys={await listApiKeys(c.env.DB, c.get("org").id)} />));
+
+dashboard.get("/models", async (c) => render(c, <ModelsPage page={pageContext(c)} models={await listModels(c.env.DB, c.get("org"))} />));

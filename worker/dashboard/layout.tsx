@@ -1,0 +1,84 @@
+import type { Child } from "hono/jsx";
+import type { Organization } from "../env.ts";
+import { CSRF_FIELD } from "../middleware/session.ts";
+
+export type Section = "images" | "keys" | "models";
+
+export interface PageContext {
+  org: Organization;
+  email: string | null;
+  csrfToken: string;
+}
+
+const NAV: { section: Section; href: string; label: string }[] = [
+  { section: "images", href: "/dashboard", label: "Images" },
+  { section: "models", href: "/dashboard/models", label: "Models" },
+  { section: "keys", href: "/dashboard/keys", label: "API keys" },
+];
+
+export function Document(props: { title: string; children: Child; scripts?: string[]; csrfToken?: string }) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        {props.csrfToken && <meta name="csrf-token" content={props.csrfToken} />}
+        <title>{`${props.title} · cellseg`}</title>
+        <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
+        {(props.scripts ?? []).map((src) => <script type="module" src={`/dashboard/assets/${src}`}></script>)}
+      </head>
+      <body>{props.children}</body>
+    </html>
+  );
+}
+
+export function Layout(props: { page: PageContext; section: Section | null; title: string; children: Child; scripts?: string[]; wide?: boolean }) {
+  const { org, email, csrfToken } = props.page;
+  return (
+    <Document title={props.title} scripts={["dashboard.js", ...(props.scripts ?? [])]} csrfToken={csrfToken}>
+      <header class="topbar">
+        <a class="brand" href="/dashboard">cellseg</a>
+        <nav>
+          {NAV.map((n) => <a href={n.href} class={n.section === props.section ? "active" : ""}>{n.label}</a>)}
+        </nav>
+        <div class="who">
+          <span class="org" title="Your organization">{org.slug}</span>
+          {email && <span class="email">{email}</span>}
+          <form method="post" action="/dashboard/logout">
+            <input type="hidden" name={CSRF_FIELD} value={csrfToken} />
+            <button class="link" type="submit">Sign out</button>
+          </form>
+        </div>
+      </header>
+      <main class={props.wide ? "wide" : ""}>{props.children}</main>
+    </Document>
+  );
+}
+
+export function Message(props: { title: string; children: Child }) {
+  return (
+    <Document title={props.title}>
+      <main class="message">
+        <div class="card">
+          <div class="brand">cellseg</div>
+          <h1>{props.title}</h1>
+          {props.children}
+        </div>
+      </main>
+    </Document>
+  );
+}
+
+export const formatBytes = (n: number | null): string => {
+  if (n === null) return "—";
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let i = 0;
+  let v = n;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v < 10 && i > 0 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
+};
+
+export const formatDate = (ms: number | null): string => (ms === null ? "—" : new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC");

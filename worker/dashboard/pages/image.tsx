@@ -1,0 +1,115 @@
+import { MODALITIES } from "../../../schema/modality.ts";
+import type { Image } from "../../services/images.ts";
+import type { predictionView } from "../../services/job-views.ts";
+import type { Model } from "../../services/models.ts";
+import type { Segmentation } from "../../services/segmentations.ts";
+import { formatBytes, formatDate, Layout, type PageContext } from "../layout.tsx";
+import { StatusBadge } from "./images.tsx";
+
+type Prediction = ReturnType<typeof predictionView>;
+
+function NumberField(props: { name: string; label: string; hint: string; step?: string; min?: string; max?: string }) {
+  return (
+    <label>
+      <span>{props.label}</span>
+      <input type="number" name={props.name} step={props.step ?? "any"} min={props.min} max={props.max} placeholder={props.hint} />
+    </label>
+  );
+}
+
+export function ImagePage(props: { page: PageContext; image: Image; models: Model[]; predictions: Prediction[]; segmentations: Segmentation[] }) {
+  const { image, models, predictions, segmentations } = props;
+  const ready = image.status === "ready";
+  return (
+    <Layout page={props.page} section="images" title={image.name}>
+      <p class="crumbs"><a href="/dashboard">Images</a> / {image.name}</p>
+      <div class="columns">
+        <section class="card">
+          <h2>{image.name} <StatusBadge status={image.status} /></h2>
+          <dl class="facts">
+            <dt>Format</dt><dd>{image.format ?? "—"}</dd>
+            <dt>Dimensions</dt><dd>{image.width ? `${image.width} × ${image.height} px` : "—"}</dd>
+            <dt>Channels</dt><dd>{image.channels ?? "—"}</dd>
+            <dt>Bit depth</dt><dd>{image.bitDepth ?? "—"}</dd>
+            <dt>Size</dt><dd>{formatBytes(image.size)}</dd>
+            <dt>Uploaded</dt><dd>{formatDate(image.createdAt)}</dd>
+          </dl>
+          {image.uploadError && <p class="error-text">{image.uploadError}</p>}
+        </section>
+        <section class="card">
+          <h2>Run a prediction</h2>
+          {!ready && <p class="muted">The image is {image.status}; predictions start once it is ready.</p>}
+          <form id="predict-form" data-image-id={image.id} class="form-grid">
+            <label class="full">
+              <span>Model</span>
+              <select name="model_id">
+                {models.map((m) => <option value={m.id}>{`${m.name} v${m.version}${m.orgId ? " (yours)" : ""}`}</option>)}
+              </select>
+            </label>
+            <NumberField name="diameter" label="Diameter (px)" hint="auto" min="1" />
+            <label>
+              <span>Modality</span>
+              <select name="modality">
+                <option value="">auto</option>
+                {MODALITIES.map((m) => <option value={m}>{m}</option>)}
+              </select>
+            </label>
+            <NumberField name="cellprob_threshold" label="Cell probability threshold" hint="0" min="-20" max="20" />
+            <NumberField name="flow_threshold" label="Flow threshold" hint="0.4" min="0" max="10" />
+            <NumberField name="min_size" label="Minimum size (px)" hint="15" step="1" min="0" />
+            <label>
+              <span>Channel to segment</span>
+              <input type="number" name="channel" step="1" min="0" max={String(image.channels ?? 64)} placeholder="0 = mean of all" />
+            </label>
+            <div class="full">
+              <button type="submit" class="primary" disabled={!ready}>Run prediction</button>
+              <span id="predict-error" class="error-text"></span>
+            </div>
+          </form>
+        </section>
+      </div>
+      <section>
+        <h2>Predictions</h2>
+        <table class="list" id="predictions">
+          <thead><tr><th>Submitted</th><th>Model</th><th>Status</th><th>Progress</th><th>Cells</th><th></th></tr></thead>
+          <tbody>
+            {predictions.length === 0 && <tr class="empty-row"><td colspan={6}>No predictions yet.</td></tr>}
+            {predictions.map((p) => (
+              <tr data-prediction-id={p.prediction_id} data-status={p.status}>
+                <td>{p.created_at ? formatDate(Date.parse(p.created_at)) : "—"}</td>
+                <td>{p.model_id}</td>
+                <td class="status"><StatusBadge status={p.status} /></td>
+                <td class="progress">
+                  <div class="bar"><div style={`width:${(p.progress * 100).toFixed(0)}%`}></div></div>
+                  <span class="stage muted">{p.status === "FAILED" ? p.reason : p.stage}</span>
+                </td>
+                <td class="cells">{p.cell_count ?? "—"}</td>
+                <td class="actions">{p.segmentation_id && <a class="button small" href={`/dashboard/segmentations/${p.segmentation_id}`}>View cells</a>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+      {segmentations.length > 0 && (
+        <section>
+          <h2>Segmentations</h2>
+          <table class="list">
+            <thead><tr><th>Created</th><th>Source</th><th>Model</th><th>Cells</th><th>Confluency</th><th></th></tr></thead>
+            <tbody>
+              {segmentations.map((s) => (
+                <tr>
+                  <td>{formatDate(s.createdAt)}</td>
+                  <td>{s.source}</td>
+                  <td>{s.modelName ? `${s.modelName} v${s.modelVersion}` : "—"}</td>
+                  <td>{s.roiCount}</td>
+                  <td>{(s.confluency * 100).toFixed(1)}%</td>
+                  <td class="actions"><a class="button small" href={`/dashboard/segmentations/${s.id}`}>View cells</a></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+      )}
+    </Layout>
+  );
+}

@@ -1,0 +1,228 @@
+// The segmentation viewer: the image's contrast-stretched preview with every cell's outline on a
+// canvas, zoom (wheel, buttons) and pan (drag), and the cell under the pointer with its
+// measurements. Outlines come from the same rois.geojson export a person can download.
+
+const root = document.getElementById("viewer");
+const canvas = document.getElementById("viewer-canvas");
+const status = document.getElementById("viewer-status");
+const ctx = canvas.getContext("2d");
+const id = root.dataset.segmentationId;
+const width = Number(root.dataset.width);
+const height = Number(root.dataset.height);
+
+const view = { scale: 1, x: 0, y: 0 }; // screen = image * scale + (x, y), in CSS pixels
+let preview = null;
+let cells = [];
+/** Every outline in one path: one stroke call draws them all, which stays fast with 100,000 cells. */
+let outlines = new Path2D();
+let hovered = null;
+const GRID = 64;
+const grid = new Map(); // "gx,gy" -> cells whose bounding box touches that grid square
+
+const showOutlines = document.getElementById("show-outlines");
+const opacity = document.getElementById("outline-opacity");
+
+function index(cell) {
+  for (let gx = Math.floor(cell.bbox[0] / GRID); gx <= Math.floor(cell.bbox[2] / GRID); gx++) {
+    for (let gy = Math.floor(cell.bbox[1] / GRID); gy <= Math.floor(cell.bbox[3] / GRID); gy++) {
+      const key = `${gx},${gy}`;
+      if (!grid.has(key)) grid.set(key, []);
+      grid.get(key).push(cell);
+    }
+  }
+}
+
+function toCell(feature) {
+  const ring = feature.geometry.coordinates[0];
+  const path = new Path2D();
+  let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
+  ring.forEach(([x, y], i) => {
+    if (i === 0) path.moveTo(x, y);
+    else path.lineTo(x, y);
+    x0 = Math.min(x0, x); y0 = Math.min(y0, y); x1 = Math.max(x1, x); y1 = Math.max(y1, y);
+  });
+  path.closePath();
+  return { ring, path, bbox: [x0, y0, x1, y1], props: feature.properties };
+}
+
+/** Even-odd ray casting (the classic point-in-polygon test). */
+function contains(ring, x, y) {
+  let inside = false;
+  for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
+    const [xi, yi] = ring[i];
+    const [xj, yj] = ring[j];
+    if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
+  }
+  return inside;
+}
+
+function cellAt(x, y) {
+  for (const cell of grid.get(`${Math.floor(x / GRID)},${Math.floor(y / GRID)}`) ?? []) {
+    const [x0, y0, x1, y1] = cell.bbox;
+    if (x >= x0 && x <= x1 && y >= y0 && y <= y1 && contains(cell.ring, x, y)) return cell;
+  }
+  return null;
+}
+
+function resize() {
+  const dpr = window.devicePixelRatio || 1;
+  canvas.width = Math.round(canvas.clientWidth * dpr);
+  canvas.height = Math.round(canvas.clientHeight * dpr);
+  draw();
+}
+
+function fit() {
+  const scale = Math.min(canvas.clientWidth / width, canvas.clientHeight / height);
+  view.scale = scale;
+  view.x = (canvas.clientWidth - width * scale) / 2;
+  view.y = (canvas.clientHeight - height * scale) / 2;
+  draw();
+}
+
+function zoomAt(factor, sx, sy) {
+  const scale = Math.min(64, Math.max(0.02, view.scale * factor));
+  view.x = sx - ((sx - view.x) * scale) / view.scale;
+  view.y = sy - ((sy - view.y) * scale) / view.scale;
+  view.scale = scale;
+  draw();
+}
+
+function draw() {
+  const dpr = window.devicePixelRatio || 1;
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  ctx.fillStyle = "#0b0f17";
+  ctx.fillRect(0, 0, canvas.width, canvas.height);
+  ctx.setTransform(dpr * view.scale, 0, 0, dpr * view.scale, dpr * view.x, dpr * view.y);
+  ctx.imageSmoothingEnabled = view.scale < 2;
+  if (preview) ctx.drawImage(preview, 0, 0, width, height);
+  else {
+    ctx.fillStyle = "#1a2130";
+    ctx.fillRect(0, 0, width, height);
+  }
+  const line = 1.5 / view.scale;
+  let drawn = 0;
+  if (showOutlines.checked) {
+    ctx.globalAlpha = Number(opacity.value);
+    ctx.strokeStyle = "#facc15";
+    ctx.lineWidth = line;
+    ctx.stroke(outlines);
+    drawn = cells.length;
+    ctx.globalAlpha = 1;
+  }
+  if (hovered) {
+    ctx.fillStyle = "rgba(56, 189, 248, 0.35)";
+    ctx.fill(hovered.path);
+    ctx.strokeStyle = "#38bdf8";
+    ctx.lineWidth = 2.5 / view.scale;
+    ctx.stroke(hovered.path);
+  }
+  canvas.dataset.outlinesDrawn = String(drawn);
+  document.getElementById("zoom-level").textContent = `${Math.round(view.scale * 100)}%`;
+}
+
+const MEASURES = [
+  ["roi_index", "Cell", (v) => `#${v}`],
+  ["area_px", "Area", (v) => `${v} px²`],
+  ["perimeter_px", "Perimeter", (v) => `${Number(v).toFixed(1)} px`],
+  ["centroid_x", "Centroid x", (v) => Number(v).toFixed(1)],
+  ["centroid_y", "Centroid y", (v) => Number(v).toFixed(1)],
+];
+const SKIP = new Set(["image_name", "image_width", "image_height", "segmentation_id", "segmentation_source", "model_name", "confluency", "roi_id", "objectType", "cell_type", "tags", "entity_type", "bbox_x", "bbox_y", "bbox_w", "bbox_h", "classification"]);
+
+function showCell(cell) {
+  const facts = document.getElementById("cell-facts");
+  document.getElementById("cell-empty").hidden = Boolean(cell);
+  facts.hidden = !cell;
+  root.dataset.hoveredCell = cell ? String(cell.props.roi_index) : "";
+  if (!cell) return;
+  const rows = [];
+  const shown = new Set();
+  for (const [key, label, format] of MEASURES) {
+    if (cell.props[key] === undefined || cell.props[key] === null) continue;
+    rows.push([label, format(cell.props[key])]);
+    shown.add(key);
+  }
+  for (const [key, value] of Object.entries(cell.props)) {
+    if (shown.has(key) || SKIP.has(key) || value === null || value === "" || typeof value === "object") continue;
+    rows.push([key.replaceAll("_", " "), typeof value === "number" && !Number.isInteger(value) ? value.toFixed(3) : String(value)]);
+  }
+  facts.replaceChildren(...rows.flatMap(([label, value]) => {
+    const dt = document.createElement("dt");
+    dt.textContent = label;
+    const dd = document.createElement("dd");
+    dd.textContent = value;
+    return [dt, dd];
+  }));
+}
+
+let drag = null;
+canvas.addEventListener("pointerdown", (e) => {
+  drag = { x: e.clientX, y: e.clientY, vx: view.x, vy: view.y };
+  root.classList.add("dragging");
+  canvas.setPointerCapture(e.pointerId);
+});
+canvas.addEventListener("pointerup", () => {
+  drag = null;
+  root.classList.remove("dragging");
+});
+canvas.addEventListener("pointermove", (e) => {
+  if (drag) {
+    view.x = drag.vx + e.clientX - drag.x;
+    view.y = drag.vy + e.clientY - drag.y;
+    draw();
+    return;
+  }
+  const rect = canvas.getBoundingClientRect();
+  const x = (e.clientX - rect.left - view.x) / view.scale;
+  const y = (e.clientY - rect.top - view.y) / view.scale;
+  const cell = cellAt(x, y);
+  if (cell !== hovered) {
+    hovered = cell;
+    showCell(cell);
+    draw();
+  }
+});
+canvas.addEventListener("pointerleave", () => {
+  if (hovered) {
+    hovered = null;
+    showCell(null);
+    draw();
+  }
+});
+canvas.addEventListener("wheel", (e) => {
+  e.preventDefault();
+  const rect = canvas.getBoundingClientRect();
+  zoomAt(Math.exp(-e.deltaY * 0.0015), e.clientX - rect.left, e.clientY - rect.top);
+}, { passive: false });
+const center = () => [canvas.clientWidth / 2, canvas.clientHeight / 2];
+document.getElementById("zoom-in").addEventListener("click", () => zoomAt(1.5, ...center()));
+document.getElementById("zoom-out").addEventListener("click", () => zoomAt(1 / 1.5, ...center()));
+document.getElementById("zoom-fit").addEventListener("click", fit);
+showOutlines.addEventListener("change", draw);
+opacity.addEventListener("input", draw);
+new ResizeObserver(resize).observe(canvas);
+
+async function load() {
+  const image = new Image();
+  const previewLoaded = new Promise((resolve) => {
+    image.onload = () => resolve(image);
+    image.onerror = () => resolve(null);
+  });
+  image.src = `/dashboard/api/segmentation/${id}/preview.png`;
+  const [loadedPreview, collection] = await Promise.all([previewLoaded, fetch(`/dashboard/api/export/${id}/rois.geojson`).then((r) => {
+    if (!r.ok) throw new Error(`outlines answered ${r.status}`);
+    return r.json();
+  })]);
+  preview = loadedPreview;
+  cells = collection.features.map(toCell);
+  cells.forEach(index);
+  outlines = new Path2D();
+  for (const cell of cells) outlines.addPath(cell.path);
+  status.textContent = `${cells.length.toLocaleString("en-US")} outlines${preview ? "" : " · no image preview for this segmentation (segmented before previews existed)"}`;
+  root.dataset.loaded = "true";
+  fit();
+}
+
+load().catch((error) => {
+  status.textContent = `Could not load the cells: ${error.message}`;
+});

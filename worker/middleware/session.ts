@@ -1,0 +1,90 @@
+// The dashboard's auth path, beside the API's (auth.ts): a session cookie instead of a bearer key.
+// It sets the same `org` the API key middleware sets, so the services see no difference.
+// Deployed (DASHBOARD_SIGN_IN = "access"), every request must also carry a valid Cloudflare Access
+// JWT whose email is the session's; a missing session is opened from it for the member's organization.
+import type { Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env.ts";
+import { HttpError } from "../errors.ts";
+import { AccessJwtError, verifyAccessJwt } from "../services/access-jwt.ts";
+import { constantTimeEqual } from "../services/crypto.ts";
+import { csrfTokenFor, membershipFor, openSession, sessionForToken, type DashboardSession } from "../services/dashboard-sessions.ts";
+import { organizationById } from "../services/organizations.ts";
+import { SESSION_TTL_MS } from "../services/sign-in-tokens.ts";
+
+export const SESSION_COOKIE = "cellseg_session";
+export const CSRF_HEADER = "X-CSRF-Token";
+export const CSRF_FIELD = "_csrf";
+
+const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/** Sets the session cookie: HttpOnly, SameSite=Lax, only under /dashboard, Secure unless on this machine. */
+export function setSessionCookie(c: Context<AppEnv>, token: string): void {
+  setCookie(c, SESSION_COOKIE, token, {
+    path: "/dashboard",
+    httpOnly: true,
+    sameSite: "Lax",
+    secure: !LOCAL_HOSTS.has(new URL(c.req.url).hostname),
+    maxAge: Math.floor(SESSION_TTL_MS / 1000),
+  });
+}
+
+export function clearSessionCookie(c: Context<AppEnv>): void {
+  deleteCookie(c, SESSION_COOKIE, { path: "/dashboard" });
+}
+
+async function accessEmail(c: Context<AppEnv>): Promise<string> {
+  const { ACCESS_TEAM_DOMAIN: teamDomain, ACCESS_AUD: audience } = c.env;
+  if (!teamDomain || !audience) throw new HttpError(500, "The dashboard is set to Cloudflare Access but ACCESS_TEAM_DOMAIN or ACCESS_AUD is not configured");
+  const jwt = c.req.header("Cf-Access-Jwt-Assertion");
+  if (!jwt) throw new HttpError(401, "Sign in through Cloudflare Access");
+  try {
+    return await verifyAccessJwt(jwt, { teamDomain, audience });
+  } catch (error) {
+    if (error instanceof AccessJwtError) throw new HttpError(401, `Cloudflare Access sign-in is not valid: ${error.message}`);
+    throw error;
+  }
+}
+
+export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
+  const token = getCookie(c, SESSION_COOKIE);
+  let found = token ? await sessionForToken(c.env.DB, token) : null;
+  let session: DashboardSession | undefined = found?.session;
+  if (c.env.DASHBOARD_SIGN_IN === "access") {
+    const email = await accessEmail(c);
+    if (!found || found.session.email !== email) {
+      const orgId = await membershipFor(c.env.DB, email);
+      if (!orgId) throw new HttpError(403, `${email} is not a member of any organization; ask an administrator to run: npm run admin -- member add <org-slug> ${email}`);
+      const opened = await openSession(c.env.DB, orgId, email);
+      setSessionCookie(c, opened.token);
+      session = opened.session;
+      found = { session, org: (await organizationById(c.env.DB, orgId))! };
+    }
+  }
+  if (!found || !session) {
+    if (token) clearSessionCookie(c);
+    throw new HttpError(401, "Sign in to the dashboard with a link from: npm run admin -- login-link <org-slug>");
+  }
+  c.set("org", found.org);
+  c.set("dashboard", { sessionId: session.id, email: session.email, csrfToken: await csrfTokenFor(c.env.SIGNING_KEY, session) });
+  return next();
+});
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Refuses state-changing requests that another site could have made: the Origin must be this
+ * worker's, and the session's CSRF token must come back (header for scripts, hidden field for forms).
+ */
+export const requireCsrf = createMiddleware<AppEnv>(async (c, next) => {
+  if (SAFE_METHODS.has(c.req.method)) return next();
+  if (c.req.header("Origin") !== new URL(c.req.url).origin) throw new HttpError(403, "Cross-site request refused");
+  let sent = c.req.header(CSRF_HEADER);
+  if (!sent && (c.req.header("Content-Type") ?? "").startsWith("application/x-www-form-urlencoded")) {
+    const field = (await c.req.parseBody())[CSRF_FIELD];
+    sent = typeof field === "string" ? field : undefined;
+  }
+  if (!sent || !(await constantTimeEqual(sent, c.get("dashboard").csrfToken))) throw new HttpError(403, "Missing or invalid CSRF token; reload the page");
+  return next();
+});

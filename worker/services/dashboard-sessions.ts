@@ -1,0 +1,85 @@
+// Dashboard sign-ins. A session belongs to one organization, like an API key; the cookie carries
+// a random token and D1 keeps only its hash. Sessions opened through Cloudflare Access name the
+// member's email and end when the membership does.
+import { and, asc, eq, gt, isNotNull, isNull, lte, or } from "drizzle-orm";
+import { dashboardLoginLinks, dashboardSessions, organizationMembers } from "../../schema/db.ts";
+import type { Organization } from "../env.ts";
+import { hmacSha256Hex, newId, sha256Hex } from "./crypto.ts";
+import { database } from "./database.ts";
+import { organizationById } from "./organizations.ts";
+import { newSecretToken, SESSION_TTL_MS } from "./sign-in-tokens.ts";
+
+export type DashboardSession = typeof dashboardSessions.$inferSelect;
+
+/** Spends a login link: returns its organization once, then never again (or null if expired). */
+export async function consumeLoginLink(d1: D1Database, token: string): Promise<string | null> {
+  const now = Date.now();
+  const [link] = await database(d1)
+    .update(dashboardLoginLinks)
+    .set({ usedAt: now })
+    .where(and(eq(dashboardLoginLinks.tokenHash, await sha256Hex(token)), isNull(dashboardLoginLinks.usedAt), gt(dashboardLoginLinks.expiresAt, now)))
+    .returning();
+  return link?.orgId ?? null;
+}
+
+export async function openSession(d1: D1Database, orgId: string, email: string | null): Promise<{ token: string; session: DashboardSession }> {
+  const { token, tokenHash } = await newSecretToken();
+  const now = Date.now();
+  const [session] = await database(d1)
+    .insert(dashboardSessions)
+    .values({ id: newId(), tokenHash, orgId, email, createdAt: now, expiresAt: now + SESSION_TTL_MS })
+    .returning();
+  return { token, session };
+}
+
+/** The live session a cookie token names, with its organization; null if unknown, expired or no longer a member. */
+export async function sessionForToken(d1: D1Database, token: string): Promise<{ session: DashboardSession; org: Organization } | null> {
+  const db = database(d1);
+  const [session] = await db
+    .select()
+    .from(dashboardSessions)
+    .where(and(eq(dashboardSessions.tokenHash, await sha256Hex(token)), gt(dashboardSessions.expiresAt, Date.now())))
+    .limit(1);
+  if (!session) return null;
+  if (session.email !== null && !(await isMember(d1, session.orgId, session.email))) return null;
+  const org = await organizationById(d1, session.orgId);
+  return org ? { session, org } : null;
+}
+
+export async function closeSession(d1: D1Database, token: string): Promise<void> {
+  await database(d1).delete(dashboardSessions).where(eq(dashboardSessions.tokenHash, await sha256Hex(token)));
+}
+
+async function isMember(d1: D1Database, orgId: string, email: string): Promise<boolean> {
+  const [row] = await database(d1)
+    .select({ id: organizationMembers.id })
+    .from(organizationMembers)
+    .where(and(eq(organizationMembers.orgId, orgId), eq(organizationMembers.email, email.toLowerCase())))
+    .limit(1);
+  return Boolean(row);
+}
+
+/** The organization a member signs in to: their earliest membership (one organization per person for now). */
+export async function membershipFor(d1: D1Database, email: string): Promise<string | null> {
+  const [row] = await database(d1)
+    .select({ orgId: organizationMembers.orgId })
+    .from(organizationMembers)
+    .where(eq(organizationMembers.email, email.toLowerCase()))
+    .orderBy(asc(organizationMembers.createdAt))
+    .limit(1);
+  return row?.orgId ?? null;
+}
+
+/** The session's CSRF token: derived, not stored, so it needs no column and no second lookup. */
+export function csrfTokenFor(signingKey: string, session: DashboardSession): Promise<string> {
+  return hmacSha256Hex(signingKey, `dashboard-csrf\n${session.id}`);
+}
+
+/** Forgets expired sessions and spent or expired sign-in links (the cron trigger calls this). */
+export async function deleteExpiredSignIns(d1: D1Database, now = Date.now()): Promise<void> {
+  const db = database(d1);
+  await db.batch([
+    db.delete(dashboardSessions).where(lte(dashboardSessions.expiresAt, now)),
+    db.delete(dashboardLoginLinks).where(or(lte(dashboardLoginLinks.expiresAt, now), isNotNull(dashboardLoginLinks.usedAt))),
+  ]);
+}
