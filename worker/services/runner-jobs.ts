@@ -11,8 +11,9 @@ import { HttpError, notFound } from "../errors.ts";
 import { getImage } from "./images.ts";
 import { completeStatement, getJobById, type Job } from "./jobs.ts";
 import { getVisibleModel, type Model } from "./models.ts";
-import { artifactKey, latestSegmentation } from "./segmentations.ts";
+import { artifactKey } from "./segmentations.ts";
 import { signStorageUrl } from "./signed-urls.ts";
+import { trainingInput, trainingLabels, trainingSummary } from "./trainings.ts";
 
 export const MODEL_FILES = { onnx: "model.onnx", manifest: "model.json" } as const;
 
@@ -63,12 +64,10 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
       output: { segmentation_id: job.segmentationId!, artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!) }) },
     };
   }
-  const input = job.input as { image_ids: string[]; name: string | null; steps: number | null };
+  const input = trainingInput(job);
   const examples = [];
-  for (const id of input.image_ids) {
-    const labels = await latestSegmentation(env.DB, job.orgId, id);
-    if (!labels) throw new HttpError(409, `Image ${id} has no segmentation to learn from`);
-    examples.push({ image: await imageInput(id), labels: { segmentation_id: labels.id, artifact_url: await signStorageUrl(env, origin, { method: "GET", key: labels.artifactKey }) } });
+  for (const { imageId, labels } of await trainingLabels(env, job)) {
+    examples.push({ image: await imageInput(imageId), labels: { segmentation_id: labels.id, artifact_url: await signStorageUrl(env, origin, { method: "GET", key: labels.artifactKey }) } });
   }
   return {
     ...base,
@@ -137,7 +136,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
     const prefix = resultModelPrefix(job);
     await requireObject(env.BUCKET, prefix + MODEL_FILES.onnx, "The trained model's ONNX file");
     await requireObject(env.BUCKET, prefix + MODEL_FILES.manifest, "The trained model's manifest");
-    const input = job.input as { image_ids: string[]; name: string | null };
+    const input = trainingInput(job);
     recordResult = insertIfJobCompleted(env.DB, models, job.id, {
       id: job.resultModelId!,
       orgId: job.orgId,
@@ -146,7 +145,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
       description: `Fine-tuned from ${model?.name ?? job.modelId} on ${input.image_ids.length} image(s)`,
       baseModelId: job.modelId,
       r2Prefix: prefix,
-      training: { job_id: job.id, image_ids: input.image_ids, ...result },
+      training: trainingSummary(job, input.segmentation_ids ?? [], result),
       trainingJobId: job.id,
       createdAt: Date.now(),
     });

@@ -6,7 +6,7 @@ import { HttpError, notFound } from "../errors.ts";
 import { getImage, type Image } from "./images.ts";
 import { submitGpuJob, type SubmitOutcome } from "./jobs.ts";
 import { getVisibleModel } from "./models.ts";
-import { latestSegmentation } from "./segmentations.ts";
+import { chooseTrainingLabels, type TrainingInput } from "./trainings.ts";
 
 function stableJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value ?? null);
@@ -50,18 +50,14 @@ export async function submitTraining(env: Bindings, org: Organization, body: z.i
   const imageIds = [...new Set(body.image_ids)].sort();
   const owned = [];
   for (const id of imageIds) owned.push(await ownImage(env, org, id));
-  for (const image of owned) {
-    const id = image.id;
-    assertReady(image);
-    if (!(await latestSegmentation(env.DB, org.id, id))) {
-      throw new HttpError(409, `Image ${id} has no segmentation to learn from: predict or import one first`);
-    }
-  }
+  for (const image of owned) assertReady(image);
+  const segmentationIds = await chooseTrainingLabels(env, org.id, imageIds, body.segmentation_ids);
+  const input: TrainingInput = { image_ids: imageIds, segmentation_ids: segmentationIds, name: body.name ?? null, steps: body.steps ?? null };
   return submitGpuJob(env, org, {
     kind: "training",
     modelId: model.id,
-    input: { image_ids: imageIds, name: body.name ?? null, steps: body.steps ?? null },
-    dedupeKey: `training:${model.id}:${imageIds.join(",")}`,
+    input,
+    dedupeKey: `training:${model.id}:${segmentationIds.join(",")}`,
     skipIfIdentical: ["SUBMITTED", "STARTED"],
     exclusive: false,
   });
