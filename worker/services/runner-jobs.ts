@@ -145,7 +145,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
       description: `Fine-tuned from ${model?.name ?? job.modelId} on ${input.image_ids.length} image(s)`,
       baseModelId: job.modelId,
       r2Prefix: prefix,
-      training: trainingSummary(job, input.segmentation_ids ?? [], result),
+      training: trainingSummary(job, result),
       trainingJobId: job.id,
       createdAt: Date.now(),
     });

@@ -66,12 +66,13 @@ export function trainingMetricsOf(job: Job): TrainingMetrics | null {
   return (job.result as TrainingResult | null)?.metrics ?? null;
 }
 
-export function trainingSummary(job: Job, segmentationIds: string[], result: TrainingResult): TrainingSummary {
+export function trainingSummary(job: Job, result: TrainingResult): TrainingSummary {
+  const input = trainingInput(job);
   return {
     job_id: job.id,
     base_model_id: job.modelId!,
-    image_ids: trainingInput(job).image_ids,
-    segmentation_ids: segmentationIds,
+    image_ids: input.image_ids,
+    segmentation_ids: input.segmentation_ids ?? [],
     steps: result.steps,
     seconds: result.seconds ?? null,
     metrics: result.metrics ?? null,
