@@ -48,6 +48,38 @@ export const uploadState = imageRecord.extend({ upload: z.union([partUrls, z.nul
 
 export const uploadProcessing = z.object({ id, status: z.literal("processing") }).meta({ id: "UploadProcessing" });
 
+const apPair = z.object({
+  ap50: z.number().min(0).max(1).nullable().meta({ description: "Average precision at IoU 0.5" }),
+  ap75: z.number().min(0).max(1).nullable().meta({ description: "Average precision at IoU 0.75" }),
+});
+
+/** How a training did: base and fine-tuned model scored on the same images, kept aside from training when possible. */
+export const trainingMetrics = z
+  .object({
+    evaluated_on: z.enum(["held_out", "training_image", "none"]).meta({
+      description: "`held_out`: images given but not trained on; `training_image`: a single image was given, so the figures are on the image trained on; `none`: nothing could be scored",
+    }),
+    evaluated_images: count,
+    base: apPair.meta({ description: "The base model" }),
+    fine_tuned: apPair.meta({ description: "The model returned (the base weights when fine-tuning never beat them)" }),
+    chosen_step: count.meta({ description: "The training step whose weights were returned; 0 means the base weights" }),
+    note: z.string().meta({ description: "What happened, in words" }),
+  })
+  .meta({ id: "TrainingMetrics" });
+
+/** A trained model's training summary. */
+export const trainingSummary = z
+  .object({
+    job_id: id,
+    base_model_id: id,
+    image_ids: z.array(id),
+    segmentation_ids: z.array(id).meta({ description: "The segmentation each image was learned from, in image_ids' order" }),
+    steps: count,
+    seconds: z.number().nullable(),
+    metrics: z.union([trainingMetrics, z.null()]),
+  })
+  .meta({ id: "TrainingSummary" });
+
 export const modelRecord = z
   .object({
     id,
@@ -57,7 +89,7 @@ export const modelRecord = z
     description: z.string(),
     version: z.string(),
     base_model_id: z.string().nullable(),
-    training: z.record(z.string(), z.unknown()).nullable().meta({ description: "A trained model's training summary" }),
+    training: z.union([trainingSummary, z.null()]).meta({ description: "A trained model's training summary; null for base models" }),
   })
   .meta({ id: "Model" });
 
@@ -119,6 +151,7 @@ export const jobRecord = z
     segmentation_id: id.nullable(),
     cell_count: count.nullable(),
     result_model_id: id.nullable().meta({ description: "The trained model, once a training is COMPLETED" }),
+    metrics: z.union([trainingMetrics, z.null()]).meta({ description: "A COMPLETED training's scores of the base and the trained model" }),
     ...jobTimes,
   })
   .meta({ id: "Job" });
@@ -169,6 +202,8 @@ export type ModelRecord = z.infer<typeof modelRecord>;
 export type PredictionSubmission = z.infer<typeof predictionSubmission>;
 export type PredictionRecord = z.infer<typeof predictionRecord>;
 export type JobRecord = z.infer<typeof jobRecord>;
+export type TrainingMetrics = z.infer<typeof trainingMetrics>;
+export type TrainingSummary = z.infer<typeof trainingSummary>;
 export type JobAcknowledgement = z.infer<typeof jobAcknowledgement>;
 export type SegmentationRecord = z.infer<typeof segmentationRecord>;
 

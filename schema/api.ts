@@ -60,6 +60,12 @@ export const trainingBody = z
   .object({
     model_id: id.meta({ description: "The base model to fine-tune" }),
     image_ids: z.array(id).min(1).max(500).meta({ description: "Ready images, each with a segmentation to learn from" }),
+    segmentation_ids: z
+      .array(id)
+      .min(1)
+      .max(500)
+      .optional()
+      .meta({ description: "The segmentations to learn from, at most one per image of image_ids; an image not named here is learned from its most recent segmentation" }),
     name: z.string().min(1).max(100).optional().meta({ description: "The trained model's name" }),
     steps: z.number().int().min(1).max(1_000_000).optional().meta({ description: "Training steps; default: the runner's time budget" }),
   })

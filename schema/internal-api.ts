@@ -1,5 +1,6 @@
 // Request bodies of the runner's API (/api/v1/internal), shared by the worker and the GPU runner.
 import { z } from "zod";
+import { trainingMetrics } from "./api-records.ts";
 import { JOB_FAULTS } from "./db.ts";
 import { modalityDecision } from "./modality.ts";
 
@@ -39,7 +40,8 @@ export const predictionResult = z.object({
 
 export const trainingResult = z.object({
   steps: z.number().int().min(0),
-  validation: z.record(z.string(), z.unknown()).optional(),
+  seconds: z.number().min(0).optional(),
+  metrics: trainingMetrics.optional(),
   timings: z.record(z.string(), z.number()).optional(),
 });
 

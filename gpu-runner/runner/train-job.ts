@@ -1,6 +1,6 @@
 // A training job: fetch each image and the ROIs of its latest segmentation, rasterise them into
-// labels, fine-tune the base model, upload the new model, report validation AP.
-import type { LeasedTraining } from "../../schema/internal-api.ts";
+// labels, fine-tune the base model, upload the new model, report AP@0.5 and AP@0.75 of base and result.
+import type { LeasedTraining, TrainingResult } from "../../schema/internal-api.ts";
 import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
 import { renderLabels } from "../../schema/roi-raster.ts";
 import { decodeImage, type DecodedImage } from "../engine/decode/index.ts";
@@ -57,15 +57,18 @@ export async function runTraining(job: LeasedTraining, ctx: JobContext) {
   const { output } = (await ctx.api.urls(job)) as LeasedTraining;
   await ctx.api.upload(output.files.onnx, result.onnx);
   await ctx.api.upload(output.files.manifest, new TextEncoder().encode(JSON.stringify(result.manifest, null, 2)));
+  const { validation } = result;
   return {
     steps: result.steps,
-    validation: {
-      ap50_before: result.validation.apBefore ?? null,
-      ap50_after: result.validation.apAfter ?? null,
-      held_out: result.validation.heldOut,
-      chosen_step: result.validation.chosenStep,
-      note: result.validation.note,
+    seconds: result.seconds,
+    metrics: {
+      evaluated_on: validation.heldOut === 0 ? "none" : validation.onTrainingImage ? "training_image" : "held_out",
+      evaluated_images: validation.heldOut,
+      base: { ap50: validation.apBefore ?? null, ap75: validation.ap75Before ?? null },
+      fine_tuned: { ap50: validation.apAfter ?? null, ap75: validation.ap75After ?? null },
+      chosen_step: validation.chosenStep,
+      note: validation.note,
     },
     timings: { fetch_ms: Math.round(fetchedMs), train_ms: Math.round(result.seconds * 1000), total_ms: Math.round(performance.now() - started) },
-  };
+  } satisfies TrainingResult;
 }

@@ -12,12 +12,25 @@ export function stepsThatFit(seconds: number, stepSeconds: number, validationSec
 
 const ap = (value: number) => value.toFixed(3);
 
-/** One sentence on the outcome; chosenStep 0 means the base weights were returned. */
-export function fineTuneNote(apBefore: number | undefined, apAfter: number | undefined, apLastStep: number | undefined, chosenStep: number, steps: number, heldOut: number): string {
+/**
+ * One sentence on the outcome; chosenStep 0 means the base weights were returned. onTrainingImage:
+ * the single pair given was scored, so the figures are on the training image, not held-out ones.
+ */
+export function fineTuneNote(
+  apBefore: number | undefined,
+  apAfter: number | undefined,
+  apLastStep: number | undefined,
+  chosenStep: number,
+  steps: number,
+  heldOut: number,
+  onTrainingImage = false,
+): string {
   if (apBefore === undefined || apAfter === undefined) {
     return `no held-out pairs (give at least two pairs to hold one out): the weights after step ${steps} are returned unvalidated`;
   }
-  const where = `held-out AP@0.5 on ${heldOut} pair${heldOut === 1 ? "" : "s"}`;
+  const where = onTrainingImage
+    ? "AP@0.5 on the training image (the only image given, so none could be held out)"
+    : `held-out AP@0.5 on ${heldOut} pair${heldOut === 1 ? "" : "s"}`;
   if (chosenStep === 0) {
     const last = apLastStep === undefined ? "" : ` (${ap(apLastStep)} after step ${steps})`;
     return `fine-tuning did not improve ${where}: base ${ap(apBefore)}, best fine-tuned no higher${last}; the base weights are returned unchanged`;

@@ -1,5 +1,6 @@
 // The runner's entry point for custom models: fine-tunes a base model on (image, labels) pairs
-// within a step or time budget and reports AP@0.5 on held-out pairs before and after.
+// within a step or time budget and reports AP@0.5 and AP@0.75 on held-out pairs before and after
+// (with a single pair nothing can be held out: it is scored on that training pair, and says so).
 // Guard: with held-out pairs, the weights are validated a few times during the run and the best
 // weights by held-out AP are returned, the base weights (step 0) included; a run that never beats
 // the base returns the base weights unchanged and says so, so a customer never receives a model
@@ -27,7 +28,10 @@ export interface FineTuneRequest {
   base: string | { onnx: Uint8Array; manifest: ModelManifest };
   pairs: { image: DecodedImage; labels: Uint32Array }[];
   budget: { steps?: number; seconds?: number };
-  /** Share of pairs held out for validation (default 0.2; at least one pair when there are two or more). */
+  /**
+   * Share of pairs held out for validation (default 0.2; at least one pair when there are two or
+   * more). A single pair is validated on itself unless this is 0.
+   */
   validationFraction?: number;
   seed?: number;
   /** Peak learning rate (default FINE_TUNE_PEAK_LEARNING_RATE). */
@@ -48,11 +52,22 @@ export interface FineTuneResult {
   seconds: number;
   /**
    * Mean AP@0.5 over the held-out pairs (undefined when none could be held out): of the base
-   * (apBefore), of the returned weights (apAfter), of the weights after the last step (apLastStep).
-   * chosenStep is the step of the returned weights (0: the base weights came back unchanged);
-   * note says in words what happened, for the user.
+   * (apBefore), of the returned weights (apAfter), of the weights after the last step (apLastStep);
+   * ap75Before and ap75After: the same at IoU 0.75. onTrainingImage: the single pair given was
+   * scored (nothing could be held out). chosenStep is the step of the returned weights (0: the
+   * base weights came back unchanged); note says in words what happened, for the user.
    */
-  validation: { apBefore: number | undefined; apAfter: number | undefined; apLastStep: number | undefined; chosenStep: number; heldOut: number; note: string };
+  validation: {
+    apBefore: number | undefined;
+    apAfter: number | undefined;
+    apLastStep: number | undefined;
+    ap75Before: number | undefined;
+    ap75After: number | undefined;
+    chosenStep: number;
+    heldOut: number;
+    onTrainingImage: boolean;
+    note: string;
+  };
 }
 
 function loadBase(base: FineTuneRequest["base"]): { onnx: Uint8Array; manifest: ModelManifest } {
@@ -79,9 +94,12 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     return { id: `custom/${String(i).padStart(5, "0")}`, width: image.width, height: image.height, image: data, labels, modality };
   });
   const seed = request.seed ?? 1;
-  const held = request.pairs.length >= 2 ? validationIds(pairs.map((p) => p.id), request.validationFraction ?? 0.2, seed) : new Set<string>();
+  const fraction = request.validationFraction ?? 0.2;
+  const held = request.pairs.length >= 2 ? validationIds(pairs.map((p) => p.id), fraction, seed) : new Set<string>();
   const trainPairs = pairs.filter((p) => !held.has(p.id));
-  const heldOut = validationImages(pairs.filter((p) => held.has(p.id)));
+  // One pair cannot be split: the user still gets before/after figures, on the image trained on.
+  const onTrainingImage = pairs.length === 1 && fraction > 0;
+  const heldOut = validationImages(onTrainingImage ? pairs : pairs.filter((p) => held.has(p.id)));
 
   // With only a time budget, the schedule's length is set once the first steps have been timed.
   const plannedSteps = stepBudget ?? 100_000;
@@ -98,7 +116,8 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
 
   const validate = heldOut.length ? (weights: Float32Array) => validationAp(config, weights, heldOut) : undefined;
   const validationStarted = performance.now();
-  const apBefore = validate ? (await validate(params)).ap50.mean : undefined;
+  const baseScores = validate ? await validate(params) : undefined;
+  const apBefore = baseScores?.ap50.mean;
   const validationSeconds = (performance.now() - validationStarted) / 1000;
   // The base is the score to beat: the loop only takes weights that score strictly higher, so a
   // tie keeps the base.
@@ -130,14 +149,17 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const loop = await trainLoop(trainer, loopOptions);
   const trainedSeconds = (performance.now() - started) / 1000;
   const apLastStep = loop.lastScores?.ap50.mean;
-  const apAfter = validate ? (chosenStep === 0 ? apBefore : loop.bestScores!.ap50.mean) : undefined;
+  const returnedScores = chosenStep === 0 ? baseScores : loop.bestScores;
+  const apAfter = returnedScores?.ap50.mean;
+  const ap75Before = baseScores?.ap75?.mean;
+  const ap75After = returnedScores?.ap75?.mean;
   const returned = validate ? loop.bestParams : state.params;
-  const note = fineTuneNote(apBefore, apAfter, apLastStep, chosenStep, state.step, heldOut.length);
+  const note = fineTuneNote(apBefore, apAfter, apLastStep, chosenStep, state.step, heldOut.length, onTrainingImage);
   const model = exportModel(config, returned, request.name ?? `${base.manifest.name}-finetuned`, request.version ?? new Date().toISOString(), {
     source: `fine-tuned from ${base.manifest.name}@${base.manifest.version} by this project's trainer, weights of step ${validate ? chosenStep : state.step} of ${state.step} on ${trainPairs.length} images`,
     license: base.manifest.provenance.license,
     trainedOn: [...(base.manifest.provenance.trainedOn ?? []), `${trainPairs.length} user images`],
     createdAt: new Date().toISOString(),
   });
-  return { ...model, steps: state.step, seconds: trainedSeconds, validation: { apBefore, apAfter, apLastStep, chosenStep, heldOut: heldOut.length, note } };
+  return { ...model, steps: state.step, seconds: trainedSeconds, validation: { apBefore, apAfter, apLastStep, ap75Before, ap75After, chosenStep, heldOut: heldOut.length, onTrainingImage, note } };
 }

@@ -6,6 +6,8 @@ import type { Trainer } from "./trainer.ts";
 export interface ValidationScores {
   /** AP at IoU 0.5 per set, and their mean under "mean". */
   ap50: Record<string, number>;
+  /** AP at IoU 0.75, the same way (a stricter look at outline quality; the guard selects on ap50). */
+  ap75?: Record<string, number>;
 }
 
 export type TrainingEvent =

@@ -32,22 +32,27 @@ export function validationSample(images: ValidationImage[], perSet: number): Val
   });
 }
 
-/** AP@0.5 averaged over the images of each set, plus "mean": the mean over sets. */
+/** AP@0.5 and AP@0.75 averaged over the images of each set, plus "mean": the mean over sets. */
 export async function validationAp(config: TrainingConfig, params: Float32Array, images: ValidationImage[]): Promise<ValidationScores> {
   const { onnx, manifest } = exportModel(config, params, "validation", "validation", { source: "validation during training" });
   const model = await loadModelFromBytes(onnx, manifest, { executionProvider: "cpu", log: () => {} });
-  const perSet = new Map<string, number[]>();
+  const perSet = new Map<string, [number, number][]>();
   for (const { pair, diameter } of images) {
     const image = { width: pair.width, height: pair.height, channels: 1, bitDepth: 32, sampleFormat: "float" as const, data: pair.image };
     // pair.image is already the channel the model reads (labelled-images.ts), modality applied.
     const result = await segmentImage(image, model, { diameter, modality: "fluorescence" });
     const set = setOfImage(pair.id);
-    perSet.set(set, [...(perSet.get(set) ?? []), averagePrecision(pair.labels, result.labels, [0.5]).ap[0]]);
+    const [ap50, ap75] = averagePrecision(pair.labels, result.labels, [0.5, 0.75]).ap;
+    perSet.set(set, [...(perSet.get(set) ?? []), [ap50, ap75]]);
   }
   await model.session.release();
-  const ap50: Record<string, number> = {};
-  for (const [set, scores] of perSet) ap50[set] = scores.reduce((a, b) => a + b, 0) / scores.length;
-  const sets = Object.values(ap50);
-  ap50.mean = sets.length ? sets.reduce((a, b) => a + b, 0) / sets.length : 0;
-  return { ap50 };
+  return { ap50: meansBySet(perSet, 0), ap75: meansBySet(perSet, 1) };
+}
+
+function meansBySet(perSet: Map<string, [number, number][]>, threshold: 0 | 1): Record<string, number> {
+  const means: Record<string, number> = {};
+  for (const [set, scores] of perSet) means[set] = scores.reduce((sum, s) => sum + s[threshold], 0) / scores.length;
+  const sets = Object.values(means);
+  means.mean = sets.length ? sets.reduce((a, b) => a + b, 0) / sets.length : 0;
+  return means;
 }

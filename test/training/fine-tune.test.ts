@@ -29,7 +29,8 @@ describe("fineTune", () => {
     expect(steps).toEqual([1, 2, 3, 4]);
     expect(result.steps).toBe(4);
     expect(result.validation.heldOut).toBe(1);
-    for (const ap of [result.validation.apBefore, result.validation.apAfter, result.validation.apLastStep]) {
+    expect(result.validation.onTrainingImage).toBe(false);
+    for (const ap of [result.validation.apBefore, result.validation.apAfter, result.validation.apLastStep, result.validation.ap75Before, result.validation.ap75After]) {
       expect(ap).toBeGreaterThanOrEqual(0);
       expect(ap).toBeLessThanOrEqual(1);
     }
@@ -41,10 +42,17 @@ describe("fineTune", () => {
   it("never returns weights that score below the base on the held-out pairs: a run that does not beat the base returns the base unchanged", async () => {
     // The untrained tiny base finds no nuclei (AP 0) and four small steps do not change that: a tie keeps the base.
     const result = await fineTune({ base, pairs: [pair(1), pair(2), pair(3), pair(4), pair(5)], budget: { steps: 4 }, batchSize: 2, threads: 1, validations: 2 });
-    expect(result.validation).toMatchObject({ apBefore: 0, apAfter: 0, apLastStep: 0, chosenStep: 0, heldOut: 1 });
+    expect(result.validation).toMatchObject({ apBefore: 0, apAfter: 0, apLastStep: 0, ap75Before: 0, ap75After: 0, chosenStep: 0, heldOut: 1 });
     expect(result.validation.note).toMatch(/did not improve .*base weights are returned unchanged/);
     expect(weightsFromModel(result.onnx).params).toEqual(weightsFromModel(base.onnx).params);
     expect(result.manifest.provenance.source).toMatch(/weights of step 0 of 4/);
+  });
+
+  it("with a single pair scores base and result on that training pair, and says so", async () => {
+    const result = await fineTune({ base, pairs: [pair(1)], budget: { steps: 2 }, batchSize: 2, threads: 1, validations: 1 });
+    expect(result.validation).toMatchObject({ heldOut: 1, onTrainingImage: true, apBefore: 0, ap75Before: 0 });
+    expect(result.validation.ap75After).toBeLessThanOrEqual(result.validation.apAfter!);
+    expect(result.validation.note).toMatch(/on the training image/);
   });
 
   it("without held-out pairs returns the weights of the last step and says they are unvalidated", async () => {

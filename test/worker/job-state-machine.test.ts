@@ -128,7 +128,7 @@ describe("a lease whose payload cannot be built", () => {
     const predictionId = await predict(later, (await uploadImage(later)).id);
 
     expect(await leaseJob(predictionId)).toMatchObject({ job_id: predictionId });
-    expect(await jobRow(training.job_id as string)).toMatchObject({ status: "FAILED", fault: "input", reason: expect.stringMatching(/no segmentation to learn from/) });
+    expect(await jobRow(training.job_id as string)).toMatchObject({ status: "FAILED", fault: "input", reason: expect.stringMatching(/which this training learns from, was deleted/) });
   });
 
   it("a job whose inputs go during the attempt ends when its runner asks for fresh URLs (409 to the runner)", async () => {

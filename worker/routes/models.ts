@@ -3,7 +3,7 @@ import { modelPath } from "../../schema/api.ts";
 import { modelRecord } from "../../schema/api-records.ts";
 import { notFound } from "../errors.ts";
 import { apiRouter, errorResponses, jsonResponse } from "../openapi/router.ts";
-import { getVisibleModel, listModels, modelView } from "../services/models.ts";
+import { deleteModel, getVisibleModel, listModels, modelView } from "../services/models.ts";
 
 export const modelRoutes = apiRouter();
 
@@ -36,4 +36,23 @@ modelRoutes.openapi(one, async (c) => {
   const model = await getVisibleModel(c.env.DB, c.get("org").id, model_id);
   if (!model) throw notFound("Model", model_id);
   return c.json(modelView(model), 200);
+});
+
+const deleteOne = createRoute({
+  method: "delete",
+  path: "/models/{model_id}",
+  operationId: "deleteModel",
+  tags,
+  summary: "Delete a custom model",
+  description:
+    "Removes one of the organization's trained models and its files. Public base models cannot be deleted (404, like a foreign one); " +
+    "a model that a queued or running job uses answers 409.",
+  request: { params: modelPath },
+  responses: { 204: { description: "Deleted" }, ...errorResponses(404, 409) },
+});
+
+modelRoutes.openapi(deleteOne, async (c) => {
+  const { model_id } = c.req.valid("param");
+  await deleteModel(c.env, c.get("org").id, model_id);
+  return c.body(null, 204);
 });

@@ -1,6 +1,7 @@
 // How jobs look from outside: the same row seen as a prediction (/predict) or as a job (/job).
 import type { JobAcknowledgement, JobRecord, PredictionRecord } from "../../schema/api-records.ts";
 import type { Job } from "./jobs.ts";
+import { trainingMetricsOf } from "./trainings.ts";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -11,6 +12,7 @@ function outcome(job: Job) {
     segmentation_id: done && job.kind === "prediction" ? job.segmentationId : null,
     cell_count: done && job.kind === "prediction" ? (result.roi_count ?? null) : null,
     result_model_id: done && job.kind === "training" ? job.resultModelId : null,
+    metrics: trainingMetricsOf(job),
   };
 }
 

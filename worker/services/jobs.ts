@@ -81,6 +81,8 @@ function outputIds(kind: SubmitSpec["kind"]) {
 /** What a training job's input holds; `max_seconds` is its plan's time bound, fixed at submission. */
 export interface TrainingInput {
   image_ids: string[];
+  /** The segmentation each image is learned from, fixed at submission (older jobs: none, the latest is taken). */
+  segmentation_ids?: string[];
   name: string | null;
   steps: number | null;
   max_seconds?: number;

@@ -1,8 +1,10 @@
-import { and, eq, isNull, or } from "drizzle-orm";
-import type { ModelRecord } from "../../schema/api-records.ts";
-import { models } from "../../schema/db.ts";
-import type { Organization } from "../env.ts";
+import { and, eq, inArray, isNull, notExists, or } from "drizzle-orm";
+import type { ModelRecord, TrainingSummary } from "../../schema/api-records.ts";
+import { jobs, models } from "../../schema/db.ts";
+import type { Bindings, Organization } from "../env.ts";
+import { HttpError, notFound } from "../errors.ts";
 import { database } from "./database.ts";
+import { deletePrefix } from "./images.ts";
 
 export type Model = typeof models.$inferSelect;
 
@@ -31,7 +33,46 @@ export function modelView(model: Model): ModelRecord {
     description: model.description ?? "",
     is_public: model.orgId === null,
     base_model_id: model.baseModelId,
-    training: (model.training ?? null) as ModelRecord["training"],
+    training: trainingView(model),
     created_at: new Date(model.createdAt).toISOString(),
   };
+}
+
+/**
+ * The stored summary as the record shows it. Models trained before summaries were fixed stored
+ * the runner's raw result: their base, images and steps are shown, the rest as unknown.
+ */
+function trainingView(model: Model): TrainingSummary | null {
+  if (!model.training) return null;
+  const stored = model.training as Partial<TrainingSummary> & { job_id: string; image_ids: string[]; steps: number };
+  return {
+    job_id: stored.job_id,
+    base_model_id: stored.base_model_id ?? model.baseModelId!,
+    image_ids: stored.image_ids,
+    segmentation_ids: stored.segmentation_ids ?? [],
+    steps: stored.steps,
+    seconds: stored.seconds ?? null,
+    metrics: stored.metrics ?? null,
+  };
+}
+
+const ACTIVE_JOB_STATUSES = ["SUBMITTED", "STARTED"] as const;
+
+/**
+ * Removes one of the organization's own models and its files. Public and foreign models are
+ * answered as missing; a model a queued or running job uses is refused (checked in the DELETE
+ * itself, so a job that starts using it meanwhile is never left without its model).
+ */
+export async function deleteModel(env: Bindings, orgId: string, id: string): Promise<void> {
+  const db = database(env.DB);
+  const [model] = await db.select().from(models).where(and(eq(models.id, id), eq(models.orgId, orgId))).limit(1);
+  if (!model) throw notFound("Model", id);
+  const users = db.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.modelId, id), inArray(jobs.status, ACTIVE_JOB_STATUSES)));
+  const deleted = await db.delete(models).where(and(eq(models.id, id), eq(models.orgId, orgId), notExists(users))).returning({ id: models.id });
+  if (!deleted.length) {
+    const [busy] = await users.limit(1);
+    throw new HttpError(409, `Model ${id} is used by job ${busy?.id ?? "(finishing)"}; delete it when that job finishes`);
+  }
+  // The record goes first: a model is never listed without its files.
+  await deletePrefix(env.BUCKET, model.r2Prefix);
 }

@@ -11,10 +11,11 @@ import { HttpError } from "../errors.ts";
 import { getImage } from "./images.ts";
 import { type LeaseOptions, leaseNextJob } from "./job-leasing.ts";
 import { sweepStorageNowAndThen } from "./storage-sweeper.ts";
-import { completeStatement, failAttempt, getJobById, type Job, JobFaultError, type TrainingInput, withdrawAttempt } from "./jobs.ts";
+import { completeStatement, failAttempt, getJobById, type Job, JobFaultError, withdrawAttempt } from "./jobs.ts";
 import { getVisibleModel, type Model, trainedModelPrefix } from "./models.ts";
-import { artifactKey, latestSegmentation, previewKey } from "./segmentations.ts";
+import { artifactKey, previewKey } from "./segmentations.ts";
 import { signStorageUrl } from "./signed-urls.ts";
+import { trainingInput, trainingLabels, trainingSummary } from "./trainings.ts";
 
 export const MODEL_FILES = { onnx: "model.onnx", manifest: "model.json" } as const;
 
@@ -69,12 +70,10 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
       },
     };
   }
-  const input = job.input as TrainingInput;
+  const input = trainingInput(job);
   const examples = [];
-  for (const id of input.image_ids) {
-    const labels = await latestSegmentation(env.DB, job.orgId, id);
-    if (!labels) throw new JobFaultError("input", `Image ${id} has no segmentation to learn from any more (it was deleted)`);
-    examples.push({ image: await imageInput(id), labels: { segmentation_id: labels.id, artifact_url: await signStorageUrl(env, origin, { method: "GET", key: labels.artifactKey }) } });
+  for (const { imageId, labels } of await trainingLabels(env, job)) {
+    examples.push({ image: await imageInput(imageId), labels: { segmentation_id: labels.id, artifact_url: await signStorageUrl(env, origin, { method: "GET", key: labels.artifactKey }) } });
   }
   return {
     ...base,
@@ -168,7 +167,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
     const prefix = trainedModelPrefix(job.resultModelId!);
     await requireObject(env.BUCKET, prefix + MODEL_FILES.onnx, "The trained model's ONNX file");
     await requireObject(env.BUCKET, prefix + MODEL_FILES.manifest, "The trained model's manifest");
-    const input = job.input as TrainingInput;
+    const input = trainingInput(job);
     recordResult = insertIfJobCompleted(env.DB, models, job.id, {
       id: job.resultModelId!,
       orgId: job.orgId,
@@ -177,7 +176,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
       description: `Fine-tuned from ${model?.name ?? job.modelId} on ${input.image_ids.length} image(s)`,
       baseModelId: job.modelId,
       r2Prefix: prefix,
-      training: { job_id: job.id, image_ids: input.image_ids, ...result },
+      training: trainingSummary(job, result),
       trainingJobId: job.id,
       createdAt: Date.now(),
     });

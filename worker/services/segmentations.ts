@@ -1,4 +1,4 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import type { SegmentationRecord } from "../../schema/api-records.ts";
 import { segmentations } from "../../schema/db.ts";
 import { database } from "./database.ts";
@@ -26,13 +26,13 @@ export async function listSegmentations(d1: D1Database, orgId: string, imageId: 
   return toPage(rows, page.limit, segmentationView);
 }
 
-/** The segmentation training should learn from: an imported (corrected) one wins over a model's. */
+/** An image's most recent segmentation, whatever made it (so a correction imported after a prediction wins). */
 export async function latestSegmentation(d1: D1Database, orgId: string, imageId: string): Promise<Segmentation | null> {
   const [row] = await database(d1)
     .select()
     .from(segmentations)
     .where(and(eq(segmentations.orgId, orgId), eq(segmentations.imageId, imageId)))
-    .orderBy(sql`${segmentations.source} = 'import' DESC`, desc(segmentations.createdAt))
+    .orderBy(...newestFirst(segmentations))
     .limit(1);
   return row ?? null;
 }

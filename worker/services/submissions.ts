@@ -7,7 +7,7 @@ import { getImage, type Image } from "./images.ts";
 import { submitGpuJob, type SubmitOutcome, type TrainingInput } from "./jobs.ts";
 import { getVisibleModel } from "./models.ts";
 import { PLAN_LIMITS } from "./organizations.ts";
-import { latestSegmentation } from "./segmentations.ts";
+import { chooseTrainingLabels } from "./trainings.ts";
 
 function stableJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value ?? null);
@@ -61,20 +61,21 @@ export async function submitTraining(env: Bindings, org: Organization, body: z.i
   const imageIds = [...new Set(body.image_ids)].sort();
   const owned = [];
   for (const id of imageIds) owned.push(await ownImage(env, org, id));
-  for (const image of owned) {
-    const id = image.id;
-    assertReady(image);
-    if (!(await latestSegmentation(env.DB, org.id, id))) {
-      throw new HttpError(409, `Image ${id} has no segmentation to learn from: predict or import one first`);
-    }
-  }
+  for (const image of owned) assertReady(image);
+  const segmentationIds = await chooseTrainingLabels(env, org.id, imageIds, body.segmentation_ids);
   checkTrainingBounds(org, body.steps, owned);
-  const input: TrainingInput = { image_ids: imageIds, name: body.name ?? null, steps: body.steps ?? null, max_seconds: PLAN_LIMITS[org.plan].training.maxSeconds };
+  const input: TrainingInput = {
+    image_ids: imageIds,
+    segmentation_ids: segmentationIds,
+    name: body.name ?? null,
+    steps: body.steps ?? null,
+    max_seconds: PLAN_LIMITS[org.plan].training.maxSeconds,
+  };
   return submitGpuJob(env, org, {
     kind: "training",
     modelId: model.id,
     input,
-    dedupeKey: `training:${model.id}:${imageIds.join(",")}`,
+    dedupeKey: `training:${model.id}:${segmentationIds.join(",")}`,
     skipIfIdentical: ["SUBMITTED", "STARTED"],
     // One training at a time per organization: a runner's hours are the scarcest thing it shares.
     exclusive: true,
