@@ -1,15 +1,19 @@
-// npm run bench:load -- [--orgs 3] [--clients 2] [--seconds 40] [--settle 180]
+// npm run bench:load -- [--orgs 3] [--clients 2] [--seconds 40] [--settle 180] [--storage-cap 40] [--analysis-cap 20]
 // Load on the local stack: organizations (made through the admin CLI's path into the running
 // worker, each with its own key and small caps) x concurrent clients, for a bounded time, doing
 // uploads in both forms, predictions, polls, listings and the four exports. Prints requests/s,
 // p50/p99 latency per route kind and responses by status, then checks that nothing was lost or
 // broken; exits 1 when a check fails. Traffic goes only to the stack on 127.0.0.1.
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
 import { encode as encodePng } from "fast-png";
 import { operatorBackend } from "../../scripts/admin-backends.ts";
 import { startStack, type LocalStack } from "../../scripts/local-stack.ts";
 import { runningStack } from "../../scripts/running-stack.ts";
 import { syntheticNuclei } from "../../test/e2e/stack.ts";
+import { SeededRandom } from "../training/random.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -17,6 +21,8 @@ const { values: flags } = parseArgs({
     clients: { type: "string", default: "2" },
     seconds: { type: "string", default: "40" },
     settle: { type: "string", default: "180" },
+    "storage-cap": { type: "string", default: "40" },
+    "analysis-cap": { type: "string", default: "20" },
   },
 });
 const positive = (name: keyof typeof flags) => {
@@ -28,9 +34,9 @@ const ORGS = positive("orgs");
 const CLIENTS = positive("clients");
 const SECONDS = positive("seconds");
 const SETTLE_SECONDS = positive("settle");
-/** Small caps, so that the 402s of both caps are part of the load and their holding is checked. */
-const STORAGE_CAP = 12;
-const ANALYSIS_CAP = 8;
+/** Each organization's caps: small, so that both caps' 402s are part of the load and their holding is checked. */
+const STORAGE_CAP = positive("storage-cap");
+const ANALYSIS_CAP = positive("analysis-cap");
 /** Each client stops after this many operations even if time remains. */
 const MAX_OPS_PER_CLIENT = 2_000;
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -43,6 +49,9 @@ interface Sample {
   ms: number;
 }
 const samples: Sample[] = [];
+/** The results, printed once the stack (whose processes log to the same terminal) has stopped. */
+const results: string[] = [];
+const say = (line: string) => results.push(line);
 /** Answers the load expects: a predict while one runs (400), a cap reached (402). */
 const expected = (kind: string, status: number) => (kind === "predict submit" && (status === 400 || status === 402)) || (kind === "upload create" && status === 402) || (kind === "upload multipart" && status === 402);
 
@@ -64,15 +73,15 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 
 function report(seconds: number): void {
   const kinds = [...new Set(samples.map((s) => s.kind))].sort();
-  console.log(`\n${samples.length} requests in ${seconds.toFixed(1)} s = ${(samples.length / seconds).toFixed(1)} requests/s`);
-  console.log("route kind                 count   p50 ms   p99 ms   statuses");
+  say(`${samples.length} requests in ${seconds.toFixed(1)} s = ${(samples.length / seconds).toFixed(1)} requests/s`);
+  say("route kind                 count   p50 ms   p99 ms   statuses");
   for (const kind of kinds) {
     const of = samples.filter((s) => s.kind === kind);
     const ms = of.map((s) => s.ms).sort((a, b) => a - b);
     const statuses = countBy(of.map((s) => s.status));
-    console.log(`${kind.padEnd(25)} ${String(of.length).padStart(6)} ${percentile(ms, 50).toFixed(0).padStart(8)} ${percentile(ms, 99).toFixed(0).padStart(8)}   ${statuses}`);
+    say(`${kind.padEnd(25)} ${String(of.length).padStart(6)} ${percentile(ms, 50).toFixed(0).padStart(8)} ${percentile(ms, 99).toFixed(0).padStart(8)}   ${statuses}`);
   }
-  console.log(`responses by status: ${countBy(samples.map((s) => s.status))}`);
+  say(`responses by status: ${countBy(samples.map((s) => s.status))}`);
 }
 
 function countBy(xs: number[]): string {
@@ -95,7 +104,14 @@ interface Org {
 
 const SIZE = 96;
 const validPng = encodePng({ width: SIZE, height: SIZE, data: syntheticNuclei(SIZE, SIZE, 32, 9).data, depth: 16, channels: 1 }) as Uint8Array<ArrayBuffer>;
+/** Noise does not compress: a 16-bit PNG of it above the 8 MiB part size travels as two parts. */
+const twoPartPng = (() => {
+  const random = new SeededRandom(1);
+  const data = new Uint16Array(2048 * 2100).map(() => random.below(65_536));
+  return encodePng({ width: 2048, height: 2100, data, depth: 16, channels: 1 }) as Uint8Array<ArrayBuffer>;
+})();
 /** Not an image: its conversion must end `failed` with a reason, not stay processing. */
+const partCounts: number[] = [];
 const garbage = new Uint8Array(4096).map((_, i) => (i * 7919) % 251);
 
 function client(stack: LocalStack, org: Org, index: number, until: number) {
@@ -104,6 +120,7 @@ function client(stack: LocalStack, org: Org, index: number, until: number) {
   const json = (body: unknown) => ({ method: "POST", body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
   let lastPrediction: string | undefined;
   let listings = 0;
+  let resumables = index;
 
   const actions: (() => Promise<void>)[] = [
     async function multipartUpload() {
@@ -116,13 +133,15 @@ function client(stack: LocalStack, org: Org, index: number, until: number) {
       org.readyImages.push(id);
     },
     async function resumableUpload() {
-      // Every third resumable upload carries bytes that are not an image.
-      const valid = org.uploads.size % 3 !== 2;
-      const bytes = valid ? validPng : garbage;
+      // Of every four resumable uploads one carries bytes that are not an image and one is two parts.
+      const turn = resumables++ % 4;
+      const valid = turn !== 2;
+      const bytes = turn === 2 ? garbage : turn === 3 ? twoPartPng : validPng;
       const { status, body } = await api("upload create", "/upload", json({ name: `load-${index}.png`, size: bytes.length }));
       if (status !== 200 && status !== 201) return;
       const plan = body as { image: { id: string }; upload: { part_size: number; urls: { url: string }[] } };
       org.uploads.set(plan.image.id, { valid });
+      partCounts.push(plan.upload.urls.length);
       for (const [i, { url }] of plan.upload.urls.entries()) {
         const part = bytes.subarray(i * plan.upload.part_size, (i + 1) * plan.upload.part_size);
         await timed("upload part PUT", url, { method: "PUT", body: part });
@@ -217,7 +236,30 @@ async function settle(stack: LocalStack, orgs: Org[]): Promise<{ uploadProblems:
 type SignStorageUrl = (env: { SIGNED_URL_MODE: "worker"; SIGNING_KEY: string }, origin: string, target: { method: "GET"; key: string }) => Promise<string>;
 const signedUrlsModule = "../../worker/services/signed-urls.ts";
 
-/** Every ready image's bytes are in R2 at its size; every segmentation's artifact is there. */
+/**
+ * Every key in the local R2 bucket, read from the index miniflare keeps of the bucket's objects
+ * (a SQLite file per bucket under the state directory), opened read-only after the load.
+ */
+function localR2Keys(state: string): Set<string> {
+  const dir = join(state, "v3", "r2", "miniflare-R2BucketObject");
+  const keys = new Set<string>();
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite"))) {
+    const db = new DatabaseSync(join(dir, file), { readOnly: true });
+    try {
+      // Other files there belong to miniflare's own bookkeeping, without the objects table.
+      if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = '_mf_objects'").get()) continue;
+      for (const row of db.prepare("SELECT key FROM _mf_objects").all()) keys.add(String(row.key));
+    } finally {
+      db.close();
+    }
+  }
+  return keys;
+}
+
+/**
+ * Every ready image's bytes are in R2 at its size; every segmentation's artifact is there; and
+ * nothing under an image or segmentation prefix in R2 lacks its row (no orphaned bytes).
+ */
 async function storageMatchesR2(stack: LocalStack): Promise<{ checked: number; mismatches: string[] }> {
   const { signStorageUrl } = (await import(signedUrlsModule)) as { signStorageUrl: SignStorageUrl };
   const origin = new URL(stack.api).origin;
@@ -234,7 +276,14 @@ async function storageMatchesR2(stack: LocalStack): Promise<{ checked: number; m
   }
   const artifacts = stack.sql("SELECT id, artifact_key FROM segmentations") as { id: string; artifact_key: string }[];
   for (const s of artifacts) if ((await head(s.artifact_key)) === null) mismatches.push(`segmentation ${s.id}: artifact ${s.artifact_key} missing from R2`);
-  return { checked: images.length + artifacts.length, mismatches };
+  const imageKeys = new Set((stack.sql("SELECT r2_key FROM images") as { r2_key: string }[]).map((r) => r.r2_key));
+  const artifactPrefixes = new Set(artifacts.map((s) => s.artifact_key.slice(0, s.artifact_key.lastIndexOf("/") + 1)));
+  const r2 = localR2Keys(stack.state);
+  for (const key of r2) {
+    if (/^orgs\/[^/]+\/images\//.test(key) && !imageKeys.has(key)) mismatches.push(`R2 object ${key} has no image row`);
+    if (/^orgs\/[^/]+\/segmentations\//.test(key) && !artifactPrefixes.has(key.slice(0, key.lastIndexOf("/") + 1))) mismatches.push(`R2 object ${key} has no segmentation row`);
+  }
+  return { checked: r2.size, mismatches };
 }
 
 // ---- main -----------------------------------------------------------------------------------------
@@ -251,7 +300,7 @@ async function main(): Promise<number> {
       const { key } = await backend.createKey(slug);
       orgs.push({ slug, key, uploads: new Map(), readyImages: [], predictions: new Set(), segmentations: [] });
     }
-    console.log(`load: ${ORGS} organizations x ${CLIENTS} clients for ${SECONDS} s (storage cap ${STORAGE_CAP}, analysis cap ${ANALYSIS_CAP}); one runner, concurrency 2`);
+    say(`load: ${ORGS} organizations x ${CLIENTS} clients for ${SECONDS} s (storage cap ${STORAGE_CAP}, analysis cap ${ANALYSIS_CAP}); one runner, concurrency 2`);
 
     const start = performance.now();
     const until = Date.now() + SECONDS * 1000;
@@ -266,7 +315,8 @@ async function main(): Promise<number> {
 
     const settleStart = performance.now();
     const { uploadProblems, predictionProblems } = await settle(stack, orgs);
-    console.log(`settled in ${((performance.now() - settleStart) / 1000).toFixed(1)} s`);
+    say(`resumable uploads by part count: ${countBy(partCounts)}`);
+    say(`settled in ${((performance.now() - settleStart) / 1000).toFixed(1)} s`);
     const caps = stack.sql(
       "SELECT o.slug, (SELECT count(*) FROM images i WHERE i.org_id = o.id) AS images, " +
         "(SELECT count(*) FROM jobs j WHERE j.org_id = o.id AND j.kind IN ('prediction', 'training')) AS analyses FROM organizations o WHERE o.slug LIKE 'load-%'",
@@ -280,7 +330,11 @@ async function main(): Promise<number> {
     const unexpected = load.filter((s) => s.status >= 400 && s.status < 500 && !expected(s.kind, s.status));
     const uploads = orgs.reduce((n, o) => n + o.uploads.size, 0);
     const predictions = orgs.reduce((n, o) => n + o.predictions.size, 0);
-    console.log(`expected refusals: ${load.filter((s) => s.kind === "predict submit" && s.status === 400).length} predict 400 (one at a time), ${load.filter((s) => s.status === 402).length} 402 (caps)`);
+    const refused = (status: number, kinds: string[]) => load.filter((s) => s.status === status && kinds.includes(s.kind)).length;
+    say(
+      `expected refusals: ${refused(400, ["predict submit"])} predict 400 (one at a time), ` +
+        `${refused(402, ["upload create", "upload multipart"])} upload 402 (storage cap), ${refused(402, ["predict submit"])} predict 402 (analysis cap)`,
+    );
 
     const checks: [string, string[]][] = [
       ["no 5xx", serverErrors.map((s) => `${s.kind}: ${s.status}`)],
@@ -297,19 +351,22 @@ async function main(): Promise<number> {
           ...(c.analyses > ANALYSIS_CAP ? [`${c.slug}: ${c.analyses} analyses > ${ANALYSIS_CAP}`] : []),
         ]),
       ],
-      [`storage rows match R2 (${storage.checked} objects)`, storage.mismatches],
+      [`storage rows match R2 (${storage.checked} objects in the bucket)`, storage.mismatches],
     ];
     let failed = 0;
-    console.log("");
     for (const [name, problems] of checks) {
-      console.log(`${problems.length === 0 ? "ok  " : "FAIL"} ${name}${problems.length ? `: ${problems.length}` : ""}`);
-      for (const p of problems.slice(0, 5)) console.log(`       ${p}`);
+      say(`${problems.length === 0 ? "ok  " : "FAIL"} ${name}${problems.length ? `: ${problems.length}` : ""}`);
+      for (const p of problems.slice(0, 5)) say(`       ${p}`);
       if (problems.length) failed++;
     }
-    return failed === 0 ? 0 : 1;
+    return failed;
   } finally {
     await stack.stop();
   }
 }
 
-process.exitCode = await main();
+try {
+  process.exitCode = (await main()) === 0 ? 0 : 1;
+} finally {
+  console.log(`\n${results.join("\n")}`);
+}
