@@ -110,8 +110,9 @@ const twoPartPng = (() => {
   const data = new Uint16Array(2048 * 2100).map(() => random.below(65_536));
   return encodePng({ width: 2048, height: 2100, data, depth: 16, channels: 1 }) as Uint8Array<ArrayBuffer>;
 })();
-/** Not an image: its conversion must end `failed` with a reason, not stay processing. */
+/** How many parts each resumable upload's plan had. */
 const partCounts: number[] = [];
+/** Not an image: its conversion must end `failed` with a reason, not stay processing. */
 const garbage = new Uint8Array(4096).map((_, i) => (i * 7919) % 251);
 
 function client(stack: LocalStack, org: Org, index: number, until: number) {
@@ -341,7 +342,7 @@ async function main(): Promise<number> {
       ["every request answered", unanswered.map((s) => `${s.kind} after ${s.ms.toFixed(0)} ms`)],
       ["no unexpected 4xx", unexpected.map((s) => `${s.kind}: ${s.status}`)],
       [`every upload (${uploads}) ready or failed with a reason, as its bytes deserve`, uploadProblems],
-      [`every prediction (${predictions}) ended, COMPLETED or FAILED with a reason`, predictionProblems],
+      [`every prediction (${predictions}) ended COMPLETED with its segmentation (a FAILED one is listed with its reason)`, predictionProblems],
       ["no job left SUBMITTED or STARTED", openJobs.map((j) => `${j.kind} ${j.id}: ${j.status}`)],
       [`one prediction at a time per organization (${sampler.taken()} samples)`, sampler.violations],
       [
