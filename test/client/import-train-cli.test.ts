@@ -1,7 +1,7 @@
 // `import` and `train` against the real local stack (wrangler dev + a CPU runner with the committed
 // cpsam): a corrected label image imported for an uploaded image, refusals explained with the
-// service's detail and exit status 1, and a short training on it followed to its new model.
-import { spawn } from "node:child_process";
+// service's detail and exit status 1, and a short training on it followed to its new model, or to its failure.
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +11,7 @@ import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { syntheticNuclei } from "../e2e/stack.ts";
 
 let stack: LocalStack;
+let runner: ChildProcess;
 let work: string;
 let imageId: string;
 
@@ -33,7 +34,7 @@ function nucleiLabels(width: number, height: number): Uint8Array {
 
 beforeAll(async () => {
   stack = await startStack();
-  stack.startRunner();
+  runner = stack.startRunner();
   work = mkdtempSync(join(tmpdir(), "cellseg-client-import-"));
   const { data } = syntheticNuclei(SIZE, SIZE, SPACING, RADIUS);
   const form = new FormData();
@@ -48,12 +49,21 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 }, 60_000);
 
-function runClient(args: string[]): Promise<{ code: number | null; output: string }> {
+/** Starts `npm run client -- ...` as a user would; `output()` reads what it has written so far. */
+function startClient(args: string[]): { done: Promise<{ code: number | null; output: string }>; output: () => string } {
   const child = spawn(process.execPath, ["client/main.ts", ...args], { env: { ...process.env, CELLSEG_API: stack.api, CELLSEG_KEY: stack.key }, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout.on("data", (chunk) => (output += chunk));
   child.stderr.on("data", (chunk) => (output += chunk));
-  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, output })));
+  return { done: new Promise((resolve) => child.on("exit", (code) => resolve({ code, output }))), output: () => output };
+}
+
+const runClient = (args: string[]) => startClient(args).done;
+
+async function until(check: () => boolean, timeoutMs: number): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; !check(); await new Promise((r) => setTimeout(r, 100))) {
+    if (Date.now() > deadline) throw new Error("timed out");
+  }
 }
 
 async function api<T>(path: string): Promise<T> {
@@ -151,4 +161,22 @@ describe("npm run client -- train", () => {
     expect((await runClient(["train", "--model", "cpsam", imageId, "--steps", "1.5"])).output).toContain("--steps must be a whole number");
     expect((await runClient(["train", imageId])).code).toBe(2);
   }, 60_000);
+
+  it("with --wait reports a training that FAILED, with its reason, and exits 1", async () => {
+    // No runner while the training is queued, so its segmentation can be deleted before it starts.
+    const stopped = new Promise((resolve) => runner.once("exit", resolve));
+    runner.kill("SIGTERM");
+    await stopped;
+    const imported = await runClient(["import", imageId, file("labels-doomed.png", nucleiLabels(SIZE, SIZE))]);
+    const doomed = imported.output.match(/segmentation (\S+),/)![1]!;
+    const client = startClient(["train", "--model", "cpsam", imageId, "--segmentations", doomed, "--steps", "1", "--wait", "--poll", "0.5"]);
+    await until(() => /submitted/.test(client.output()), 30_000);
+    const deleted = await fetch(`${stack.api}/segmentation/${doomed}`, { method: "DELETE", headers: { Authorization: `Bearer ${stack.key}` } });
+    expect(deleted.status).toBe(204);
+    runner = stack.startRunner();
+    const { code, output } = await client.done;
+    expect(code, output).toBe(1);
+    expect(output).toMatch(new RegExp(`Training job \\S+ FAILED after .*: Segmentation ${doomed} of image ${imageId}, which this training learns from, was deleted`));
+    expect(output).not.toContain("New model");
+  }, 180_000);
 });
