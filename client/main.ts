@@ -1,8 +1,10 @@
 // npm run client -- <command>: the service's command-line client for scientists.
 import { ApiError } from "./http.ts";
 import { imagesCommand, IMAGES_HELP } from "./commands/images.ts";
+import { importCommand, IMPORT_HELP } from "./commands/import.ts";
 import { modelsCommand, MODELS_HELP } from "./commands/models.ts";
 import { segmentCommand, SEGMENT_HELP } from "./commands/segment.ts";
+import { trainCommand, TRAIN_HELP } from "./commands/train.ts";
 import { UsageError } from "./connection.ts";
 import { Interruption } from "./interruption.ts";
 
@@ -14,6 +16,8 @@ Commands:
 ${first(SEGMENT_HELP)}
 ${first(IMAGES_HELP)}
 ${first(MODELS_HELP)}
+${first(IMPORT_HELP)}
+${first(TRAIN_HELP)}
 
 Set CELLSEG_API (e.g. https://cellseg.example.org/api/v1) and CELLSEG_KEY (an API key from the
 dashboard), or pass --api and --key.`;
@@ -38,6 +42,8 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   segment: (args) => segmentCommand(args, { out: process.stdout, interruption: stopCleanly() }),
   images: (args) => imagesCommand(args, process.stdout),
   models: (args) => modelsCommand(args, process.stdout),
+  import: (args) => importCommand(args, process.stdout),
+  train: (args) => trainCommand(args, process.stdout),
 };
 
 async function main(argv: string[]): Promise<number> {

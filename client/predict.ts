@@ -24,7 +24,7 @@ export interface WaitOptions {
 }
 
 /** Waits between tries: `pollMs`, growing by half each time up to `maxPollMs`, with jitter. */
-function backoff(options: WaitOptions) {
+export function backoff(options: WaitOptions) {
   let wait = options.pollMs;
   return {
     next: () => {

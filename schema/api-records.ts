@@ -206,6 +206,7 @@ export type TrainingMetrics = z.infer<typeof trainingMetrics>;
 export type TrainingSummary = z.infer<typeof trainingSummary>;
 export type JobAcknowledgement = z.infer<typeof jobAcknowledgement>;
 export type SegmentationRecord = z.infer<typeof segmentationRecord>;
+export type SegmentationImported = z.infer<typeof segmentationImported>;
 
 /** A page of a listing: newest first; `next_cursor` is null on the last page. */
 function page<Item extends z.ZodType>(item: Item, name: string) {

@@ -5,6 +5,7 @@ import type { ModelRecord } from "../../schema/api-records.ts";
 import { CLOUDFLARE_BODY_LIMIT, DEFAULT_RESUMABLE_ABOVE } from "../body-limit.ts";
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connect, UsageError } from "../connection.ts";
 import { EXPORT_FILES, type ExportFormat, isExportFormat } from "../exports.ts";
+import { positiveNumber } from "../flags.ts";
 import { formatBytes } from "../format.ts";
 import type { Http } from "../http.ts";
 import { collectInputs } from "../inputs.ts";
@@ -45,12 +46,6 @@ const SEGMENT_OPTIONS = {
   "body-limit": { type: "string" },
   poll: { type: "string", default: "1" },
 } as const;
-
-function positiveNumber(value: string, flag: string, allowZero = false): number {
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || (!allowZero && n === 0)) throw new UsageError(`${flag} must be a ${allowZero ? "non-negative" : "positive"} number, not ${JSON.stringify(value)}`);
-  return n;
-}
 
 function predictionParams(values: { diameter?: string; channels?: string }): Record<string, unknown> {
   const params: Record<string, unknown> = {};

@@ -1,0 +1,99 @@
+// `train --model <base> <image-id>...`: POST /job/training, and with --wait the job followed to its
+// end: the new model's id and how it scored against its base.
+import { parseArgs } from "node:util";
+import type { JobAcknowledgement, JobRecord, TrainingMetrics } from "../../schema/api-records.ts";
+import { CONNECTION_HELP, CONNECTION_OPTIONS, connect, UsageError } from "../connection.ts";
+import { positiveInteger, positiveNumber } from "../flags.ts";
+import { formatSeconds } from "../format.ts";
+import { pollJob } from "../jobs.ts";
+import { createDisplay } from "../progress.ts";
+
+export const TRAIN_HELP = `npm run client -- train --model <base-id> <image-id>... [--segmentations ID,...] [--name N] [--steps N] [--wait]
+
+Fine-tunes a model on your segmented images (predicted, or corrected and imported with
+\`npm run client -- import\`) and prints the training's job id. Exits 0 once it is submitted, or
+with --wait, only if the training COMPLETED.
+
+  --model ID            the model to start from (see \`npm run client -- models\`; required)
+  --segmentations IDS   comma-separated segmentations to learn from, at most one per image; an image
+                        not named here is learned from its most recent segmentation
+  --name N              the trained model's name
+  --steps N             training steps (default: the runner's time budget)
+  --wait                follow the training to its end, then print the new model's id and its
+                        scores (AP@0.5 and AP@0.75) beside the base model's. Ctrl-C stops the
+                        waiting, not the training
+  --poll SECONDS        first wait between status polls with --wait (default 2; grows to 15)
+
+${CONNECTION_HELP}`;
+
+const TRAIN_OPTIONS = {
+  ...CONNECTION_OPTIONS,
+  model: { type: "string" },
+  segmentations: { type: "string" },
+  name: { type: "string" },
+  steps: { type: "string" },
+  wait: { type: "boolean" },
+  poll: { type: "string", default: "2" },
+} as const;
+
+const score = (ap: number | null) => (ap === null ? "-" : ap.toFixed(3));
+
+export function metricsLines(metrics: TrainingMetrics): string[] {
+  const where = { held_out: `on ${metrics.evaluated_images} held-out image(s)`, training_image: "on the image trained on", none: "not evaluated" }[metrics.evaluated_on];
+  return [
+    `Scores (${where}):`,
+    `  base        AP@0.5 ${score(metrics.base.ap50)}  AP@0.75 ${score(metrics.base.ap75)}`,
+    `  fine-tuned  AP@0.5 ${score(metrics.fine_tuned.ap50)}  AP@0.75 ${score(metrics.fine_tuned.ap75)}  (weights of step ${metrics.chosen_step})`,
+    metrics.note,
+  ];
+}
+
+export async function trainCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
+  const { values, positionals } = parseArgs({ args, options: TRAIN_OPTIONS, allowPositionals: true });
+  if (values.help) {
+    out.write(`${TRAIN_HELP}\n`);
+    return 0;
+  }
+  if (!values.model) throw new UsageError("--model <base-id> is required: the model to fine-tune");
+  if (positionals.length === 0) throw new UsageError("Name at least one image to train on");
+  const body: Record<string, unknown> = { model_id: values.model, image_ids: positionals };
+  if (values.segmentations !== undefined) {
+    const ids = values.segmentations.split(",").map((s) => s.trim()).filter(Boolean);
+    if (ids.length === 0) throw new UsageError("--segmentations takes comma-separated segmentation ids");
+    body.segmentation_ids = ids;
+  }
+  if (values.name !== undefined) body.name = values.name;
+  if (values.steps !== undefined) body.steps = positiveInteger(values.steps, "--steps");
+  const pollMs = positiveNumber(values.poll, "--poll") * 1000;
+
+  const display = createDisplay(out);
+  const http = connect(values, { log: (m) => display.log(`retrying: ${m}`) });
+  const ack = await http.json<JobAcknowledgement>("POST", "/job/training", { json: body });
+  display.log(ack.status === "skipped" ? `The same training is already queued: job ${ack.job_id} (${ack.reason})` : `Training job ${ack.job_id} submitted`);
+  if (!values.wait) {
+    display.log(`Follow it with --wait, or GET /job/${ack.job_id}`);
+    return 0;
+  }
+
+  const started = Date.now();
+  const bar = display.bar("training", 1, "fraction");
+  let job: JobRecord;
+  try {
+    job = await pollJob(http, ack.job_id, {
+      pollMs,
+      maxPollMs: Math.max(pollMs, 15_000),
+      onUpdate: (j) => bar.update(j.progress, j.stage ?? j.status),
+    });
+  } finally {
+    display.close();
+  }
+  const took = formatSeconds(Date.now() - started);
+  if (job.status === "FAILED") {
+    out.write(`Training job ${job.job_id} FAILED after ${took}: ${job.reason ?? "no reason given"}\n`);
+    return 1;
+  }
+  out.write(`Training job ${job.job_id} COMPLETED in ${took}\nNew model: ${job.result_model_id}\n`);
+  if (job.metrics) out.write(`${metricsLines(job.metrics).join("\n")}\n`);
+  out.write(`Segment with it: npm run client -- segment <images> --out <dir> --model ${job.result_model_id}\n`);
+  return 0;
+}
