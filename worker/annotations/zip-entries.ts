@@ -7,13 +7,8 @@
 
 import { inflateBounded } from "./inflate-bounded.ts";
 import { AnnotationImportError } from "./errors.ts";
+import { CENTRAL_HEADER, END, LOCAL_HEADER, U32_MAX, ZIP64_END, ZIP64_LOCATOR } from "../zip-records.ts";
 
-const LOCAL_HEADER = 0x04034b50;
-const CENTRAL_HEADER = 0x02014b50;
-const END = 0x06054b50;
-const ZIP64_LOCATOR = 0x07064b50;
-const ZIP64_END = 0x06064b50;
-const U32_MAX = 0xffffffff;
 
 export interface ZipEntry {
   name: string;

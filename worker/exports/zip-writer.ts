@@ -13,20 +13,14 @@
 
 import { ByteBuilder } from "../../schema/roi-artifact-bytes.ts";
 import { crc32 } from "../../schema/roi-artifact-crc32.ts";
+import { CENTRAL_HEADER, END, LOCAL_HEADER, U16_MAX, U32_MAX, ZIP64_END, ZIP64_LOCATOR } from "../zip-records.ts";
 
-const LOCAL_HEADER = 0x04034b50;
-const CENTRAL_HEADER = 0x02014b50;
-const ZIP64_END = 0x06064b50;
-const ZIP64_LOCATOR = 0x07064b50;
-const END = 0x06054b50;
 const FLAG_UTF8_NAMES = 0x0800;
 const VERSION_DEFAULT = 20;
 const VERSION_ZIP64 = 45;
 // Fixed timestamp (1980-01-01 00:00, the DOS epoch) so the same segmentation gives the same bytes.
 const DOS_TIME = 0;
 const DOS_DATE = (1 << 5) | 1;
-const U16_MAX = 0xffff;
-const U32_MAX = 0xffffffff;
 const CENTRAL_DIRECTORY_CHUNK = 64 * 1024;
 const RECORD_STRIDE = 4; // crc, size, local header offset, end of name in `names`
 
