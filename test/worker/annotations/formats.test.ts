@@ -60,6 +60,16 @@ describe("label images", () => {
     expect(imported.rois.map((r) => r.area_px)).toEqual([4, 4]);
   });
 
+  it("reads a label image whose pixel data inflates past 64 KiB (workerd's zlib grows its output in 64 KiB steps)", () => {
+    // 320 x 256 16-bit, as dsb2018's label PNGs: 164,096 inflated bytes. A 16 x 16 block per object.
+    const width = 320, height = 256;
+    const labels = new Uint16Array(width * height);
+    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) labels[y * width + x] = x % 32 < 16 && y % 32 < 16 ? 1 + (y >> 5) * 10 + (x >> 5) : 0;
+    const imported = importAnnotation(png16(width, height, labels), width, height);
+    expect(imported.rois).toHaveLength(80);
+    expect(imported.rois.every((r) => r.area_px === 256)).toBe(true);
+  });
+
   it("reads 8-bit PNGs", () => {
     const { width, height, labels } = grid(["x..", "..y"]);
     const file = encodePng({ width, height, data: Uint8Array.from(labels), depth: 8, channels: 1 });
