@@ -4,15 +4,8 @@
 import { Worker } from "node:worker_threads";
 import type { SandboxReply } from "./decode-sandbox-worker.ts";
 
-export interface DecodeOutcome {
-  outcome: SandboxReply["outcome"] | "timeout" | "crashed";
-  message: string;
-  kind?: string;
-  ms: number;
-  memoryGrowth: number;
-  sane?: boolean;
-  size?: string;
-}
+/** What the worker replied, or that it hung or died. */
+export type DecodeOutcome = Omit<SandboxReply, "id" | "outcome"> & { outcome: SandboxReply["outcome"] | "timeout" | "crashed" };
 
 export interface SandboxLimits {
   /** Old-generation heap of the worker; a decoder past it crashes the worker, not the test. */
