@@ -1,6 +1,7 @@
 // npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto|truth|none] [--modality M]
-//                 [--limit N] [--provider P] [--held-out <training-record.json>] [--rescale 0.5,0.75,1.5,2]
-//                 [--cellprob-threshold T] [--flow-threshold T] [--min-size N] [--niter N]
+//                 [--limit N] [--provider P] [--held-out <training-record.json> | --trained-on <training-record.json>]
+//                 [--rescale 0.5,0.75,1.5,2] [--augment]
+//                 [--cellprob-threshold T[,T...]] [--flow-threshold T[,T...]] [--min-size N[,N...]] [--niter N[,N...]]
 // <dir> is a dataset (images/ + labels/<stem>.png) or a folder of datasets (each with images/ and
 // labels/, as ../shared/data/nuclei). Prints per dataset, and per modality where the dataset lists
 // them in modality.csv: AP at IoU 0.5/0.75/0.9 (Cellpose's TP / (TP + FP + FN), mean over the
@@ -9,7 +10,11 @@
 // Defaults are the service's: diameter "auto" (the engine's estimate) and modality "auto".
 // --diameter: "none", no rescaling; "truth", each image's labelled median diameter (Cellpose's
 // benchmark convention, and the training record's validation).
-// --held-out keeps only the images a training record lists as validation (its image ids).
+// --held-out keeps only the images a training record lists as validation (its image ids);
+// --trained-on only those it trained on, to choose settings without looking at the validation images.
+// --augment turns on test-time flip averaging (the engine's `augment`).
+// Mask flags may list values: the network runs once per image and every combination is scored from
+// its outputs (one line per combination and set), to choose mask parameters by measurement.
 // --rescale also scores every image resized by each factor (bilinear; labels nearest neighbour), to
 // see how the model and the diameter handling cope with objects of other sizes; with it, a table of
 // AP@0.5 and of the diameter used against the true median diameter, per set and factor.
@@ -26,7 +31,8 @@ import { MODALITIES } from "../engine/modality.ts";
 import type { Modality } from "../engine/modality.ts";
 import { listedModalities } from "../training/labelled-images.ts";
 import { medianObjectDiameter } from "../training/object-diameter.ts";
-import { MASK_FLAG_OPTIONS, MASK_FLAGS_USAGE, maskParamsFromFlags } from "./mask-flags.ts";
+import { computeMasks, DEFAULT_MASK_PARAMS, type MaskParams } from "../engine/masks/compute-masks.ts";
+import { MASK_FLAG_OPTIONS, MASK_FLAGS_USAGE, maskParamGridFromFlags } from "./mask-flags.ts";
 
 const THRESHOLDS = [0.5, 0.75, 0.9];
 
@@ -50,19 +56,25 @@ async function main(): Promise<void> {
       provider: { type: "string", default: "auto" },
       verbose: { type: "boolean", default: false },
       "held-out": { type: "string" },
+      "trained-on": { type: "string" },
+      augment: { type: "boolean", default: false },
       rescale: { type: "string" },
       ...MASK_FLAG_OPTIONS,
     },
   });
-  if (!values.data) throw new Error(`usage: npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto|truth|none] [--modality auto|${MODALITIES.join("|")}] [--limit N] [--held-out record.json] [--rescale f1,f2] ${MASK_FLAGS_USAGE}`);
+  if (!values.data) throw new Error(`usage: npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto|truth|none] [--modality auto|${MODALITIES.join("|")}] [--limit N] [--held-out record.json | --trained-on record.json] [--rescale f1,f2] [--augment] ${MASK_FLAGS_USAGE} (mask flags may list values to sweep)`);
   const diameter = parseDiameter(values.diameter);
   const modality = parseModality(values.modality);
-  const maskParams = maskParamsFromFlags(values);
+  const maskGrid = maskParamGridFromFlags(values);
+  const maskParams = maskGrid[0]!;
+  const sweep = maskGrid.length > 1;
   const limit = values.limit === undefined ? Infinity : Number(values.limit);
-  const heldOut = values["held-out"] === undefined ? undefined : new Set<string>(JSON.parse(readFileSync(values["held-out"], "utf8")).images.validation);
+  if (values["held-out"] !== undefined && values["trained-on"] !== undefined) throw new Error("--held-out and --trained-on exclude each other");
+  const recordImages = (path: string | undefined, split: "training" | "validation") => (path === undefined ? undefined : new Set<string>(JSON.parse(readFileSync(path, "utf8")).images[split]));
+  const selected = recordImages(values["held-out"], "validation") ?? recordImages(values["trained-on"], "training");
   const factors = values.rescale === undefined ? [1] : [1, ...values.rescale.split(",").map(parseFactor).filter((f) => f !== 1)];
   const model = await chooseModel(values.model, values.provider as ExecutionProviderChoice);
-  console.log(`model ${model.manifest.name}@${model.manifest.version} (diameter ${model.manifest.diameter}) on ${model.executionProvider}, diameter ${diameter ?? "none (no rescaling)"}, modality ${modality}`);
+  console.log(`model ${model.manifest.name}@${model.manifest.version} (diameter ${model.manifest.diameter}) on ${model.executionProvider}, diameter ${diameter ?? "none (no rescaling)"}, modality ${modality}${values.augment ? ", flip averaging" : ""}`);
   const table: string[] = [];
   const verbose = values.verbose;
 
@@ -72,7 +84,7 @@ async function main(): Promise<void> {
     // The image ids of training records: "<set>/<stem>", or "<set>/<modality>/<stem>" in a set listing modalities.
     const groupOf = (file: string) => (listed ? `${set}/${listed.get(basename(file, extname(file))) ?? "unlisted"}` : set);
     const files = readdirSync(join(dir, "images"))
-      .filter((f) => !f.startsWith(".") && (heldOut === undefined || heldOut.has(`${groupOf(f)}/${basename(f, extname(f))}`)))
+      .filter((f) => !f.startsWith(".") && (selected === undefined || selected.has(`${groupOf(f)}/${basename(f, extname(f))}`)))
       .sort();
     const groups = new Map<string, string[]>();
     for (const file of files) groups.set(groupOf(file), [...(groups.get(groupOf(file)) ?? []), file]);
@@ -85,6 +97,7 @@ async function main(): Promise<void> {
 
   async function evaluateSet(dir: string, group: string, files: string[], factor: number): Promise<void> {
     const apSum = THRESHOLDS.map(() => 0);
+    const sweepSums = maskGrid.map(() => THRESHOLDS.map(() => 0));
     let trueObjects = 0, predicted = 0, images = 0, withoutObjects = 0, megapixels = 0;
     const trueDiameters: number[] = [], usedDiameters: number[] = [];
     const stageSum: Record<string, number> = { decode: 0 };
@@ -108,7 +121,11 @@ async function main(): Promise<void> {
       const trueDiameter = medianObjectDiameter(truth);
       if (trueDiameter === 0) { withoutObjects++; continue; }
       const at = diameter === "truth" ? trueDiameter : diameter;
-      const result = await segmentImage(image, model, { ...maskParams, modality, ...(at === undefined ? {} : { diameter: at }) });
+      const result = await segmentImage(image, model, { ...maskParams, modality, augment: values.augment, ...(at === undefined ? {} : { diameter: at }) }, { keepNetworkOutputs: sweep });
+      if (sweep) {
+        const modelDefaults = result.modality ? model.manifest.maskDefaults?.[result.modality.modality] : undefined;
+        scoreSweep(maskGrid.map((combination) => ({ ...DEFAULT_MASK_PARAMS, ...modelDefaults, ...combination })), result.networkOutputs!, image.width, image.height, truth, sweepSums);
+      }
       if (result.modality) detected[result.modality.modality] = (detected[result.modality.modality] ?? 0) + 1;
       for (const [stage, ms] of Object.entries(result.timings)) stageSum[stage] = (stageSum[stage] ?? 0) + ms;
       trueDiameters.push(trueDiameter);
@@ -130,8 +147,29 @@ async function main(): Promise<void> {
     const modalities = Object.entries(detected).map(([m, count]) => `${m} ${count}`).join(", ");
     if (modalities) console.log(`  modality ${modality === "auto" ? "detected" : "given"}: ${modalities}`);
     console.log(`  mean ms per image: ${stages}; network ${(stageSum.network! / megapixels).toFixed(0)} ms per megapixel of input image (after any rescaling by diameter)`);
+    if (sweep) {
+      for (const [i, combination] of maskGrid.entries()) {
+        console.log(`  ${describeMaskParams(combination).padEnd(48)} AP@0.5 ${(sweepSums[i]![0]! / images).toFixed(3)}  AP@0.75 ${(sweepSums[i]![1]! / images).toFixed(3)}  AP@0.9 ${(sweepSums[i]![2]! / images).toFixed(3)}`);
+      }
+    }
     table.push(`${group.padEnd(9)} ${String(factor).padStart(6)}  ${String(images).padStart(6)}  ${ap[0]}   ${median(trueDiameters).toFixed(1).padStart(20)}  ${median(usedDiameters).toFixed(1).padStart(22)}`);
   }
+}
+
+/** Scores every mask-parameter combination of a sweep on one image's network outputs. */
+function scoreSweep(maskGrid: MaskParams[], outputs: Float32Array, width: number, height: number, truth: Uint32Array, sums: number[][]): void {
+  const plane = width * height;
+  for (const [i, combination] of maskGrid.entries()) {
+    // computeMasks scales the flows in place: each combination starts from a fresh copy.
+    const flows = outputs.slice(0, 2 * plane);
+    const { labels } = computeMasks(flows, outputs.subarray(2 * plane), width, height, combination);
+    averagePrecision(truth, labels, THRESHOLDS).ap.forEach((ap, t) => (sums[i]![t]! += ap));
+  }
+}
+
+function describeMaskParams(params: Partial<MaskParams>): string {
+  const set = Object.entries(params).map(([name, value]) => `${name} ${value}`);
+  return set.length ? set.join(", ") : "engine defaults";
 }
 
 /** A progress line that rewrites itself on a terminal; elsewhere a line every 25 images. */

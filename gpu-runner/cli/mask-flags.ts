@@ -23,6 +23,21 @@ export function maskParamsFromFlags(values: MaskFlagValues): Partial<MaskParams>
   return params;
 }
 
+/**
+ * Eval's sweeps: each flag may list values ("0,0.4,0.8"); every combination of them, first value
+ * of each first. Unset flags keep the engine's defaults.
+ */
+export function maskParamGridFromFlags(values: MaskFlagValues): Partial<MaskParams>[] {
+  let grid: Partial<MaskParams>[] = [{}];
+  for (const flag of Object.keys(MASK_FLAG_OPTIONS) as (keyof typeof MASK_FLAG_OPTIONS)[]) {
+    const listed = values[flag];
+    if (listed === undefined) continue;
+    const choices = listed.split(",").map((one) => maskParamsFromFlags({ [flag]: one }));
+    grid = grid.flatMap((combination) => choices.map((choice) => ({ ...combination, ...choice })));
+  }
+  return grid;
+}
+
 export function numberFlag(text: string, option: string): number {
   const value = Number(text);
   if (text.trim() === "" || !Number.isFinite(value)) throw new Error(`${option} expects a number, got "${text}"`);

@@ -14,8 +14,17 @@ export interface InferenceOptions {
   overlap?: number;
   /** Largest tile side for networks that take any input size (default LARGE_TILE_SIDE); fixed-size networks use the manifest's tileSize. */
   maxTileSide?: number;
+  /**
+   * Test-time augmentation (Cellpose's `augment`): every tile also runs mirrored left-right,
+   * top-bottom and both, and the four outputs are mirrored back and averaged (4x the network time).
+   */
+  flipAverage?: boolean;
   onProgress?: (fraction: number) => void;
 }
+
+/** Mirror variants of a tile: bit 0 mirrors x (left-right), bit 1 mirrors y (top-bottom). */
+const IDENTITY = 0, MIRROR_X = 1, MIRROR_Y = 2;
+const FLIP_VARIANTS = [IDENTITY, MIRROR_X, MIRROR_Y, MIRROR_X | MIRROR_Y];
 
 /** Pixels per onnxruntime call: one 1024x1024 tile, or eight of 224x224. */
 export const MAX_PIXELS_PER_CALL = LARGE_TILE_SIDE * LARGE_TILE_SIDE;
@@ -48,12 +57,38 @@ export async function runNetwork(image: Float32Array, channels: number, width: n
   const plane = paddedWidth * paddedHeight;
   const input = new Float32Array(Math.min(batchSize, positions.length) * channels * tileArea);
   const runBatch = async (batch: [number, number][]): Promise<{ out: Float32Array; dispose: () => void }> => {
+    if (!options.flipAverage) return runVariant(batch, IDENTITY);
+    // Each variant's outputs are mirrored back; a mirrored axis also reverses its flow component.
+    const mean = new Float32Array(batch.length * 3 * tileArea);
+    for (const variant of FLIP_VARIANTS) {
+      const { out, dispose } = await runVariant(batch, variant);
+      const mirrorX = (variant & MIRROR_X) !== 0, mirrorY = (variant & MIRROR_Y) !== 0;
+      for (let b = 0; b < batch.length; b++) {
+        for (let c = 0; c < 3; c++) {
+          const sign = (c === 0 && mirrorY) || (c === 1 && mirrorX) ? -0.25 : 0.25;
+          const planeStart = (b * 3 + c) * tileArea;
+          for (let y = 0; y < tileHeight; y++) {
+            const dst = planeStart + y * tileWidth;
+            const src = planeStart + (mirrorY ? tileHeight - 1 - y : y) * tileWidth;
+            if (mirrorX) for (let x = 0; x < tileWidth; x++) mean[dst + x]! += sign * out[src + tileWidth - 1 - x]!;
+            else for (let x = 0; x < tileWidth; x++) mean[dst + x]! += sign * out[src + x]!;
+          }
+        }
+      }
+      dispose();
+    }
+    return { out: mean, dispose: () => {} };
+  };
+  const runVariant = async (batch: [number, number][], variant: number): Promise<{ out: Float32Array; dispose: () => void }> => {
+    const mirrorX = (variant & MIRROR_X) !== 0, mirrorY = (variant & MIRROR_Y) !== 0;
     for (let b = 0; b < batch.length; b++) {
       const [y0, x0] = batch[b]!;
       for (let c = 0; c < channels; c++) {
         for (let y = 0; y < tileHeight; y++) {
-          const from = c * plane + (y0 + y) * paddedWidth + x0;
-          input.set(padded.subarray(from, from + tileWidth), ((b * channels + c) * tileHeight + y) * tileWidth);
+          const from = c * plane + (y0 + (mirrorY ? tileHeight - 1 - y : y)) * paddedWidth + x0;
+          const to = ((b * channels + c) * tileHeight + y) * tileWidth;
+          if (mirrorX) for (let x = 0; x < tileWidth; x++) input[to + x] = padded[from + tileWidth - 1 - x]!;
+          else input.set(padded.subarray(from, from + tileWidth), to);
         }
       }
     }

@@ -16,6 +16,7 @@ import { dirname, join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { z } from "zod";
 import { ModelError } from "./faults.ts";
+import { MODALITIES } from "../../schema/modality.ts";
 
 /** The manifest `<name>.json`. */
 export const ModelManifest = z.object({
@@ -31,6 +32,12 @@ export const ModelManifest = z.object({
   diameter: z.number().positive(),
   /** Per-channel percentile normalisation applied before the network. */
   normalization: z.object({ lower: z.number().min(0).max(100), upper: z.number().min(0).max(100) }).default({ lower: 1, upper: 99 }),
+  /**
+   * Mask parameters this network works best with, per input modality, chosen by measurement (the
+   * model card says how); a request's own parameters override them, and parameters named nowhere
+   * keep Cellpose's defaults (masks/compute-masks.ts).
+   */
+  maskDefaults: z.partialRecord(z.enum(MODALITIES), z.object({ cellprobThreshold: z.number().min(-20).max(20), flowThreshold: z.number().min(0).max(10) }).partial().strict()).optional(),
   /** Where the weights come from: how trained, on what, under which licence. */
   provenance: z.object({
     source: z.string(),

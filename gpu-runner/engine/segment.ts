@@ -29,9 +29,11 @@ export interface SegmentParams extends MaskParams {
   batchSize: number;
   /** Minimum tile overlap as a fraction of the tile. */
   tileOverlap: number;
+  /** Test-time flip averaging (Cellpose's `augment`): four network runs per tile, averaged. */
+  augment: boolean;
 }
 
-export const DEFAULT_SEGMENT_PARAMS: SegmentParams = { ...DEFAULT_MASK_PARAMS, diameter: undefined, channels: undefined, modality: "auto", batchSize: 8, tileOverlap: 0.1 };
+export const DEFAULT_SEGMENT_PARAMS: SegmentParams = { ...DEFAULT_MASK_PARAMS, diameter: undefined, channels: undefined, modality: "auto", batchSize: 8, tileOverlap: 0.1, augment: false };
 
 export type SegmentStage = "normalize" | "diameter" | "rescale" | "network" | "masks" | "rois";
 
@@ -51,6 +53,14 @@ export interface SegmentResult {
   diameterEstimate?: DiameterEstimate;
   /** One-channel models: the modality the input was made for, and whether it was detected or given. */
   modality?: ModalityDecision;
+  /** With `keepNetworkOutputs`: the outputs the masks were made from, planar [3, H, W] at the image's size (dY, dX, cellprob logit). */
+  networkOutputs?: Float32Array;
+}
+
+export interface SegmentOptions {
+  onProgress?: (fraction: number, stage: string) => void;
+  /** Return the network outputs too, so that other mask parameters can be tried without the network (eval's sweeps). */
+  keepNetworkOutputs?: boolean;
 }
 
 export interface DiameterEstimate {
@@ -82,9 +92,10 @@ const MAX_UPSCALE_PIXELS = 2 ** 28;
  */
 const MAX_AUTO_UPSCALE = 3;
 
-export async function segmentImage(image: DecodedImage, model: LoadedModel, params: Partial<SegmentParams> = {}, onProgress?: (fraction: number, stage: string) => void): Promise<SegmentResult> {
-  const p: SegmentParams = { ...DEFAULT_SEGMENT_PARAMS, ...params };
-  validate(p);
+export async function segmentImage(image: DecodedImage, model: LoadedModel, params: Partial<SegmentParams> = {}, options: SegmentOptions = {}): Promise<SegmentResult> {
+  const { onProgress, keepNetworkOutputs = false } = options;
+  validate({ ...DEFAULT_SEGMENT_PARAMS, ...params });
+  let p: SegmentParams = { ...DEFAULT_SEGMENT_PARAMS, ...params };
   const { width, height } = image;
   const manifest = model.manifest;
   const timings: Record<SegmentStage, number> = { normalize: 0, diameter: 0, rescale: 0, network: 0, masks: 0, rois: 0 };
@@ -99,6 +110,9 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   let input: DecodedImage | undefined;
   let modality: ModalityDecision | undefined;
   ({ image: input, modality } = modelInput(image, manifest.channels, p.channels, p.modality));
+  // The model's own defaults for this modality fill in what the request left out.
+  const modelDefaults = modality ? manifest.maskDefaults?.[modality.modality] : undefined;
+  if (modelDefaults) p = { ...DEFAULT_SEGMENT_PARAMS, ...modelDefaults, ...params };
   normalizeImage(input, manifest.normalization, input.data);
   lap("normalize");
 
@@ -122,6 +136,7 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   const passShare = estimate ? 0.5 : 1;
   let pass = await networkPass(input.data, diameter, 0);
   let masks: MaskResult | undefined;
+  let keptOutputs: Float32Array | undefined;
   if (estimate) {
     // The first pass's masks measure the objects; on a downsampled pass they are computed at the
     // network's resolution, which is cheaper and, objects being near the model's size there, as good.
@@ -170,7 +185,7 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
     lap("rescale");
     const progress = (f: number) => report(0.05 + 0.75 * (progressFrom + passShare * f), "network");
     progress(0);
-    const outputs = await runNetwork(networkInput, manifest.channels, scaledWidth, scaledHeight, model, { batchSize: p.batchSize, overlap: p.tileOverlap, onProgress: progress });
+    const outputs = await runNetwork(networkInput, manifest.channels, scaledWidth, scaledHeight, model, { batchSize: p.batchSize, overlap: p.tileOverlap, flipAverage: p.augment, onProgress: progress });
     networkInput = undefined;
     lap("network");
     return { outputs, scale, width: scaledWidth, height: scaledHeight, plane: scaledWidth * scaledHeight };
@@ -180,6 +195,8 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   function masksAtImageSize(pass: { outputs: Float32Array; scale: number; width: number; height: number }): MaskResult {
     t = performance.now();
     const outputs = pass.scale === 1 ? pass.outputs : resizePlanar(pass.outputs, 3, pass.width, pass.height, width, height);
+    // computeMasks scales the flows in place.
+    if (keepNetworkOutputs) keptOutputs = outputs.slice();
     lap("rescale");
     return computeMasks(outputs.subarray(0, 2 * plane), outputs.subarray(2 * plane), width, height, p);
   }
@@ -189,6 +206,7 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
     width, height, labels, rois, confluency: confluency(labels), timings, diameter,
     ...(estimate ? { diameterEstimate: estimate } : {}),
     ...(modality ? { modality } : {}),
+    ...(keptOutputs ? { networkOutputs: keptOutputs } : {}),
   };
   lap("rois");
   report(1, "done");
@@ -214,5 +232,6 @@ function validate(p: SegmentParams): void {
   if (!(Number.isInteger(p.niter) && p.niter >= 0 && p.niter <= 10_000)) problems.push("niter must be an integer in 0..10000");
   if (!(Number.isInteger(p.batchSize) && p.batchSize >= 1 && p.batchSize <= 256)) problems.push("batchSize must be an integer in 1..256");
   if (!(p.tileOverlap >= 0 && p.tileOverlap < 0.5)) problems.push("tileOverlap must be in [0, 0.5)");
+  if (typeof p.augment !== "boolean") problems.push("augment must be true or false");
   if (problems.length) throw new InputError(`invalid segmentation parameters: ${problems.join("; ")}`);
 }

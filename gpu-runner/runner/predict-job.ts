@@ -64,7 +64,7 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   const params = segmentParams(job.params, model.manifest.channels);
   const missing = params.channels?.find((c) => c >= image.channels);
   if (missing !== undefined) throw new InputError(`params.channels asks for channel ${missing + 1}; the image has ${image.channels}`);
-  const result = await segmentImage(image, model, params, (fraction, stage) => ctx.progress(0.1 + 0.8 * fraction, stage));
+  const result = await segmentImage(image, model, params, { onProgress: (fraction, stage) => ctx.progress(0.1 + 0.8 * fraction, stage) });
   ctx.checkpoint();
 
   ctx.progress(0.9, "uploading");

@@ -161,5 +161,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     trainedOn: [...(base.manifest.provenance.trainedOn ?? []), `${trainPairs.length} user images`],
     createdAt: new Date().toISOString(),
   });
+  // The base's mask defaults were chosen for its flows; the fine-tuned network's are of the same kind.
+  if (base.manifest.maskDefaults) model.manifest.maskDefaults = base.manifest.maskDefaults;
   return { ...model, steps: state.step, seconds: trainedSeconds, validation: { apBefore, apAfter, apLastStep, ap75Before, ap75After, chosenStep, heldOut: heldOut.length, onTrainingImage, note } };
 }

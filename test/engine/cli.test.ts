@@ -53,6 +53,25 @@ describe("command-line tools", () => {
     expect(result.stdout).toMatch(/mean ms per image: decode \d+, normalize \d+, diameter \d+, rescale \d+, network \d+, masks \d+, rois \d+/);
   });
 
+  it("eval sweeps listed mask parameters from one network pass per image: a line per combination, the first the same as the run's own", () => {
+    const result = run("eval.ts", ["--data", dir, "--model", "reference", "--diameter", "15", "--provider", "cpu", "--flow-threshold", "0.4,0", "--cellprob-threshold=20,0"]);
+    expect(result.status).toBe(0);
+    const own = result.stdout.match(/set: 1 images, AP@0\.5 (\d\.\d{3}) {2}AP@0\.75 (\d\.\d{3}) {2}AP@0\.9 (\d\.\d{3})/)!;
+    const line = (combination: string) => result.stdout.match(new RegExp(`${combination} +AP@0\\.5 (\\d\\.\\d{3}) {2}AP@0\\.75 (\\d\\.\\d{3}) {2}AP@0\\.9 (\\d\\.\\d{3})`))!;
+    expect(line("cellprobThreshold 20, flowThreshold 0.4").slice(1)).toEqual(own.slice(1));
+    // A threshold no logit reaches finds nothing (AP 0); the usual one finds the nuclei.
+    expect(line("cellprobThreshold 20, flowThreshold 0")[1]).toBe("0.000");
+    expect(Number(line("cellprobThreshold 0, flowThreshold 0.4")[1])).toBeGreaterThanOrEqual(0.9);
+    expect(Number(line("cellprobThreshold 0, flowThreshold 0")[1])).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it("eval --augment averages flipped runs and says so", () => {
+    const result = run("eval.ts", ["--data", dir, "--model", "reference", "--diameter", "15", "--provider", "cpu", "--augment"]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain("flip averaging");
+    expect(result.stdout).toMatch(/set: 1 images, AP@0\.5 (0\.9\d\d|1\.000)/);
+  });
+
   it("eval --diameter auto --rescale also scores the images resized, with a table of AP@0.5 and diameters", () => {
     const result = run("eval.ts", ["--data", dir, "--model", "reference", "--diameter", "auto", "--rescale", "2", "--provider", "cpu"]);
     expect(result.status).toBe(0);

@@ -19,7 +19,7 @@ describe("segmentImage", () => {
   it("segments separated nuclei end to end, with ROIs matching the labels", async () => {
     const stages: string[] = [];
     const fractions: number[] = [];
-    const result = await segmentImage(image, await referenceModel(15), {}, (f, stage) => { fractions.push(f); stages.push(stage); });
+    const result = await segmentImage(image, await referenceModel(15), {}, { onProgress: (f, stage) => { fractions.push(f); stages.push(stage); } });
     expect(averagePrecision(scene.labels, result.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
     expect(result.rois.length).toBe(Math.max(...result.labels));
     let foreground = 0;
@@ -52,7 +52,7 @@ describe("segmentImage", () => {
     it("estimates the diameter, reports it, and segments every nucleus once", async () => {
       const model = await referenceModel(15);
       const fractions: number[] = [];
-      const result = await segmentImage(largeImage, model, { diameter: "auto" }, (f) => fractions.push(f));
+      const result = await segmentImage(largeImage, model, { diameter: "auto" }, { onProgress: (f) => fractions.push(f) });
       expect(result.rois.length).toBe(trueCount);
       expect(fractions.every((f, i) => i === 0 || f >= fractions[i - 1]!)).toBe(true);
       expect(fractions.at(-1)).toBe(1);
@@ -115,6 +115,20 @@ describe("segmentImage", () => {
     expect(averagePrecision(scene.labels, result.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
     const redOnly = await segmentImage(blueNuclei, await referenceModel(15), { channels: [0] });
     expect(redOnly.rois).toHaveLength(0);
+  });
+
+  it("takes the model's mask defaults for the image's modality, and a request's own parameters over them", async () => {
+    const { onnx, manifest } = buildReferenceModel({ diameter: 15, tileSize: 128 });
+    // A cell-probability threshold no logit reaches: with the model's default nothing is foreground.
+    const strict = await loadModelFromBytes(onnx, { ...manifest, maskDefaults: { fluorescence: { cellprobThreshold: 20 } } }, { executionProvider: "cpu", log: () => {} });
+    const byDefault = await segmentImage(image, strict);
+    expect(byDefault.modality).toEqual({ modality: "fluorescence", source: "detected" });
+    expect(byDefault.rois).toHaveLength(0);
+    const requested = await segmentImage(image, strict, { cellprobThreshold: 0 });
+    expect(averagePrecision(scene.labels, requested.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
+    // Defaults for another modality do not apply to this image.
+    const other = await loadModelFromBytes(onnx, { ...manifest, maskDefaults: { brightfield: { cellprobThreshold: 20 } } }, { executionProvider: "cpu", log: () => {} });
+    expect((await segmentImage(image, other)).rois.length).toBe(requested.rois.length);
   });
 
   it("rejects invalid parameters with the reasons", async () => {

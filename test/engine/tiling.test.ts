@@ -104,6 +104,26 @@ describe("tiled inference", () => {
     for (const c of [0, 1, 2]) for (const i of [0, 77, 150 * 40 - 1]) expect(output[c * 150 * 40 + i]).toBeCloseTo((c + 1) * input[i]!, 5);
   });
 
+  it("mirrors flip-averaged runs back, reversing the mirrored axis's flow: a mirror-symmetric network's outputs are unchanged", async () => {
+    // The reference network is mirror-symmetric (Gaussian blur, central differences), so each
+    // mirrored run, mirrored back, equals the plain one; a flow component left unreversed would
+    // cancel out in the average instead.
+    const input = normalizeImage(image);
+    for (const model of [await load(256), fixedSize(await load(256))]) {
+      const plain = await runNetwork(input, 1, width, height, model, { batchSize: 4 });
+      const averaged = await runNetwork(input, 1, width, height, model, { batchSize: 4, flipAverage: true });
+      const plane = width * height;
+      let worst = 0;
+      for (let i = 0; i < plane; i++) {
+        const channels = scene.labels[i] ? [0, 1, 2] : [2];
+        for (const c of channels) worst = Math.max(worst, Math.abs(plain[c * plane + i]! - averaged[c * plane + i]!));
+      }
+      expect(worst).toBeLessThan(1e-3);
+    }
+    const masks = await segmentImage(image, await load(256), { augment: true });
+    expect(averagePrecision(scene.labels, masks.labels).ap[0]).toBe(1);
+  });
+
   it("gives the same masks tiled as in one pass", async () => {
     const model = await load(256);
     const onePass = await segmentImage(image, model);
