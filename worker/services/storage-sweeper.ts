@@ -1,17 +1,19 @@
 // The cron's storage sweeper: R2 objects that no record will ever point at, and uploads nobody
-// will finish. Bounded per run (the cron comes back every minute), and idempotent: deleting what
+// will finish (resumable ones left pending, streamed ones whose request died). Bounded per run (the cron comes back every minute), and idempotent: deleting what
 // is already gone is harmless, and each job or upload is marked once it is done.
-import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import { images, jobs, uploadParts } from "../../schema/db.ts";
 import type { Bindings } from "../env.ts";
 import { database } from "./database.ts";
-import { deletePrefix, updateImage } from "./images.ts";
+import { deleteImage, deletePrefix, updateImage } from "./images.ts";
 import { createConversionJob } from "./jobs.ts";
 import { trainedModelPrefix } from "./models.ts";
 import { artifactKey } from "./segmentations.ts";
 
 /** A resumable upload not completed within this long is given up (R2 itself drops parts after 7 days). */
 export const STALE_UPLOAD_MS = 24 * 60 * 60 * 1000;
+/** A streamed upload that stored no part for this long has lost its request (client or isolate gone). */
+export const STALE_STREAM_MS = 60 * 60 * 1000;
 const BATCH = 50;
 /** The cron sweeps every minute; callers on a busier path sweep at most this often per isolate. */
 const SWEEP_INTERVAL_MS = 60_000;
@@ -43,7 +45,7 @@ async function giveUpStaleUploads(env: Bindings, now: number): Promise<number> {
   const stale = await db
     .select()
     .from(images)
-    .where(and(eq(images.status, "pending"), lt(images.updatedAt, now - STALE_UPLOAD_MS)))
+    .where(and(eq(images.status, "pending"), isNotNull(images.partCount), lt(images.updatedAt, now - STALE_UPLOAD_MS)))
     .limit(BATCH);
   for (const image of stale) {
     if (image.uploadId) await env.BUCKET.resumeMultipartUpload(image.r2Key, image.uploadId).abort().catch(() => undefined);
@@ -56,6 +58,21 @@ async function giveUpStaleUploads(env: Bindings, now: number): Promise<number> {
     ]);
   }
   return stale.length;
+}
+
+/**
+ * Streamed uploads (POST /upload, one call) whose request died where its own cleanup could not run:
+ * the client hung up or the isolate was killed mid-stream. Their multipart upload, recorded before
+ * the first byte, is aborted and the record removed: its client never learned the image's id.
+ */
+async function dropAbandonedStreams(env: Bindings, now: number): Promise<number> {
+  const abandoned = await database(env.DB)
+    .select()
+    .from(images)
+    .where(and(eq(images.status, "pending"), isNull(images.partCount), lt(images.updatedAt, now - STALE_STREAM_MS)))
+    .limit(BATCH);
+  for (const image of abandoned) await deleteImage(env, image);
+  return abandoned.length;
 }
 
 /** Longer than any conversion's queue delay and lease: a processing image older than this has lost its job. */
@@ -84,10 +101,11 @@ async function recoverOrphanedProcessing(env: Bindings, now: number): Promise<nu
   return orphaned.length;
 }
 
-export async function sweepStorage(env: Bindings, now = Date.now()): Promise<{ failedOutputs: number; staleUploads: number; orphanedProcessing: number }> {
+export async function sweepStorage(env: Bindings, now = Date.now()): Promise<{ failedOutputs: number; staleUploads: number; abandonedStreams: number; orphanedProcessing: number }> {
   return {
     failedOutputs: await clearFailedOutputs(env, now),
     staleUploads: await giveUpStaleUploads(env, now),
+    abandonedStreams: await dropAbandonedStreams(env, now),
     orphanedProcessing: await recoverOrphanedProcessing(env, now),
   };
 }
