@@ -5,10 +5,9 @@ import { and, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import { images, jobs, uploadParts } from "../../schema/db.ts";
 import type { Bindings } from "../env.ts";
 import { database } from "./database.ts";
-import { deleteImage, deletePrefix, updateImage } from "./images.ts";
+import { deleteImage, deletePrefix, segmentationPrefix, updateImage } from "./images.ts";
 import { createConversionJob } from "./jobs.ts";
 import { trainedModelPrefix } from "./models.ts";
-import { artifactKey } from "./segmentations.ts";
 
 /** A resumable upload not completed within this long is given up (R2 itself drops parts after 7 days). */
 export const STALE_UPLOAD_MS = 24 * 60 * 60 * 1000;
@@ -19,7 +18,7 @@ const BATCH = 50;
 const SWEEP_INTERVAL_MS = 60_000;
 let lastSweep = 0;
 
-/** Outputs the attempts of FAILED jobs wrote: a prediction's ROI artifact, a training's model files. */
+/** Outputs the attempts of FAILED jobs wrote: a prediction's ROI artifact and preview, a training's model files. */
 async function clearFailedOutputs(env: Bindings, now: number): Promise<number> {
   const db = database(env.DB);
   const failed = await db
@@ -28,7 +27,7 @@ async function clearFailedOutputs(env: Bindings, now: number): Promise<number> {
     .where(and(eq(jobs.status, "FAILED"), inArray(jobs.kind, ["prediction", "training"]), isNull(jobs.outputsClearedAt)))
     .limit(BATCH);
   for (const job of failed) {
-    if (job.kind === "prediction" && job.segmentationId) await env.BUCKET.delete(artifactKey(job.orgId, job.segmentationId));
+    if (job.kind === "prediction" && job.segmentationId) await deletePrefix(env.BUCKET, segmentationPrefix(job.orgId, job.segmentationId));
     if (job.kind === "training" && job.resultModelId) await deletePrefix(env.BUCKET, trainedModelPrefix(job.resultModelId));
     await db.update(jobs).set({ outputsClearedAt: now }).where(eq(jobs.id, job.id));
   }
