@@ -95,7 +95,10 @@ export const images = sqliteTable(
     channels: integer("channels"),
     bitDepth: integer("bit_depth"),
     planes: integer("planes"),
-    /** R2 multipart upload of a resumable upload; null once completed or aborted. */
+    /**
+     * R2 multipart upload in flight: a resumable upload's, or a streamed one's (recorded before its
+     * first byte; such a record has no part_count); null once completed or aborted.
+     */
     uploadId: text("upload_id"),
     partSize: integer("part_size"),
     partCount: integer("part_count"),

@@ -1,6 +1,6 @@
 // The local stack as `npm start` runs it, in pieces the end-to-end tests reuse: local state
 // (migrations, an organization with a key, the base model in R2), `wrangler dev`, and runners.
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -77,7 +77,16 @@ export interface LocalStack {
   workerPid: number;
   /** The local state directory (`npm run admin -- ... --persist-to <state>` acts on this stack). */
   state: string;
-  startRunner(extra?: Record<string, string>): ChildProcess;
+  /** A runner on this stack; `stdio: "pipe"` lets the caller read what it logs. */
+  startRunner(extra?: Record<string, string>, stdio?: "inherit" | "pipe"): ChildProcess;
+  /**
+   * Kills workerd and wrangler outright (SIGKILL: no cleanup runs), waits `downMs`, then starts
+   * the worker again on the same port and local state, as after a crash and a restart.
+   * `whileDown` runs meanwhile: the moment to read the local D1 file, which nothing else holds then.
+   */
+  restartWorker(options?: { downMs?: number; whileDown?: () => void }): Promise<void>;
+  /** A token the worker accepts from runners. */
+  runnerToken: string;
   sql(query: string): Record<string, unknown>[];
   /** Puts a file into the stack's local R2 bucket. */
   r2Put(key: string, file: string): void;
@@ -90,6 +99,29 @@ const stopped = (child: ChildProcess) =>
 export interface StackOptions {
   /** Serve the Worker isolate's DevTools inspector on this port (benchmarks read its heap). */
   inspectorPort?: number;
+  /** The lease the worker grants and runners ask for (default 30 s); fault tests use short ones. */
+  leaseSeconds?: number;
+  /** More of the worker's vars, e.g. WAKE_UP_RESEND_SECONDS. */
+  workerVars?: Record<string, string>;
+}
+
+/** Every process below `pid` (wrangler runs workerd, which has helpers of its own). */
+function descendants(pid: number): number[] {
+  const table = execFileSync("ps", ["-eo", "pid=,ppid="], { encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/).map(Number));
+  const found: number[] = [];
+  const visit = (parent: number) => {
+    for (const [child, ppid] of table) {
+      if (ppid === parent) {
+        found.push(child);
+        visit(child);
+      }
+    }
+  };
+  visit(pid);
+  return found;
 }
 
 /** A whole local stack in a temporary state directory on a free port (tests and benchmarks). */
@@ -103,7 +135,9 @@ export async function startStack(options: StackOptions = {}): Promise<LocalStack
   const url = `http://127.0.0.1:${port}`;
   const signingKey = crypto.randomUUID();
   const operatorSecret = crypto.randomUUID();
-  const worker = startWorker(target, port, { SIGNING_KEY: signingKey, RUNNER_TOKENS: runnerToken, OPERATOR_SECRET: operatorSecret, LEASE_SECONDS: "30" }, options.inspectorPort);
+  const leaseSeconds = String(options.leaseSeconds ?? 30);
+  const vars = { SIGNING_KEY: signingKey, RUNNER_TOKENS: runnerToken, OPERATOR_SECRET: operatorSecret, LEASE_SECONDS: leaseSeconds, ...options.workerVars };
+  let worker = startWorker(target, port, vars, options.inspectorPort);
   const children: ChildProcess[] = [worker];
   await waitUntilServing(`${url}/api/v1/models`);
   announceStack(target, { url, pid: worker.pid!, secret: operatorSecret });
@@ -113,18 +147,39 @@ export async function startStack(options: StackOptions = {}): Promise<LocalStack
     slug: "e2e",
     loginLink: () => createLoginLink(target, "e2e", url),
     signingKey,
-    workerPid: worker.pid!,
+    get workerPid() {
+      return worker.pid!;
+    },
     state,
-    startRunner(extra = {}) {
+    runnerToken,
+    async restartWorker({ downMs = 0, whileDown } = {}) {
+      const dead = stopped(worker);
+      for (const pid of [...descendants(worker.pid!).reverse(), worker.pid!]) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // gone already
+        }
+      }
+      await dead;
+      const downUntil = Date.now() + downMs;
+      whileDown?.();
+      await new Promise((resolve) => setTimeout(resolve, downUntil - Date.now()));
+      worker = startWorker(target, port, vars, options.inspectorPort);
+      children.push(worker);
+      await waitUntilServing(`${url}/api/v1/models`);
+      announceStack(target, { url, pid: worker.pid!, secret: operatorSecret });
+    },
+    startRunner(extra = {}, stdio = "inherit") {
       const runner = startRunner({
         WORKER_URL: url,
         RUNNER_TOKEN: runnerToken,
         EXECUTION_PROVIDER: "cpu",
-        LEASE_SECONDS: "30",
+        LEASE_SECONDS: leaseSeconds,
         MODEL_CACHE_DIR: join(state, "model-cache"),
         SHUTDOWN_GRACE_SECONDS: "5",
         ...extra,
-      });
+      }, stdio);
       children.push(runner);
       return runner;
     },

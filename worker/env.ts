@@ -14,6 +14,8 @@ export interface Bindings {
   SIGNED_URL_MODE: "worker" | "r2";
   JOB_QUEUE_MODE: "local" | "cloudflare";
   LEASE_SECONDS: string;
+  /** Optional: how old a SUBMITTED job's wake-up may get before it is sent again (default 600). */
+  WAKE_UP_RESEND_SECONDS?: string;
   JOB_MAX_ATTEMPTS: string;
   MAX_UPLOAD_BYTES: string;
   /** How people sign in to the dashboard: "link" (one-time links from `npm run admin -- login-link`) or "access" (Cloudflare Access). */

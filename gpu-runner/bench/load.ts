@@ -1,9 +1,11 @@
 // npm run bench:load -- [--orgs 3] [--clients 2] [--seconds 30] [--settle 180] [--storage-cap 40] [--analysis-cap 20]
+// npm run bench:load -- --faults: the fault tests instead (test/faults/), each on the local stack.
 // Load on the local stack: organizations (made through the admin CLI's path into the running
 // worker, each with its own key and small caps) x concurrent clients, for a bounded time, doing
 // uploads in both forms, predictions, polls, listings and the four exports. Prints requests/s,
 // p50/p99 latency per route kind and responses by status, then checks that nothing was lost or
 // broken; exits 1 when a check fails. Traffic goes only to the stack on 127.0.0.1.
+import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { operatorBackend } from "../../scripts/admin-backends.ts";
 import { startStack } from "../../scripts/local-stack.ts";
@@ -20,8 +22,19 @@ const { values: flags } = parseArgs({
     settle: { type: "string", default: "180" },
     "storage-cap": { type: "string", default: "40" },
     "analysis-cap": { type: "string", default: "20" },
+    faults: { type: "boolean", default: false },
   },
 });
+
+if (flags.faults) {
+  // workerd killed during conversions, a runner killed during a training, a worker gone for 30 s:
+  // vitest prints each check by name and what each fault interrupted.
+  const vitest = spawnSync(process.execPath, ["node_modules/vitest/vitest.mjs", "run", "--project", "faults"], {
+    stdio: "inherit",
+    env: { ...process.env, CELLSEG_FAULT_TESTS: "1" },
+  });
+  process.exit(vitest.status ?? 1);
+}
 const positive = (name: keyof typeof flags) => {
   const n = Number(flags[name]);
   if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a whole number >= 1`);

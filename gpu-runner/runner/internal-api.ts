@@ -121,6 +121,8 @@ export function internalApi(config: RunnerConfig, log: (m: string) => void = con
     async upload(url, bytes) {
       await retry("upload", async () => {
         const response = await send(url, { method: "PUT", body: bytes, headers: { "Content-Length": String(bytes.length) } });
+        // The worker refuses an output of an attempt whose lease ran out: the job is someone else's now.
+        if (response.status === 409) throw new LeaseLostError(await detail(response));
         if (!response.ok) throw new Error(`upload refused (${response.status}): ${await detail(response)}`);
       });
     },

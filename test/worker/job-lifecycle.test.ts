@@ -74,7 +74,7 @@ describe("a prediction from lease to COMPLETED", () => {
 });
 
 describe("leases", () => {
-  it("an expired lease makes the job leasable again; the old holder's heartbeat and completion are refused", async () => {
+  it("an expired lease makes the job leasable again; the old holder's heartbeat, output and completion are refused", async () => {
     const org = await createOrg();
     const predictionId = await submit(org);
     while (true) {
@@ -87,9 +87,21 @@ describe("leases", () => {
       expect(second.lease_token).not.toBe(first.lease_token);
 
       expect((await runner(`/jobs/${predictionId}/heartbeat`, { lease_token: first.lease_token })).status).toBe(409);
-      await call(first.output.artifact_url, { method: "PUT", body: new Uint8Array([9]), headers: { "Content-Length": "1" } });
+      const artifactKey = `orgs/${org.id}/segmentations/${second.output.segmentation_id}/rois.bin`;
+      const late = await call(first.output.artifact_url, { method: "PUT", body: new Uint8Array([9]), headers: { "Content-Length": "1" } });
+      expect(late.status).toBe(409);
+      expect(await env.BUCKET.head(artifactKey)).toBeNull();
       expect((await runner(`/jobs/${predictionId}/complete`, { lease_token: first.lease_token, result })).status).toBe(409);
+
+      const put = await call(second.output.artifact_url, { method: "PUT", body: new Uint8Array([1, 2]), headers: { "Content-Length": "2" } });
+      expect(put.status).toBe(200);
       expect((await runner(`/jobs/${predictionId}/complete`, { lease_token: second.lease_token, result })).status).toBe(200);
+      // Once the job is COMPLETED: the late attempt is still refused, and writes nothing over the result; its own lease repeating itself is not.
+      expect((await runner(`/jobs/${predictionId}/complete`, { lease_token: first.lease_token, result })).status).toBe(409);
+      expect((await call(first.output.artifact_url, { method: "PUT", body: new Uint8Array([9]), headers: { "Content-Length": "1" } })).status).toBe(409);
+      expect((await call(second.output.artifact_url, { method: "PUT", body: new Uint8Array([9]), headers: { "Content-Length": "1" } })).status).toBe(409);
+      expect((await runner(`/jobs/${predictionId}/complete`, { lease_token: second.lease_token, result })).status).toBe(200);
+      expect(new Uint8Array(await (await env.BUCKET.get(artifactKey))!.arrayBuffer())).toEqual(new Uint8Array([1, 2]));
       const segs = await env.DB.prepare("SELECT count(*) AS n FROM segmentations WHERE job_id = ?").bind(predictionId).first<{ n: number }>();
       expect(segs!.n).toBe(1);
       return;

@@ -178,12 +178,14 @@ describe("deleting an image a job uses", () => {
 });
 
 describe("the storage sweeper", () => {
-  it("removes what FAILED jobs' attempts wrote: a prediction's ROI artifact, a training's model files", async () => {
+  it("removes what FAILED jobs' attempts wrote: a prediction's ROI artifact and preview, a training's model files", async () => {
     const org = await createOrg();
     const image = await uploadImage(org);
     const predictionId = await predict(org, image.id);
     const job = await leaseJob(predictionId);
     await call(job.output.artifact_url, { method: "PUT", body: new Uint8Array([1, 2, 3, 4]), headers: { "Content-Length": "4" } });
+    const preview = await call(job.output.preview_url!, { method: "PUT", body: new Uint8Array([5, 6]), headers: { "Content-Length": "2" } });
+    expect(preview.status).toBe(200);
     await runner(`/jobs/${predictionId}/fail`, { lease_token: job.lease_token, reason: "bad image", fault: "input" });
     const artifact = `orgs/${org.id}/segmentations/${job.output.segmentation_id}/rois.bin`;
     expect(await env.BUCKET.head(artifact)).not.toBeNull();
@@ -197,6 +199,7 @@ describe("the storage sweeper", () => {
 
     await sweepStorage(env);
     expect(await env.BUCKET.head(artifact)).toBeNull();
+    expect((await env.BUCKET.list({ prefix: `orgs/${org.id}/segmentations/${job.output.segmentation_id}/` })).objects).toEqual([]);
     expect((await env.BUCKET.list({ prefix: `models/${leased.output.model_id}/` })).objects).toHaveLength(0);
     const marked = await env.DB.prepare("SELECT count(*) AS n FROM jobs WHERE id IN (?, ?) AND outputs_cleared_at IS NOT NULL").bind(predictionId, training.job_id).first<{ n: number }>();
     expect(marked!.n).toBe(2);

@@ -11,7 +11,7 @@ export interface Lease {
   params?: Record<string, unknown>;
   image: { id: string; url: string };
   model: { id: string; files: { onnx: string; manifest: string } };
-  output: { segmentation_id: string; artifact_url: string };
+  output: { segmentation_id: string; artifact_url: string; preview_url?: string };
 }
 
 export const runner = (path: string, body: unknown) => call(`/internal${path}`, { key: RUNNER_TOKEN, json: body });

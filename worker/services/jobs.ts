@@ -25,8 +25,6 @@ export type Job = typeof jobs.$inferSelect;
 
 const ACTIVE = ["SUBMITTED", "STARTED"] as const;
 const ANALYSES: JobKind[] = ["prediction", "training"];
-/** A SUBMITTED job whose wake-up is older than this is sent again (the message may be lost). */
-const RESEND_AFTER_MS = 10 * 60 * 1000;
 /** Fetching, decoding and uploading around a training's plan-bounded training time. */
 const TRAINING_OVERHEAD_MS = 10 * 60 * 1000;
 
@@ -217,6 +215,19 @@ export async function withdrawAttempt(env: Bindings, id: string, leaseToken: str
   return withdrawn ?? null;
 }
 
+/**
+ * Whether attempt `attempt` of a job still holds a live lease: what a runner's output upload is
+ * checked against, so an attempt whose lease ran out (and may have been taken over) writes nothing.
+ */
+export async function attemptHoldsLease(d1: D1Database, id: string, attempt: number): Promise<boolean> {
+  const [job] = await database(d1)
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(eq(jobs.id, id), eq(jobs.status, "STARTED"), eq(jobs.attempts, attempt), sql`${jobs.leaseExpiresAt} > ${Date.now()}`))
+    .limit(1);
+  return Boolean(job);
+}
+
 /** A training running past its plan's time bound (plus fetching and uploading); no heartbeat renews it. */
 const pastTimeBound = (now: number) => and(
   eq(jobs.kind, "training"),
@@ -234,7 +245,11 @@ export async function heartbeat(d1: D1Database, id: string, leaseToken: string, 
   return job ?? null;
 }
 
-/** The update that completes a job, for callers that batch it with the record it produces. */
+/**
+ * The update that completes a job, for callers that batch it with the record it produces. The
+ * completing lease's token stays on the row, so that lease repeating its report is told it
+ * succeeded while any other (an attempt whose lease ran out and came back late) is refused.
+ */
 export function completeStatement(d1: D1Database, id: string, leaseToken: string, result: { result: unknown }) {
   return database(d1)
     .update(jobs)
@@ -243,7 +258,6 @@ export function completeStatement(d1: D1Database, id: string, leaseToken: string
       progress: 1,
       stage: "done",
       finishedAt: Date.now(),
-      leaseToken: null,
       leaseExpiresAt: null,
       reason: null,
       fault: null,
@@ -323,7 +337,7 @@ export async function sweepJobs(env: Bindings): Promise<void> {
   const stale = await db
     .update(jobs)
     .set({ enqueuedAt: now })
-    .where(and(eq(jobs.status, "SUBMITTED"), lt(jobs.enqueuedAt, now - RESEND_AFTER_MS)))
+    .where(and(eq(jobs.status, "SUBMITTED"), lt(jobs.enqueuedAt, now - settings(env).wakeUpResendSeconds * 1000)))
     .returning();
   for (const job of [...overTime, ...expired, ...stale]) {
     if (job.status === "SUBMITTED") await wakeUp(env, job);

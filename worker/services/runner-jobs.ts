@@ -14,14 +14,14 @@ import { sweepStorageNowAndThen } from "./storage-sweeper.ts";
 import { completeStatement, failAttempt, getJobById, type Job, JobFaultError, withdrawAttempt } from "./jobs.ts";
 import { getVisibleModel, type Model, trainedModelPrefix } from "./models.ts";
 import { artifactKey, previewKey } from "./segmentations.ts";
-import { signStorageUrl } from "./signed-urls.ts";
+import { signStorageUrl, type StorageTarget } from "./signed-urls.ts";
 import { trainingInput, trainingLabels, trainingSummary } from "./trainings.ts";
 
 export const MODEL_FILES = { onnx: "model.onnx", manifest: "model.json" } as const;
 
-function modelFiles(env: Bindings, origin: string, prefix: string, method: "GET" | "PUT") {
+function modelFiles(env: Bindings, origin: string, prefix: string, method: "GET" | "PUT", attempt?: StorageTarget["attempt"]) {
   return Promise.all(
-    (Object.entries(MODEL_FILES) as [keyof typeof MODEL_FILES, string][]).map(async ([k, file]) => [k, await signStorageUrl(env, origin, { method, key: prefix + file })] as const),
+    (Object.entries(MODEL_FILES) as [keyof typeof MODEL_FILES, string][]).map(async ([k, file]) => [k, await signStorageUrl(env, origin, { method, key: prefix + file, attempt })] as const),
   ).then(Object.fromEntries) as Promise<Record<keyof typeof MODEL_FILES, string>>;
 }
 
@@ -44,6 +44,8 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
     lease_expires_at: job.leaseExpiresAt!,
     model: await modelPayload(env, origin, model),
   };
+  /** Outputs are written only while this attempt holds the lease. */
+  const attempt = { jobId: job.id, number: job.attempts };
   const imageInput = async (id: string) => {
     const image = await getImage(env.DB, job.orgId, id);
     if (!image || image.status !== "ready") throw new JobFaultError("input", `Image ${id} was deleted before the job could run`);
@@ -65,8 +67,8 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
       image: await imageInput(job.imageId!),
       output: {
         segmentation_id: job.segmentationId!,
-        artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!) }),
-        preview_url: await signStorageUrl(env, origin, { method: "PUT", key: previewKey({ orgId: job.orgId, id: job.segmentationId! }) }),
+        artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!), attempt }),
+        preview_url: await signStorageUrl(env, origin, { method: "PUT", key: previewKey({ orgId: job.orgId, id: job.segmentationId! }), attempt }),
       },
     };
   }
@@ -79,7 +81,7 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
     ...base,
     kind: "training",
     training: { examples, steps: input.steps, ...(input.max_seconds && { max_seconds: input.max_seconds }) },
-    output: { model_id: job.resultModelId!, files: await modelFiles(env, origin, trainedModelPrefix(job.resultModelId!), "PUT") },
+    output: { model_id: job.resultModelId!, files: await modelFiles(env, origin, trainedModelPrefix(job.resultModelId!), "PUT", attempt) },
   };
 }
 
@@ -128,7 +130,9 @@ async function requireObject(bucket: R2Bucket, key: string, what: string): Promi
 }
 
 export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof completeBody>): Promise<Job> {
-  if (job.status === "COMPLETED") return job; // a repeated completion is harmless
+  // The completing lease repeating itself (its answer was lost) hears success again; a late
+  // attempt of the same job, whose lease ran out and was taken over, is refused.
+  if (job.status === "COMPLETED" && job.leaseToken === body.lease_token) return job;
   if (job.status !== "STARTED" || job.leaseToken !== body.lease_token) {
     throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${job.status}); its result was not recorded`);
   }
@@ -185,7 +189,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
   // One D1 batch is one transaction: the job and its result row are recorded together or not at all.
   const [completed] = await env.DB.batch([env.DB.prepare(complete.sql).bind(...complete.params), recordResult]);
   const now = (await getJobById(env.DB, job.id))!;
-  if (completed.results.length === 1 || now.status === "COMPLETED") return now;
+  if (completed.results.length === 1 || (now.status === "COMPLETED" && now.leaseToken === body.lease_token)) return now;
   // Lost a race with another completion or a lease sweep.
   throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${now.status}); its result was not recorded`);
 }

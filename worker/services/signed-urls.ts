@@ -5,6 +5,9 @@
 //    byte is streamed to or from R2.
 //  - mode "r2": an S3 presigned URL (SigV4, via aws4fetch) straight to R2, for deployments with R2
 //    access keys; the worker is then out of the data path.
+// A job's output URL names the attempt it was signed for; in mode "worker" a PUT through it is
+// refused once that attempt no longer holds its lease (mode "r2" cannot check: there a late attempt
+// is stopped by the lease checks on its URL refresh and its completion only).
 import { AwsClient } from "aws4fetch";
 import type { Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";
@@ -16,13 +19,16 @@ export interface StorageTarget {
   key: string;
   /** A part of a multipart upload, for resumable image uploads. */
   part?: { uploadId: string; number: number; imageId: string };
+  /** A job's output: written only while this attempt holds the job's lease. */
+  attempt?: { jobId: string; number: number };
 }
 
 export const STORAGE_PATH = "/api/v1/storage/";
 
 function canonical(target: StorageTarget, expires: number): string {
   const part = target.part ? `${target.part.imageId}\n${target.part.uploadId}\n${target.part.number}` : "";
-  return `${target.method}\n${target.key}\n${expires}\n${part}`;
+  const attempt = target.attempt ? `\n${target.attempt.jobId}\n${target.attempt.number}` : "";
+  return `${target.method}\n${target.key}\n${expires}\n${part}${attempt}`;
 }
 
 export function encodeKeyPath(key: string): string {
@@ -61,6 +67,10 @@ export async function signStorageUrl(env: Bindings, origin: string, target: Stor
     url.searchParams.set("upload", target.part.uploadId);
     url.searchParams.set("part", String(target.part.number));
   }
+  if (target.attempt) {
+    url.searchParams.set("job", target.attempt.jobId);
+    url.searchParams.set("attempt", String(target.attempt.number));
+  }
   url.searchParams.set("sig", await hmacSha256Hex(env.SIGNING_KEY, canonical(target, expires)));
   return url.toString();
 }
@@ -80,12 +90,14 @@ export async function verifyStorageUrl(env: Bindings, request: Request): Promise
   const expires = Number(url.searchParams.get("expires"));
   const signature = url.searchParams.get("sig") ?? "";
   const partNumber = url.searchParams.get("part");
+  const attempt = url.searchParams.get("attempt");
   const target: StorageTarget = {
     method,
     key,
     ...(partNumber !== null && {
       part: { imageId: url.searchParams.get("image") ?? "", uploadId: url.searchParams.get("upload") ?? "", number: Number(partNumber) },
     }),
+    ...(attempt !== null && { attempt: { jobId: url.searchParams.get("job") ?? "", number: Number(attempt) } }),
   };
   // Check the signature before anything else so nothing about the request is trusted unsigned.
   const expected = await hmacSha256Hex(env.SIGNING_KEY, canonical(target, expires));

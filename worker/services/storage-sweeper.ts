@@ -1,23 +1,24 @@
 // The cron's storage sweeper: R2 objects that no record will ever point at, and uploads nobody
-// will finish. Bounded per run (the cron comes back every minute), and idempotent: deleting what
+// will finish (resumable ones left pending, streamed ones whose request died). Bounded per run (the cron comes back every minute), and idempotent: deleting what
 // is already gone is harmless, and each job or upload is marked once it is done.
-import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import { images, jobs, uploadParts } from "../../schema/db.ts";
 import type { Bindings } from "../env.ts";
 import { database } from "./database.ts";
-import { deletePrefix, updateImage } from "./images.ts";
+import { deleteImage, deletePrefix, segmentationPrefix, updateImage } from "./images.ts";
 import { createConversionJob } from "./jobs.ts";
 import { trainedModelPrefix } from "./models.ts";
-import { artifactKey } from "./segmentations.ts";
 
 /** A resumable upload not completed within this long is given up (R2 itself drops parts after 7 days). */
 export const STALE_UPLOAD_MS = 24 * 60 * 60 * 1000;
+/** A streamed upload that stored no part for this long has lost its request (client or isolate gone). */
+export const STALE_STREAM_MS = 60 * 60 * 1000;
 const BATCH = 50;
 /** The cron sweeps every minute; callers on a busier path sweep at most this often per isolate. */
 const SWEEP_INTERVAL_MS = 60_000;
 let lastSweep = 0;
 
-/** Outputs the attempts of FAILED jobs wrote: a prediction's ROI artifact, a training's model files. */
+/** Outputs the attempts of FAILED jobs wrote: a prediction's ROI artifact and preview, a training's model files. */
 async function clearFailedOutputs(env: Bindings, now: number): Promise<number> {
   const db = database(env.DB);
   const failed = await db
@@ -26,7 +27,7 @@ async function clearFailedOutputs(env: Bindings, now: number): Promise<number> {
     .where(and(eq(jobs.status, "FAILED"), inArray(jobs.kind, ["prediction", "training"]), isNull(jobs.outputsClearedAt)))
     .limit(BATCH);
   for (const job of failed) {
-    if (job.kind === "prediction" && job.segmentationId) await env.BUCKET.delete(artifactKey(job.orgId, job.segmentationId));
+    if (job.kind === "prediction" && job.segmentationId) await deletePrefix(env.BUCKET, segmentationPrefix(job.orgId, job.segmentationId));
     if (job.kind === "training" && job.resultModelId) await deletePrefix(env.BUCKET, trainedModelPrefix(job.resultModelId));
     await db.update(jobs).set({ outputsClearedAt: now }).where(eq(jobs.id, job.id));
   }
@@ -43,7 +44,7 @@ async function giveUpStaleUploads(env: Bindings, now: number): Promise<number> {
   const stale = await db
     .select()
     .from(images)
-    .where(and(eq(images.status, "pending"), lt(images.updatedAt, now - STALE_UPLOAD_MS)))
+    .where(and(eq(images.status, "pending"), isNotNull(images.partCount), lt(images.updatedAt, now - STALE_UPLOAD_MS)))
     .limit(BATCH);
   for (const image of stale) {
     if (image.uploadId) await env.BUCKET.resumeMultipartUpload(image.r2Key, image.uploadId).abort().catch(() => undefined);
@@ -56,6 +57,21 @@ async function giveUpStaleUploads(env: Bindings, now: number): Promise<number> {
     ]);
   }
   return stale.length;
+}
+
+/**
+ * Streamed uploads (POST /upload, one call) whose request died where its own cleanup could not run:
+ * the client hung up or the isolate was killed mid-stream. Their multipart upload, recorded before
+ * the first byte, is aborted and the record removed: its client never learned the image's id.
+ */
+async function dropAbandonedStreams(env: Bindings, now: number): Promise<number> {
+  const abandoned = await database(env.DB)
+    .select()
+    .from(images)
+    .where(and(eq(images.status, "pending"), isNull(images.partCount), lt(images.updatedAt, now - STALE_STREAM_MS)))
+    .limit(BATCH);
+  for (const image of abandoned) await deleteImage(env, image);
+  return abandoned.length;
 }
 
 /** Longer than any conversion's queue delay and lease: a processing image older than this has lost its job. */
@@ -84,10 +100,11 @@ async function recoverOrphanedProcessing(env: Bindings, now: number): Promise<nu
   return orphaned.length;
 }
 
-export async function sweepStorage(env: Bindings, now = Date.now()): Promise<{ failedOutputs: number; staleUploads: number; orphanedProcessing: number }> {
+export async function sweepStorage(env: Bindings, now = Date.now()): Promise<{ failedOutputs: number; staleUploads: number; abandonedStreams: number; orphanedProcessing: number }> {
   return {
     failedOutputs: await clearFailedOutputs(env, now),
     staleUploads: await giveUpStaleUploads(env, now),
+    abandonedStreams: await dropAbandonedStreams(env, now),
     orphanedProcessing: await recoverOrphanedProcessing(env, now),
   };
 }

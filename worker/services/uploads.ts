@@ -124,6 +124,9 @@ export async function streamUpload(env: Bindings, org: Organization, request: Re
           const { file } = parseOrReject(streamedFileName, { file: { filename: event.filename || "upload" } }, "body");
           image = await reserveImage(env, org, file.filename, null);
           upload = await env.BUCKET.createMultipartUpload(image.r2Key);
+          // Recorded before any byte is stored: if this request dies where no catch runs (the
+          // client hangs up, the isolate is killed), the storage sweeper finds the upload and aborts it.
+          image = await updateImage(env.DB, image.id, { uploadId: upload.uploadId });
         }
       } else if (event.type === "data" && inFile) {
         if (!head) {
@@ -133,7 +136,11 @@ export async function streamUpload(env: Bindings, org: Organization, request: Re
         }
         size += event.bytes.length;
         if (size > maxBytes) throw new HttpError(413, `File is larger than the ${maxBytes} bytes an upload may have`);
-        for (const part of buffer.push(event.bytes)) parts.push(await upload!.uploadPart(parts.length + 1, part));
+        for (const part of buffer.push(event.bytes)) {
+          parts.push(await upload!.uploadPart(parts.length + 1, part));
+          // A sign of life for the sweeper, which gives up streams that store nothing for a while.
+          await updateImage(env.DB, image!.id, {});
+        }
       } else if (event.type === "end") {
         inFile = false;
       }
