@@ -200,9 +200,12 @@ function setUpUploads() {
       const item = uploadItem(file);
       inFlight++;
       (file.size > RESUMABLE_FROM ? resumableUpload(file, item) : streamUpload(file, item))
-        .then((image) => {
+        .then(async (image) => {
           item.done(`ready · ${image.width} × ${image.height}`);
           anyDone = true;
+          // The preview is made now, so the image can be looked at before it is segmented; a
+          // failure here costs only the picture (the image page asks again and says why).
+          await api(`/images/${image.id}/preview`, { method: "POST" }).catch(() => undefined);
         }, (error) => item.fail(error.message))
         .finally(() => {
           if (--inFlight === 0 && anyDone) setTimeout(() => location.reload(), 800);
