@@ -190,4 +190,30 @@ describe("the models page", () => {
     expect(page).toContain("cpsam");
     expect(page).not.toContain("their-nuclei");
   });
+
+  it("starts a training from selected images through the session, CSRF-protected, and lists it with its progress", async () => {
+    const org = await createOrg();
+    const { imageId } = await segment(org, false);
+    const bare = await uploadImage(org, "unsegmented.png");
+    const session = await signIn(org);
+    const before = await (await dashboardCall(session, "/models")).text();
+    expect(before).toContain(`<input type="checkbox" name="image_id" value="${imageId}"`);
+    expect(before).not.toContain(`value="${bare.id}"`); // nothing to learn from
+    expect(before).toContain("predicted, 1 cells");
+    expect(before).toContain("No trainings yet.");
+
+    const body = { model_id: "cpsam", image_ids: [imageId], steps: 3, name: "from-the-dashboard" };
+    const forged = await dashboardCall(session, "/api/job/training", { json: body, headers: { "X-CSRF-Token": "" } });
+    expect(forged.status).toBe(403);
+    const submitted = await dashboardCall(session, "/api/job/training", { json: body });
+    expect(submitted.status).toBe(202);
+    const { job_id } = await json<{ job_id: string }>(submitted);
+    expect(await json(await dashboardCall(session, `/api/job/${job_id}`))).toMatchObject({ kind: "training", status: "SUBMITTED", image_ids: [imageId], stage: "queued" });
+
+    const after = await (await dashboardCall(session, "/models")).text();
+    expect(after).toMatch(new RegExp(`<tr data-job-id="${job_id}" data-status="SUBMITTED">.*?<td>1</td>.*?queued`, "s"));
+    const stranger = await (await dashboardCall(await signIn(await createOrg()), "/models")).text();
+    expect(stranger).not.toContain(job_id);
+    expect(stranger).not.toContain(imageId);
+  });
 });

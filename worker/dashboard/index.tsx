@@ -11,10 +11,12 @@ import { clearSessionCookie, requireCsrf, requireSession, SESSION_COOKIE, setSes
 import { listApiKeys } from "../services/api-keys.ts";
 import { closeSession, consumeLoginLink, openSession } from "../services/dashboard-sessions.ts";
 import { getImage, recentImages } from "../services/images.ts";
-import { predictionView } from "../services/job-views.ts";
+import { listJobs } from "../services/job-lists.ts";
+import { jobView, predictionView } from "../services/job-views.ts";
 import { recentPredictions } from "../services/jobs.ts";
 import { listModels } from "../services/models.ts";
 import { getSegmentation, segmentationsOfImage } from "../services/segmentations.ts";
+import { trainableImages } from "../services/trainings.ts";
 import { usage } from "../services/usage.ts";
 import { dashboardApi } from "./api.ts";
 import { Message, type PageContext } from "./layout.tsx";
@@ -101,4 +103,10 @@ dashboard.get("/segmentations/:id", async (c) => {
 
 dashboard.get("/keys", async (c) => render(c, <KeysPage page={pageContext(c)} keys={await listApiKeys(c.env.DB, c.get("org").id)} />));
 
-dashboard.get("/models", async (c) => render(c, <ModelsPage page={pageContext(c)} models={await listModels(c.env.DB, c.get("org"))} />));
+dashboard.get("/models", async (c) => {
+  const org = c.get("org");
+  const trainings = await listJobs(c.env.DB, org.id, { kind: "training" }, { limit: 10 }, jobView);
+  return render(c, (
+    <ModelsPage page={pageContext(c)} models={await listModels(c.env.DB, org)} trainable={await trainableImages(c.env.DB, org.id)} trainings={trainings.items} />
+  ));
+});
