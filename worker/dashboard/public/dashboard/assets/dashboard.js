@@ -401,6 +401,13 @@ function setUpTrainings() {
   });
 }
 
+// ---- Organization switcher (a member of several organizations) -------------------------------
+function setUpOrganizationSwitcher() {
+  const select = document.querySelector(".org-switcher select");
+  select?.addEventListener("change", () => select.form.requestSubmit());
+}
+
+setUpOrganizationSwitcher();
 setUpKeys();
 setUpUploads();
 setUpImageDeletes();
