@@ -200,6 +200,7 @@ function draw() {
     ctx.stroke(hovered.path);
   }
   canvas.dataset.outlinesDrawn = String(drawn);
+  root.dataset.view = `${view.scale},${view.x},${view.y}`; // where image pixels are on screen (the browser tests read it)
   const zoomLevel = document.getElementById("zoom-level");
   if (zoomLevel) zoomLevel.textContent = `${Math.round(view.scale * 100)}%`;
 }
