@@ -36,8 +36,7 @@ async function modelPayload(env: Bindings, origin: string, model: Model) {
  */
 export async function runnerPayload(env: Bindings, origin: string, job: Job): Promise<LeasedJob> {
   const lease = { job_id: job.id, attempt: job.attempts, lease_token: job.leaseToken!, lease_expires_at: job.leaseExpiresAt! };
-  const previewKey = imagePreviewKey(job.orgId, job.imageId ?? "");
-  const previewUrl = () => signStorageUrl(env, origin, { method: "PUT", key: previewKey });
+  const previewUrl = () => signStorageUrl(env, origin, { method: "PUT", key: imagePreviewKey(job.orgId, job.imageId!) });
   const imageInput = async (id: string) => {
     const image = await getImage(env.DB, job.orgId, id);
     if (!image || image.status !== "ready") throw new JobFaultError("input", `Image ${id} was deleted before the job could run`);
@@ -57,7 +56,7 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
   const base = { ...lease, model: await modelPayload(env, origin, model) };
   if (job.kind === "prediction") {
     // The image's preview is made once, by whichever job decodes the image first.
-    const hasPreview = (await env.BUCKET.head(previewKey)) !== null;
+    const hasPreview = (await env.BUCKET.head(imagePreviewKey(job.orgId, job.imageId!))) !== null;
     return {
       ...base,
       kind: "prediction",

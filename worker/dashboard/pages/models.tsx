@@ -26,7 +26,7 @@ function metrics(training: unknown): string {
 /** A training job's outcome in words; the script renders the same while it runs (dashboard.js trainingOutcome). */
 function outcome(job: JobRecord): string {
   if (job.status === "FAILED") return job.reason ?? "failed";
-  if (job.status !== "COMPLETED") return job.stage ?? "";
+  if (job.status !== "COMPLETED") return ""; // the progress column says what it is doing
   const m = job.metrics;
   return m ? `AP@0.5 ${ap(m.fine_tuned.ap50)} (base ${ap(m.base.ap50)}) · ${m.note}` : "done";
 }

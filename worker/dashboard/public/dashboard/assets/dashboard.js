@@ -322,7 +322,7 @@ const ap = (v) => (typeof v === "number" ? v.toFixed(3) : "—");
 /** The same words as the page's server-rendered rows (pages/models.tsx outcome). */
 function trainingOutcome(job) {
   if (job.status === "FAILED") return job.reason ?? "failed";
-  if (job.status !== "COMPLETED") return job.stage ?? "";
+  if (job.status !== "COMPLETED") return ""; // the progress column says what it is doing
   const m = job.metrics;
   return m ? `AP@0.5 ${ap(m.fine_tuned.ap50)} (base ${ap(m.base.ap50)}) · ${m.note}` : "done";
 }
