@@ -141,7 +141,7 @@ export const models = sqliteTable(
   (t) => [index("models_org").on(t.orgId)],
 );
 
-export const JOB_KINDS = ["prediction", "training", "conversion"] as const;
+export const JOB_KINDS = ["prediction", "training", "conversion", "preview"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 export const JOB_STATUSES = ["SUBMITTED", "STARTED", "COMPLETED", "FAILED"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];

@@ -45,9 +45,15 @@ export const trainingResult = z.object({
   timings: z.record(z.string(), z.number()).optional(),
 });
 
+/** A preview job's: the tile archive's size (its bytes went to the job's signed URL). */
+export const previewResult = z.object({
+  preview_bytes: z.number().int().min(1),
+  levels: z.number().int().min(1),
+});
+
 export const completeBody = z.object({
   lease_token: leaseToken,
-  result: z.union([predictionResult, trainingResult]),
+  result: z.union([predictionResult, trainingResult, previewResult]),
 });
 
 export const failBody = z.object({
@@ -64,6 +70,7 @@ export const failBody = z.object({
 
 export type PredictionResult = z.infer<typeof predictionResult>;
 export type TrainingResult = z.infer<typeof trainingResult>;
+export type PreviewResult = z.infer<typeof previewResult>;
 
 /** What POST /jobs/lease (and /jobs/{id}/urls) answers: a job with signed URLs for its data. */
 const signedImage = z.object({
@@ -83,21 +90,36 @@ const leaseCommon = {
   attempt: z.number(),
   lease_token: z.string(),
   lease_expires_at: z.number(),
-  model: z.object({ id: z.string(), name: z.string(), version: z.string(), files: modelFiles }),
 };
+
+/** The model a prediction or training runs (a preview job runs none). */
+const leasedModel = z.object({ id: z.string(), name: z.string(), version: z.string(), files: modelFiles });
 
 export const leasedPrediction = z.object({
   ...leaseCommon,
   kind: z.literal("prediction"),
+  model: leasedModel,
   params: z.record(z.string(), z.unknown()),
   image: signedImage,
-  /** preview_url: where the dashboard's contrast-stretched preview PNG goes (older workers send none). */
+  /**
+   * preview_url: where the image's preview tile archive goes (schema/preview-tiles.ts), sent only
+   * while the image has none.
+   */
   output: z.object({ segmentation_id: z.string(), artifact_url: z.string(), preview_url: z.string().optional() }),
+});
+
+/** The dashboard's preview of an image, made once: decode it and store its tile archive. */
+export const leasedPreview = z.object({
+  ...leaseCommon,
+  kind: z.literal("preview"),
+  image: signedImage,
+  output: z.object({ preview_url: z.string() }),
 });
 
 export const leasedTraining = z.object({
   ...leaseCommon,
   kind: z.literal("training"),
+  model: leasedModel,
   training: z.object({
     examples: z.array(z.object({ image: signedImage, labels: z.object({ segmentation_id: z.string(), artifact_url: z.string() }) })),
     steps: z.number().nullable(),
@@ -107,7 +129,8 @@ export const leasedTraining = z.object({
   output: z.object({ model_id: z.string(), files: modelFiles }),
 });
 
-export const leasedJob = z.discriminatedUnion("kind", [leasedPrediction, leasedTraining]);
+export const leasedJob = z.discriminatedUnion("kind", [leasedPrediction, leasedTraining, leasedPreview]);
 export type LeasedJob = z.infer<typeof leasedJob>;
 export type LeasedPrediction = z.infer<typeof leasedPrediction>;
 export type LeasedTraining = z.infer<typeof leasedTraining>;
+export type LeasedPreview = z.infer<typeof leasedPreview>;

@@ -2,7 +2,7 @@
 // The disk cache is bounded: least recently used versions are removed past its size.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { LeasedJob } from "../../schema/internal-api.ts";
+import type { LeasedPrediction } from "../../schema/internal-api.ts";
 import { type ExecutionProviderChoice, type LoadedModel, loadModelFromBytes, type ModelManifest, parseManifest } from "../engine/model.ts";
 import type { InternalApi } from "./internal-api.ts";
 
@@ -27,13 +27,13 @@ export class ModelCache {
     mkdirSync(dir, { recursive: true });
   }
 
-  private versionDir(model: LeasedJob["model"]): string {
+  private versionDir(model: LeasedPrediction["model"]): string {
     const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, "_");
     return join(this.dir, safe(model.id), safe(model.version));
   }
 
   /** The model's directory, downloading it first if this runner has not seen that version. */
-  async files(api: InternalApi, model: LeasedJob["model"]): Promise<string> {
+  async files(api: InternalApi, model: LeasedPrediction["model"]): Promise<string> {
     const dir = this.versionDir(model);
     if (existsSync(join(dir, "model.json"))) {
       const now = new Date();
@@ -61,7 +61,7 @@ export class ModelCache {
     return pending;
   }
 
-  async read(api: InternalApi, model: LeasedJob["model"]): Promise<CachedModelFiles> {
+  async read(api: InternalApi, model: LeasedPrediction["model"]): Promise<CachedModelFiles> {
     const dir = await this.files(api, model);
     return {
       onnx: new Uint8Array(readFileSync(join(dir, "model.onnx"))),
@@ -70,7 +70,7 @@ export class ModelCache {
   }
 
   /** A loaded inference session for the model, shared by the jobs that use it. */
-  async session(api: InternalApi, model: LeasedJob["model"]): Promise<LoadedModel> {
+  async session(api: InternalApi, model: LeasedPrediction["model"]): Promise<LoadedModel> {
     const key = `${model.id}@${model.version}`;
     let loaded = this.sessions.get(key);
     if (!loaded) {

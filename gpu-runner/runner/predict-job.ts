@@ -5,7 +5,7 @@ import { modalityParam } from "../../schema/modality.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import { decodeImage } from "../engine/decode/index.ts";
 import { InputError } from "../engine/faults.ts";
-import { previewPng } from "../engine/preview.ts";
+import { previewTiles } from "../engine/preview.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
 import { fetchImage } from "./fetch-image.ts";
 import type { JobContext } from "./job-context.ts";
@@ -58,8 +58,15 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   const image = decodeImage(bytes);
   const decodedMs = performance.now() - started - fetchedMs;
   ctx.checkpoint();
-  // Made before segmenting, which may normalise the pixels in place.
-  const preview = job.output.preview_url ? previewPng(image).png : null;
+  // The image's preview, while it has none; made before segmenting, which may normalise the pixels in place.
+  // A preview that cannot be made (an extreme aspect ratio's index overflows) costs the viewer its
+  // picture, never the segmentation.
+  let preview: Uint8Array | null = null;
+  try {
+    if (job.output.preview_url) preview = previewTiles(image);
+  } catch (error) {
+    ctx.log(`[runner] ${job.job_id}: no preview (${(error as Error).message})`);
+  }
 
   const params = segmentParams(job.params, model.manifest.channels);
   const missing = params.channels?.find((c) => c >= image.channels);

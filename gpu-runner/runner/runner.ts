@@ -11,6 +11,7 @@ import { type InternalApi, LeaseLostError } from "./internal-api.ts";
 import { type JobContext, JobStopped } from "./job-context.ts";
 import { faultOf } from "./job-fault.ts";
 import type { ModelCache } from "./model-cache.ts";
+import { runPreview } from "./preview-job.ts";
 import { runPrediction } from "./predict-job.ts";
 import { sleep } from "./retry.ts";
 import { runTraining } from "./train-job.ts";
@@ -129,7 +130,7 @@ export class Runner {
     };
     const started = performance.now();
     try {
-      const result = job.kind === "prediction" ? await runPrediction(job, ctx) : await runTraining(job, ctx);
+      const result = job.kind === "prediction" ? await runPrediction(job, ctx) : job.kind === "training" ? await runTraining(job, ctx) : await runPreview(job, ctx);
       ctx.checkpoint();
       await this.api.complete(job, result);
       this.stats.completed++;

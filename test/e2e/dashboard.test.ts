@@ -8,9 +8,13 @@ import { encode as encodePng } from "fast-png";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
-import { syntheticNuclei } from "./stack.ts";
+import { createHash, randomBytes } from "node:crypto";
+import { addMemberSql, createOrganizationSql } from "../../scripts/admin-sql.ts";
+import { nucleusCentres, syntheticNuclei, syntheticNucleiLabels } from "./stack.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
+/** Larger than one bitmap: its preview is three levels of 512-px tiles (5 × 3 at full resolution). */
+const LARGE = { width: 2600, height: 1100 };
 const SHOTS = "/tmp/cellseg-dashboard";
 
 let stack: LocalStack;
@@ -78,6 +82,14 @@ const DROP_FILE = `(b64, name) => {
   const transfer = new DataTransfer();
   transfer.items.add(new File([bytes], name, { type: "image/png" }));
   document.getElementById("dropzone").dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
+}`;
+/** The viewer canvas's colour at an image pixel, after the current zoom and pan. */
+const PIXEL_AT = `(ix, iy) => {
+  const [scale, x, y] = document.getElementById("viewer").dataset.view.split(",").map(Number);
+  const canvas = document.getElementById("viewer-canvas");
+  const dpr = window.devicePixelRatio || 1;
+  const d = canvas.getContext("2d").getImageData(Math.round((ix * scale + x) * dpr), Math.round((iy * scale + y) * dpr), 1, 1).data;
+  return [d[0], d[1], d[2]];
 }`;
 /** Counts the viewer canvas's pixels whose colour passes a test. */
 const COUNT_PIXELS = `(test) => {
@@ -219,5 +231,127 @@ describe("the dashboard in a browser", () => {
     expect(await page.locator("#usage-images").innerText()).toContain("1 / 100");
     expect(await page.locator("#usage-analyses").innerText()).toContain("1 / 200");
     await shot("images");
+  }, 60_000);
+
+  it("shows a large image's tiled preview before it is segmented", async () => {
+    const file = join(files, "large-nuclei.png");
+    const { data } = syntheticNuclei(LARGE.width, LARGE.height);
+    writeFileSync(file, encodePng({ ...LARGE, data, depth: 16, channels: 1 }));
+    await page.setInputFiles("#file-input", file);
+    await expect.poll(() => page.locator("#uploads").innerText(), { timeout: 60_000 }).toMatch(/large-nuclei\.png\s+ready · 2600 × 1100/);
+    await expect.poll(() => page.locator("#images tbody tr").count(), { timeout: 10_000 }).toBe(2);
+    await page.waitForSelector("html[data-ready=true]", { state: "attached" });
+
+    await open("#images a:has-text('large-nuclei.png')");
+    expect(await page.locator("#predictions").innerText()).toContain("No predictions yet.");
+    // Made by a preview job asked for at upload; the page waits for it and says so meanwhile.
+    await page.waitForSelector("#viewer[data-preview=ready][data-loaded=true]", { timeout: 120_000 });
+    expect(await page.locator("#viewer").getAttribute("data-levels")).toBe("3");
+    await expect.poll(() => page.evaluate<number>(`(${COUNT_PIXELS})((r, g, b) => r > 200 && g > 200 && b > 200)`)).toBeGreaterThan(2000);
+    expect(await page.locator("#viewer-status").textContent()).toBe("2,600 × 1,100 px");
+    await shot("image-preview");
+  }, 180_000);
+
+  it("draws the outlines over a large image's full-resolution tiles, fetched only where the view is", async () => {
+    const imageId = new URL(page.url()).pathname.split("/").at(-1)!;
+    const labels = join(files, "large-nuclei-labels.png");
+    writeFileSync(labels, encodePng({ ...LARGE, data: syntheticNucleiLabels(LARGE.width, LARGE.height), depth: 16, channels: 1 }));
+    const form = new FormData();
+    form.append("image_id", imageId);
+    form.append("file", new Blob([readFileSync(labels)], { type: "image/png" }), "labels.png");
+    const imported = await fetch(`${stack.api}/segmentation`, { method: "POST", headers: { Authorization: `Bearer ${stack.key}` }, body: form });
+    expect(imported.status).toBe(201);
+    const { cell_count } = (await imported.json()) as { cell_count: number };
+    const centres = nucleusCentres(LARGE.width, LARGE.height);
+    expect(cell_count).toBe(centres.length);
+
+    await page.reload();
+    await page.waitForSelector("html[data-ready=true]", { state: "attached" });
+    await open("a:has-text('View cells')");
+    await page.waitForSelector("#viewer[data-loaded=true]");
+    expect(await page.locator("#cell-count").textContent()).toBe(cell_count.toLocaleString("en-US"));
+    // Fitted, a screen pixel covers about two image pixels: the half-resolution level is drawn, none of the full one.
+    await expect.poll(() => page.locator("#viewer").getAttribute("data-level-factor")).toBe("2");
+    expect(await page.locator("#viewer").getAttribute("data-finest-tiles-loaded")).toBeNull();
+    await shot("viewer-large-image");
+
+    // Zoom in on the middle in one wheel turn (a screen pixel now shows less than an image pixel):
+    // the full-resolution tiles in view load, not all fifteen.
+    const canvasBox = (await page.locator("#viewer-canvas").boundingBox())!;
+    await page.mouse.move(canvasBox.x + canvasBox.width / 2, canvasBox.y + canvasBox.height / 2);
+    await page.mouse.wheel(0, -800);
+    await expect.poll(() => page.locator("#viewer").getAttribute("data-level-factor")).toBe("1");
+    await expect.poll(async () => Number(await page.locator("#viewer").getAttribute("data-finest-tiles-loaded")), { timeout: 30_000 }).toBeGreaterThan(0);
+    await page.waitForTimeout(500);
+    expect(Number(await page.locator("#viewer").getAttribute("data-finest-tiles-loaded"))).toBeLessThan(15);
+
+    // What a person sees: the nucleus nearest the middle is white on the tiles, the space between
+    // nuclei dark, and its outline lies on the nucleus's edge.
+    const [cx, cy] = centres.reduce((best, c) => (Math.hypot(c[0] - 1300, c[1] - 550) < Math.hypot(best[0] - 1300, best[1] - 550) ? c : best));
+    await page.uncheck("#show-outlines");
+    const pixel = (x: number, y: number) => page.evaluate<number[]>(`(${PIXEL_AT})(${x}, ${y})`);
+    expect(Math.min(...(await pixel(cx, cy)))).toBeGreaterThan(200);
+    expect(Math.max(...(await pixel(cx + 20, cy + 20)))).toBeLessThan(60);
+    await page.check("#show-outlines");
+    expect(await page.evaluate<number>(`(${COUNT_PIXELS})((r, g, b) => r > 200 && g > 170 && b < 90)`)).toBeGreaterThan(1000);
+    // The cell under the pointer at that white spot is that nucleus (its centroid within a pixel).
+    const [scale, x, y] = (await page.locator("#viewer").getAttribute("data-view"))!.split(",").map(Number);
+    const box = (await page.locator("#viewer-canvas").boundingBox())!;
+    await page.mouse.move(box.x + cx * scale + x, box.y + cy * scale + y);
+    await expect.poll(() => page.locator("#viewer").getAttribute("data-hovered-cell")).not.toBe("");
+    const facts = await page.locator("#cell-facts").innerText();
+    expect(Math.abs(Number(/Centroid x\s+([\d.]+)/.exec(facts)![1]) - cx)).toBeLessThanOrEqual(1);
+    expect(Math.abs(Number(/Centroid y\s+([\d.]+)/.exec(facts)![1]) - cy)).toBeLessThanOrEqual(1);
+    await shot("viewer-tiles-zoomed");
+    await page.setViewportSize({ width: 2560, height: 1440 });
+    await page.waitForTimeout(500);
+    await shot("viewer-tiles-zoomed-large-screen");
+    await page.setViewportSize({ width: 1440, height: 900 });
+  }, 120_000);
+
+  it("starts a training from selected images and shows its progress, then its scores", async () => {
+    await open("nav >> text=Models");
+    await shot("models-training-form");
+    await page.check("input[aria-label='Train on nuclei.png']");
+    await page.fill("#training-form input[name=name]", "dashboard-nuclei");
+    await page.fill("#training-form input[name=steps]", "1");
+    await page.click("button:has-text('Start training')");
+    const row = page.locator("#trainings tbody tr").first();
+    await expect.poll(() => row.getAttribute("data-job-id")).toMatch(/.+/);
+    expect(await row.innerText()).toMatch(/cpsam\s+1\s+(submitted|started)/);
+    await expect.poll(() => row.getAttribute("data-status"), { timeout: 60_000 }).toBe("STARTED");
+    await shot("training-running");
+    await expect.poll(() => row.getAttribute("data-status"), { timeout: 300_000, interval: 2000 }).toBe("COMPLETED");
+    expect(await row.locator(".result").innerText()).toMatch(/AP@0\.5 (\d\.\d{3}|—) \(base (\d\.\d{3}|—)\)/);
+    await open("a:has-text('see the new model')");
+    const model = page.locator("tr", { hasText: "dashboard-nuclei" });
+    expect(await model.innerText()).toMatch(/AP@0\.5 (\d\.\d{3}|—) \(base (\d\.\d{3}|—)\) · 1 steps · 1 image\(s\)/);
+    await shot("models-trained");
+  }, 420_000);
+
+  it("lets a member of several organizations switch between them", async () => {
+    // A session as Cloudflare Access opens it for a member (deployed sign-in; this stack signs in with links).
+    const email = "ada@lab.example";
+    stack.sql(createOrganizationSql(crypto.randomUUID(), "e2e-core"));
+    stack.sql(addMemberSql(stack.slug, email));
+    stack.sql(addMemberSql("e2e-core", email));
+    const token = randomBytes(32).toString("hex");
+    const tokenHash = createHash("sha256").update(token).digest("hex");
+    stack.sql(`INSERT INTO dashboard_sessions (id, token_hash, org_id, email, expires_at, created_at)
+      SELECT '${crypto.randomUUID()}', '${tokenHash}', id, '${email}', ${Date.now() + 3_600_000}, ${Date.now()} FROM organizations WHERE slug = '${stack.slug}'`);
+    await context.addCookies([{ name: "cellseg_session", value: token, domain: new URL(stack.api).hostname, path: "/dashboard" }]);
+    await page.goto(new URL("/dashboard", stack.api).toString());
+    await page.waitForSelector("html[data-ready=true]", { state: "attached" });
+    const switcher = page.locator(".org-switcher select");
+    expect(await switcher.locator("option:checked").textContent()).toBe(stack.slug);
+    expect(await page.locator("#images tbody tr").count()).toBe(2);
+    await shot("org-switcher");
+
+    await Promise.all([page.waitForEvent("load"), switcher.selectOption({ label: "e2e-core" })]);
+    await page.waitForSelector("html[data-ready=true]", { state: "attached" });
+    expect(await page.locator(".org-switcher select option:checked").textContent()).toBe("e2e-core");
+    expect(await page.locator("#usage-images").innerText()).toContain("0 / 100");
+    expect(await page.locator("main").innerText()).not.toContain("nuclei.png");
+    await shot("org-switched");
   }, 60_000);
 });

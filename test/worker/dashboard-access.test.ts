@@ -6,7 +6,7 @@ import { addMemberSql } from "../../scripts/admin-sql.ts";
 import { app } from "../../worker/app.ts";
 import { AccessJwtError, verifyAccessJwt } from "../../worker/services/access-jwt.ts";
 import { createOrg, json, uploadImage } from "./helpers.ts";
-import { sessionCookie } from "./dashboard-helpers.ts";
+import { csrfOf, sessionCookie } from "./dashboard-helpers.ts";
 
 const AUD = "a1b2c3d4e5f6access-aud-tag";
 let teams = 0;
@@ -164,6 +164,52 @@ describe("the dashboard behind Cloudflare Access", () => {
     expect((await request("/dashboard", null, { headers: { Cookie: cookie } })).status).toBe(401);
     await env.DB.prepare("DELETE FROM organization_members WHERE email = 'lin@lab.example'").run();
     expect((await request("/dashboard", "lin@lab.example", { headers: { Cookie: cookie } })).status).toBe(403);
+  });
+
+  it("lets a member of several organizations switch between them, and nowhere else", async () => {
+    const lab = await createOrg();
+    const core = await createOrg();
+    const foreign = await createOrg();
+    const coreImage = await uploadImage(core, "core-facility.png");
+    await env.DB.exec(addMemberSql(lab.slug, "ada@lab.example"));
+    await env.DB.exec(addMemberSql(core.slug, "ada@lab.example"));
+    const { request } = await accessWorker();
+    const first = await request("/dashboard", "ada@lab.example");
+    const cookie = sessionCookie(first);
+    const html = await first.text();
+    expect(html).toContain(`<option value="${lab.id}" selected="">${lab.slug}</option>`);
+    expect(html).toContain(`<option value="${core.id}">${core.slug}</option>`);
+    expect(html).not.toContain(foreign.slug);
+    const csrf = csrfOf(html);
+    const post = (orgId: string, token = csrf) =>
+      request("/dashboard/switch-organization", "ada@lab.example", {
+        method: "POST",
+        headers: { Cookie: cookie, Origin: "https://cellseg.example", "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ _csrf: token, org_id: orgId }),
+      });
+
+    expect((await post(core.id, "0".repeat(64))).status).toBe(403);
+    const refused = await post(foreign.id);
+    expect(refused.status).toBe(404);
+    expect(await refused.text()).toContain(`Organization with id ${foreign.id} not found`);
+
+    const switched = await post(core.id);
+    expect(switched.status).toBe(303);
+    expect(switched.headers.get("Location")).toBe("/dashboard");
+    const now = await (await request("/dashboard", "ada@lab.example", { headers: { Cookie: cookie } })).text();
+    expect(now).toContain(`<option value="${core.id}" selected="">${core.slug}</option>`);
+    expect(now).toContain("core-facility.png");
+    const image = await request(`/dashboard/api/image/${coreImage.id}`, "ada@lab.example", { headers: { Cookie: cookie } });
+    expect(image.status).toBe(200);
+  });
+
+  it("shows no switcher to a member of one organization", async () => {
+    const org = await createOrg();
+    await env.DB.exec(addMemberSql(org.slug, "solo@lab.example"));
+    const { request } = await accessWorker();
+    const html = await (await request("/dashboard", "solo@lab.example")).text();
+    expect(html).toContain(`<span class="org" title="Your organization">${org.slug}</span>`);
+    expect(html).not.toContain("org-switcher");
   });
 
   it("turns sign-in links off", async () => {

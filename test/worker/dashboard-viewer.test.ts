@@ -1,10 +1,17 @@
-// What the viewer and the image page read: the runner's preview PNG, the segmentation's page, and
-// an image's predictions, each only for the organization that owns them.
+// What the viewer and the image page read: the image's preview tiles (made once, by a preview job
+// or beside the first segmentation), the segmentation's page, and an image's predictions, each
+// only for the organization that owns them.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { writePreviewArchive } from "../../schema/preview-tiles.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import { call, createOrg, json, pngBytes, RUNNER_TOKEN, type TestOrg, uploadImage } from "./helpers.ts";
 import { dashboardCall, signIn } from "./dashboard-helpers.ts";
+
+/** A runner's tile archive for an 8 × 6 image: one full-resolution tile. */
+const TILE = pngBytes(8, 6);
+const ARCHIVE = writePreviewArchive({ width: 8, height: 6, tile: 512, levels: [{ factor: 1, width: 8, height: 6, columns: 1, rows: 1 }] }, [[TILE]]);
+const put = (url: string, body: Uint8Array) => call(url, { method: "PUT", body, headers: { "Content-Length": String(body.length) } });
 
 async function artifact(): Promise<Uint8Array> {
   const square = { index: 0, polygon: new Int32Array([1, 1, 1, 4, 4, 4, 4, 1]), area_px: 9, perimeter_px: 12, centroid_x: 2.5, centroid_y: 2.5, bbox_x: 1, bbox_y: 1, bbox_w: 3, bbox_h: 3 };
@@ -16,34 +23,117 @@ async function artifact(): Promise<Uint8Array> {
   return bytes;
 }
 
-/** Segments an image the way a runner does, uploading the preview only when asked to. */
-async function segment(org: TestOrg, withPreview: boolean): Promise<{ imageId: string; segmentationId: string; preview: Uint8Array }> {
-  const image = await uploadImage(org);
-  const { prediction_id } = await json(await call("/predict", { key: org.key, json: { image_id: image.id, model_id: "cpsam" } }));
-  const preview = pngBytes(8, 6);
-  for (;;) {
-    const job = await json<{ job_id: string; lease_token: string; output: { artifact_url: string; preview_url: string } }>(
-      await call("/internal/jobs/lease", { key: RUNNER_TOKEN, json: { runner_id: "viewer-test", wait_seconds: 5 } }),
-    );
-    const bytes = await artifact();
-    await call(job.output.artifact_url, { method: "PUT", body: bytes, headers: { "Content-Length": String(bytes.length) } });
-    if (withPreview) await call(job.output.preview_url, { method: "PUT", body: preview, headers: { "Content-Length": String(preview.length) } });
-    await call(`/internal/jobs/${job.job_id}/complete`, { key: RUNNER_TOKEN, json: { lease_token: job.lease_token, result: { roi_count: 1, confluency: 9 / 48, width: 8, height: 6 } } });
-    if (job.job_id === prediction_id) break;
-  }
-  const done = await json<{ segmentation_id: string }>(await call(`/predict/${prediction_id}`, { key: org.key }));
-  return { imageId: image.id, segmentationId: done.segmentation_id, preview };
+interface LeasedForTest {
+  job_id: string;
+  kind: string;
+  lease_token: string;
+  model?: unknown;
+  image: { id: string; url: string };
+  output: { artifact_url?: string; preview_url?: string };
 }
 
-describe("the viewer's data", () => {
-  it("serves the runner's preview and the segmentation's page with its cell count and the four downloads", async () => {
+async function lease(jobId: string): Promise<LeasedForTest> {
+  for (;;) {
+    const job = await json<LeasedForTest>(await call("/internal/jobs/lease", { key: RUNNER_TOKEN, json: { runner_id: "viewer-test", wait_seconds: 5 } }));
+    if (job.job_id === jobId) return job;
+  }
+}
+
+/** Segments an image the way a runner does, storing the preview when asked to and `withPreview`. */
+async function segment(org: TestOrg, withPreview: boolean, imageId?: string): Promise<{ imageId: string; segmentationId: string; previewAsked: boolean }> {
+  const image = imageId ?? (await uploadImage(org)).id;
+  const { prediction_id } = await json<{ prediction_id: string }>(await call("/predict", { key: org.key, json: { image_id: image, model_id: "cpsam" } }));
+  const job = await lease(prediction_id);
+  await put(job.output.artifact_url!, await artifact());
+  if (withPreview && job.output.preview_url) await put(job.output.preview_url, ARCHIVE);
+  await call(`/internal/jobs/${job.job_id}/complete`, { key: RUNNER_TOKEN, json: { lease_token: job.lease_token, result: { roi_count: 1, confluency: 9 / 48, width: 8, height: 6 } } });
+  const done = await json<{ segmentation_id: string }>(await call(`/predict/${prediction_id}`, { key: org.key }));
+  return { imageId: image, segmentationId: done.segmentation_id, previewAsked: job.output.preview_url !== undefined };
+}
+
+describe("the image's preview", () => {
+  it("is made beside the image's first segmentation and served a tile at a time; later predictions are not asked again", async () => {
     const org = await createOrg();
-    const { segmentationId, preview } = await segment(org, true);
+    const { imageId, previewAsked } = await segment(org, true);
+    expect(previewAsked).toBe(true);
     const session = await signIn(org);
+    const state = await json<{ status: string; index: unknown }>(await dashboardCall(session, `/api/images/${imageId}/preview`));
+    expect(state).toEqual({ status: "ready", index: { width: 8, height: 6, tile: 512, levels: [{ factor: 1, width: 8, height: 6, columns: 1, rows: 1, tiles: [[0, TILE.length]] }] } });
+    const tile = await dashboardCall(session, `/api/images/${imageId}/preview/0/0/0`);
+    expect(tile.status).toBe(200);
+    expect(tile.headers.get("Content-Type")).toBe("image/png");
+    expect(new Uint8Array(await tile.arrayBuffer())).toEqual(TILE);
+    const outside = await dashboardCall(session, `/api/images/${imageId}/preview/0/1/0`);
+    expect(outside.status).toBe(404);
+    expect(await json(outside)).toEqual({ detail: `Image ${imageId} has no preview tile 0/1/0` });
+    expect((await segment(org, true, imageId)).previewAsked).toBe(false);
+  });
+
+  it("is made at upload time by a preview job, once, which counts as no analysis and is no client's job", async () => {
+    const org = await createOrg();
+    const image = await uploadImage(org);
+    const session = await signIn(org);
+    expect(await json(await dashboardCall(session, `/api/images/${image.id}/preview`))).toEqual({ status: "none" });
+    const asked = await dashboardCall(session, `/api/images/${image.id}/preview`, { method: "POST" });
+    expect(asked.status).toBe(202);
+    const queued = await json<{ status: string; job_id: string }>(asked);
+    expect(queued).toEqual({ status: "SUBMITTED", job_id: expect.any(String), reason: null });
+    expect(await json(await dashboardCall(session, `/api/images/${image.id}/preview`, { method: "POST" }))).toEqual(queued);
+
+    const job = await lease(queued.job_id);
+    expect(job.kind).toBe("preview");
+    expect(job.model).toBeUndefined();
+    expect(job.image.id).toBe(image.id);
+    expect((await call(job.image.url)).status).toBe(200);
+    expect((await put(job.output.preview_url!, ARCHIVE)).status).toBe(200);
+    const done = await call(`/internal/jobs/${job.job_id}/complete`, { key: RUNNER_TOKEN, json: { lease_token: job.lease_token, result: { preview_bytes: ARCHIVE.length, levels: 1 } } });
+    expect(done.status).toBe(200);
+
+    expect(await json(await dashboardCall(session, `/api/images/${image.id}/preview`))).toMatchObject({ status: "ready" });
+    expect((await dashboardCall(session, `/api/images/${image.id}/preview`, { method: "POST" })).status).toBe(200);
+    expect(await json(await call(`/job/${job.job_id}`, { key: org.key }))).toEqual({ detail: `Job with id ${job.job_id} not found` });
+    expect(await json(await dashboardCall(session, "/api/usage"))).toMatchObject({ analyses_this_month: { used: 0 } });
+  });
+
+  it("a preview job whose completion comes without the archive is refused; a failed one is not asked again", async () => {
+    const org = await createOrg();
+    const image = await uploadImage(org);
+    const session = await signIn(org);
+    const { job_id } = await json<{ job_id: string }>(await dashboardCall(session, `/api/images/${image.id}/preview`, { method: "POST" }));
+    const job = await lease(job_id);
+    const early = await call(`/internal/jobs/${job_id}/complete`, { key: RUNNER_TOKEN, json: { lease_token: job.lease_token, result: { preview_bytes: 10, levels: 1 } } });
+    expect(early.status).toBe(400);
+    expect(await json(early)).toEqual({ detail: "The preview was not uploaded (expected at the job's signed output URL)" });
+    await call(`/internal/jobs/${job_id}/fail`, { key: RUNNER_TOKEN, json: { lease_token: job.lease_token, reason: "image could not be decoded", fault: "input" } });
+    const again = await json(await dashboardCall(session, `/api/images/${image.id}/preview`, { method: "POST" }));
+    expect(again).toEqual({ status: "FAILED", job_id, reason: "image could not be decoded" });
+  });
+
+  it("goes with its image, and another organization's is answered like a missing one", async () => {
+    const org = await createOrg();
+    const { imageId } = await segment(org, true);
+    const stranger = await signIn(await createOrg());
+    for (const path of [`/api/images/${imageId}/preview`, `/api/images/${imageId}/preview/0/0/0`]) {
+      expect(await json(await dashboardCall(stranger, path))).toEqual({ detail: `Image with id ${imageId} not found` });
+    }
+    expect(await json(await dashboardCall(stranger, `/api/images/${imageId}/preview`, { method: "POST" }))).toEqual({ detail: `Image with id ${imageId} not found` });
+    expect(await env.BUCKET.head(`orgs/${org.id}/images/${imageId}/preview.tiles`)).not.toBeNull();
+    expect((await call(`/image/${imageId}`, { method: "DELETE", key: org.key })).status).toBe(204);
+    expect(await env.BUCKET.head(`orgs/${org.id}/images/${imageId}/preview.tiles`)).toBeNull();
+  });
+});
+
+describe("the viewer's data", () => {
+  it("serves a segmentation's page with its cell count and the four downloads, and a preview stored the older way", async () => {
+    const org = await createOrg();
+    const { segmentationId } = await segment(org, true);
+    const session = await signIn(org);
+    const legacy = pngBytes(8, 6);
+    await env.BUCKET.put(`orgs/${org.id}/segmentations/${segmentationId}/preview.png`, legacy);
     const png = await dashboardCall(session, `/api/segmentation/${segmentationId}/preview.png`);
     expect(png.status).toBe(200);
     expect(png.headers.get("Content-Type")).toBe("image/png");
-    expect(new Uint8Array(await png.arrayBuffer())).toEqual(preview);
+    expect(new Uint8Array(await png.arrayBuffer())).toEqual(legacy);
     const page = await (await dashboardCall(session, `/segmentations/${segmentationId}`)).text();
     expect(page).toMatch(/<span id="cell-count">1<\/span> cells/);
     for (const format of ["measurements.csv", "rois.geojson", "rois.zip", "masks.png"]) {
@@ -53,7 +143,7 @@ describe("the viewer's data", () => {
     expect(geojson.features).toHaveLength(1);
   });
 
-  it("says plainly when a segmentation has no preview", async () => {
+  it("says plainly when a segmentation has no preview of the older kind", async () => {
     const org = await createOrg();
     const { segmentationId } = await segment(org, false);
     const response = await dashboardCall(await signIn(org), `/api/segmentation/${segmentationId}/preview.png`);
@@ -99,5 +189,31 @@ describe("the models page", () => {
     expect(page).toContain("AP@0.5 0.813 (base 0.700) · 150 steps · 2 image(s)");
     expect(page).toContain("cpsam");
     expect(page).not.toContain("their-nuclei");
+  });
+
+  it("starts a training from selected images through the session, CSRF-protected, and lists it with its progress", async () => {
+    const org = await createOrg();
+    const { imageId } = await segment(org, false);
+    const bare = await uploadImage(org, "unsegmented.png");
+    const session = await signIn(org);
+    const before = await (await dashboardCall(session, "/models")).text();
+    expect(before).toContain(`<input type="checkbox" name="image_id" value="${imageId}"`);
+    expect(before).not.toContain(`value="${bare.id}"`); // nothing to learn from
+    expect(before).toContain("predicted, 1 cells");
+    expect(before).toContain("No trainings yet.");
+
+    const body = { model_id: "cpsam", image_ids: [imageId], steps: 3, name: "from-the-dashboard" };
+    const forged = await dashboardCall(session, "/api/job/training", { json: body, headers: { "X-CSRF-Token": "" } });
+    expect(forged.status).toBe(403);
+    const submitted = await dashboardCall(session, "/api/job/training", { json: body });
+    expect(submitted.status).toBe(202);
+    const { job_id } = await json<{ job_id: string }>(submitted);
+    expect(await json(await dashboardCall(session, `/api/job/${job_id}`))).toMatchObject({ kind: "training", status: "SUBMITTED", image_ids: [imageId], stage: "queued" });
+
+    const after = await (await dashboardCall(session, "/models")).text();
+    expect(after).toMatch(new RegExp(`<tr data-job-id="${job_id}" data-status="SUBMITTED">.*?<td>1</td>.*?queued`, "s"));
+    const stranger = await (await dashboardCall(await signIn(await createOrg()), "/models")).text();
+    expect(stranger).not.toContain(job_id);
+    expect(stranger).not.toContain(imageId);
   });
 });

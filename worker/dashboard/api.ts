@@ -2,7 +2,7 @@
 // The public API's own route modules are mounted here unchanged, so uploads, predictions, exports
 // and deletions run the same services with the session's organization instead of a key's; only
 // what the API deliberately lacks (key management, listings, usage, previews) is added.
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { pathId } from "../../schema/api.ts";
 import type { AppEnv } from "../env.ts";
@@ -17,10 +17,18 @@ import { getImage } from "../services/images.ts";
 import { predictionView } from "../services/job-views.ts";
 import { recentPredictions } from "../services/jobs.ts";
 import { getSegmentation, previewKey, segmentationsOfImage, segmentationView } from "../services/segmentations.ts";
+import { previewIndexOf, previewJobOf, previewState, previewTile, requestPreview } from "../services/previews.ts";
 import { usage } from "../services/usage.ts";
 import { validate } from "../validation.ts";
 
 const newKeyBody = z.object({ name: z.string().trim().max(100).optional() });
+const tilePath = pathId.extend({ level: z.coerce.number().int().min(0), column: z.coerce.number().int().min(0), row: z.coerce.number().int().min(0) });
+
+async function imageOf(c: Context<AppEnv>, id: string) {
+  const image = await getImage(c.env.DB, c.get("org").id, id);
+  if (!image) throw notFound("Image", id);
+  return image;
+}
 
 export const dashboardApi = new Hono<AppEnv>()
   .get("/usage", async (c) => c.json(await usage(c.env.DB, c.get("org"))))
@@ -33,11 +41,32 @@ export const dashboardApi = new Hono<AppEnv>()
   .get("/images/:id/predictions", validate("param", pathId), async (c) => {
     const org = c.get("org");
     const id = c.req.valid("param").id;
-    if (!(await getImage(c.env.DB, org.id, id))) throw notFound("Image", id);
+    await imageOf(c, id);
     return c.json({
       predictions: (await recentPredictions(c.env.DB, org.id, id)).map(predictionView),
       segmentations: (await segmentationsOfImage(c.env.DB, org.id, id)).map(segmentationView),
     });
+  })
+  // The image's preview: its tile index once made, else where making it stands ("none": never asked).
+  .get("/images/:id/preview", validate("param", pathId), async (c) => {
+    const image = await imageOf(c, c.req.valid("param").id);
+    const index = await previewIndexOf(c.env, image);
+    if (index) return c.json({ status: "ready", index });
+    const job = await previewJobOf(c.env.DB, image);
+    return c.json(job ? previewState(job) : { status: "none" });
+  })
+  .post("/images/:id/preview", validate("param", pathId), async (c) => {
+    const image = await imageOf(c, c.req.valid("param").id);
+    if (image.status !== "ready") throw new HttpError(409, `Image ${image.id} is ${image.status}; its preview is made once it is ready`);
+    const state = await requestPreview(c.env, image);
+    return c.json(state, state.status === "ready" ? 200 : 202);
+  })
+  .get("/images/:id/preview/:level/:column/:row", validate("param", tilePath), async (c) => {
+    const { id, level, column, row } = c.req.valid("param");
+    const tile = await previewTile(c.env, await imageOf(c, id), level, column, row);
+    if (!tile) throw new HttpError(404, `Image ${id} has no preview tile ${level}/${column}/${row}`);
+    // A preview is made once and never changes: the browser keeps its tiles.
+    return new Response(tile, { headers: { "Content-Type": "image/png", "Cache-Control": "private, max-age=86400, immutable" } });
   })
   .get("/segmentation/:id/preview.png", validate("param", pathId), async (c) => {
     const { id } = c.req.valid("param");

@@ -9,12 +9,14 @@ import type { AppEnv } from "../env.ts";
 import { HttpError, notFound, onError } from "../errors.ts";
 import { clearSessionCookie, requireCsrf, requireSession, SESSION_COOKIE, setSessionCookie } from "../middleware/session.ts";
 import { listApiKeys } from "../services/api-keys.ts";
-import { closeSession, consumeLoginLink, openSession } from "../services/dashboard-sessions.ts";
+import { closeSession, consumeLoginLink, membershipsOf, openSession, switchOrganization } from "../services/dashboard-sessions.ts";
 import { getImage, recentImages } from "../services/images.ts";
-import { predictionView } from "../services/job-views.ts";
+import { listJobs } from "../services/job-lists.ts";
+import { jobView, predictionView } from "../services/job-views.ts";
 import { recentPredictions } from "../services/jobs.ts";
 import { listModels } from "../services/models.ts";
 import { getSegmentation, segmentationsOfImage } from "../services/segmentations.ts";
+import { trainableImages } from "../services/trainings.ts";
 import { usage } from "../services/usage.ts";
 import { dashboardApi } from "./api.ts";
 import { Message, type PageContext } from "./layout.tsx";
@@ -31,9 +33,9 @@ function render(c: DashboardContext, page: JSX.Element, status: ContentfulStatus
   return c.html(`<!doctype html>${page}`, status);
 }
 
-function pageContext(c: DashboardContext): PageContext {
+async function pageContext(c: DashboardContext): Promise<PageContext> {
   const { email, csrfToken } = c.get("dashboard");
-  return { org: c.get("org"), email, csrfToken };
+  return { org: c.get("org"), email, csrfToken, organizations: email ? await membershipsOf(c.env.DB, email) : [] };
 }
 
 export const dashboard = new Hono<AppEnv>();
@@ -69,11 +71,19 @@ dashboard.post("/logout", async (c) => {
   return c.redirect("/dashboard/signed-out", 303);
 });
 
+// A member of several organizations moves their session to another of them (a form post, CSRF-checked).
+dashboard.post("/switch-organization", async (c) => {
+  const orgId = String((await c.req.parseBody()).org_id ?? "");
+  const { sessionId, email } = c.get("dashboard");
+  if (!(await switchOrganization(c.env.DB, { id: sessionId, email }, orgId))) throw notFound("Organization", orgId);
+  return c.redirect("/dashboard", 303);
+});
+
 dashboard.route("/api", dashboardApi);
 
 dashboard.get("/", async (c) => {
   const org = c.get("org");
-  return render(c, <ImagesPage page={pageContext(c)} usage={await usage(c.env.DB, org)} images={await recentImages(c.env.DB, org.id)} />);
+  return render(c, <ImagesPage page={await pageContext(c)} usage={await usage(c.env.DB, org)} images={await recentImages(c.env.DB, org.id)} />);
 });
 
 dashboard.get("/images/:id", async (c) => {
@@ -83,7 +93,7 @@ dashboard.get("/images/:id", async (c) => {
   if (!image) throw notFound("Image", id);
   return render(c, (
     <ImagePage
-      page={pageContext(c)}
+      page={await pageContext(c)}
       image={image}
       models={await listModels(c.env.DB, org)}
       predictions={(await recentPredictions(c.env.DB, org.id, id)).map(predictionView)}
@@ -96,9 +106,15 @@ dashboard.get("/segmentations/:id", async (c) => {
   const id = c.req.param("id");
   const segmentation = await getSegmentation(c.env.DB, c.get("org").id, id);
   if (!segmentation) throw notFound("Segmentation", id);
-  return render(c, <ViewerPage page={pageContext(c)} segmentation={segmentation} />);
+  return render(c, <ViewerPage page={await pageContext(c)} segmentation={segmentation} />);
 });
 
-dashboard.get("/keys", async (c) => render(c, <KeysPage page={pageContext(c)} keys={await listApiKeys(c.env.DB, c.get("org").id)} />));
+dashboard.get("/keys", async (c) => render(c, <KeysPage page={await pageContext(c)} keys={await listApiKeys(c.env.DB, c.get("org").id)} />));
 
-dashboard.get("/models", async (c) => render(c, <ModelsPage page={pageContext(c)} models={await listModels(c.env.DB, c.get("org"))} />));
+dashboard.get("/models", async (c) => {
+  const org = c.get("org");
+  const trainings = await listJobs(c.env.DB, org.id, { kind: "training" }, { limit: 10 }, jobView);
+  return render(c, (
+    <ModelsPage page={await pageContext(c)} models={await listModels(c.env.DB, org)} trainable={await trainableImages(c.env.DB, org.id)} trainings={trainings.items} />
+  ));
+});

@@ -8,6 +8,8 @@ export interface PageContext {
   org: Organization;
   email: string | null;
   csrfToken: string;
+  /** The member's organizations, when they belong to more than one (the switcher's choices). */
+  organizations: { id: string; slug: string }[];
 }
 
 const NAV: { section: Section; href: string; label: string }[] = [
@@ -33,7 +35,7 @@ export function Document(props: { title: string; children: Child; scripts?: stri
 }
 
 export function Layout(props: { page: PageContext; section: Section | null; title: string; children: Child; scripts?: string[]; wide?: boolean }) {
-  const { org, email, csrfToken } = props.page;
+  const { org, email, csrfToken, organizations } = props.page;
   return (
     <Document title={props.title} scripts={["dashboard.js", ...(props.scripts ?? [])]} csrfToken={csrfToken}>
       <header class="topbar">
@@ -42,7 +44,17 @@ export function Layout(props: { page: PageContext; section: Section | null; titl
           {NAV.map((n) => <a href={n.href} class={n.section === props.section ? "active" : ""}>{n.label}</a>)}
         </nav>
         <div class="who">
-          <span class="org" title="Your organization">{org.slug}</span>
+          {organizations.length > 1 ? (
+            <form method="post" action="/dashboard/switch-organization" class="org-switcher">
+              <input type="hidden" name={CSRF_FIELD} value={csrfToken} />
+              <select name="org_id" aria-label="Organization" title="Switch organization">
+                {organizations.map((o) => <option value={o.id} selected={o.id === org.id}>{o.slug}</option>)}
+              </select>
+              <noscript><button type="submit" class="link">Switch</button></noscript>
+            </form>
+          ) : (
+            <span class="org" title="Your organization">{org.slug}</span>
+          )}
           {email && <span class="email">{email}</span>}
           <form method="post" action="/dashboard/logout">
             <input type="hidden" name={CSRF_FIELD} value={csrfToken} />

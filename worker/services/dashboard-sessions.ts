@@ -1,8 +1,9 @@
 // Dashboard sign-ins. A session belongs to one organization, like an API key; the cookie carries
 // a random token and D1 keeps only its hash. Sessions opened through Cloudflare Access name the
-// member's email and end when the membership does.
+// member's email and end when the membership does; a member of several organizations moves their
+// session between them (the switcher in the top bar).
 import { and, asc, eq, gt, isNotNull, isNull, lte, or } from "drizzle-orm";
-import { dashboardLoginLinks, dashboardSessions, organizationMembers } from "../../schema/db.ts";
+import { dashboardLoginLinks, dashboardSessions, organizationMembers, organizations } from "../../schema/db.ts";
 import type { Organization } from "../env.ts";
 import { hmacSha256Hex, newId, sha256Hex } from "./crypto.ts";
 import { database } from "./database.ts";
@@ -59,15 +60,29 @@ async function isMember(d1: D1Database, orgId: string, email: string): Promise<b
   return Boolean(row);
 }
 
-/** The organization a member signs in to: their earliest membership (one organization per person for now). */
-export async function membershipFor(d1: D1Database, email: string): Promise<string | null> {
-  const [row] = await database(d1)
-    .select({ orgId: organizationMembers.orgId })
+/** The organizations an email is a member of, earliest membership first. */
+export async function membershipsOf(d1: D1Database, email: string): Promise<{ id: string; slug: string }[]> {
+  return database(d1)
+    .select({ id: organizations.id, slug: organizations.slug })
     .from(organizationMembers)
+    .innerJoin(organizations, eq(organizations.id, organizationMembers.orgId))
     .where(eq(organizationMembers.email, email.toLowerCase()))
-    .orderBy(asc(organizationMembers.createdAt))
-    .limit(1);
-  return row?.orgId ?? null;
+    .orderBy(asc(organizationMembers.createdAt), asc(organizations.slug));
+}
+
+/** The organization a member signs in to: their earliest membership (the switcher moves the session to another). */
+export async function membershipFor(d1: D1Database, email: string): Promise<string | null> {
+  return (await membershipsOf(d1, email))[0]?.id ?? null;
+}
+
+/**
+ * Moves a member's session to another of their organizations; false (and nothing changes) when
+ * the session names no email (a sign-in link's) or the email is not a member there.
+ */
+export async function switchOrganization(d1: D1Database, session: Pick<DashboardSession, "id" | "email">, orgId: string): Promise<boolean> {
+  if (session.email === null || !(await isMember(d1, orgId, session.email))) return false;
+  await database(d1).update(dashboardSessions).set({ orgId }).where(eq(dashboardSessions.id, session.id));
+  return true;
 }
 
 /** The session's CSRF token: derived, not stored, so it needs no column and no second lookup. */

@@ -15,6 +15,11 @@ export function imageKey(orgId: string, imageId: string): string {
   return `orgs/${orgId}/images/${imageId}/original`;
 }
 
+/** The dashboard's preview of the image, a tile archive (schema/preview-tiles.ts) made by a runner. */
+export function imagePreviewKey(orgId: string, imageId: string): string {
+  return `orgs/${orgId}/images/${imageId}/preview.tiles`;
+}
+
 export function segmentationPrefix(orgId: string, segmentationId: string): string {
   return `orgs/${orgId}/segmentations/${segmentationId}/`;
 }
@@ -97,7 +102,7 @@ export async function deleteImage(env: Bindings, image: Image): Promise<void> {
   }
 
   if (image.uploadId) await env.BUCKET.resumeMultipartUpload(image.r2Key, image.uploadId).abort().catch(() => undefined);
-  await env.BUCKET.delete(image.r2Key);
+  await env.BUCKET.delete([image.r2Key, imagePreviewKey(image.orgId, image.id)]);
   const owned = await db.select({ id: segmentations.id }).from(segmentations).where(and(eq(segmentations.imageId, image.id), eq(segmentations.orgId, image.orgId)));
   for (const s of owned) await deletePrefix(env.BUCKET, segmentationPrefix(image.orgId, s.id));
   await db.batch([

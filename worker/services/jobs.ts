@@ -1,4 +1,4 @@
-// The one job state machine, for every kind (prediction, training, conversion). A job row is the
+// The one job state machine, for every kind (prediction, training, preview, conversion). A job row is the
 // truth; it moves only by conditional updates (UPDATE ... WHERE status = ... RETURNING), so
 // concurrent requests resolve inside D1:
 //
@@ -8,7 +8,7 @@
 //       \--lease expired / runner or service fault (attempts left)--/
 //       \--lease withdrawn (never turned into work; the attempt is not counted)--/
 //
-// GPU jobs are started by a runner's lease, conversions by the worker's own queue consumer; both
+// GPU jobs (analyses, and the dashboard's image previews) are started by a runner's lease, conversions by the worker's own queue consumer; both
 // hold a lease that the sweep (cron and every lease call) takes back once it runs out, so a runner
 // or an isolate that dies mid-job never leaves it STARTED. Every SUBMITTED job has a queue message
 // as its wake-up; the message is only a hint, so a duplicate or stale one is harmless.
@@ -25,6 +25,8 @@ export type Job = typeof jobs.$inferSelect;
 
 const ACTIVE = ["SUBMITTED", "STARTED"] as const;
 const ANALYSES: JobKind[] = ["prediction", "training"];
+/** What runners lease: the analyses and the dashboard's image previews. */
+const GPU_KINDS: JobKind[] = [...ANALYSES, "preview"];
 /** Fetching, decoding and uploading around a training's plan-bounded training time. */
 const TRAINING_OVERHEAD_MS = 10 * 60 * 1000;
 
@@ -155,6 +157,29 @@ export async function createConversionJob(env: Bindings, orgId: string, imageId:
   return job;
 }
 
+/**
+ * The image's preview job (a GPU job that is not an analysis: it counts against no cap), created
+ * unless the image ever had one, so a preview is made once; null when it had one.
+ */
+export async function createPreviewJob(env: Bindings, orgId: string, imageId: string): Promise<Job | null> {
+  const now = Date.now();
+  const id = newId();
+  const inserted = await env.DB.prepare(
+    `INSERT INTO jobs (id, org_id, kind, status, image_id, model_id, dedupe_key, attempts, max_attempts, created_at, enqueued_at)
+     SELECT ?1, ?2, 'preview', 'SUBMITTED', ?3, NULL, ?4, 0, ?5, ?6, ?6
+     WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE org_id = ?2 AND kind = 'preview' AND image_id = ?3)
+     RETURNING id`,
+  )
+    .bind(id, orgId, imageId, `preview:${imageId}`, settings(env).maxAttempts, now)
+    .first<{ id: string }>();
+  if (inserted) {
+    const job = (await getJob(env.DB, orgId, id))!;
+    await wakeUp(env, job);
+    return job;
+  }
+  return null;
+}
+
 export async function getJob(d1: D1Database, orgId: string, id: string): Promise<Job | null> {
   const [job] = await database(d1).select().from(jobs).where(and(eq(jobs.id, id), eq(jobs.orgId, orgId))).limit(1);
   return job ?? null;
@@ -169,7 +194,7 @@ export async function getJobById(d1: D1Database, id: string): Promise<Job | null
  * SUBMITTED -> STARTED for one holder (a runner, or the worker itself for a conversion); null if
  * someone else got there first, the job is done, or it is not of one of `kinds`.
  */
-export async function startAttempt(d1: D1Database, id: string, holder: string, leaseMs: number, kinds: readonly JobKind[] = ANALYSES): Promise<Job | null> {
+export async function startAttempt(d1: D1Database, id: string, holder: string, leaseMs: number, kinds: readonly JobKind[] = GPU_KINDS): Promise<Job | null> {
   const now = Date.now();
   const [job] = await database(d1)
     .update(jobs)

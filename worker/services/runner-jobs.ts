@@ -5,15 +5,15 @@ import type { z } from "zod";
 import { getTableColumns, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { jobs, models, segmentations } from "../../schema/db.ts";
-import type { completeBody, LeasedJob, PredictionResult, TrainingResult } from "../../schema/internal-api.ts";
+import type { completeBody, LeasedJob, PredictionResult, PreviewResult, TrainingResult } from "../../schema/internal-api.ts";
 import type { Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";
-import { getImage } from "./images.ts";
+import { getImage, type Image, imagePreviewKey } from "./images.ts";
 import { type LeaseOptions, leaseNextJob } from "./job-leasing.ts";
 import { sweepStorageNowAndThen } from "./storage-sweeper.ts";
 import { completeStatement, failAttempt, getJobById, type Job, JobFaultError, withdrawAttempt } from "./jobs.ts";
 import { getVisibleModel, type Model, trainedModelPrefix } from "./models.ts";
-import { artifactKey, previewKey } from "./segmentations.ts";
+import { artifactKey } from "./segmentations.ts";
 import { signStorageUrl, type StorageTarget } from "./signed-urls.ts";
 import { trainingInput, trainingLabels, trainingSummary } from "./trainings.ts";
 
@@ -35,17 +35,10 @@ async function modelPayload(env: Bindings, origin: string, model: Model) {
  * ever have it.
  */
 export async function runnerPayload(env: Bindings, origin: string, job: Job): Promise<LeasedJob> {
-  const model = await getVisibleModel(env.DB, job.orgId, job.modelId!);
-  if (!model) throw new JobFaultError("input", `Model ${job.modelId} was deleted before the job could run`);
-  const base = {
-    job_id: job.id,
-    attempt: job.attempts,
-    lease_token: job.leaseToken!,
-    lease_expires_at: job.leaseExpiresAt!,
-    model: await modelPayload(env, origin, model),
-  };
+  const lease = { job_id: job.id, attempt: job.attempts, lease_token: job.leaseToken!, lease_expires_at: job.leaseExpiresAt! };
   /** Outputs are written only while this attempt holds the lease. */
   const attempt = { jobId: job.id, number: job.attempts };
+  const previewUrl = () => signStorageUrl(env, origin, { method: "PUT", key: imagePreviewKey(job.orgId, job.imageId!), attempt });
   const imageInput = async (id: string) => {
     const image = await getImage(env.DB, job.orgId, id);
     if (!image || image.status !== "ready") throw new JobFaultError("input", `Image ${id} was deleted before the job could run`);
@@ -59,7 +52,13 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
       url: await signStorageUrl(env, origin, { method: "GET", key: image.r2Key }),
     };
   };
+  if (job.kind === "preview") return { ...lease, kind: "preview", image: await imageInput(job.imageId!), output: { preview_url: await previewUrl() } };
+  const model = await getVisibleModel(env.DB, job.orgId, job.modelId!);
+  if (!model) throw new JobFaultError("input", `Model ${job.modelId} was deleted before the job could run`);
+  const base = { ...lease, model: await modelPayload(env, origin, model) };
   if (job.kind === "prediction") {
+    // The image's preview is made once, by whichever job decodes the image first.
+    const hasPreview = (await env.BUCKET.head(imagePreviewKey(job.orgId, job.imageId!))) !== null;
     return {
       ...base,
       kind: "prediction",
@@ -68,7 +67,7 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
       output: {
         segmentation_id: job.segmentationId!,
         artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!), attempt }),
-        preview_url: await signStorageUrl(env, origin, { method: "PUT", key: previewKey({ orgId: job.orgId, id: job.segmentationId! }), attempt }),
+        ...(!hasPreview && { preview_url: await previewUrl() }),
       },
     };
   }
@@ -129,6 +128,23 @@ async function requireObject(bucket: R2Bucket, key: string, what: string): Promi
   if (!(await bucket.head(key))) throw new HttpError(400, `${what} was not uploaded (expected at the job's signed output URL)`);
 }
 
+/** A preview job records nothing but its result; an image deleted meanwhile takes its preview with it. */
+async function completePreview(env: Bindings, job: Job, image: Image | null, body: z.infer<typeof completeBody>): Promise<Job> {
+  const result = body.result as PreviewResult;
+  if (!("preview_bytes" in result)) throw new HttpError(422, "A preview's result needs preview_bytes and levels");
+  const key = imagePreviewKey(job.orgId, job.imageId!);
+  if (!image) {
+    await env.BUCKET.delete(key);
+    throw new HttpError(409, `Image ${job.imageId} was deleted while its preview was being made`);
+  }
+  await requireObject(env.BUCKET, key, "The preview");
+  const [completed] = await completeStatement(env.DB, job.id, body.lease_token, { result });
+  if (completed) return completed;
+  const now = (await getJobById(env.DB, job.id))!;
+  if (now.status === "COMPLETED") return now;
+  throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${now.status}); its result was not recorded`);
+}
+
 export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof completeBody>): Promise<Job> {
   // The completing lease repeating itself (its answer was lost) hears success again; a late
   // attempt of the same job, whose lease ran out and was taken over, is refused.
@@ -137,6 +153,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
     throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${job.status}); its result was not recorded`);
   }
   const image = job.imageId ? await getImage(env.DB, job.orgId, job.imageId) : null;
+  if (job.kind === "preview") return completePreview(env, job, image, body);
   const model = await getVisibleModel(env.DB, job.orgId, job.modelId!);
   let recordResult;
   if (job.kind === "prediction") {

@@ -67,7 +67,10 @@ export async function segmentationsOfImage(d1: D1Database, orgId: string, imageI
     .orderBy(desc(segmentations.createdAt));
 }
 
-/** The contrast-stretched 8-bit preview the runner stores beside the ROI artifact. */
+/**
+ * The one-bitmap preview runners stored beside the ROI artifact before previews became the image's
+ * own tile archive (images.ts imagePreviewKey); still shown for segmentations made then.
+ */
 export function previewKey(s: Pick<Segmentation, "orgId" | "id">): string {
   return `${segmentationPrefix(s.orgId, s.id)}preview.png`;
 }

@@ -18,7 +18,7 @@ const BATCH = 50;
 const SWEEP_INTERVAL_MS = 60_000;
 let lastSweep = 0;
 
-/** Outputs the attempts of FAILED jobs wrote: a prediction's ROI artifact and preview, a training's model files. */
+/** Outputs the attempts of FAILED jobs wrote: everything under a prediction's segmentation prefix, a training's model files. */
 async function clearFailedOutputs(env: Bindings, now: number): Promise<number> {
   const db = database(env.DB);
   const failed = await db

@@ -71,3 +71,28 @@ export function trainingSummary(job: Job, result: TrainingResult): TrainingSumma
     metrics: result.metrics ?? null,
   };
 }
+
+/** A ready image with what a training would learn from it (its most recent segmentation), for the dashboard's form. */
+export interface TrainableImage {
+  id: string;
+  name: string;
+  width: number | null;
+  height: number | null;
+  segmentationSource: string;
+  cellCount: number;
+}
+
+/** The organization's ready images that have a segmentation to learn from, newest first. */
+export async function trainableImages(d1: D1Database, orgId: string, limit = 200): Promise<TrainableImage[]> {
+  const { results } = await d1
+    .prepare(
+      `SELECT i.id, i.name, i.width, i.height, s.source AS segmentationSource, s.roi_count AS cellCount
+       FROM images i JOIN segmentations s ON s.id = (
+         SELECT id FROM segmentations WHERE org_id = i.org_id AND image_id = i.id ORDER BY created_at DESC, id DESC LIMIT 1)
+       WHERE i.org_id = ?1 AND i.status = 'ready'
+       ORDER BY i.created_at DESC LIMIT ?2`,
+    )
+    .bind(orgId, limit)
+    .all<TrainableImage>();
+  return results;
+}

@@ -21,7 +21,7 @@ export function ImagePage(props: { page: PageContext; image: Image; models: Mode
   const { image, models, predictions, segmentations } = props;
   const ready = image.status === "ready";
   return (
-    <Layout page={props.page} section="images" title={image.name}>
+    <Layout page={props.page} section="images" title={image.name} scripts={ready ? ["viewer.js"] : []}>
       <p class="crumbs"><a href="/dashboard">Images</a> / {image.name}</p>
       <div class="columns">
         <section class="card">
@@ -68,6 +68,24 @@ export function ImagePage(props: { page: PageContext; image: Image; models: Mode
           </form>
         </section>
       </div>
+      {ready && (
+        <section>
+          <h2>Preview</h2>
+          <div class="image-preview">
+            <div class="viewer" id="viewer" data-image-id={image.id} data-width={image.width} data-height={image.height}>
+              <canvas id="viewer-canvas"></canvas>
+              <div class="viewer-status" id="viewer-status">Loading…</div>
+              <div class="viewer-hint">Scroll to zoom · drag to pan</div>
+            </div>
+            <div class="zoom-row">
+              <button type="button" id="zoom-out" title="Zoom out">−</button>
+              <button type="button" id="zoom-fit">Fit</button>
+              <button type="button" id="zoom-in" title="Zoom in">+</button>
+              <span id="zoom-level" class="muted"></span>
+            </div>
+          </div>
+        </section>
+      )}
       <section>
         <h2>Predictions</h2>
         <table class="list" id="predictions">

@@ -1,12 +1,20 @@
+import type { JobRecord } from "../../../schema/api-records.ts";
 import type { Model } from "../../services/models.ts";
+import type { TrainableImage } from "../../services/trainings.ts";
 import { formatDate, Layout, type PageContext } from "../layout.tsx";
+import { StatusBadge } from "./images.tsx";
 
+const ap = (v: unknown) => (typeof v === "number" ? v.toFixed(3) : "—");
+
+/** A model's training, in a line: its scores (fine-tuned against base), steps and images. */
 function metrics(training: unknown): string {
   if (!training || typeof training !== "object") return "—";
   const t = training as Record<string, unknown>;
   const parts: string[] = [];
+  const scored = (t.metrics ?? null) as { base?: { ap50?: unknown }; fine_tuned?: { ap50?: unknown } } | null;
   const validation = (t.validation ?? {}) as Record<string, unknown>;
-  if (typeof validation.ap50_after === "number") {
+  if (scored?.fine_tuned) parts.push(`AP@0.5 ${ap(scored.fine_tuned.ap50)} (base ${ap(scored.base?.ap50)})`);
+  else if (typeof validation.ap50_after === "number") {
     const before = typeof validation.ap50_before === "number" ? ` (base ${validation.ap50_before.toFixed(3)})` : "";
     parts.push(`AP@0.5 ${validation.ap50_after.toFixed(3)}${before}`);
   }
@@ -15,7 +23,59 @@ function metrics(training: unknown): string {
   return parts.length ? parts.join(" · ") : "—";
 }
 
-export function ModelsPage(props: { page: PageContext; models: Model[] }) {
+/** A training job's outcome in words; the script renders the same while it runs (dashboard.js trainingOutcome). */
+function outcome(job: JobRecord): string {
+  if (job.status === "FAILED") return job.reason ?? "failed";
+  if (job.status !== "COMPLETED") return ""; // the progress column says what it is doing
+  const m = job.metrics;
+  return m ? `AP@0.5 ${ap(m.fine_tuned.ap50)} (base ${ap(m.base.ap50)}) · ${m.note}` : "done";
+}
+
+function TrainingForm(props: { models: Model[]; images: TrainableImage[] }) {
+  if (props.images.length === 0) {
+    return <p class="empty">No image has a segmentation to learn from yet: segment an image, or import a corrected segmentation (POST /api/v1/segmentation), then come back.</p>;
+  }
+  return (
+    <form id="training-form" class="card">
+      <p class="muted">Fine-tune a model on the images' most recent segmentations (a correction you imported wins over the prediction it corrects). The new model appears above when the training completes.</p>
+      <table class="list compact" id="trainable-images">
+        <thead><tr><th></th><th>Image</th><th>Size</th><th>Learns from</th></tr></thead>
+        <tbody>
+          {props.images.map((i) => (
+            <tr>
+              <td><input type="checkbox" name="image_id" value={i.id} aria-label={`Train on ${i.name}`} /></td>
+              <td>{i.name}</td>
+              <td>{i.width ? `${i.width} × ${i.height}` : "—"}</td>
+              <td>{`${i.segmentationSource === "import" ? "imported" : "predicted"}, ${i.cellCount} cells`}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <div class="form-grid">
+        <label>
+          <span>Base model</span>
+          <select name="model_id">
+            {props.models.map((m) => <option value={m.id}>{`${m.name} v${m.version}${m.orgId ? " (yours)" : ""}`}</option>)}
+          </select>
+        </label>
+        <label>
+          <span>Name of the new model</span>
+          <input type="text" name="name" maxlength={100} placeholder="e.g. my-nuclei" />
+        </label>
+        <label>
+          <span>Steps</span>
+          <input type="number" name="steps" min="1" step="1" placeholder="the plan's time budget" />
+        </label>
+        <div class="full">
+          <button type="submit" class="primary">Start training</button>
+          <span id="training-error" class="error-text"></span>
+        </div>
+      </div>
+    </form>
+  );
+}
+
+export function ModelsPage(props: { page: PageContext; models: Model[]; trainable: TrainableImage[]; trainings: JobRecord[] }) {
   const own = props.models.filter((m) => m.orgId !== null);
   const pub = props.models.filter((m) => m.orgId === null);
   const table = (models: Model[], empty: string) =>
@@ -39,7 +99,30 @@ export function ModelsPage(props: { page: PageContext; models: Model[] }) {
     <Layout page={props.page} section="models" title="Models">
       <section>
         <h2>Your organization's models</h2>
-        {table(own, "No models of your own yet: fine-tune one with POST /api/v1/job/training.")}
+        {table(own, "No models of your own yet: start a training below.")}
+      </section>
+      <section>
+        <h2>Start a training</h2>
+        <TrainingForm models={props.models} images={props.trainable} />
+      </section>
+      <section>
+        <h2>Trainings</h2>
+        <table class="list" id="trainings">
+          <thead><tr><th>Submitted</th><th>Base model</th><th>Images</th><th>Status</th><th>Progress</th><th>Result</th></tr></thead>
+          <tbody>
+            {props.trainings.length === 0 && <tr class="empty-row"><td colspan={6}>No trainings yet.</td></tr>}
+            {props.trainings.map((t) => (
+              <tr data-job-id={t.job_id} data-status={t.status}>
+                <td>{formatDate(Date.parse(t.created_at))}</td>
+                <td>{t.model_id}</td>
+                <td>{t.image_ids.length}</td>
+                <td class="status"><StatusBadge status={t.status} /></td>
+                <td class="progress"><div class="bar"><div style={`width:${(t.progress * 100).toFixed(0)}%`}></div></div><span class="stage muted">{t.status === "STARTED" || t.status === "SUBMITTED" ? t.stage : ""}</span></td>
+                <td class="result">{outcome(t)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       </section>
       <section>
         <h2>Public models</h2>

@@ -11,7 +11,7 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
         <a href="/dashboard">Images</a> / <a href={`/dashboard/images/${s.imageId}`}>{s.imageName}</a> / segmentation
       </p>
       <div class="viewer-layout">
-        <div class="viewer" id="viewer" data-segmentation-id={s.id} data-width={s.width} data-height={s.height}>
+        <div class="viewer" id="viewer" data-segmentation-id={s.id} data-image-id={s.imageId} data-width={s.width} data-height={s.height}>
           <canvas id="viewer-canvas"></canvas>
           <div class="viewer-status" id="viewer-status">Loading…</div>
           <div class="viewer-hint">Scroll to zoom · drag to pan</div>

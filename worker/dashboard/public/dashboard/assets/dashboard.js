@@ -1,4 +1,4 @@
-// cellseg dashboard: API keys, uploads, deletions and predictions. Plain JS, no build step.
+// cellseg dashboard: API keys, uploads, deletions, predictions and trainings. Plain JS, no build step.
 // Every state-changing call sends the session's CSRF token; the session cookie does the rest.
 const csrfToken = document.querySelector('meta[name="csrf-token"]')?.content ?? "";
 
@@ -200,9 +200,12 @@ function setUpUploads() {
       const item = uploadItem(file);
       inFlight++;
       (file.size > RESUMABLE_FROM ? resumableUpload(file, item) : streamUpload(file, item))
-        .then((image) => {
+        .then(async (image) => {
           item.done(`ready · ${image.width} × ${image.height}`);
           anyDone = true;
+          // The preview is made now, so the image can be looked at before it is segmented; a
+          // failure here costs only the picture (the image page asks again and says why).
+          await api(`/images/${image.id}/preview`, { method: "POST" }).catch(() => undefined);
         }, (error) => item.fail(error.message))
         .finally(() => {
           if (--inFlight === 0 && anyDone) setTimeout(() => location.reload(), 800);
@@ -313,9 +316,102 @@ function setUpPredictions() {
   watchPredictions();
 }
 
+// ---- Trainings ---------------------------------------------------------------------------------
+const ap = (v) => (typeof v === "number" ? v.toFixed(3) : "—");
+
+/** The same words as the page's server-rendered rows (pages/models.tsx outcome). */
+function trainingOutcome(job) {
+  if (job.status === "FAILED") return job.reason ?? "failed";
+  if (job.status !== "COMPLETED") return ""; // the progress column says what it is doing
+  const m = job.metrics;
+  return m ? `AP@0.5 ${ap(m.fine_tuned.ap50)} (base ${ap(m.base.ap50)}) · ${m.note}` : "done";
+}
+
+function renderTraining(row, job) {
+  const wasActive = ["SUBMITTED", "STARTED"].includes(row.dataset.status);
+  row.dataset.status = job.status;
+  row.querySelector(".status").replaceChildren(el("span", { class: `badge ${job.status.toLowerCase()}` }, job.status.toLowerCase()));
+  row.querySelector(".progress .bar > div").style.width = `${(job.progress * 100).toFixed(0)}%`;
+  row.querySelector(".progress .stage").textContent = ["SUBMITTED", "STARTED"].includes(job.status) ? job.stage ?? "" : "";
+  row.querySelector(".result").textContent = trainingOutcome(job);
+  // The new model belongs in the list above: the page shows it once reloaded.
+  if (wasActive && job.status === "COMPLETED" && job.result_model_id) {
+    row.querySelector(".result").append(" · ", el("a", { href: "/dashboard/models", "data-new-model": job.result_model_id }, "see the new model"));
+  }
+}
+
+function trainingRow(job) {
+  const row = el("tr", { "data-job-id": job.job_id, "data-status": "SUBMITTED" },
+    el("td", {}, fmtDate(job.created_at)),
+    el("td", {}, job.model_id),
+    el("td", {}, String(job.image_ids.length)),
+    el("td", { class: "status" }),
+    el("td", { class: "progress" }, el("div", { class: "bar" }, el("div", { style: "width:0%" })), el("span", { class: "stage muted" })),
+    el("td", { class: "result" }));
+  renderTraining(row, job);
+  return row;
+}
+
+async function watchTrainings() {
+  for (;;) {
+    const active = [...document.querySelectorAll("#trainings tr[data-job-id]")].filter((r) => ["SUBMITTED", "STARTED"].includes(r.dataset.status));
+    for (const row of active) {
+      try {
+        renderTraining(row, await api(`/job/${row.dataset.jobId}`));
+      } catch {
+        // A transient error: the next round asks again.
+      }
+    }
+    await sleep(1500);
+  }
+}
+
+function setUpTrainings() {
+  if (!document.getElementById("trainings")) return;
+  watchTrainings();
+  const form = document.getElementById("training-form");
+  if (!form) return;
+  const error = document.getElementById("training-error");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    error.textContent = "";
+    const imageIds = [...form.querySelectorAll("input[name=image_id]:checked")].map((box) => box.value);
+    if (imageIds.length === 0) {
+      error.textContent = "Select at least one image to learn from.";
+      return;
+    }
+    const body = { model_id: form.model_id.value, image_ids: imageIds };
+    if (form.name.value.trim()) body.name = form.name.value.trim();
+    if (form.steps.value !== "") body.steps = Number(form.steps.value);
+    const button = form.querySelector("button[type=submit]");
+    button.disabled = true;
+    try {
+      const submitted = await api("/job/training", { method: "POST", json: body });
+      const job = await api(`/job/${submitted.job_id}`);
+      const tbody = document.querySelector("#trainings tbody");
+      tbody.querySelector(".empty-row")?.remove();
+      tbody.querySelector(`tr[data-job-id="${job.job_id}"]`)?.remove();
+      tbody.prepend(trainingRow(job));
+      form.reset();
+    } catch (e) {
+      error.textContent = e.message;
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
+
+// ---- Organization switcher (a member of several organizations) -------------------------------
+function setUpOrganizationSwitcher() {
+  const select = document.querySelector(".org-switcher select");
+  select?.addEventListener("change", () => select.form.requestSubmit());
+}
+
+setUpOrganizationSwitcher();
 setUpKeys();
 setUpUploads();
 setUpImageDeletes();
 setUpPredictions();
+setUpTrainings();
 // Marks the page interactive (its handlers are attached); the browser tests wait for it.
 document.documentElement.dataset.ready = "true";

@@ -1,17 +1,31 @@
-// The segmentation viewer: the image's contrast-stretched preview with every cell's outline on a
-// canvas, zoom (wheel, buttons) and pan (drag), and the cell under the pointer with its
-// measurements. Outlines come from the same rois.geojson export a person can download.
+// The viewer: the image's contrast-stretched preview with, for a segmentation, every cell's outline
+// on a canvas, zoom (wheel, buttons) and pan (drag), and the cell under the pointer with its
+// measurements. Outlines come from the same rois.geojson export a person can download. On an
+// image's own page it shows the preview alone, before any segmentation.
+//
+// The preview is a pyramid of 512-px tiles (schema/preview-tiles.ts): the coarsest level is loaded
+// whole and always drawn underneath; the level that matches the zoom is fetched a visible tile at a
+// time, and tiles far from view are forgotten, so a large image costs only what is on screen.
+import { api } from "./dashboard.js";
 
 const root = document.getElementById("viewer");
 const canvas = document.getElementById("viewer-canvas");
 const status = document.getElementById("viewer-status");
 const ctx = canvas.getContext("2d");
 const id = root.dataset.segmentationId;
+const imageId = root.dataset.imageId;
 const width = Number(root.dataset.width);
 const height = Number(root.dataset.height);
 
 const view = { scale: 1, x: 0, y: 0 }; // screen = image * scale + (x, y), in CSS pixels
-let preview = null;
+/** A one-bitmap preview of a segmentation made before images had tiled previews. */
+let legacyPreview = null;
+/** The tile index once the image's preview exists. */
+let pyramid = null;
+/** "level/column/row" -> { image, ready }, oldest first (a Map keeps insertion order). */
+const tiles = new Map();
+const MAX_TILES = 160;
+let tilesLoaded = 0;
 let cells = [];
 /** Every outline in one path: one stroke call draws them all, which stays fast with 100,000 cells. */
 let outlines = new Path2D();
@@ -21,6 +35,71 @@ const grid = new Map(); // "gx,gy" -> cells whose bounding box touches that grid
 
 const showOutlines = document.getElementById("show-outlines");
 const opacity = document.getElementById("outline-opacity");
+
+/** The level whose pixels are closest to, and no coarser than, the screen's at this zoom. */
+function levelForZoom() {
+  const imagePixelsPerScreenPixel = 1 / (view.scale * (window.devicePixelRatio || 1));
+  let chosen = 0;
+  pyramid.levels.forEach((level, i) => {
+    if (level.factor <= imagePixelsPerScreenPixel) chosen = i;
+  });
+  return chosen;
+}
+
+function tile(level, column, row) {
+  const key = `${level}/${column}/${row}`;
+  let entry = tiles.get(key);
+  if (entry) {
+    tiles.delete(key); // most recently used last
+    tiles.set(key, entry);
+    return entry;
+  }
+  entry = { image: new Image(), ready: false, level };
+  entry.image.onload = () => {
+    entry.ready = true;
+    tilesLoaded++;
+    if (pyramid.levels[level].factor === pyramid.levels[0].factor) root.dataset.finestTilesLoaded = String(Number(root.dataset.finestTilesLoaded ?? 0) + 1);
+    root.dataset.tilesLoaded = String(tilesLoaded);
+    scheduleDraw();
+  };
+  entry.image.src = `/dashboard/api/images/${imageId}/preview/${level}/${column}/${row}`;
+  tiles.set(key, entry);
+  const coarsest = pyramid.levels.length - 1;
+  for (const [k, e] of tiles) {
+    if (tiles.size <= MAX_TILES) break;
+    if (e.level !== coarsest) tiles.delete(k);
+  }
+  return entry;
+}
+
+/** Draws a level's tiles that are in view, asking for those not yet loaded. */
+function drawLevel(level) {
+  const { factor, columns, rows } = pyramid.levels[level];
+  const span = pyramid.tile * factor; // image pixels per tile
+  const x0 = -view.x / view.scale;
+  const y0 = -view.y / view.scale;
+  const x1 = x0 + canvas.clientWidth / view.scale;
+  const y1 = y0 + canvas.clientHeight / view.scale;
+  for (let row = Math.max(0, Math.floor(y0 / span)); row <= Math.min(rows - 1, Math.floor(y1 / span)); row++) {
+    for (let column = Math.max(0, Math.floor(x0 / span)); column <= Math.min(columns - 1, Math.floor(x1 / span)); column++) {
+      const { image, ready } = tile(level, column, row);
+      if (!ready) continue;
+      // A tile's last pixels may average a partial box at the image's edge: clip to the image.
+      const [left, top] = [column * span, row * span];
+      ctx.drawImage(image, left, top, Math.min(width, left + image.naturalWidth * factor) - left, Math.min(height, top + image.naturalHeight * factor) - top);
+    }
+  }
+}
+
+let drawPending = false;
+function scheduleDraw() {
+  if (drawPending) return;
+  drawPending = true;
+  requestAnimationFrame(() => {
+    drawPending = false;
+    draw();
+  });
+}
 
 function index(cell) {
   for (let gx = Math.floor(cell.bbox[0] / GRID); gx <= Math.floor(cell.bbox[2] / GRID); gx++) {
@@ -94,14 +173,18 @@ function draw() {
   ctx.fillRect(0, 0, canvas.width, canvas.height);
   ctx.setTransform(dpr * view.scale, 0, 0, dpr * view.scale, dpr * view.x, dpr * view.y);
   ctx.imageSmoothingEnabled = view.scale < 2;
-  if (preview) ctx.drawImage(preview, 0, 0, width, height);
-  else {
-    ctx.fillStyle = "#1a2130";
-    ctx.fillRect(0, 0, width, height);
-  }
+  ctx.fillStyle = "#1a2130";
+  ctx.fillRect(0, 0, width, height);
+  if (pyramid) {
+    const coarsest = pyramid.levels.length - 1;
+    const level = levelForZoom();
+    drawLevel(coarsest);
+    if (level !== coarsest) drawLevel(level);
+    root.dataset.levelFactor = String(pyramid.levels[level].factor);
+  } else if (legacyPreview) ctx.drawImage(legacyPreview, 0, 0, width, height);
   const line = 1.5 / view.scale;
   let drawn = 0;
-  if (showOutlines.checked) {
+  if (showOutlines?.checked) {
     ctx.globalAlpha = Number(opacity.value);
     ctx.strokeStyle = "#facc15";
     ctx.lineWidth = line;
@@ -117,7 +200,9 @@ function draw() {
     ctx.stroke(hovered.path);
   }
   canvas.dataset.outlinesDrawn = String(drawn);
-  document.getElementById("zoom-level").textContent = `${Math.round(view.scale * 100)}%`;
+  root.dataset.view = `${view.scale},${view.x},${view.y}`; // where image pixels are on screen (the browser tests read it)
+  const zoomLevel = document.getElementById("zoom-level");
+  if (zoomLevel) zoomLevel.textContent = `${Math.round(view.scale * 100)}%`;
 }
 
 const MEASURES = [
@@ -198,31 +283,71 @@ const center = () => [canvas.clientWidth / 2, canvas.clientHeight / 2];
 document.getElementById("zoom-in").addEventListener("click", () => zoomAt(1.5, ...center()));
 document.getElementById("zoom-out").addEventListener("click", () => zoomAt(1 / 1.5, ...center()));
 document.getElementById("zoom-fit").addEventListener("click", fit);
-showOutlines.addEventListener("change", draw);
-opacity.addEventListener("input", draw);
+showOutlines?.addEventListener("change", draw);
+opacity?.addEventListener("input", draw);
 new ResizeObserver(resize).observe(canvas);
 
-async function load() {
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The image's preview: its tile index, after asking a runner to make it if no one has (the upload
+ * page asks at once; an image uploaded through the API is asked for here). Says why when there is none.
+ */
+async function loadPyramid() {
+  let state = await api(`/images/${imageId}/preview`);
+  if (state.status === "none") state = await api(`/images/${imageId}/preview`, { method: "POST" });
+  while (state.status === "SUBMITTED" || state.status === "STARTED") {
+    root.dataset.preview = "making";
+    status.textContent = "Making the preview…";
+    await sleep(1000);
+    state = await api(`/images/${imageId}/preview`);
+  }
+  if (state.status === "ready") {
+    pyramid = state.index ?? (await api(`/images/${imageId}/preview`)).index;
+    root.dataset.preview = "ready";
+    root.dataset.levels = String(pyramid.levels.length);
+    const coarsest = pyramid.levels.length - 1;
+    const { columns, rows } = pyramid.levels[coarsest];
+    for (let row = 0; row < rows; row++) for (let column = 0; column < columns; column++) tile(coarsest, column, row);
+    return null;
+  }
+  root.dataset.preview = "failed";
+  return `no preview: ${state.reason ?? "it could not be made"}`;
+}
+
+function loadLegacyPreview() {
   const image = new Image();
-  const previewLoaded = new Promise((resolve) => {
+  return new Promise((resolve) => {
     image.onload = () => resolve(image);
     image.onerror = () => resolve(null);
+    image.src = `/dashboard/api/segmentation/${id}/preview.png`;
   });
-  image.src = `/dashboard/api/segmentation/${id}/preview.png`;
-  const [loadedPreview, collection] = await Promise.all([previewLoaded, fetch(`/dashboard/api/export/${id}/rois.geojson`).then((r) => {
-    if (!r.ok) throw new Error(`outlines answered ${r.status}`);
-    return r.json();
-  })]);
-  preview = loadedPreview;
+}
+
+async function loadOutlines() {
+  const response = await fetch(`/dashboard/api/export/${id}/rois.geojson`);
+  if (!response.ok) throw new Error(`outlines answered ${response.status}`);
+  const collection = await response.json();
   cells = collection.features.map(toCell);
   cells.forEach(index);
   outlines = new Path2D();
   for (const cell of cells) outlines.addPath(cell.path);
-  status.textContent = `${cells.length.toLocaleString("en-US")} outlines${preview ? "" : " · no image preview for this segmentation (segmented before previews existed)"}`;
+  scheduleDraw(); // the outlines need not wait for a preview still being made
+}
+
+async function load() {
+  fit();
+  const [previewProblem] = await Promise.all([loadPyramid(), id ? loadOutlines() : null]);
+  if (previewProblem && id) legacyPreview = await loadLegacyPreview();
+  const notes = [];
+  if (id) notes.push(`${cells.length.toLocaleString("en-US")} outlines`);
+  else notes.push(`${width.toLocaleString("en-US")} × ${height.toLocaleString("en-US")} px`);
+  if (previewProblem && !legacyPreview) notes.push(previewProblem);
+  status.textContent = notes.join(" · ");
   root.dataset.loaded = "true";
   fit();
 }
 
 load().catch((error) => {
-  status.textContent = `Could not load the cells: ${error.message}`;
+  status.textContent = `Could not load the ${id ? "cells" : "preview"}: ${error.message}`;
 });
