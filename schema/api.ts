@@ -33,6 +33,10 @@ export const segmentParams = z
     flow_threshold: z.number().min(0).max(10).optional(),
     min_size: z.number().int().min(0).optional(),
     niter: z.number().int().min(1).max(10000).optional(),
+    augment: z
+      .boolean()
+      .optional()
+      .meta({ description: "Cellpose's test-time augmentation: the network also runs on mirrored copies and averages them (4x the network time; default false)" }),
     // Cellpose's convention: [channel to segment, nuclear channel], 1-based, 0 = grayscale (the mean
     // of all channels, the default). One-channel models such as cpsam read the first entry only.
     channels: z

@@ -21,6 +21,7 @@ export function segmentParams(params: Record<string, unknown>, modelChannels = 1
   if (typeof params.flow_threshold === "number") out.flowThreshold = params.flow_threshold;
   if (typeof params.min_size === "number") out.minSize = params.min_size;
   if (typeof params.niter === "number") out.niter = params.niter;
+  if (typeof params.augment === "boolean") out.augment = params.augment;
   const modality = modalityParam.safeParse(params.modality);
   if (modality.success) out.modality = modality.data;
   const [segment, nucleus] = Array.isArray(params.channels) ? (params.channels as number[]) : [];

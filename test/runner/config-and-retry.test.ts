@@ -46,8 +46,8 @@ describe("retries", () => {
 
 describe("prediction parameters", () => {
   it("map the API's Cellpose names onto the engine's", () => {
-    expect(segmentParams({ diameter: 17, cellprob_threshold: -1, flow_threshold: 0.6, min_size: 5, niter: 300 })).toEqual({
-      diameter: 17, cellprobThreshold: -1, flowThreshold: 0.6, minSize: 5, niter: 300,
+    expect(segmentParams({ diameter: 17, cellprob_threshold: -1, flow_threshold: 0.6, min_size: 5, niter: 300, augment: true })).toEqual({
+      diameter: 17, cellprobThreshold: -1, flowThreshold: 0.6, minSize: 5, niter: 300, augment: true,
     });
     expect(segmentParams({})).toEqual({ diameter: "auto" }); // no diameter: estimated by the engine
     // Cellpose's convention: 0 means "estimate it", as do null and "auto".
