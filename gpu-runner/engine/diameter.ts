@@ -33,7 +33,7 @@ export function estimateDiameterFromImage(plane: Float32Array, width: number, he
   if (plane.length !== width * height) throw new Error(`plane has ${plane.length} values, expected ${width}x${height}`);
   const base = Math.max(1, Math.ceil(Math.sqrt((width * height) / MAX_WORKING_PIXELS)));
   const whole: Plane = { data: plane, width, height };
-  const level0 = base === 1 ? whole : downsample(whole, integralImage(whole), base);
+  const level0 = base === 1 ? whole : blockMean(whole, base);
   const foreground = foregroundMask(level0.data);
   let foregroundCount = 0;
   for (let i = 0; i < foreground.length; i++) foregroundCount += foreground[i]!;
@@ -47,13 +47,13 @@ export function estimateDiameterFromImage(plane: Float32Array, width: number, he
   // Each downsampled level carries its foreground fraction per pixel as the averaging weight.
   const foregroundPlane: Plane = { data: Float32Array.from(foreground), width: level0.width, height: level0.height };
   const levels = new Map<number, { image: Plane; weight: Plane }>([[1, { image: level0, weight: foregroundPlane }]]);
-  const imageSums = integralImage(level0), weightSums = integralImage(foregroundPlane);
+  const imageSums = summedAreaTable(level0), weightSums = summedAreaTable(foregroundPlane);
   const curve = new Float64Array(diameters.length);
   for (let k = 0; k < diameters.length; k++) {
     const sigma = (CALIBRATION * diameters[k]!) / 2 / base; // in level0 pixels
     const factor = Math.max(1, Math.floor(sigma / MIN_SIGMA_PX));
     let level = levels.get(factor);
-    if (!level) levels.set(factor, (level = { image: downsample(level0, imageSums, factor), weight: downsample(foregroundPlane, weightSums, factor) }));
+    if (!level) levels.set(factor, (level = { image: blockMeanFromTable(level0, imageSums, factor), weight: blockMeanFromTable(foregroundPlane, weightSums, factor) }));
     curve[k] = weightedPositiveMean(normalisedBlobResponse(level.image, sigma / factor), level.weight.data);
   }
 
@@ -70,17 +70,40 @@ export function estimateDiameterFromImage(plane: Float32Array, width: number, he
   return diameters[best]! * SCALE_STEP ** offset;
 }
 
-interface Plane {
+export interface Plane {
   data: Float32Array;
   width: number;
   height: number;
 }
 
 /**
+ * Mean of pixel blocks of factor × factor (edge blocks partial) in one pass over the plane: the
+ * first reduction of a large image, where a summed-area table would be as large as the image in
+ * doubles (537 MB at 8192x8192).
+ */
+export function blockMean(source: Plane, factor: number): Plane {
+  const width = Math.ceil(source.width / factor), height = Math.ceil(source.height / factor);
+  const sum = new Float32Array(width * height);
+  const block = new Int32Array(source.width);
+  for (let x = 0; x < source.width; x++) block[x] = (x / factor) | 0;
+  for (let y = 0; y < source.height; y++) {
+    const row = ((y / factor) | 0) * width;
+    const from = y * source.width;
+    for (let x = 0; x < source.width; x++) sum[row + block[x]!]! += source.data[from + x]!;
+  }
+  // Pixels per block: factor² inside, fewer in the last row and column of blocks.
+  for (let by = 0; by < height; by++) {
+    const rows = Math.min(factor, source.height - by * factor);
+    for (let bx = 0; bx < width; bx++) sum[by * width + bx]! /= rows * Math.min(factor, source.width - bx * factor);
+  }
+  return { data: sum, width, height };
+}
+
+/**
  * Summed-area table of a plane in double precision, (width + 1) × (height + 1) with a zero first
  * row and column, so each downsampled level reads only its own corners instead of every pixel.
  */
-function integralImage(source: Plane): Float64Array {
+export function summedAreaTable(source: Plane): Float64Array {
   const { data, width, height } = source;
   const stride = width + 1;
   const sums = new Float64Array(stride * (height + 1));
@@ -95,8 +118,8 @@ function integralImage(source: Plane): Float64Array {
   return sums;
 }
 
-/** Mean of pixel blocks of factor × factor (edge blocks partial), from the plane's integral image. */
-function downsample(source: Plane, sums: Float64Array, factor: number): Plane {
+/** blockMean's result from the plane's summed-area table (up to rounding): each level reads only its blocks' corners. */
+export function blockMeanFromTable(source: Plane, sums: Float64Array, factor: number): Plane {
   if (factor === 1) return source;
   const width = Math.ceil(source.width / factor), height = Math.ceil(source.height / factor);
   const stride = source.width + 1;
