@@ -8,7 +8,8 @@
 //     reference network), beside one onnxruntime call on the whole input and training-size tiles;
 //  4. a real Kromp image end to end, when ../shared is present;
 //  5. a 1024x1024 image to ROIs in a fresh process, target < 3 s (--fresh: this figure only);
-//  6. --memory: peak RSS of segmenting an 8192x8192 16-bit image (child process), target < 2 GB.
+//  6. --memory: peak RSS of segmenting an 8192x8192 16-bit image (child process; cpsam when its
+//     weights exist, else the reference network), target < 2 GB.
 // Stage shares are printed next to each figure; memcpy of the same bytes is the in-run reference.
 import { spawnSync } from "node:child_process";
 import * as ort from "onnxruntime-node";
@@ -262,7 +263,7 @@ async function memory(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "bench-"));
   const file = join(dir, "big.tif");
   writeFileSync(file, tiff16(data, size, size));
-  console.log(`segmenting ${file} in a child process (reference network, cpu)...`);
+  console.log(`segmenting ${file} in a child process (${existsSync(DEFAULT_MODEL_PATH) ? "cpsam" : "reference network"}, cpu)...`);
   const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--memory-child", file], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
   rmSync(dir, { recursive: true, force: true });
   process.stdout.write(child.stdout);
@@ -271,7 +272,8 @@ async function memory(): Promise<void> {
 
 async function memoryChild(file: string): Promise<void> {
   const t = performance.now();
-  const model = await chooseModel("reference", "cpu", 20);
+  // The shipped model when its weights exist (its activations are what bound the network's memory).
+  const model = await chooseModel(existsSync(DEFAULT_MODEL_PATH) ? undefined : "reference", "cpu", 20);
   const image = decodeImage(new Uint8Array(readFileSync(file)));
   const result = await segmentImage(image, model);
   const peak = process.resourceUsage().maxRSS / 1024; // kB -> MB

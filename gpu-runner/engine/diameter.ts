@@ -32,7 +32,8 @@ const CALIBRATION = 0.62;
 export function estimateDiameterFromImage(plane: Float32Array, width: number, height: number): number | undefined {
   if (plane.length !== width * height) throw new Error(`plane has ${plane.length} values, expected ${width}x${height}`);
   const base = Math.max(1, Math.ceil(Math.sqrt((width * height) / MAX_WORKING_PIXELS)));
-  const level0 = downsample({ data: plane, width, height }, base);
+  const whole: Plane = { data: plane, width, height };
+  const level0 = base === 1 ? whole : blockMean(whole, base);
   const foreground = foregroundMask(level0.data);
   let foregroundCount = 0;
   for (let i = 0; i < foreground.length; i++) foregroundCount += foreground[i]!;
@@ -46,12 +47,13 @@ export function estimateDiameterFromImage(plane: Float32Array, width: number, he
   // Each downsampled level carries its foreground fraction per pixel as the averaging weight.
   const foregroundPlane: Plane = { data: Float32Array.from(foreground), width: level0.width, height: level0.height };
   const levels = new Map<number, { image: Plane; weight: Plane }>([[1, { image: level0, weight: foregroundPlane }]]);
+  const imageSums = summedAreaTable(level0), weightSums = summedAreaTable(foregroundPlane);
   const curve = new Float64Array(diameters.length);
   for (let k = 0; k < diameters.length; k++) {
     const sigma = (CALIBRATION * diameters[k]!) / 2 / base; // in level0 pixels
     const factor = Math.max(1, Math.floor(sigma / MIN_SIGMA_PX));
     let level = levels.get(factor);
-    if (!level) levels.set(factor, (level = { image: downsample(level0, factor), weight: downsample(foregroundPlane, factor) }));
+    if (!level) levels.set(factor, (level = { image: blockMeanFromTable(level0, imageSums, factor), weight: blockMeanFromTable(foregroundPlane, weightSums, factor) }));
     curve[k] = weightedPositiveMean(normalisedBlobResponse(level.image, sigma / factor), level.weight.data);
   }
 
@@ -68,15 +70,18 @@ export function estimateDiameterFromImage(plane: Float32Array, width: number, he
   return diameters[best]! * SCALE_STEP ** offset;
 }
 
-interface Plane {
+export interface Plane {
   data: Float32Array;
   width: number;
   height: number;
 }
 
-/** Mean of pixel blocks of factor × factor (edge blocks partial). */
-function downsample(source: Plane, factor: number): Plane {
-  if (factor === 1) return source;
+/**
+ * Mean of pixel blocks of factor × factor (edge blocks partial) in one pass over the plane: the
+ * first reduction of a large image, where a summed-area table would be as large as the image in
+ * doubles (537 MB at 8192x8192).
+ */
+export function blockMean(source: Plane, factor: number): Plane {
   const width = Math.ceil(source.width / factor), height = Math.ceil(source.height / factor);
   const sum = new Float32Array(width * height);
   const block = new Int32Array(source.width);
@@ -92,6 +97,42 @@ function downsample(source: Plane, factor: number): Plane {
     for (let bx = 0; bx < width; bx++) sum[by * width + bx]! /= rows * Math.min(factor, source.width - bx * factor);
   }
   return { data: sum, width, height };
+}
+
+/**
+ * Summed-area table of a plane in double precision, (width + 1) × (height + 1) with a zero first
+ * row and column, so each downsampled level reads only its own corners instead of every pixel.
+ */
+export function summedAreaTable(source: Plane): Float64Array {
+  const { data, width, height } = source;
+  const stride = width + 1;
+  const sums = new Float64Array(stride * (height + 1));
+  for (let y = 0; y < height; y++) {
+    let row = 0;
+    const from = y * width, above = y * stride, at = above + stride;
+    for (let x = 0; x < width; x++) {
+      row += data[from + x]!;
+      sums[at + x + 1] = sums[above + x + 1]! + row;
+    }
+  }
+  return sums;
+}
+
+/** blockMean's result from the plane's summed-area table (up to rounding): each level reads only its blocks' corners. */
+export function blockMeanFromTable(source: Plane, sums: Float64Array, factor: number): Plane {
+  if (factor === 1) return source;
+  const width = Math.ceil(source.width / factor), height = Math.ceil(source.height / factor);
+  const stride = source.width + 1;
+  const out = new Float32Array(width * height);
+  for (let by = 0; by < height; by++) {
+    const top = by * factor * stride, bottom = Math.min(source.height, (by + 1) * factor) * stride;
+    const rows = Math.min(factor, source.height - by * factor);
+    for (let bx = 0; bx < width; bx++) {
+      const left = bx * factor, right = Math.min(source.width, left + factor);
+      out[by * width + bx] = (sums[bottom + right]! - sums[bottom + left]! - sums[top + right]! + sums[top + left]!) / (rows * (right - left));
+    }
+  }
+  return { data: out, width, height };
 }
 
 /** Otsu's threshold on values clipped to [0, 1] (256 bins): 1 where brighter. */
@@ -135,42 +176,49 @@ function normalisedBlobResponse(level: Plane, sigma: number): Float32Array {
 }
 
 /**
- * Separable Gaussian blur, edges replicated. Each output sums its taps in the same order, in double
- * precision, whether near an edge (clamped indices) or not; the column pass runs a row at a time
- * (a double-precision row of sums) so it reads memory in order.
+ * Separable Gaussian blur, edges replicated. The kernel is symmetric, so each output adds the
+ * centre tap and then, for i = 1..radius, weight(i) × (the two samples i away): half the
+ * multiplications. Every output sums in that order, in double precision, whether near an edge
+ * (clamped indices) or not. The column pass keeps a double-precision row of sums and runs a source
+ * row at a time, so it reads memory in order.
  */
 function gaussianBlur(level: Plane, sigma: number): Float32Array {
   const { data, width, height } = level;
   const radius = Math.ceil(3 * sigma);
-  const taps = 2 * radius + 1;
-  const kernel = new Float32Array(taps);
+  // weight[i] for offsets ±i (float32, as the kernel always was).
+  const weight = new Float32Array(radius + 1);
   let sum = 0;
-  for (let i = -radius; i <= radius; i++) sum += kernel[i + radius] = Math.exp(-(i * i) / (2 * sigma * sigma));
-  for (let i = 0; i < taps; i++) kernel[i]! /= sum;
+  for (let i = 0; i <= radius; i++) {
+    weight[i] = Math.exp(-(i * i) / (2 * sigma * sigma));
+    sum += i === 0 ? weight[i]! : 2 * weight[i]!;
+  }
+  for (let i = 0; i <= radius; i++) weight[i]! /= sum;
+  const centre = weight[0]!;
   const rows = new Float32Array(width * height);
   for (let y = 0; y < height; y++) {
     const row = y * width;
     for (let x = 0; x < width; x++) {
-      let acc = 0;
+      const at = row + x;
+      let acc = centre * data[at]!;
       if (x >= radius && x + radius < width) {
-        const start = row + x - radius;
-        for (let k = 0; k < taps; k++) acc += kernel[k]! * data[start + k]!;
+        for (let i = 1; i <= radius; i++) acc += weight[i]! * (data[at - i]! + data[at + i]!);
       } else {
-        for (let i = -radius; i <= radius; i++) acc += kernel[i + radius]! * data[row + Math.min(width - 1, Math.max(0, x + i))]!;
+        for (let i = 1; i <= radius; i++) acc += weight[i]! * (data[row + Math.max(0, x - i)]! + data[row + Math.min(width - 1, x + i)]!);
       }
-      rows[row + x] = acc;
+      rows[at] = acc;
     }
   }
   const out = new Float32Array(width * height);
   const acc = new Float64Array(width);
   for (let y = 0; y < height; y++) {
-    acc.fill(0);
-    for (let i = -radius; i <= radius; i++) {
-      const weight = kernel[i + radius]!;
-      const source = Math.min(height - 1, Math.max(0, y + i)) * width;
-      for (let x = 0; x < width; x++) acc[x]! += weight * rows[source + x]!;
+    const middle = y * width;
+    for (let x = 0; x < width; x++) acc[x] = centre * rows[middle + x]!;
+    for (let i = 1; i <= radius; i++) {
+      const w = weight[i]!;
+      const above = Math.max(0, y - i) * width, below = Math.min(height - 1, y + i) * width;
+      for (let x = 0; x < width; x++) acc[x]! += w * (rows[above + x]! + rows[below + x]!);
     }
-    out.set(acc, y * width);
+    out.set(acc, middle);
   }
   return out;
 }

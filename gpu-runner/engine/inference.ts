@@ -1,18 +1,18 @@
 // Runs the network over an image of any size: zero-pads images smaller than a tile, cuts
 // overlapping tiles (tiling.ts), sends them through onnxruntime in batches, and blends the outputs
 // with the taper weights. Only one batch of tiles is in flight, so the network's memory is bounded
-// by the batch (at most MAX_PIXELS_PER_CALL pixels), not the image.
+// by the batch (at most pixelsPerCall(image) pixels), not the image.
 import * as ort from "onnxruntime-node";
 import type { LoadedModel } from "./model.ts";
 import { ModelError } from "./faults.ts";
 import { LARGE_TILE_SIDE, largeTiles, taper, tileStarts, type AxisTiles } from "./tiling.ts";
 
 export interface InferenceOptions {
-  /** Tiles per onnxruntime call (default 8), fewer when they would exceed MAX_PIXELS_PER_CALL. */
+  /** Tiles per onnxruntime call (default 8), fewer when they would exceed pixelsPerCall. */
   batchSize?: number;
   /** Minimum overlap between neighbouring tiles as a fraction of the training tile (Cellpose: 0.1). */
   overlap?: number;
-  /** Largest tile side for networks that take any input size (default LARGE_TILE_SIDE); fixed-size networks use the manifest's tileSize. */
+  /** Largest tile side for networks that take any input size (default: the side of pixelsPerCall); fixed-size networks use the manifest's tileSize. */
   maxTileSide?: number;
   /**
    * Test-time augmentation (Cellpose's `augment`): every tile also runs mirrored left-right,
@@ -28,6 +28,20 @@ const FLIP_VARIANTS = [IDENTITY, MIRROR_X, MIRROR_Y, MIRROR_X | MIRROR_Y];
 
 /** Pixels per onnxruntime call: one 1024x1024 tile, or eight of 224x224. */
 export const MAX_PIXELS_PER_CALL = LARGE_TILE_SIDE * LARGE_TILE_SIDE;
+/**
+ * Images above this size run calls of a quarter of MAX_PIXELS_PER_CALL (tiles of at most 512 px a
+ * side). onnxruntime's CPU arena keeps the activations of the largest call it has run (about 400 MB
+ * for cpsam at 1024x1024) for the session's life, and on such images the engine's own buffers are
+ * gigabytes already: an 8192x8192 image with cpsam peaks about 400 MB lower. Smaller tiles overlap
+ * more (at 8192x8192, 18 tiles of 512 px a side against 9 of 960), but onnxruntime's time per pixel
+ * is no higher on them (2048x2048: 4.8 s CPU on 448-px tiles, at most 512, against 5.0 s on 736-px ones).
+ */
+export const LARGE_IMAGE_PIXELS = 4096 * 4096;
+
+/** The bound on one onnxruntime call's pixels for an image of this size. */
+export function pixelsPerCall(width: number, height: number): number {
+  return width * height > LARGE_IMAGE_PIXELS ? MAX_PIXELS_PER_CALL / 4 : MAX_PIXELS_PER_CALL;
+}
 
 /** The tiles along each axis: training-size tiles for fixed-size networks, large ones otherwise. */
 export function tileLayout(width: number, height: number, model: LoadedModel, options: Pick<InferenceOptions, "overlap" | "maxTileSide"> = {}): { rows: AxisTiles; columns: AxisTiles } {
@@ -37,7 +51,7 @@ export function tileLayout(width: number, height: number, model: LoadedModel, op
     const fixed = (length: number) => ({ tile, starts: tileStarts(Math.max(length, tile), tile, overlap) });
     return { rows: fixed(height), columns: fixed(width) };
   }
-  const maxTile = options.maxTileSide ?? LARGE_TILE_SIDE;
+  const maxTile = options.maxTileSide ?? Math.sqrt(pixelsPerCall(width, height));
   return { rows: largeTiles(height, tile, overlap, maxTile), columns: largeTiles(width, tile, overlap, maxTile) };
 }
 
@@ -46,7 +60,7 @@ export async function runNetwork(image: Float32Array, channels: number, width: n
   const { rows, columns } = tileLayout(width, height, model, options);
   const tileHeight = rows.tile, tileWidth = columns.tile;
   const tileArea = tileHeight * tileWidth;
-  const batchSize = Math.max(1, Math.min(options.batchSize ?? 8, Math.floor(MAX_PIXELS_PER_CALL / tileArea)));
+  const batchSize = Math.max(1, Math.min(options.batchSize ?? 8, Math.floor(pixelsPerCall(width, height) / tileArea)));
   const paddedWidth = Math.max(width, tileWidth);
   const paddedHeight = Math.max(height, tileHeight);
   const padded = paddedWidth === width && paddedHeight === height ? image : padPlanar(image, channels, width, height, paddedWidth, paddedHeight);

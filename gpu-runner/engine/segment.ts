@@ -164,6 +164,9 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
       diameter = second;
       estimate.passes = 2;
       masks = undefined;
+      // The first pass's outputs are not needed any more: drop them before the second pass makes
+      // its own (at 8192x8192 unscaled, 805 MB each).
+      pass.outputs = new Float32Array(0);
       pass = await networkPass(input.data, diameter, 0.5);
     }
   }

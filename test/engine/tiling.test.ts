@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runNetwork, tileLayout } from "../../gpu-runner/engine/inference.ts";
+import { LARGE_IMAGE_PIXELS, MAX_PIXELS_PER_CALL, pixelsPerCall, runNetwork, tileLayout } from "../../gpu-runner/engine/inference.ts";
 import { loadModel, loadModelFromBytes, type LoadedModel } from "../../gpu-runner/engine/model.ts";
 import { DEFAULT_MODEL_PATH } from "../../gpu-runner/engine/model-choice.ts";
 import { normalizeImage } from "../../gpu-runner/engine/normalize.ts";
@@ -84,6 +84,19 @@ describe("tiled inference", () => {
     }
     expect(compared).toBeGreaterThan(0.1 * plane);
     expect(worst).toBeLessThan(1e-4);
+  });
+
+  it("runs images above LARGE_IMAGE_PIXELS in calls of a quarter of the pixels (onnxruntime keeps a call's activations)", async () => {
+    expect(LARGE_IMAGE_PIXELS).toBe(4096 * 4096);
+    expect(pixelsPerCall(4096, 4096)).toBe(MAX_PIXELS_PER_CALL);
+    expect(pixelsPerCall(4097, 4096)).toBe(MAX_PIXELS_PER_CALL / 4);
+    const model = await load(256);
+    const tiles = (side: number) => tileLayout(side, side, model);
+    expect(tiles(4096).columns.tile).toBe(864); // 5 tiles a side, 1024 px at most
+    expect(tiles(8192).columns).toMatchObject({ tile: 512 });
+    expect(tiles(8192).columns.starts).toHaveLength(18);
+    // An explicit tile side still wins.
+    expect(tileLayout(8192, 8192, model, { maxTileSide: 1024 }).columns.tile).toBe(960); // 9 tiles a side
   });
 
   it("runs a network with fixed H and W on tiles of exactly its tileSize", async () => {

@@ -14,7 +14,7 @@ const GROW_STEPS = 5;
 /**
  * Returns the label image (0 = none, 1..K by seed strength order, not yet raster-ordered) of the
  * foreground pixels `foreground`, whose trajectories ended at `ends`. The histogram's memory
- * becomes the label image, so no second full-size array is needed.
+ * becomes the label image, so no second full-size array is needed; `ends` is overwritten.
  */
 export function masksFromEndPoints(ends: Int32Array, foreground: Int32Array, width: number, height: number): Uint32Array {
   const plane = width * height;
@@ -51,10 +51,11 @@ export function masksFromEndPoints(ends: Int32Array, foreground: Int32Array, wid
   for (let k = 0; k < seeds.length; k++) {
     for (const bin of grown[k]!) if (binLabel[bin]! < k + 1) binLabel[bin] = k + 1;
   }
-  const perPixel = new Uint32Array(ends.length);
-  for (let n = 0; n < ends.length; n++) perPixel[n] = binLabel[ends[n]!]!;
+  // Each pixel's label goes where its end point was (`ends` is used up), then onto the image, whose
+  // memory is the bin map's: no third array of the foreground's length.
+  for (let n = 0; n < ends.length; n++) ends[n] = binLabel[ends[n]!]!;
   const labels = new Uint32Array(histogram.buffer).fill(0);
-  for (let n = 0; n < ends.length; n++) labels[foreground[n]!] = perPixel[n]!;
+  for (let n = 0; n < ends.length; n++) labels[foreground[n]!] = ends[n]!;
   return labels;
 }
 
