@@ -1,5 +1,6 @@
 // Request bodies of the runner's API (/api/v1/internal), shared by the worker and the GPU runner.
 import { z } from "zod";
+import { segmentParams } from "./api.ts";
 import { trainingMetrics } from "./api-records.ts";
 import { JOB_FAULTS } from "./db.ts";
 import { modalityDecision } from "./modality.ts";
@@ -99,7 +100,11 @@ export const leasedPrediction = z.object({
   ...leaseCommon,
   kind: z.literal("prediction"),
   model: leasedModel,
-  params: z.record(z.string(), z.unknown()),
+  /**
+   * The request's parameters as the API validated them. Unknown keys are dropped rather than
+   * refused, so a runner a release behind still runs a job that names a newer parameter.
+   */
+  params: z.object(segmentParams.shape).default({}),
   image: signedImage,
   /**
    * preview_url: where the image's preview tile archive goes (schema/preview-tiles.ts), sent only

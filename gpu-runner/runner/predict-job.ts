@@ -1,7 +1,6 @@
 // A prediction: fetch the image and model, segment, upload the ROI artifact, report the counts.
 import { requestedDiameter } from "../../schema/api.ts";
 import type { LeasedPrediction } from "../../schema/internal-api.ts";
-import { modalityParam } from "../../schema/modality.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import { decodeImage } from "../engine/decode/index.ts";
 import { InputError } from "../engine/faults.ts";
@@ -10,21 +9,22 @@ import { segmentImage, type SegmentParams } from "../engine/segment.ts";
 import { fetchImage } from "./fetch-image.ts";
 import type { JobContext } from "./job-context.ts";
 
+type PredictionParams = LeasedPrediction["params"];
+
 /**
  * The API's parameter names (Cellpose's) to the engine's. A job without a diameter (or with 0) gets it estimated.
  * `channels` follows Cellpose ([segment, nucleus], 1-based, 0 = grayscale mean); the engine takes
  * 0-based channel indices, one per model channel.
  */
-export function segmentParams(params: Record<string, unknown>, modelChannels = 1): Partial<SegmentParams> {
+export function segmentParams(params: PredictionParams, modelChannels = 1): Partial<SegmentParams> {
   const out: Partial<SegmentParams> = { diameter: requestedDiameter(params.diameter) ?? "auto" };
-  if (typeof params.cellprob_threshold === "number") out.cellprobThreshold = params.cellprob_threshold;
-  if (typeof params.flow_threshold === "number") out.flowThreshold = params.flow_threshold;
-  if (typeof params.min_size === "number") out.minSize = params.min_size;
-  if (typeof params.niter === "number") out.niter = params.niter;
-  if (typeof params.augment === "boolean") out.augment = params.augment;
-  const modality = modalityParam.safeParse(params.modality);
-  if (modality.success) out.modality = modality.data;
-  const [segment, nucleus] = Array.isArray(params.channels) ? (params.channels as number[]) : [];
+  if (params.cellprob_threshold !== undefined) out.cellprobThreshold = params.cellprob_threshold;
+  if (params.flow_threshold !== undefined) out.flowThreshold = params.flow_threshold;
+  if (params.min_size !== undefined) out.minSize = params.min_size;
+  if (params.niter !== undefined) out.niter = params.niter;
+  if (params.augment !== undefined) out.augment = params.augment;
+  if (params.modality !== undefined) out.modality = params.modality;
+  const [segment, nucleus] = params.channels ?? [];
   if (segment !== undefined && segment > 0) {
     out.channels = [segment - 1];
     if (modelChannels > 1 && nucleus !== undefined && nucleus > 0) out.channels.push(nucleus - 1);

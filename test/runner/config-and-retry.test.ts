@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { readConfig } from "../../gpu-runner/runner/config.ts";
 import { segmentParams } from "../../gpu-runner/runner/predict-job.ts";
 import { TransientError, withRetry } from "../../gpu-runner/runner/retry.ts";
+import { leasedPrediction } from "../../schema/internal-api.ts";
 
 describe("runner configuration", () => {
   const env = { WORKER_URL: "http://127.0.0.1:8787/", RUNNER_TOKEN: "t" };
@@ -51,7 +52,14 @@ describe("prediction parameters", () => {
     });
     expect(segmentParams({})).toEqual({ diameter: "auto" }); // no diameter: estimated by the engine
     // Cellpose's convention: 0 means "estimate it", as do null and "auto".
-    for (const diameter of [0, null, "auto"]) expect(segmentParams({ diameter })).toEqual({ diameter: "auto" });
+    for (const diameter of [0, null, "auto"] as const) expect(segmentParams({ diameter })).toEqual({ diameter: "auto" });
+  });
+
+  it("arrive typed in the lease: known ones checked as the API checks them, unknown (newer) ones dropped", () => {
+    const params = leasedPrediction.shape.params;
+    expect(params.parse({ flow_threshold: 0.2, augment: true, a_later_parameter: 1 })).toEqual({ flow_threshold: 0.2, augment: true });
+    expect(params.parse(undefined)).toEqual({});
+    expect(() => params.parse({ flow_threshold: "0.2" })).toThrow();
   });
 
   it("read channels as Cellpose does: [segment, nucleus], 1-based, 0 for the grayscale mean", () => {

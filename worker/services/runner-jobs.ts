@@ -5,7 +5,7 @@ import type { z } from "zod";
 import { getTableColumns, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { jobs, models, segmentations } from "../../schema/db.ts";
-import type { completeBody, LeasedJob, PredictionResult, PreviewResult, TrainingResult } from "../../schema/internal-api.ts";
+import type { completeBody, LeasedJob, LeasedPrediction, PredictionResult, PreviewResult, TrainingResult } from "../../schema/internal-api.ts";
 import type { Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";
 import { getImage, type Image, imagePreviewKey } from "./images.ts";
@@ -62,7 +62,7 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
     return {
       ...base,
       kind: "prediction",
-      params: (job.input as { params?: Record<string, unknown> } | null)?.params ?? {},
+      params: (job.input as { params?: LeasedPrediction["params"] } | null)?.params ?? {},
       image: await imageInput(job.imageId!),
       output: {
         segmentation_id: job.segmentationId!,
