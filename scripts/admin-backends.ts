@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { uploadBaseModel } from "./base-model.ts";
 import type { RunningStack } from "./running-stack.ts";
 import { d1, type Target } from "./wrangler.ts";
+import { MODEL_FILES } from "../schema/storage-keys.ts";
 
 export interface KeyRow {
   id: string;
@@ -130,8 +131,8 @@ export function operatorBackend(stack: RunningStack): AdminBackend {
     createLoginLink: async (slug, baseUrl) => (await call<{ url: string }>("POST", `/orgs/${encodeURIComponent(slug)}/login-links`, { base_url: baseUrl })).url,
     uploadBaseModel: async (dir) => {
       if (!existsSync(`${dir}/cpsam.onnx`)) return false;
-      await call("PUT", "/base-model/model.onnx", new Uint8Array(readFileSync(`${dir}/cpsam.onnx`)));
-      await call("PUT", "/base-model/model.json", new Uint8Array(readFileSync(`${dir}/cpsam.json`)));
+      await call("PUT", `/base-model/${MODEL_FILES.onnx}`, new Uint8Array(readFileSync(`${dir}/cpsam.onnx`)));
+      await call("PUT", `/base-model/${MODEL_FILES.manifest}`, new Uint8Array(readFileSync(`${dir}/cpsam.json`)));
       return true;
     },
   };

@@ -21,6 +21,7 @@ import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import { freePort, startStack } from "../../scripts/local-stack.ts";
 import { inRasterOrder, roisFromShapes, syntheticShapes } from "../../test/worker/exports/helpers/rois-from-runs.ts";
 import { Inspector } from "./exports-inspector.ts";
+import { artifactKey } from "../../schema/storage-keys.ts";
 
 const { values } = parseArgs({
   options: { rois: { type: "string", default: "100000" }, runs: { type: "string", default: "3" }, only: { type: "string" } },
@@ -53,7 +54,7 @@ const origin = new URL(stack.api).origin;
 // The segmentation as a finished prediction leaves it: its artifact in R2 and its row in D1.
 const [{ id: orgId }] = stack.sql("SELECT id FROM organizations LIMIT 1") as { id: string }[];
 const segmentationId = "seg_bench";
-const key = `orgs/${orgId}/segmentations/${segmentationId}/rois.bin`;
+const key = artifactKey(orgId, segmentationId);
 stack.r2Put(key, artifactFile);
 stack.sql(
   "INSERT INTO segmentations (id, org_id, image_id, image_name, model_name, model_version, source, roi_count, confluency, width, height, artifact_key) " +

@@ -16,10 +16,11 @@ import { apiKeyView, createApiKey, listApiKeys, revokeApiKey } from "../services
 import { getImage } from "../services/images.ts";
 import { predictionView } from "../services/job-views.ts";
 import { recentPredictions } from "../services/jobs.ts";
-import { getSegmentation, previewKey, segmentationsOfImage, segmentationView } from "../services/segmentations.ts";
+import { getSegmentation, segmentationsOfImage, segmentationView } from "../services/segmentations.ts";
 import { previewIndexOf, previewJobOf, previewState, previewTile, requestPreview } from "../services/previews.ts";
 import { usage } from "../services/usage.ts";
 import { validate } from "../validation.ts";
+import { legacySegmentationPreviewKey } from "../../schema/storage-keys.ts";
 
 const newKeyBody = z.object({ name: z.string().trim().max(100).optional() });
 const tilePath = pathId.extend({ level: z.coerce.number().int().min(0), column: z.coerce.number().int().min(0), row: z.coerce.number().int().min(0) });
@@ -72,7 +73,7 @@ export const dashboardApi = new Hono<AppEnv>()
     const { id } = c.req.valid("param");
     const segmentation = await getSegmentation(c.env.DB, c.get("org").id, id);
     if (!segmentation) throw notFound("Segmentation", id);
-    const preview = await c.env.BUCKET.get(previewKey(segmentation));
+    const preview = await c.env.BUCKET.get(legacySegmentationPreviewKey(segmentation.orgId, segmentation.id));
     if (!preview) throw new HttpError(404, `Segmentation ${id} has no preview (segmented before previews existed); run the prediction again`);
     return new Response(preview.body, { headers: { "Content-Type": "image/png", "Cache-Control": "private, max-age=3600" } });
   })

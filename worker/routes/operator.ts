@@ -4,8 +4,9 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { PLANS } from "../../schema/db.ts";
 import type { AppEnv } from "../env.ts";
-import { addMember, BASE_MODEL_FILES, createKey, createLoginLink, createOrganization, listKeys, listMembers, putBaseModelFile, removeMember, revokeKey } from "../services/operator.ts";
+import { addMember, createKey, createLoginLink, createOrganization, listKeys, listMembers, putBaseModelFile, removeMember, revokeKey } from "../services/operator.ts";
 import { validate } from "../validation.ts";
+import { MODEL_FILE_NAMES } from "../../schema/storage-keys.ts";
 
 export const operator = new Hono<AppEnv>();
 
@@ -47,7 +48,7 @@ operator.post("/orgs/:slug/login-links", validate("param", slugParam), validate(
   return c.json({ url: await createLoginLink(c.env.DB, c.req.valid("param").slug, c.req.valid("json").base_url) }, 201);
 });
 
-operator.put("/base-model/:file", validate("param", z.object({ file: z.enum(BASE_MODEL_FILES) })), async (c) => {
+operator.put("/base-model/:file", validate("param", z.object({ file: z.enum(MODEL_FILE_NAMES) })), async (c) => {
   const key = await putBaseModelFile(c.env, c.req.valid("param").file, await c.req.arrayBuffer());
   return c.json({ key }, 201);
 });

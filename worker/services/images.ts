@@ -8,21 +8,9 @@ import { HttpError } from "../errors.ts";
 import { newId } from "./crypto.ts";
 import { database } from "./database.ts";
 import { after, newestFirst, type PageRequest, toPage } from "./pages.ts";
+import { imageKey, imagePreviewKey, segmentationPrefix } from "../../schema/storage-keys.ts";
 
 export type Image = typeof images.$inferSelect;
-
-export function imageKey(orgId: string, imageId: string): string {
-  return `orgs/${orgId}/images/${imageId}/original`;
-}
-
-/** The dashboard's preview of the image, a tile archive (schema/preview-tiles.ts) made by a runner. */
-export function imagePreviewKey(orgId: string, imageId: string): string {
-  return `orgs/${orgId}/images/${imageId}/preview.tiles`;
-}
-
-export function segmentationPrefix(orgId: string, segmentationId: string): string {
-  return `orgs/${orgId}/segmentations/${segmentationId}/`;
-}
 
 /** Creates a record in one statement that also checks the cap, so concurrent uploads never pass it. */
 export async function reserveImage(env: Bindings, org: Organization, name: string, size: number | null): Promise<Image> {

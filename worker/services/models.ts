@@ -8,11 +8,6 @@ import { deletePrefix } from "./images.ts";
 
 export type Model = typeof models.$inferSelect;
 
-/** Where a training's model files go: its result model's first (and only) version. */
-export function trainedModelPrefix(modelId: string): string {
-  return `models/${modelId}/1/`;
-}
-
 const visibleTo = (orgId: string) => or(isNull(models.orgId), eq(models.orgId, orgId));
 
 /** Every public model and the organization's own. */

@@ -5,6 +5,7 @@ import { AdminInputError, addMemberSql, createKeySql, createOrganizationSql, lis
 import { HttpError, notFound } from "../errors.ts";
 import { newId } from "./crypto.ts";
 import { getVisibleModel } from "./models.ts";
+import { MODEL_FILE_NAMES } from "../../schema/storage-keys.ts";
 
 /** The admin SQL for these inputs; inputs it refuses are a 422 with its reason. */
 async function adminSql<T>(build: () => T | Promise<T>): Promise<T> {
@@ -67,10 +68,8 @@ export async function createLoginLink(d1: D1Database, slug: string, baseUrl: str
   return url;
 }
 
-export const BASE_MODEL_FILES = ["model.onnx", "model.json"] as const;
-
 /** One file of the committed base model, stored where the database's `cpsam` row points. */
-export async function putBaseModelFile(env: { DB: D1Database; BUCKET: R2Bucket }, file: (typeof BASE_MODEL_FILES)[number], body: ReadableStream | ArrayBuffer): Promise<string> {
+export async function putBaseModelFile(env: { DB: D1Database; BUCKET: R2Bucket }, file: (typeof MODEL_FILE_NAMES)[number], body: ReadableStream | ArrayBuffer): Promise<string> {
   const model = await getVisibleModel(env.DB, "", "cpsam");
   if (!model) throw new HttpError(409, "The database has no cpsam model row: apply the migrations first");
   await env.BUCKET.put(model.r2Prefix + file, body);

@@ -6,8 +6,9 @@ import { and, eq } from "drizzle-orm";
 import { jobs } from "../../schema/db.ts";
 import type { Bindings } from "../env.ts";
 import { database } from "./database.ts";
-import { imagePreviewKey, type Image } from "./images.ts";
+import type { Image } from "./images.ts";
 import { createPreviewJob, type Job } from "./jobs.ts";
+import { imagePreviewKey } from "../../schema/storage-keys.ts";
 
 async function header(bucket: R2Bucket, key: string): Promise<{ index: PreviewIndex; dataStart: number } | null> {
   const object = await bucket.get(key, { range: { offset: 0, length: PREVIEW_INDEX_MAX_BYTES } });

@@ -8,16 +8,14 @@ import { jobs, models, segmentations } from "../../schema/db.ts";
 import type { completeBody, LeasedJob, LeasedPrediction, PredictionResult, PreviewResult, TrainingResult } from "../../schema/internal-api.ts";
 import type { Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";
-import { getImage, type Image, imagePreviewKey } from "./images.ts";
+import { getImage, type Image } from "./images.ts";
 import { type LeaseOptions, leaseNextJob } from "./job-leasing.ts";
 import { sweepStorageNowAndThen } from "./storage-sweeper.ts";
 import { completeStatement, failAttempt, getJobById, type Job, JobFaultError, withdrawAttempt } from "./jobs.ts";
-import { getVisibleModel, type Model, trainedModelPrefix } from "./models.ts";
-import { artifactKey } from "./segmentations.ts";
+import { getVisibleModel, type Model } from "./models.ts";
 import { signStorageUrl, type StorageTarget } from "./signed-urls.ts";
 import { trainingInput, trainingLabels, trainingSummary } from "./trainings.ts";
-
-export const MODEL_FILES = { onnx: "model.onnx", manifest: "model.json" } as const;
+import { artifactKey, imagePreviewKey, MODEL_FILES, trainedModelPrefix } from "../../schema/storage-keys.ts";
 
 function modelFiles(env: Bindings, origin: string, prefix: string, method: "GET" | "PUT", attempt?: StorageTarget["attempt"]) {
   return Promise.all(

@@ -17,9 +17,10 @@ import { HttpError, notFound } from "../errors.ts";
 import { parseOrReject, type ValidationIssue } from "../validation.ts";
 import { newId } from "./crypto.ts";
 import { database } from "./database.ts";
-import { deletePrefix, getImage, segmentationPrefix } from "./images.ts";
+import { deletePrefix, getImage } from "./images.ts";
 import { boundaryOf, MultipartError, readMultipart } from "./multipart-form.ts";
-import { artifactKey, getSegmentation, type Segmentation } from "./segmentations.ts";
+import { getSegmentation, type Segmentation } from "./segmentations.ts";
+import { artifactKey, segmentationPrefix } from "../../schema/storage-keys.ts";
 
 const MAX_FIELD_BYTES = 1024;
 

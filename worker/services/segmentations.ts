@@ -3,13 +3,8 @@ import type { SegmentationRecord } from "../../schema/api-records.ts";
 import { segmentations } from "../../schema/db.ts";
 import { database } from "./database.ts";
 import { after, newestFirst, type PageRequest, toPage } from "./pages.ts";
-import { segmentationPrefix } from "./images.ts";
 
 export type Segmentation = typeof segmentations.$inferSelect;
-
-export function artifactKey(orgId: string, segmentationId: string): string {
-  return `${segmentationPrefix(orgId, segmentationId)}rois.bin`;
-}
 
 export async function getSegmentation(d1: D1Database, orgId: string, id: string): Promise<Segmentation | null> {
   const [row] = await database(d1).select().from(segmentations).where(and(eq(segmentations.id, id), eq(segmentations.orgId, orgId))).limit(1);
@@ -67,10 +62,3 @@ export async function segmentationsOfImage(d1: D1Database, orgId: string, imageI
     .orderBy(desc(segmentations.createdAt));
 }
 
-/**
- * The one-bitmap preview runners stored beside the ROI artifact before previews became the image's
- * own tile archive (images.ts imagePreviewKey); still shown for segmentations made then.
- */
-export function previewKey(s: Pick<Segmentation, "orgId" | "id">): string {
-  return `${segmentationPrefix(s.orgId, s.id)}preview.png`;
-}

@@ -5,9 +5,9 @@ import { and, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import { images, jobs, uploadParts } from "../../schema/db.ts";
 import type { Bindings } from "../env.ts";
 import { database } from "./database.ts";
-import { deleteImage, deletePrefix, segmentationPrefix, updateImage } from "./images.ts";
+import { deleteImage, deletePrefix, updateImage } from "./images.ts";
 import { createConversionJob } from "./jobs.ts";
-import { trainedModelPrefix } from "./models.ts";
+import { segmentationPrefix, trainedModelPrefix } from "../../schema/storage-keys.ts";
 
 /** A resumable upload not completed within this long is given up (R2 itself drops parts after 7 days). */
 export const STALE_UPLOAD_MS = 24 * 60 * 60 * 1000;

@@ -1,0 +1,43 @@
+// The R2 key layout, in one place: the worker's services, the runner's payloads, the storage
+// sweeper, the admin scripts and the benchmarks all name objects through these.
+//
+//   orgs/<org>/images/<image>/original          an uploaded image, as uploaded
+//   orgs/<org>/images/<image>/preview.tiles     its dashboard preview (schema/preview-tiles.ts)
+//   orgs/<org>/segmentations/<segmentation>/    a segmentation's outputs: rois.bin (+ preview.png of old ones)
+//   models/<model>/<version>/                   a model's files: model.onnx + model.json
+
+export function imageKey(orgId: string, imageId: string): string {
+  return `orgs/${orgId}/images/${imageId}/original`;
+}
+
+/** The dashboard's preview of an image, a tile archive (schema/preview-tiles.ts) made by a runner. */
+export function imagePreviewKey(orgId: string, imageId: string): string {
+  return `orgs/${orgId}/images/${imageId}/preview.tiles`;
+}
+
+/** Everything a segmentation owns lives under this prefix, so deleting it is one prefix sweep. */
+export function segmentationPrefix(orgId: string, segmentationId: string): string {
+  return `orgs/${orgId}/segmentations/${segmentationId}/`;
+}
+
+/** A segmentation's ROIs (schema/roi-artifact-writer.ts), from which every export is made. */
+export function artifactKey(orgId: string, segmentationId: string): string {
+  return `${segmentationPrefix(orgId, segmentationId)}rois.bin`;
+}
+
+/**
+ * The one-bitmap preview runners stored beside the ROI artifact before previews became the image's
+ * own tile archive (imagePreviewKey); still shown for segmentations made then.
+ */
+export function legacySegmentationPreviewKey(orgId: string, segmentationId: string): string {
+  return `${segmentationPrefix(orgId, segmentationId)}preview.png`;
+}
+
+/** The files of a model version, under its prefix (a public model's prefix comes from its database row). */
+export const MODEL_FILES = { onnx: "model.onnx", manifest: "model.json" } as const;
+export const MODEL_FILE_NAMES = [MODEL_FILES.onnx, MODEL_FILES.manifest] as const;
+
+/** Where a training's model files go: its result model's first (and only) version. */
+export function trainedModelPrefix(modelId: string): string {
+  return `models/${modelId}/1/`;
+}
