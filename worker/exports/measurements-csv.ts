@@ -1,8 +1,7 @@
-// measurements.csv: one row per ROI, the columns of schema/measurements.ts, RFC 4180 with CRLF line
-// ends; fields are written by schema/csv-field.ts (quoting, formula neutralising). UTF-8 without a
-// byte-order mark, so pandas and R read the first column name as is.
+// measurements.csv, streamed: the rows of schema/csv-rows.ts, optionally of selected columns. UTF-8
+// without a byte-order mark, so pandas and R read the first column name as is.
 
-import { csvField } from "../../schema/csv-field.ts";
+import { CsvRowWriter } from "../../schema/csv-rows.ts";
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
 import { selectMeasurementColumns } from "../../schema/measurements.ts";
 import type { ExportContext } from "../../schema/measurements.ts";
@@ -18,18 +17,10 @@ export function measurementsCsv(artifact: RoiArtifactContents, context: ExportCo
   const columns = selectMeasurementColumns(options.columns);
   async function* rows(): AsyncGenerator<Uint8Array> {
     const text = new TextChunker();
-    text.push(columns.map((c) => csvField(c.name)).join(",") + "\r\n");
-    // Segmentation-level fields are the same on every row: quote them once.
-    const fixed: (string | null)[] = columns.map(() => null);
+    const writer = new CsvRowWriter(columns, context);
+    text.push(writer.header());
     for await (const roi of artifact.rois) {
-      let line = "";
-      for (let i = 0; i < columns.length; i++) {
-        const column = columns[i];
-        if (i > 0) line += ",";
-        if (column.source === "roi") line += csvField(column.value(context, roi));
-        else line += fixed[i] ??= csvField(column.value(context, roi));
-      }
-      const chunk = text.push(line + "\r\n");
+      const chunk = text.push(writer.row(roi));
       if (chunk) yield chunk;
     }
     yield text.flush();

@@ -1,0 +1,35 @@
+// measurements.csv rows, shared by the service's export (worker/exports/measurements-csv.ts,
+// streamed) and the segment CLI's file (gpu-runner/engine/outputs/rois-files.ts): one row per ROI,
+// the columns of schema/measurements.ts, RFC 4180 with CRLF line ends, fields written by
+// csv-field.ts (quoting, formula neutralising).
+import { csvField } from "./csv-field.ts";
+import type { ExportContext, MeasurementColumn } from "./measurements.ts";
+import type { Roi } from "./roi.ts";
+
+export class CsvRowWriter {
+  private readonly columns: readonly MeasurementColumn[];
+  private readonly context: ExportContext;
+  // Segmentation-level fields are the same on every row: quoted once.
+  private readonly fixed: (string | null)[];
+
+  constructor(columns: readonly MeasurementColumn[], context: ExportContext) {
+    this.columns = columns;
+    this.context = context;
+    this.fixed = columns.map(() => null);
+  }
+
+  header(): string {
+    return `${this.columns.map((c) => csvField(c.name)).join(",")}\r\n`;
+  }
+
+  row(roi: Roi): string {
+    let line = "";
+    for (let i = 0; i < this.columns.length; i++) {
+      const column = this.columns[i]!;
+      if (i > 0) line += ",";
+      if (column.source === "roi") line += csvField(column.value(this.context, roi));
+      else line += this.fixed[i] ??= csvField(column.value(this.context, roi));
+    }
+    return `${line}\r\n`;
+  }
+}

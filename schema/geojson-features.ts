@@ -1,0 +1,85 @@
+// GeoJSON text of ROIs, shared by the service's rois.geojson export (worker/exports/rois-geojson.ts,
+// streamed) and the segment CLI's file (gpu-runner/engine/outputs/rois-files.ts): a FeatureCollection
+// (RFC 7946) with one Polygon per ROI, in image pixel coordinates: x to the right, y down, (0, 0)
+// the top-left corner of the top-left pixel, vertices on pixel corners (the same outline as the
+// ImageJ ROIs). QuPath reads exactly this convention and imports features whose properties carry
+// `objectType` ("detection") and, optionally, `classification` ({ name }).
+//
+// Ring orientation. RFC 7946 wants exterior rings counter-clockwise, which it defines by the
+// coordinates as numbers (right-hand rule). We make the shoelace sum
+//   S = sum over i of (x[i] * y[i+1] - x[i+1] * y[i])
+// positive, which is counter-clockwise in a y-up frame. Drawn on an image, where y points down,
+// such a ring runs clockwise on screen. QuPath (through JTS) accepts either orientation, so the
+// RFC's rule decides.
+import { MEASUREMENT_COLUMNS, roiId, type ExportContext, type MeasurementColumn, type MeasurementValue } from "./measurements.ts";
+import type { Roi } from "./roi.ts";
+
+/** What comes before the first feature and after the last; features are separated by ",\n". */
+export const FEATURE_COLLECTION_START = '{"type":"FeatureCollection","features":[';
+export const FEATURE_COLLECTION_END = "\n]}\n";
+
+/** Twice the signed area of the polygon by the shoelace formula, on (x, y) as given. */
+export function shoelaceSum(polygon: Int32Array): number {
+  let sum = 0;
+  const n = polygon.length;
+  for (let i = 0; i < n; i += 2) {
+    const j = (i + 2) % n;
+    sum += polygon[i]! * polygon[j + 1]! - polygon[j]! * polygon[i + 1]!;
+  }
+  return sum;
+}
+
+/** The exterior ring as GeoJSON text: counter-clockwise by the RFC's rule and closed. */
+function ringJson(polygon: Int32Array): string {
+  const n = polygon.length / 2;
+  const forward = shoelaceSum(polygon) > 0;
+  let out = "[";
+  for (let k = 0; k <= n; k++) {
+    const v = forward ? k % n : (n - k) % n;
+    out += `${k > 0 ? ",[" : "["}${polygon[2 * v]},${polygon[2 * v + 1]}]`;
+  }
+  return `${out}]`;
+}
+
+function jsonValue(value: MeasurementValue): string {
+  if (typeof value === "number") return Number.isFinite(value) ? String(value) : "null";
+  return value === null ? "null" : JSON.stringify(value);
+}
+
+const COLUMNS: readonly MeasurementColumn[] = MEASUREMENT_COLUMNS;
+
+/**
+ * Writes features as text directly: the segmentation-level properties are encoded once per export,
+ * which keeps 100,000 features well inside the export's time budget (JSON.stringify of a fresh
+ * object per feature was the bottleneck).
+ */
+export class GeoJsonFeatureWriter {
+  private readonly context: ExportContext;
+  private readonly keys = COLUMNS.map((c, i) => (i === 0 ? "{" : ",") + JSON.stringify(c.name) + ":");
+  private readonly fixed: (string | null)[] = COLUMNS.map(() => null);
+
+  constructor(context: ExportContext) {
+    this.context = context;
+  }
+
+  feature(roi: Roi): string {
+    let properties = "";
+    let cellType: MeasurementValue = "";
+    for (let i = 0; i < COLUMNS.length; i++) {
+      const column = COLUMNS[i]!;
+      properties += this.keys[i];
+      if (column.source === "roi") properties += jsonValue(column.value(this.context, roi));
+      else properties += this.fixed[i] ??= jsonValue(column.value(this.context, roi));
+      if (column.name === "cell_type") cellType = column.value(this.context, roi);
+    }
+    properties += ',"objectType":"detection"';
+    // QuPath reads `classification` as a class object; an absent one means "unclassified", while a
+    // null may not parse in every QuPath version, so the key appears once a cell type exists.
+    if (typeof cellType === "string" && cellType !== "") properties += `,"classification":{"name":${JSON.stringify(cellType)}}`;
+    return (
+      `{"type":"Feature","id":${JSON.stringify(roiId(this.context.segmentationId, roi.index))},` +
+      `"geometry":{"type":"Polygon","coordinates":[${ringJson(roi.polygon)}]},` +
+      `"properties":${properties}}}`
+    );
+  }
+}
