@@ -5,7 +5,7 @@ import { promisify } from "node:util";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { encode as encodePng } from "fast-png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { syntheticNuclei } from "./stack.ts";
+import { stackClient, syntheticNuclei } from "./stack.ts";
 
 let stack: LocalStack;
 
@@ -17,15 +17,7 @@ afterAll(async () => {
   await stack?.stop();
 }, 60_000);
 
-async function api<T = Record<string, unknown>>(path: string, init: RequestInit = {}): Promise<T> {
-  const response = await fetch(stack.api + path, { ...init, headers: { Authorization: `Bearer ${stack.key}`, ...init.headers } });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path}: ${response.status} ${text}`);
-  return (text ? JSON.parse(text) : {}) as T;
-}
-
-const postJson = <T = Record<string, unknown>>(path: string, body: unknown) =>
-  api<T>(path, { method: "POST", body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
+const { api, postJson } = stackClient(() => stack);
 
 async function upload(name: string, width: number, height: number): Promise<{ id: string; nuclei: number }> {
   const { data, count } = syntheticNuclei(width, height);

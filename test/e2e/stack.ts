@@ -37,3 +37,17 @@ export function syntheticNucleiLabels(width: number, height: number, spacing = 4
   }
   return labels;
 }
+
+/** JSON calls to a running local stack with its organization's key; a non-2xx answer throws with its body. */
+export function stackClient(stack: () => { api: string; key: string }) {
+  async function api<T = Record<string, unknown>>(path: string, init: RequestInit = {}): Promise<T> {
+    const { api: base, key } = stack();
+    const response = await fetch(base + path, { ...init, headers: { Authorization: `Bearer ${key}`, ...init.headers } });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path}: ${response.status} ${text}`);
+    return (text ? JSON.parse(text) : {}) as T;
+  }
+  const postJson = <T = Record<string, unknown>>(path: string, body: unknown) =>
+    api<T>(path, { method: "POST", body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
+  return { api, postJson };
+}

@@ -9,7 +9,7 @@ import type { ChildProcess } from "node:child_process";
 import { encode as encodePng } from "fast-png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
-import { syntheticNuclei } from "../e2e/stack.ts";
+import { stackClient, syntheticNuclei } from "../e2e/stack.ts";
 
 const LEASE_SECONDS = 10;
 let stack: LocalStack;
@@ -24,15 +24,7 @@ afterAll(async () => {
   await stack?.stop();
 }, 60_000);
 
-async function api<T = Record<string, unknown>>(path: string, init: RequestInit = {}): Promise<T> {
-  const response = await fetch(stack.api + path, { ...init, headers: { Authorization: `Bearer ${stack.key}`, ...init.headers } });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path}: ${response.status} ${text}`);
-  return (text ? JSON.parse(text) : {}) as T;
-}
-
-const postJson = <T = Record<string, unknown>>(path: string, body: unknown) =>
-  api<T>(path, { method: "POST", body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
+const { api, postJson } = stackClient(() => stack);
 
 function nucleiPng(width: number, height: number): Uint8Array<ArrayBuffer> {
   return encodePng({ width, height, data: syntheticNuclei(width, height).data, depth: 16, channels: 1 }) as Uint8Array<ArrayBuffer>;

@@ -4,6 +4,7 @@ import type { predictionView } from "../../services/job-views.ts";
 import type { Model } from "../../services/models.ts";
 import type { Segmentation } from "../../services/segmentations.ts";
 import { formatBytes, formatDate, Layout, type PageContext } from "../layout.tsx";
+import { ZoomControls } from "./zoom-controls.tsx";
 import { StatusBadge } from "./images.tsx";
 
 type Prediction = ReturnType<typeof predictionView>;
@@ -77,12 +78,7 @@ export function ImagePage(props: { page: PageContext; image: Image; models: Mode
               <div class="viewer-status" id="viewer-status">Loading…</div>
               <div class="viewer-hint">Scroll to zoom · drag to pan</div>
             </div>
-            <div class="zoom-row">
-              <button type="button" id="zoom-out" title="Zoom out">−</button>
-              <button type="button" id="zoom-fit">Fit</button>
-              <button type="button" id="zoom-in" title="Zoom in">+</button>
-              <span id="zoom-level" class="muted"></span>
-            </div>
+            <ZoomControls />
           </div>
         </section>
       )}

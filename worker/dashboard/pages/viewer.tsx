@@ -1,5 +1,6 @@
 import type { Segmentation } from "../../services/segmentations.ts";
 import { formatDate, Layout, type PageContext } from "../layout.tsx";
+import { ZoomControls } from "./zoom-controls.tsx";
 
 const EXPORTS = ["measurements.csv", "rois.geojson", "rois.zip", "masks.png"] as const;
 
@@ -40,12 +41,7 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
               <span>Outline opacity</span>
               <input type="range" id="outline-opacity" min="0" max="1" step="0.05" value="0.9" />
             </label>
-            <div class="zoom-row">
-              <button type="button" id="zoom-out" title="Zoom out">−</button>
-              <button type="button" id="zoom-fit">Fit</button>
-              <button type="button" id="zoom-in" title="Zoom in">+</button>
-              <span id="zoom-level" class="muted"></span>
-            </div>
+            <ZoomControls />
           </div>
           <div class="card" id="cell-info">
             <h3>Cell under the pointer</h3>
