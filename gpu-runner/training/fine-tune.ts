@@ -22,6 +22,14 @@ import { freshTrainingState, Trainer } from "./trainer.ts";
 import { validationAp, validationImages } from "./validate.ts";
 import { validationIds } from "./validation-split.ts";
 import { InputError } from "../engine/faults.ts";
+import { medianObjectDiameter } from "./object-diameter.ts";
+
+function medianOf(values: number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
 
 export interface FineTuneRequest {
   /** Path of <name>.onnx (manifest beside it), or the bytes and manifest. */
@@ -76,7 +84,11 @@ function loadBase(base: FineTuneRequest["base"]): { onnx: Uint8Array; manifest: 
   return { onnx: new Uint8Array(readFileSync(`${stem}.onnx`)), manifest: parseManifest(readFileSync(`${stem}.json`, "utf8"), `${stem}.json`) };
 }
 
-/** Steps timed before a time-only budget is turned into a schedule length. */
+/**
+ * Steps timed before a time-only budget is turned into a schedule length. They are timed after the
+ * first step, which also pays onnxruntime's one-off costs (buffer allocation on the first run) and,
+ * counted in, made the schedule end well before the budget did.
+ */
 const TIMED_STEPS = 3;
 
 export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult> {
@@ -125,6 +137,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const validations = request.validations ?? 4;
   if (!(Number.isInteger(validations) && validations >= 1)) throw new Error(`validations must be a positive integer, got ${validations}`);
   let chosenStep = 0;
+  let firstStepSeconds = 0;
   const started = performance.now();
   const loopOptions: LoopOptions = {
     lastStep: plannedSteps,
@@ -135,8 +148,10 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
       if (event.kind === "validation" && event.best) chosenStep = event.step;
       if (event.kind !== "step") return;
       const elapsed = (performance.now() - started) / 1000;
-      if (seconds !== undefined && event.step === TIMED_STEPS) {
-        const fitting = stepsThatFit(seconds, elapsed / event.step, validate ? validations * validationSeconds : 0, TIMED_STEPS + 1);
+      if (event.step === 1) firstStepSeconds = elapsed;
+      if (seconds !== undefined && event.step === 1 + TIMED_STEPS) {
+        const stepSeconds = (elapsed - firstStepSeconds) / TIMED_STEPS;
+        const fitting = 1 + stepsThatFit(seconds - firstStepSeconds, stepSeconds, validate ? validations * validationSeconds : 0, TIMED_STEPS);
         config.schedule.totalSteps = Math.min(config.schedule.totalSteps, fitting);
         // Stopping at the schedule's end leaves the budget's rest for the validations.
         loopOptions.lastStep = config.schedule.totalSteps;
@@ -161,5 +176,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     trainedOn: [...(base.manifest.provenance.trainedOn ?? []), `${trainPairs.length} user images`],
     createdAt: new Date().toISOString(),
   });
+  const trainedObjectDiameter = medianOf(trainPairs.map((p) => medianObjectDiameter(p.labels)).filter((d) => d > 0));
+  if (trainedObjectDiameter !== undefined) model.manifest.trainedObjectDiameter = trainedObjectDiameter;
   return { ...model, steps: state.step, seconds: trainedSeconds, validation: { apBefore, apAfter, apLastStep, ap75Before, ap75After, chosenStep, heldOut: heldOut.length, onTrainingImage, note } };
 }

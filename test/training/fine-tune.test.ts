@@ -8,6 +8,7 @@ import { weightsFromModel } from "../../gpu-runner/network/weights-from-model.ts
 import { fineTune } from "../../gpu-runner/training/fine-tune.ts";
 import { initialParameters } from "../../gpu-runner/training/initial-parameters.ts";
 import { exportModel } from "../../gpu-runner/training/model-export.ts";
+import { medianObjectDiameter } from "../../gpu-runner/training/object-diameter.ts";
 import { defaultTrainingConfig } from "../../gpu-runner/training/training-config.ts";
 import { syntheticNuclei } from "./synthetic-nuclei.ts";
 import { TINY_NETWORK } from "./tiny-network.ts";
@@ -35,6 +36,10 @@ describe("fineTune", () => {
       expect(ap).toBeLessThanOrEqual(1);
     }
     expect(result.manifest).toMatchObject({ name: "tiny-finetuned", channels: 1, tileSize: 32, diameter: 12 });
+    // The size of the objects it learned from, for "auto" on the user's images (median over the training images).
+    const trainedOn = [1, 2, 3, 4, 5].map((seed) => medianObjectDiameter(pair(seed).labels)).sort((a, b) => a - b);
+    expect(result.manifest.trainedObjectDiameter).toBeGreaterThanOrEqual(trainedOn[0]!);
+    expect(result.manifest.trainedObjectDiameter).toBeLessThanOrEqual(trainedOn.at(-1)!);
     const served = await loadModelFromBytes(result.onnx, result.manifest, { executionProvider: "cpu", log: () => {} });
     expect(served.inputName).toBe("input");
   });
@@ -46,6 +51,13 @@ describe("fineTune", () => {
     expect(result.validation.note).toMatch(/did not improve .*base weights are returned unchanged/);
     expect(weightsFromModel(result.onnx).params).toEqual(weightsFromModel(base.onnx).params);
     expect(result.manifest.provenance.source).toMatch(/weights of step 0 of 4/);
+  });
+
+  it("with only a time budget, plans its steps to fill the budget and stops by its end", async () => {
+    const result = await fineTune({ base, pairs: [pair(1), pair(2), pair(3)], budget: { seconds: 2 }, batchSize: 2, threads: 1, validations: 2 });
+    expect(result.steps).toBeGreaterThan(4); // more than the steps timed to plan the rest
+    expect(result.seconds).toBeGreaterThan(1); // the schedule was not cut short...
+    expect(result.seconds).toBeLessThan(4); // ...nor run past the budget by more than a step and a validation
   });
 
   it("with a single pair scores base and result on that training pair, and says so", async () => {
