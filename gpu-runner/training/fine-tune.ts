@@ -13,13 +13,17 @@ import { weightsFromModel } from "../network/weights-from-model.ts";
 import { toModelChannel } from "./labelled-images.ts";
 import type { LabelledImage } from "./labelled-images.ts";
 import { exportModel } from "./model-export.ts";
-import { prepareImages } from "./prepare-image.ts";
+import type { PreparedImage } from "./augment.ts";
+import { prepareImage, preparingDiameters } from "./prepare-image.ts";
+import { PreparedImageCache, preparedImageBytes } from "./prepared-image-cache.ts";
+import type { PreparedImageCacheStats } from "./prepared-image-cache.ts";
 import { fineTuneNote, stepsThatFit } from "./fine-tune-guard.ts";
 import { trainLoop } from "./train-loop.ts";
 import type { LoopOptions } from "./train-loop.ts";
 import { defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "./training-config.ts";
 import { freshTrainingState, Trainer } from "./trainer.ts";
-import { validationAp, validationImages } from "./validate.ts";
+import { validationAp } from "./validate.ts";
+import type { ValidationImage } from "./validate.ts";
 import { validationIds } from "./validation-split.ts";
 import { InputError } from "../engine/faults.ts";
 import { medianObjectDiameter } from "./object-diameter.ts";
@@ -31,11 +35,31 @@ function medianOf(values: number[]): number | undefined {
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
+export interface TrainingPair {
+  image: DecodedImage;
+  labels: Uint32Array;
+}
+
+/**
+ * Reads one (image, labels) pair, each time it is called: fine-tuning holds no pair, only the
+ * prepared images its memory budget allows, and reads a pair again when it needs it again.
+ */
+export type TrainingPairSource = () => TrainingPair | Promise<TrainingPair>;
+
+/** Memory for prepared training images when a request sets none: 2 GiB, about 165 megapixels. */
+export const DEFAULT_TRAINING_MEMORY_BYTES = 2 * 2 ** 30;
+
 export interface FineTuneRequest {
   /** Path of <name>.onnx (manifest beside it), or the bytes and manifest. */
   base: string | { onnx: Uint8Array; manifest: ModelManifest };
-  pairs: { image: DecodedImage; labels: Uint32Array }[];
+  pairs: TrainingPairSource[];
   budget: { steps?: number; seconds?: number };
+  /**
+   * Bytes of prepared training images held at once (default DEFAULT_TRAINING_MEMORY_BYTES; a
+   * prepared image takes preparedImageBytes: 13 bytes a pixel). Past it the least recently drawn
+   * are dropped and prepared again when drawn again; one image being read adds its own decoding.
+   */
+  memoryBudgetBytes?: number;
   /**
    * Share of pairs held out for validation (default 0.2; at least one pair when there are two or
    * more). A single pair is validated on itself unless this is 0.
@@ -58,6 +82,8 @@ export interface FineTuneResult {
   manifest: ModelManifest;
   steps: number;
   seconds: number;
+  /** The prepared images' memory: budget, most held at once, preparations (more than the images when some were dropped and prepared again). */
+  memory: PreparedImageCacheStats;
   /**
    * Mean AP@0.5 over the held-out pairs (undefined when none could be held out): of the base
    * (apBefore), of the returned weights (apAfter), of the weights after the last step (apLastStep);
@@ -100,18 +126,46 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
 
   const base = loadBase(request.base);
   const { network, params } = weightsFromModel(base.onnx);
-  const pairs: LabelledImage[] = request.pairs.map(({ image, labels }, i) => {
+  const budgetBytes = request.memoryBudgetBytes ?? DEFAULT_TRAINING_MEMORY_BYTES;
+  const ids = request.pairs.map((_, i) => `custom/${String(i).padStart(5, "0")}`);
+  const labelled = async (i: number): Promise<LabelledImage> => {
+    const { image, labels } = await request.pairs[i]!();
     if (labels.length !== image.width * image.height) throw new InputError(`pair ${i}: labels hold ${labels.length} values for a ${image.width}x${image.height} image`);
     const { data, modality } = toModelChannel(image);
-    return { id: `custom/${String(i).padStart(5, "0")}`, width: image.width, height: image.height, image: data, labels, modality };
-  });
+    return { id: ids[i]!, width: image.width, height: image.height, image: data, labels, modality };
+  };
   const seed = request.seed ?? 1;
   const fraction = request.validationFraction ?? 0.2;
-  const held = request.pairs.length >= 2 ? validationIds(pairs.map((p) => p.id), fraction, seed) : new Set<string>();
-  const trainPairs = pairs.filter((p) => !held.has(p.id));
+  const held = ids.length >= 2 ? validationIds(ids, fraction, seed) : new Set<string>();
+  const trainIndices = ids.flatMap((id, i) => (held.has(id) ? [] : [i]));
   // One pair cannot be split: the user still gets before/after figures, on the image trained on.
-  const onTrainingImage = pairs.length === 1 && fraction > 0;
-  const heldOut = validationImages(onTrainingImage ? pairs : pairs.filter((p) => held.has(p.id)));
+  const onTrainingImage = ids.length === 1 && fraction > 0;
+
+  // One pass over the pairs, one at a time: sizes and object diameters, and the first training
+  // images prepared while they fit the budget (so a job that fits reads each image once).
+  const sizes: { width: number; height: number }[] = [];
+  const measured: number[] = [];
+  const preparedInScan = new Map<number, PreparedImage>();
+  let scanBytes = 0;
+  for (let i = 0; i < ids.length; i++) {
+    const pair = await labelled(i);
+    sizes.push({ width: pair.width, height: pair.height });
+    measured.push(medianObjectDiameter(pair.labels));
+    const bytes = preparedImageBytes(pair.width, pair.height);
+    if (!held.has(ids[i]!) && measured[i]! > 0 && scanBytes + bytes <= budgetBytes) {
+      preparedInScan.set(i, prepareImage(pair, base.manifest.diameter, measured[i]));
+      scanBytes += bytes;
+    }
+  }
+  const heldOut: ValidationImage[] = (onTrainingImage ? [0] : ids.flatMap((id, i) => (held.has(id) ? [i] : [])))
+    .filter((i) => measured[i]! > 0)
+    .map((i) => ({ id: ids[i]!, diameter: measured[i]!, load: () => labelled(i) }));
+  const trainIds = trainIndices.map((i) => ids[i]!);
+  const trainDiameters = preparingDiameters(trainIds, trainIndices.map((i) => measured[i]!));
+  const images = new PreparedImageCache(trainIds, trainIndices.map((i) => sizes[i]!), budgetBytes, async (k) =>
+    prepareImage(await labelled(trainIndices[k]!), base.manifest.diameter, trainDiameters[k]));
+  trainIndices.forEach((i, k) => { const prepared = preparedInScan.get(i); if (prepared) images.offer(k, prepared); });
+  preparedInScan.clear();
 
   // With only a time budget, the schedule's length is set once the first steps have been timed.
   const plannedSteps = stepBudget ?? 100_000;
@@ -124,7 +178,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     schedule: { peak: request.learningRate ?? FINE_TUNE_PEAK_LEARNING_RATE, warmupSteps: Math.min(10, Math.ceil(plannedSteps / 10)), totalSteps: plannedSteps, finalFraction: 0.1 },
   });
   const state = freshTrainingState(config, params);
-  const trainer = await Trainer.create(state, prepareImages(trainPairs, config.modelDiameter), { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 });
+  const trainer = await Trainer.create(state, images, { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 });
 
   const validate = heldOut.length ? (weights: Float32Array) => validationAp(config, weights, heldOut) : undefined;
   const validationStarted = performance.now();
@@ -171,12 +225,12 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const returned = validate ? loop.bestParams : state.params;
   const note = fineTuneNote(apBefore, apAfter, apLastStep, chosenStep, state.step, heldOut.length, onTrainingImage);
   const model = exportModel(config, returned, request.name ?? `${base.manifest.name}-finetuned`, request.version ?? new Date().toISOString(), {
-    source: `fine-tuned from ${base.manifest.name}@${base.manifest.version} by this project's trainer, weights of step ${validate ? chosenStep : state.step} of ${state.step} on ${trainPairs.length} images`,
+    source: `fine-tuned from ${base.manifest.name}@${base.manifest.version} by this project's trainer, weights of step ${validate ? chosenStep : state.step} of ${state.step} on ${trainIndices.length} images`,
     license: base.manifest.provenance.license,
-    trainedOn: [...(base.manifest.provenance.trainedOn ?? []), `${trainPairs.length} user images`],
+    trainedOn: [...(base.manifest.provenance.trainedOn ?? []), `${trainIndices.length} user images`],
     createdAt: new Date().toISOString(),
   });
-  const trainedObjectDiameter = medianOf(trainPairs.map((p) => medianObjectDiameter(p.labels)).filter((d) => d > 0));
+  const trainedObjectDiameter = medianOf(trainIndices.map((i) => measured[i]!).filter((d) => d > 0));
   if (trainedObjectDiameter !== undefined) model.manifest.trainedObjectDiameter = trainedObjectDiameter;
-  return { ...model, steps: state.step, seconds: trainedSeconds, validation: { apBefore, apAfter, apLastStep, ap75Before, ap75After, chosenStep, heldOut: heldOut.length, onTrainingImage, note } };
+  return { ...model, steps: state.step, seconds: trainedSeconds, memory: images.stats(), validation: { apBefore, apAfter, apLastStep, ap75Before, ap75After, chosenStep, heldOut: heldOut.length, onTrainingImage, note } };
 }

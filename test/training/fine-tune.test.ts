@@ -18,9 +18,9 @@ const baseConfig = defaultTrainingConfig(10, { network, cropSize: 32, modelDiame
 const baseParams = initialParameters(parameterLayout(network), 5);
 const base = exportModel(baseConfig, baseParams, "tiny", "0", { source: "test" });
 
-function pair(seed: number): { image: DecodedImage; labels: Uint32Array } {
+function pair(seed: number): () => { image: DecodedImage; labels: Uint32Array } {
   const { image, labels } = syntheticNuclei(64, 64, 6, seed);
-  return { image: { width: 64, height: 64, channels: 1, bitDepth: 32, sampleFormat: "float", data: image }, labels };
+  return () => ({ image: { width: 64, height: 64, channels: 1, bitDepth: 32, sampleFormat: "float", data: image }, labels });
 }
 
 describe("fineTune", () => {
@@ -37,7 +37,7 @@ describe("fineTune", () => {
     }
     expect(result.manifest).toMatchObject({ name: "tiny-finetuned", channels: 1, tileSize: 32, diameter: 12 });
     // The size of the objects it learned from, for "auto" on the user's images (median over the training images).
-    const trainedOn = [1, 2, 3, 4, 5].map((seed) => medianObjectDiameter(pair(seed).labels)).sort((a, b) => a - b);
+    const trainedOn = [1, 2, 3, 4, 5].map((seed) => medianObjectDiameter(pair(seed)().labels)).sort((a, b) => a - b);
     expect(result.manifest.trainedObjectDiameter).toBeGreaterThanOrEqual(trainedOn[0]!);
     expect(result.manifest.trainedObjectDiameter).toBeLessThanOrEqual(trainedOn.at(-1)!);
     const served = await loadModelFromBytes(result.onnx, result.manifest, { executionProvider: "cpu", log: () => {} });
@@ -77,8 +77,8 @@ describe("fineTune", () => {
   it("refuses requests without a budget, without pairs, or with mismatched labels", async () => {
     await expect(fineTune({ base, pairs: [pair(1)], budget: {} })).rejects.toThrow(/budget/);
     await expect(fineTune({ base, pairs: [], budget: { steps: 1 } })).rejects.toThrow(/at least one/);
-    const bad = pair(1);
-    await expect(fineTune({ base, pairs: [{ image: bad.image, labels: bad.labels.subarray(1) }], budget: { steps: 1 } })).rejects.toThrow(/labels hold/);
+    const bad = pair(1)();
+    await expect(fineTune({ base, pairs: [() => ({ image: bad.image, labels: bad.labels.subarray(1) })], budget: { steps: 1 } })).rejects.toThrow(/labels hold/);
   });
 
   it("refuses a base model this trainer did not export", async () => {
