@@ -180,11 +180,17 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const state = freshTrainingState(config, params);
   const trainer = await Trainer.create(state, images, { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 });
 
-  const validate = heldOut.length ? (weights: Float32Array) => validationAp(config, weights, heldOut) : undefined;
-  const validationStarted = performance.now();
+  const validationTimes: number[] = [];
+  const validate = heldOut.length
+    ? async (weights: Float32Array) => {
+      const validationStarted = performance.now();
+      const scores = await validationAp(config, weights, heldOut);
+      validationTimes.push((performance.now() - validationStarted) / 1000);
+      return scores;
+    }
+    : undefined;
   const baseScores = validate ? await validate(params) : undefined;
   const apBefore = baseScores?.ap50.mean;
-  const validationSeconds = (performance.now() - validationStarted) / 1000;
   // The base is the score to beat: the loop only takes weights that score strictly higher, so a
   // tie keeps the base.
   if (apBefore !== undefined) (state.history as { bestMeanAp?: number }).bestMeanAp = apBefore;
@@ -192,25 +198,47 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   if (!(Number.isInteger(validations) && validations >= 1)) throw new Error(`validations must be a positive integer, got ${validations}`);
   let chosenStep = 0;
   let firstStepSeconds = 0;
+  let validationsDone = 0;
+  let nextValidation = Math.ceil(plannedSteps / validations);
   const started = performance.now();
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  /**
+   * Sets the schedule's length and the next validation from the timings so far: the steps that fit
+   * the time left once the validations still due are paid (at the mean time of those run), the
+   * validations spread evenly over the steps left. Planned after the first timed steps, then again
+   * at every validation, since a shared machine's speed drifts; the schedule's length changing
+   * after the warm-up moves the cosine's rate a little, which costs less than ending early or late.
+   */
+  const plan = (step: number, elapsed: number) => {
+    const validationsLeft = validate ? validations - validationsDone : 0;
+    // After the last validation the run ends where planned: more steps would go unvalidated.
+    if (seconds !== undefined && validationsLeft > 0) {
+      const inValidation = sum(validationTimes.slice(1));
+      const stepSeconds = (elapsed - inValidation - firstStepSeconds) / Math.max(1, step - 1);
+      const validationSeconds = validationTimes.length ? sum(validationTimes) / validationTimes.length : 0;
+      const fitting = step + stepsThatFit(seconds - elapsed, stepSeconds, validationsLeft * validationSeconds, 0);
+      config.schedule.totalSteps = Math.max(step, Math.min(stepBudget ?? Infinity, fitting));
+      // Stopping at the schedule's end leaves the budget's rest for the validations.
+      loopOptions.lastStep = config.schedule.totalSteps;
+    }
+    const stepsLeft = config.schedule.totalSteps - step;
+    nextValidation = validationsLeft > 0 ? step + Math.max(1, Math.ceil(stepsLeft / validationsLeft)) : Infinity;
+  };
   const loopOptions: LoopOptions = {
     lastStep: plannedSteps,
     seconds,
     validate,
-    validateEvery: Math.max(1, Math.ceil(plannedSteps / validations)),
+    validateWhen: (step) => step === nextValidation,
     onEvent: (event) => {
-      if (event.kind === "validation" && event.best) chosenStep = event.step;
+      if (event.kind === "validation") {
+        if (event.best) chosenStep = event.step;
+        validationsDone++;
+        plan(event.step, (performance.now() - started) / 1000);
+      }
       if (event.kind !== "step") return;
       const elapsed = (performance.now() - started) / 1000;
       if (event.step === 1) firstStepSeconds = elapsed;
-      if (seconds !== undefined && event.step === 1 + TIMED_STEPS) {
-        const stepSeconds = (elapsed - firstStepSeconds) / TIMED_STEPS;
-        const fitting = 1 + stepsThatFit(seconds - firstStepSeconds, stepSeconds, validate ? validations * validationSeconds : 0, TIMED_STEPS);
-        config.schedule.totalSteps = Math.min(config.schedule.totalSteps, fitting);
-        // Stopping at the schedule's end leaves the budget's rest for the validations.
-        loopOptions.lastStep = config.schedule.totalSteps;
-        loopOptions.validateEvery = Math.max(1, Math.ceil(config.schedule.totalSteps / validations));
-      }
+      if (seconds !== undefined && event.step === 1 + TIMED_STEPS) plan(event.step, elapsed);
       const fraction = Math.max(stepBudget ? event.step / stepBudget : 0, seconds ? elapsed / seconds : 0);
       request.onProgress?.({ step: event.step, totalSteps: stepBudget ?? Math.round(event.step / Math.max(fraction, 1e-9)), loss: event.loss, fraction: Math.min(1, fraction) });
     },
