@@ -1,9 +1,16 @@
 // ROIs and measurements from a raster-ordered label image (labels 1..count, see schema/roi.ts):
 // shared by the engine (model segmentations) and the worker (imported annotations), so both measure alike:
 // an outline along pixel edges, ImageJ's traced perimeter, pixel-centre centroid and bounding box.
+import { forEachEnclosedPixel } from "./label-holes.ts";
+import type { LabelBoxes } from "./label-image.ts";
 import type { Roi } from "./roi.ts";
 
-export function measureRois(labels: Uint32Array, width: number, height: number, count: number): Roi[] {
+/**
+ * `holes`: give an object that encloses pixels not its own (background, or objects inside it) an
+ * outline that leaves them out (keyholeOutline). The engine's masks have no holes (its clean-up
+ * fills them), so it skips the search; annotation import asks for it.
+ */
+export function measureRois(labels: Uint32Array, width: number, height: number, count: number, options: { holes?: boolean } = {}): Roi[] {
   const area = new Float64Array(count + 1);
   const sumX = new Float64Array(count + 1);
   const sumY = new Float64Array(count + 1);
@@ -27,15 +34,19 @@ export function measureRois(labels: Uint32Array, width: number, height: number, 
       maxY[k] = y;
     }
   }
+  const holeStarts = options.holes ? holesOf(labels, width, count, { count, area, minX, maxX, minY, maxY }) : undefined;
   const rois: Roi[] = [];
   for (let k = 1; k <= count; k++) {
     if (area[k] === 0) throw new Error(`label ${k} is empty: labels must be numbered 1..count without gaps`);
-    const polygon = traceOutline(labels, width, height, k, first[k]!);
+    const outer = traceOutline(labels, width, height, k, first[k]!);
+    const holes = holeStarts?.get(k)?.map(({ start, inHole }) => traceRegion(inHole, start % width, Math.floor(start / width), 4));
+    const polygon = holes?.length ? keyholeOutline(outer, holes) : outer;
     rois.push({
       index: k - 1,
       polygon,
       area_px: area[k]!,
-      perimeter_px: tracedPerimeter(polygon),
+      // ImageJ measures a shape with holes by all its outlines: the keyhole's seams are not edges.
+      perimeter_px: tracedPerimeter(outer) + (holes ?? []).reduce((sum, hole) => sum + tracedPerimeter(hole), 0),
       centroid_x: sumX[k]! / area[k]! + 0.5,
       centroid_y: sumY[k]! / area[k]! + 0.5,
       bbox_x: minX[k]!,
@@ -64,8 +75,15 @@ export function confluency(labels: Uint32Array): number {
  */
 export function traceOutline(labels: Uint32Array, width: number, height: number, k: number, firstPixel: number): Int32Array {
   const inside = (x: number, y: number) => x >= 0 && y >= 0 && x < width && y < height && labels[y * width + x] === k;
-  const startY = Math.floor(firstPixel / width);
-  const startX = firstPixel - startY * width;
+  return traceRegion(inside, firstPixel % width, Math.floor(firstPixel / width), 8);
+}
+
+/**
+ * The walk of traceOutline around any region, from its topmost-leftmost pixel (x, y). With
+ * connectivity 4 pixels touching only at a corner are not joined (a hole is 4-connected, as the
+ * background around an 8-connected object is): ahead-left counts only when ahead-right is inside too.
+ */
+function traceRegion(inside: (x: number, y: number) => boolean, startX: number, startY: number, connectivity: 4 | 8): Int32Array {
   // The start corner always is a vertex: the walk arrives heading up the first pixel's left edge.
   const vertices: number[] = [startX, startY];
   let cx = startX + 1, cy = startY;
@@ -76,14 +94,84 @@ export function traceOutline(labels: Uint32Array, width: number, height: number,
     const aheadLeftY = cy + (dy - dx > 0 ? 0 : -1);
     const aheadRightX = cx + (dx - dy > 0 ? 0 : -1);
     const aheadRightY = cy + (dy + dx > 0 ? 0 : -1);
+    const aheadRight = inside(aheadRightX, aheadRightY);
     let ndx: number, ndy: number;
-    if (inside(aheadLeftX, aheadLeftY)) { ndx = dy; ndy = -dx; }
-    else if (inside(aheadRightX, aheadRightY)) { ndx = dx; ndy = dy; }
+    if (inside(aheadLeftX, aheadLeftY) && (connectivity === 8 || aheadRight)) { ndx = dy; ndy = -dx; }
+    else if (aheadRight) { ndx = dx; ndy = dy; }
     else { ndx = -dy; ndy = dx; }
     if (ndx !== dx || ndy !== dy) vertices.push(cx, cy);
     dx = ndx; dy = ndy;
     cx += dx; cy += dy;
   }
+  return Int32Array.from(vertices);
+}
+
+/**
+ * The 4-connected regions an object encloses (pixels in its bounding box that are not its own and
+ * not 4-connected to the box's border through pixels not its own: schema/label-holes.ts), each by
+ * its topmost-leftmost pixel and a membership test.
+ */
+function holesOf(
+  labels: Uint32Array,
+  width: number,
+  count: number,
+  boxes: LabelBoxes,
+): Map<number, { start: number; inHole: (x: number, y: number) => boolean }[]> {
+  const enclosed = new Map<number, number[]>();
+  forEachEnclosedPixel(labels, width, count, boxes, (i, k) => {
+    const pixels = enclosed.get(k);
+    if (pixels) pixels.push(i);
+    else enclosed.set(k, [i]);
+  });
+  const holes = new Map<number, { start: number; inHole: (x: number, y: number) => boolean }[]>();
+  for (const [k, pixels] of enclosed) {
+    // Pixels arrive in raster order: each hole's first pixel met is its topmost-leftmost one.
+    const hole = new Map<number, number>(pixels.map((i) => [i, 0]));
+    let next = 0;
+    const found: { start: number; inHole: (x: number, y: number) => boolean }[] = [];
+    for (const start of pixels) {
+      if (hole.get(start) !== 0) continue;
+      const id = ++next;
+      const queue = [start];
+      hole.set(start, id);
+      while (queue.length) {
+        const i = queue.pop()!;
+        const x = i % width;
+        for (const j of [i - width, i + width, x > 0 ? i - 1 : -1, x < width - 1 ? i + 1 : -1]) {
+          if (hole.get(j) === 0) { hole.set(j, id); queue.push(j); }
+        }
+      }
+      found.push({ start, inHole: (x, y) => x >= 0 && x < width && hole.get(y * width + x) === id });
+    }
+    holes.set(k, found);
+  }
+  return holes;
+}
+
+/**
+ * One outline for an object with holes: the outer ring, then for each hole a seam from the outer
+ * ring's first vertex along the bounding box's top edge and straight down to the hole's first
+ * vertex, the hole's ring backwards, and the same seam back. Filled by the even-odd rule
+ * (ScanPolygon, ImageJ's PolygonFiller) a seam covers no pixel centre, since it is walked both
+ * ways, so the outline fills exactly the object's pixels, and its shoelace area is their count.
+ */
+function keyholeOutline(outer: Int32Array, holes: Int32Array[]): Int32Array {
+  const sx = outer[0]!, sy = outer[1]!;
+  const vertices: number[] = Array.from(outer);
+  const add = (x: number, y: number) => {
+    const n = vertices.length;
+    if (vertices[n - 2] !== x || vertices[n - 1] !== y) vertices.push(x, y);
+  };
+  for (const hole of holes) {
+    const hx = hole[0]!, hy = hole[1]!;
+    add(sx, sy);
+    add(hx, sy);
+    add(hx, hy);
+    for (let v = hole.length / 2 - 1; v >= 1; v--) add(hole[2 * v]!, hole[2 * v + 1]!);
+    add(hx, hy);
+    add(hx, sy);
+  }
+  if (vertices.at(-2) === sx && vertices.at(-1) === sy) vertices.length -= 2;
   return Int32Array.from(vertices);
 }
 
