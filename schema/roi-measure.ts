@@ -1,8 +1,6 @@
 // ROIs and measurements from a raster-ordered label image (labels 1..count, see schema/roi.ts):
 // shared by the engine (model segmentations) and the worker (imported annotations), so both measure alike:
 // an outline along pixel edges, ImageJ's traced perimeter, pixel-centre centroid and bounding box.
-import { forEachEnclosedPixel } from "./label-holes.ts";
-import type { LabelBoxes } from "./label-image.ts";
 import type { Roi } from "./roi.ts";
 
 /**
@@ -34,12 +32,12 @@ export function measureRois(labels: Uint32Array, width: number, height: number, 
       maxY[k] = y;
     }
   }
-  const holeStarts = options.holes ? holesOf(labels, width, count, { count, area, minX, maxX, minY, maxY }) : undefined;
+  const holeFinder = options.holes ? new HoleFinder(labels, width) : undefined;
   const rois: Roi[] = [];
   for (let k = 1; k <= count; k++) {
     if (area[k] === 0) throw new Error(`label ${k} is empty: labels must be numbered 1..count without gaps`);
     const outer = traceOutline(labels, width, height, k, first[k]!);
-    const holes = holeStarts?.get(k)?.map(({ start, inHole }) => traceRegion(inHole, start % width, Math.floor(start / width), 4));
+    const holes = holeFinder?.holeRings(k, minX[k]!, minY[k]!, maxX[k]!, maxY[k]!);
     const polygon = holes?.length ? keyholeOutline(outer, holes) : outer;
     rois.push({
       index: k - 1,
@@ -107,45 +105,62 @@ function traceRegion(inside: (x: number, y: number) => boolean, startX: number, 
 }
 
 /**
- * The 4-connected regions an object encloses (pixels in its bounding box that are not its own and
- * not 4-connected to the box's border through pixels not its own: schema/label-holes.ts), each by
- * its topmost-leftmost pixel and a membership test.
+ * The rings of the regions an object encloses: pixels in its bounding box that are not its own and
+ * not 4-connected to the box's border through pixels not its own (the rule of schema/label-holes.ts),
+ * one 4-connected region per hole, each traced from its topmost-leftmost pixel. Two Int32Arrays
+ * as large as the largest box, reused from object to object: 8 bytes a pixel, like the import's
+ * one-piece pass (worker/annotations/limits.ts).
  */
-function holesOf(
-  labels: Uint32Array,
-  width: number,
-  count: number,
-  boxes: LabelBoxes,
-): Map<number, { start: number; inHole: (x: number, y: number) => boolean }[]> {
-  const enclosed = new Map<number, number[]>();
-  forEachEnclosedPixel(labels, width, count, boxes, (i, k) => {
-    const pixels = enclosed.get(k);
-    if (pixels) pixels.push(i);
-    else enclosed.set(k, [i]);
-  });
-  const holes = new Map<number, { start: number; inHole: (x: number, y: number) => boolean }[]>();
-  for (const [k, pixels] of enclosed) {
-    // Pixels arrive in raster order: each hole's first pixel met is its topmost-leftmost one.
-    const hole = new Map<number, number>(pixels.map((i) => [i, 0]));
-    let next = 0;
-    const found: { start: number; inHole: (x: number, y: number) => boolean }[] = [];
-    for (const start of pixels) {
-      if (hole.get(start) !== 0) continue;
-      const id = ++next;
-      const queue = [start];
-      hole.set(start, id);
-      while (queue.length) {
-        const i = queue.pop()!;
-        const x = i % width;
-        for (const j of [i - width, i + width, x > 0 ? i - 1 : -1, x < width - 1 ? i + 1 : -1]) {
-          if (hole.get(j) === 0) { hole.set(j, id); queue.push(j); }
+class HoleFinder {
+  /** Per box pixel: 0 not yet reached, OUTSIDE (the object's own, or open to the border), else the hole's number. */
+  private region = new Int32Array(0);
+  private queue = new Int32Array(0);
+
+  private readonly labels: Uint32Array;
+  private readonly width: number;
+
+  constructor(labels: Uint32Array, width: number) {
+    this.labels = labels;
+    this.width = width;
+  }
+
+  holeRings(k: number, x0: number, y0: number, x1: number, y1: number): Int32Array[] {
+    const w = x1 - x0 + 1, h = y1 - y0 + 1;
+    if (w < 3 || h < 3) return []; // no room for a hole
+    if (this.region.length < w * h) { this.region = new Int32Array(w * h); this.queue = new Int32Array(w * h); }
+    const { labels, width, queue } = this;
+    const region = this.region.subarray(0, w * h).fill(0);
+    const OUTSIDE = -1;
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) if (labels[(y0 + y) * width + x0 + x] === k) region[y * w + x] = OUTSIDE;
+    /** Marks with `mark` every unreached pixel 4-connected to those queued (queue[0 .. tail)) through unreached pixels. */
+    const flood = (tail: number, mark: number) => {
+      let head = 0;
+      while (head < tail) {
+        const j = queue[head++]!;
+        const y = Math.floor(j / w), x = j - y * w;
+        for (const n of [x > 0 ? j - 1 : -1, x < w - 1 ? j + 1 : -1, y > 0 ? j - w : -1, y < h - 1 ? j + w : -1]) {
+          if (n >= 0 && region[n] === 0) { region[n] = mark; queue[tail++] = n; }
         }
       }
-      found.push({ start, inHole: (x, y) => x >= 0 && x < width && hole.get(y * width + x) === id });
+    };
+    let tail = 0;
+    const seed = (j: number) => { if (region[j] === 0) { region[j] = OUTSIDE; queue[tail++] = j; } };
+    for (let x = 0; x < w; x++) { seed(x); seed((h - 1) * w + x); }
+    for (let y = 1; y < h - 1; y++) { seed(y * w); seed(y * w + w - 1); }
+    flood(tail, OUTSIDE);
+    const rings: Int32Array[] = [];
+    // Raster order: each hole is first met at its topmost-leftmost pixel, where its ring starts.
+    for (let j = 0; j < w * h; j++) {
+      if (region[j] !== 0) continue;
+      const id = rings.length + 1;
+      region[j] = id;
+      queue[0] = j;
+      flood(1, id);
+      const inHole = (x: number, y: number) => x >= x0 && x <= x1 && y >= y0 && y <= y1 && region[(y - y0) * w + x - x0] === id;
+      rings.push(traceRegion(inHole, x0 + (j % w), y0 + Math.floor(j / w), 4));
     }
-    holes.set(k, found);
+    return rings;
   }
-  return holes;
 }
 
 /**
