@@ -22,7 +22,7 @@ import { trainLoop } from "./train-loop.ts";
 import type { LoopOptions } from "./train-loop.ts";
 import { defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "./training-config.ts";
 import { freshTrainingState, Trainer } from "./trainer.ts";
-import { validationAp } from "./validate.ts";
+import { autoDiameterAp, validationAp } from "./validate.ts";
 import type { ValidationImage } from "./validate.ts";
 import { validationIds } from "./validation-split.ts";
 import { InputError } from "../engine/faults.ts";
@@ -258,7 +258,18 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     trainedOn: [...(base.manifest.provenance.trainedOn ?? []), `${trainIndices.length} user images`],
     createdAt: new Date().toISOString(),
   });
-  const trainedObjectDiameter = medianOf(trainIndices.map((i) => measured[i]!).filter((d) => d > 0));
-  if (trainedObjectDiameter !== undefined) model.manifest.trainedObjectDiameter = trainedObjectDiameter;
-  return { ...model, steps: state.step, seconds: trainedSeconds, memory: images.stats(), validation: { apBefore, apAfter, apLastStep, ap75Before, ap75After, chosenStep, heldOut: heldOut.length, onTrainingImage, note } };
+  // The training objects' size becomes the model's start for diameter "auto" only where it
+  // segments the held-out images better than the image's own estimate does: a set whose objects
+  // differ in size from image to image is better served by the estimate.
+  const learnedDiameter = medianOf(trainIndices.map((i) => measured[i]!).filter((d) => d > 0));
+  let sizeNote = "";
+  if (learnedDiameter !== undefined && heldOut.length) {
+    const withSize = await autoDiameterAp(config, returned, heldOut, learnedDiameter);
+    const withEstimate = await autoDiameterAp(config, returned, heldOut, undefined);
+    const keep = withSize > withEstimate;
+    if (keep) model.manifest.trainedObjectDiameter = learnedDiameter;
+    sizeNote = `; without a diameter it ${keep ? `starts from the training objects' size, ${learnedDiameter.toFixed(1)} px` : "estimates each image's object size"} (AP@0.5 ${withSize.toFixed(3)} from that size, ${withEstimate.toFixed(3)} from the estimate, diameter "auto")`;
+  }
+  if (learnedDiameter !== undefined && !heldOut.length) model.manifest.trainedObjectDiameter = learnedDiameter;
+  return { ...model, steps: state.step, seconds: trainedSeconds, memory: images.stats(), validation: { apBefore, apAfter, apLastStep, ap75Before, ap75After, chosenStep, heldOut: heldOut.length, onTrainingImage, note: note + sizeNote } };
 }

@@ -59,3 +59,22 @@ function meansBySet(perSet: Map<string, [number, number][]>, threshold: 0 | 1): 
   means.mean = sets.length ? sets.reduce((a, b) => a + b, 0) / sets.length : 0;
   return means;
 }
+
+/**
+ * Mean AP@0.5 over the images segmented as a user's request without a diameter would be ("auto"),
+ * by these weights, with or without the training objects' size in the manifest (engine/README.md,
+ * "Automatic diameter"): what fine-tuning checks before it gives its model that size.
+ */
+export async function autoDiameterAp(config: TrainingConfig, params: Float32Array, images: ValidationImage[], trainedObjectDiameter: number | undefined): Promise<number> {
+  const { onnx, manifest } = exportModel(config, params, "validation", "validation", { source: "validation during training" });
+  const model = await loadModelFromBytes(onnx, { ...manifest, ...(trainedObjectDiameter !== undefined && { trainedObjectDiameter }) }, { executionProvider: "cpu", log: () => {} });
+  let sum = 0;
+  for (const { load } of images) {
+    const pair = await load();
+    const image = { width: pair.width, height: pair.height, channels: 1, bitDepth: 32, sampleFormat: "float" as const, data: pair.image };
+    const result = await segmentImage(image, model, { diameter: "auto", modality: "fluorescence" });
+    sum += averagePrecision(pair.labels, result.labels, [0.5]).ap[0]!;
+  }
+  await model.session.release();
+  return images.length ? sum / images.length : 0;
+}
