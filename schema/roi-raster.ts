@@ -4,8 +4,8 @@
 // Renders the ROI polygons into a label image one row at a time: row y holds index + 1 for every
 // pixel whose centre (x + 0.5, y + 0.5) lies inside ROI `index` (even-odd rule), 0 elsewhere;
 // where ROIs overlap, the later one wins.
-// For the pixel-edge outlines the engine produces this gives back the mask exactly (holes aside:
-// the artifact stores outer outlines only, so a hole renders filled).
+// For the pixel-edge outlines the engine produces this gives back the mask exactly, and so for an
+// imported object's keyhole outline, holes included (schema/roi-measure.ts).
 //
 // Only ROIs whose bounding box covers the current row are kept ("active"): ROIs arrive in raster
 // order, so bbox_y never decreases and a ROI joins when the scan reaches its top and leaves below

@@ -158,7 +158,7 @@ async function fineTuneDemonstration(): Promise<void> {
   for (const condition of conditions) {
     const transform = condition === "inverted" ? inverted : (p: LabelledImage) => p;
     const scored = scoredSources.map(transform);
-    const pairs = tuneSources.map(transform).flatMap((p) => [crop(p, 0, 0, 512), crop(p, p.width - 512, p.height - 512, 512)]);
+    const pairs = tuneSources.map(transform).flatMap((p) => [crop(p, 0, 0, 512), crop(p, p.width - 512, p.height - 512, 512)]).map((pair) => () => pair);
     console.log(`\n${condition}:`);
     const before = await perImageAp(scoringConfig, baseParams, scored);
     let lastReport = 0;

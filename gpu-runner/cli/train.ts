@@ -12,6 +12,7 @@ import { describeHardware } from "../training/hardware.ts";
 import { readLabelledDirectory } from "../training/labelled-images.ts";
 import { exportModel, writeModel } from "../training/model-export.ts";
 import { prepareImages } from "../training/prepare-image.ts";
+import { preparedInMemory } from "../training/prepared-image-cache.ts";
 import { trainLoop } from "../training/train-loop.ts";
 import type { TrainingEvent } from "../training/train-loop.ts";
 import { CELLPOSE_AUGMENTATION, MICROSCOPE_AUGMENTATION } from "../training/augment.ts";
@@ -178,7 +179,7 @@ function report(event: TrainingEvent): void {
 }
 
 const startStep = state.step;
-const trainer = await Trainer.create(state, prepared, { intraOpNumThreads: threads, interOpNumThreads: 1 });
+const trainer = await Trainer.create(state, preparedInMemory(prepared), { intraOpNumThreads: threads, interOpNumThreads: 1 });
 const heldOut = validationImages(validationPairs);
 // Periodic checks use a few images per set; the best weights are scored on all of them at the end.
 const periodicSample = validationSample(heldOut, validationPerSet);

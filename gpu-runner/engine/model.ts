@@ -30,6 +30,12 @@ export const ModelManifest = z.object({
   tileSize: z.number().int().min(16).max(4096),
   /** Mean cell diameter (px) of the training data; images are rescaled by diameter / this. */
   diameter: z.number().positive(),
+  /**
+   * Median object diameter (px, in the images' own pixels) of the labels a fine-tuned model learned
+   * from. With diameter "auto" it replaces the guess from image statistics: the user's images of the
+   * same kind have objects of that size (Cellpose keeps the same figure, diam_labels, with a custom model).
+   */
+  trainedObjectDiameter: z.number().positive().optional(),
   /** Per-channel percentile normalisation applied before the network. */
   normalization: z.object({ lower: z.number().min(0).max(100), upper: z.number().min(0).max(100) }).default({ lower: 1, upper: 99 }),
   /**

@@ -64,8 +64,13 @@ export interface SegmentOptions {
 }
 
 export interface DiameterEstimate {
-  /** First guess from image statistics (undefined: no foreground structure, the model's diameter was used). */
+  /**
+   * First guess from image statistics (undefined: no foreground structure, the model's diameter was
+   * used; or the model carries the size of its training objects, below).
+   */
   fromImage: number | undefined;
+  /** First guess from the model: the median object diameter of a fine-tuned model's training labels. */
+  fromModel?: number;
   /** Median equivalent diameter of the masks of the first network pass (undefined: no masks). */
   fromMasks: number | undefined;
   /** Network passes run (1, or 2 when the masks disagreed with the first guess). */
@@ -121,13 +126,23 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   const boundedAutoDiameter = (estimate: number) => Math.max(estimate, smallestAutoDiameter);
   const withinTrainedSizes = (estimate: number, slack: number) =>
     estimate >= (manifestDiameter * (1 - TRAINED_ZOOM)) / slack && estimate <= manifestDiameter * (1 + TRAINED_ZOOM) * slack;
+  // A fine-tuned model knows the size of the objects it learned from, in its users' own pixels: that
+  // size is where "auto" starts and what it keeps unless the masks measure otherwise.
+  const learned = manifest.trainedObjectDiameter;
+  /** The diameter to run at for a measured or guessed size `estimate`. */
+  const settle = (estimate: number, slack: number) => {
+    if (learned !== undefined) return Math.abs(Math.log(estimate / learned)) <= Math.log(AUTO_DIAMETER_TOLERANCE) ? boundedAutoDiameter(learned) : boundedAutoDiameter(estimate);
+    return withinTrainedSizes(estimate, slack) ? manifestDiameter : boundedAutoDiameter(estimate);
+  };
+  const unconfirmed = learned === undefined ? manifestDiameter : boundedAutoDiameter(learned);
   let diameter = p.diameter === "auto" || p.diameter === undefined ? manifestDiameter : p.diameter;
   let estimate: DiameterEstimate | undefined;
   if (p.diameter === "auto") {
-    const fromImage = estimateDiameterFromImage(channelMean(input.data, manifest.channels, width * height), width, height);
-    estimate = { fromImage, fromMasks: undefined, passes: 1 };
-    // The guess errs by up to ~±40 % on real images; near the trained range the first pass runs unscaled.
-    diameter = fromImage === undefined || withinTrainedSizes(fromImage, AUTO_DIAMETER_TOLERANCE) ? manifestDiameter : boundedAutoDiameter(fromImage);
+    const fromImage = learned === undefined ? estimateDiameterFromImage(channelMean(input.data, manifest.channels, width * height), width, height) : undefined;
+    estimate = { fromImage, ...(learned !== undefined && { fromModel: learned }), fromMasks: undefined, passes: 1 };
+    // The image's guess errs by up to ~±40 % on real images; near the trained range the first pass runs unscaled.
+    const guess = learned ?? fromImage;
+    diameter = guess === undefined ? manifestDiameter : settle(guess, AUTO_DIAMETER_TOLERANCE);
   }
   lap("diameter");
 
@@ -158,7 +173,7 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
     // the second pass then runs at the model's own scale, as without a diameter.
     // Objects measured within the sizes the model was trained on are segmented unscaled: rescaling
     // them only adds interpolation, and on held-out BBBC039 it did not help.
-    const target = fromMasks === undefined || withinTrainedSizes(fromMasks, 1) ? manifestDiameter : boundedAutoDiameter(fromMasks);
+    const target = fromMasks === undefined ? unconfirmed : settle(fromMasks, 1);
     const second = Math.abs(Math.log(target / diameter)) > Math.log(AUTO_DIAMETER_TOLERANCE) ? target : undefined;
     if (second !== undefined) {
       diameter = second;

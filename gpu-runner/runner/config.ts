@@ -3,6 +3,7 @@ import { hostname, homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { ExecutionProviderChoice } from "../engine/model.ts";
+import { DEFAULT_TRAINING_MEMORY_BYTES } from "../training/fine-tune.ts";
 
 export interface RunnerConfig {
   workerUrl: string;
@@ -19,6 +20,8 @@ export interface RunnerConfig {
   modelCacheBytes: number;
   /** Training budget when a job names no step count. */
   trainingSeconds: number;
+  /** Bytes of prepared training images a training job holds at once (training/prepared-image-cache.ts). */
+  trainingMemoryBytes: number;
   /** On SIGTERM, how long jobs in hand may run before they are handed back. */
   shutdownGraceSeconds: number;
   /** Largest image file a job downloads (it is held in memory to decode); a larger one fails the job. */
@@ -35,6 +38,7 @@ export const CONFIG_HELP = `npm run runner -- [flags]     (each flag also reads 
   --model-cache DIR           MODEL_CACHE_DIR            downloaded models (default ~/.cache/cellseg/models)
   --model-cache-mb N          MODEL_CACHE_MB             cache size before old versions are evicted (default 2048)
   --training-seconds N        TRAINING_SECONDS           fine-tuning budget when a job sets no steps (default 300)
+  --training-memory-mb N      TRAINING_MEMORY_MB         prepared training images held at once, 13 bytes a pixel (default 2048)
   --grace-seconds N           SHUTDOWN_GRACE_SECONDS     on SIGTERM, time to finish jobs in hand (default 60)
   --max-input-mb N            MAX_INPUT_MB               largest image file a job downloads (default 6144)`;
 
@@ -51,7 +55,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     options: {
       "worker-url": { type: "string" }, token: { type: "string" }, id: { type: "string" }, provider: { type: "string" },
       concurrency: { type: "string" }, "lease-seconds": { type: "string" }, "model-cache": { type: "string" },
-      "model-cache-mb": { type: "string" }, "training-seconds": { type: "string" }, "grace-seconds": { type: "string" },
+      "model-cache-mb": { type: "string" }, "training-seconds": { type: "string" }, "training-memory-mb": { type: "string" }, "grace-seconds": { type: "string" },
       "max-input-mb": { type: "string" },
     },
   });
@@ -71,6 +75,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     modelCacheDir: values["model-cache"] ?? env.MODEL_CACHE_DIR ?? join(homedir(), ".cache", "cellseg", "models"),
     modelCacheBytes: number(values["model-cache-mb"] ?? env.MODEL_CACHE_MB, "model cache size", 2048, 1) * 1024 * 1024,
     trainingSeconds: number(values["training-seconds"] ?? env.TRAINING_SECONDS, "training seconds", 300, 1),
+    trainingMemoryBytes: number(values["training-memory-mb"] ?? env.TRAINING_MEMORY_MB, "training memory", DEFAULT_TRAINING_MEMORY_BYTES / 2 ** 20, 1) * 1024 * 1024,
     shutdownGraceSeconds: number(values["grace-seconds"] ?? env.SHUTDOWN_GRACE_SECONDS, "grace seconds", 60, 0),
     maxInputBytes: number(values["max-input-mb"] ?? env.MAX_INPUT_MB, "max input size", 6144, 1) * 1024 * 1024,
   };

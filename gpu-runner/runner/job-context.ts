@@ -10,6 +10,8 @@ export interface JobContext {
   /** Throws if the job must stop (lease lost, runner shutting down). */
   checkpoint(): void;
   trainingSeconds: number;
+  /** Bytes of prepared training images a training job holds at once. */
+  trainingMemoryBytes: number;
   /** Largest image file a job downloads. */
   maxInputBytes: number;
   log(message: string): void;

@@ -117,6 +117,7 @@ export class Runner {
       api: this.api,
       models: this.models,
       trainingSeconds: this.config.trainingSeconds,
+      trainingMemoryBytes: this.config.trainingMemoryBytes,
       maxInputBytes: this.config.maxInputBytes,
       log: this.log,
       progress: (fraction, name) => {

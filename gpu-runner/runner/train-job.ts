@@ -1,11 +1,16 @@
-// A training job: fetch each image and the ROIs of its latest segmentation, rasterise them into
-// labels, fine-tune the base model, upload the new model, report AP@0.5 and AP@0.75 of base and result.
+// A training job: fetch each image and the ROIs of its latest segmentation to a folder of its own,
+// fine-tune the base model reading them from there as it needs them (rasterising the ROIs into
+// labels each time: fine-tuning keeps only what its memory budget allows), upload the new model,
+// report AP@0.5 and AP@0.75 of base and result.
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { LeasedTraining, TrainingResult } from "../../schema/internal-api.ts";
 import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
 import { renderLabels } from "../../schema/roi-raster.ts";
 import { decodeImage, type DecodedImage } from "../engine/decode/index.ts";
 import { InputError } from "../engine/faults.ts";
-import { fineTune } from "../training/fine-tune.ts";
+import { fineTune, type TrainingPairSource } from "../training/fine-tune.ts";
 import { fetchImage } from "./fetch-image.ts";
 import type { JobContext } from "./job-context.ts";
 
@@ -22,14 +27,27 @@ async function labelsOf(artifact: Uint8Array, image: DecodedImage, name: string)
 }
 
 export async function runTraining(job: LeasedTraining, ctx: JobContext) {
+  const folder = await mkdtemp(join(tmpdir(), "cellseg-training-"));
+  try {
+    return await trainFrom(folder, job, ctx);
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+async function trainFrom(folder: string, job: LeasedTraining, ctx: JobContext) {
   const started = performance.now();
-  const pairs = [];
+  const pairs: TrainingPairSource[] = [];
   const examples = job.training.examples;
   for (const [i, example] of examples.entries()) {
     ctx.progress((0.1 * i) / examples.length, "fetching");
     const [imageBytes, artifact] = await Promise.all([fetchImage(ctx, example.image), ctx.api.download(example.labels.artifact_url)]);
-    const image = decodeImage(imageBytes);
-    pairs.push({ image, labels: await labelsOf(artifact, image, example.image.name) });
+    const imagePath = join(folder, `${i}.image`), labelsPath = join(folder, `${i}.rois`);
+    await Promise.all([writeFile(imagePath, imageBytes), writeFile(labelsPath, artifact)]);
+    pairs.push(async () => {
+      const image = decodeImage(new Uint8Array(await readFile(imagePath)));
+      return { image, labels: await labelsOf(new Uint8Array(await readFile(labelsPath)), image, example.image.name) };
+    });
     ctx.checkpoint();
   }
   const base = await ctx.models.read(ctx.api, job.model);
@@ -45,6 +63,7 @@ export async function runTraining(job: LeasedTraining, ctx: JobContext) {
     base,
     pairs,
     budget,
+    memoryBudgetBytes: ctx.trainingMemoryBytes,
     name: `${job.model.name}-finetuned`,
     version: "1",
     onProgress: ({ fraction }) => {
@@ -52,6 +71,8 @@ export async function runTraining(job: LeasedTraining, ctx: JobContext) {
       ctx.checkpoint();
     },
   });
+  const { memory } = result;
+  ctx.log(`training ${job.job_id}: prepared images held at most ${Math.ceil(memory.peakBytes / 2 ** 20)} of ${Math.ceil(memory.budgetBytes / 2 ** 20)} MiB, ${memory.preparations} preparations for ${pairs.length} images`);
   ctx.progress(0.95, "uploading");
   // The output URLs signed at lease time have long expired after a long training: ask for fresh ones.
   const { output } = (await ctx.api.urls(job)) as LeasedTraining;

@@ -13,21 +13,53 @@ import { weightsFromModel } from "../network/weights-from-model.ts";
 import { toModelChannel } from "./labelled-images.ts";
 import type { LabelledImage } from "./labelled-images.ts";
 import { exportModel } from "./model-export.ts";
-import { prepareImages } from "./prepare-image.ts";
+import type { PreparedImage } from "./augment.ts";
+import { prepareImage, preparingDiameters } from "./prepare-image.ts";
+import { PreparedImageCache, preparedImageBytes } from "./prepared-image-cache.ts";
+import type { PreparedImageCacheStats } from "./prepared-image-cache.ts";
 import { fineTuneNote, stepsThatFit } from "./fine-tune-guard.ts";
 import { trainLoop } from "./train-loop.ts";
 import type { LoopOptions } from "./train-loop.ts";
 import { defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "./training-config.ts";
 import { freshTrainingState, Trainer } from "./trainer.ts";
-import { validationAp, validationImages } from "./validate.ts";
+import { autoDiameterAp, validationAp } from "./validate.ts";
+import type { ValidationImage } from "./validate.ts";
 import { validationIds } from "./validation-split.ts";
 import { InputError } from "../engine/faults.ts";
+import { medianObjectDiameter } from "./object-diameter.ts";
+
+function medianOf(values: number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+export interface TrainingPair {
+  image: DecodedImage;
+  labels: Uint32Array;
+}
+
+/**
+ * Reads one (image, labels) pair, each time it is called: fine-tuning holds no pair, only the
+ * prepared images its memory budget allows, and reads a pair again when it needs it again.
+ */
+export type TrainingPairSource = () => TrainingPair | Promise<TrainingPair>;
+
+/** Memory for prepared training images when a request sets none: 2 GiB, about 165 megapixels. */
+export const DEFAULT_TRAINING_MEMORY_BYTES = 2 * 2 ** 30;
 
 export interface FineTuneRequest {
   /** Path of <name>.onnx (manifest beside it), or the bytes and manifest. */
   base: string | { onnx: Uint8Array; manifest: ModelManifest };
-  pairs: { image: DecodedImage; labels: Uint32Array }[];
+  pairs: TrainingPairSource[];
   budget: { steps?: number; seconds?: number };
+  /**
+   * Bytes of prepared training images held at once (default DEFAULT_TRAINING_MEMORY_BYTES; a
+   * prepared image takes preparedImageBytes: 13 bytes a pixel). Past it the least recently drawn
+   * are dropped and prepared again when drawn again; one image being read adds its own decoding.
+   */
+  memoryBudgetBytes?: number;
   /**
    * Share of pairs held out for validation (default 0.2; at least one pair when there are two or
    * more). A single pair is validated on itself unless this is 0.
@@ -50,6 +82,8 @@ export interface FineTuneResult {
   manifest: ModelManifest;
   steps: number;
   seconds: number;
+  /** The prepared images' memory: budget, most held at once, preparations (more than the images when some were dropped and prepared again). */
+  memory: PreparedImageCacheStats;
   /**
    * Mean AP@0.5 over the held-out pairs (undefined when none could be held out): of the base
    * (apBefore), of the returned weights (apAfter), of the weights after the last step (apLastStep);
@@ -76,7 +110,11 @@ function loadBase(base: FineTuneRequest["base"]): { onnx: Uint8Array; manifest: 
   return { onnx: new Uint8Array(readFileSync(`${stem}.onnx`)), manifest: parseManifest(readFileSync(`${stem}.json`, "utf8"), `${stem}.json`) };
 }
 
-/** Steps timed before a time-only budget is turned into a schedule length. */
+/**
+ * Steps timed before a time-only budget is turned into a schedule length. They are timed after the
+ * first step, which also pays onnxruntime's one-off costs (buffer allocation on the first run) and,
+ * counted in, made the schedule end well before the budget did.
+ */
 const TIMED_STEPS = 3;
 
 export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult> {
@@ -88,18 +126,46 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
 
   const base = loadBase(request.base);
   const { network, params } = weightsFromModel(base.onnx);
-  const pairs: LabelledImage[] = request.pairs.map(({ image, labels }, i) => {
+  const budgetBytes = request.memoryBudgetBytes ?? DEFAULT_TRAINING_MEMORY_BYTES;
+  const ids = request.pairs.map((_, i) => `custom/${String(i).padStart(5, "0")}`);
+  const labelled = async (i: number): Promise<LabelledImage> => {
+    const { image, labels } = await request.pairs[i]!();
     if (labels.length !== image.width * image.height) throw new InputError(`pair ${i}: labels hold ${labels.length} values for a ${image.width}x${image.height} image`);
     const { data, modality } = toModelChannel(image);
-    return { id: `custom/${String(i).padStart(5, "0")}`, width: image.width, height: image.height, image: data, labels, modality };
-  });
+    return { id: ids[i]!, width: image.width, height: image.height, image: data, labels, modality };
+  };
   const seed = request.seed ?? 1;
   const fraction = request.validationFraction ?? 0.2;
-  const held = request.pairs.length >= 2 ? validationIds(pairs.map((p) => p.id), fraction, seed) : new Set<string>();
-  const trainPairs = pairs.filter((p) => !held.has(p.id));
+  const held = ids.length >= 2 ? validationIds(ids, fraction, seed) : new Set<string>();
+  const trainIndices = ids.flatMap((id, i) => (held.has(id) ? [] : [i]));
   // One pair cannot be split: the user still gets before/after figures, on the image trained on.
-  const onTrainingImage = pairs.length === 1 && fraction > 0;
-  const heldOut = validationImages(onTrainingImage ? pairs : pairs.filter((p) => held.has(p.id)));
+  const onTrainingImage = ids.length === 1 && fraction > 0;
+
+  // One pass over the pairs, one at a time: sizes and object diameters, and the first training
+  // images prepared while they fit the budget (so a job that fits reads each image once).
+  const sizes: { width: number; height: number }[] = [];
+  const measured: number[] = [];
+  const preparedInScan = new Map<number, PreparedImage>();
+  let scanBytes = 0;
+  for (let i = 0; i < ids.length; i++) {
+    const pair = await labelled(i);
+    sizes.push({ width: pair.width, height: pair.height });
+    measured.push(medianObjectDiameter(pair.labels));
+    const bytes = preparedImageBytes(pair.width, pair.height);
+    if (!held.has(ids[i]!) && measured[i]! > 0 && scanBytes + bytes <= budgetBytes) {
+      preparedInScan.set(i, prepareImage(pair, base.manifest.diameter, measured[i]));
+      scanBytes += bytes;
+    }
+  }
+  const heldOut: ValidationImage[] = (onTrainingImage ? [0] : ids.flatMap((id, i) => (held.has(id) ? [i] : [])))
+    .filter((i) => measured[i]! > 0)
+    .map((i) => ({ id: ids[i]!, diameter: measured[i]!, load: () => labelled(i) }));
+  const trainIds = trainIndices.map((i) => ids[i]!);
+  const trainDiameters = preparingDiameters(trainIds, trainIndices.map((i) => measured[i]!));
+  const images = new PreparedImageCache(trainIds, trainIndices.map((i) => sizes[i]!), budgetBytes, async (k) =>
+    prepareImage(await labelled(trainIndices[k]!), base.manifest.diameter, trainDiameters[k]));
+  trainIndices.forEach((i, k) => { const prepared = preparedInScan.get(i); if (prepared) images.offer(k, prepared); });
+  preparedInScan.clear();
 
   // With only a time budget, the schedule's length is set once the first steps have been timed.
   const plannedSteps = stepBudget ?? 100_000;
@@ -112,36 +178,67 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     schedule: { peak: request.learningRate ?? FINE_TUNE_PEAK_LEARNING_RATE, warmupSteps: Math.min(10, Math.ceil(plannedSteps / 10)), totalSteps: plannedSteps, finalFraction: 0.1 },
   });
   const state = freshTrainingState(config, params);
-  const trainer = await Trainer.create(state, prepareImages(trainPairs, config.modelDiameter), { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 });
+  const trainer = await Trainer.create(state, images, { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 });
 
-  const validate = heldOut.length ? (weights: Float32Array) => validationAp(config, weights, heldOut) : undefined;
-  const validationStarted = performance.now();
+  const validationTimes: number[] = [];
+  const validate = heldOut.length
+    ? async (weights: Float32Array) => {
+      const validationStarted = performance.now();
+      const scores = await validationAp(config, weights, heldOut);
+      validationTimes.push((performance.now() - validationStarted) / 1000);
+      return scores;
+    }
+    : undefined;
   const baseScores = validate ? await validate(params) : undefined;
   const apBefore = baseScores?.ap50.mean;
-  const validationSeconds = (performance.now() - validationStarted) / 1000;
   // The base is the score to beat: the loop only takes weights that score strictly higher, so a
   // tie keeps the base.
   if (apBefore !== undefined) (state.history as { bestMeanAp?: number }).bestMeanAp = apBefore;
   const validations = request.validations ?? 4;
   if (!(Number.isInteger(validations) && validations >= 1)) throw new Error(`validations must be a positive integer, got ${validations}`);
   let chosenStep = 0;
+  let firstStepSeconds = 0;
+  let validationsDone = 0;
+  let nextValidation = Math.ceil(plannedSteps / validations);
   const started = performance.now();
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  /**
+   * Sets the schedule's length and the next validation from the timings so far: the steps that fit
+   * the time left once the validations still due are paid (at the mean time of those run), the
+   * validations spread evenly over the steps left. Planned after the first timed steps, then again
+   * at every validation, since a shared machine's speed drifts; the schedule's length changing
+   * after the warm-up moves the cosine's rate a little, which costs less than ending early or late.
+   */
+  const plan = (step: number, elapsed: number) => {
+    const validationsLeft = validate ? validations - validationsDone : 0;
+    // After the last validation the run ends where planned: more steps would go unvalidated.
+    if (seconds !== undefined && validationsLeft > 0) {
+      const inValidation = sum(validationTimes.slice(1));
+      const stepSeconds = (elapsed - inValidation - firstStepSeconds) / Math.max(1, step - 1);
+      const validationSeconds = validationTimes.length ? sum(validationTimes) / validationTimes.length : 0;
+      const fitting = step + stepsThatFit(seconds - elapsed, stepSeconds, validationsLeft * validationSeconds, 0);
+      config.schedule.totalSteps = Math.max(step, Math.min(stepBudget ?? Infinity, fitting));
+      // Stopping at the schedule's end leaves the budget's rest for the validations.
+      loopOptions.lastStep = config.schedule.totalSteps;
+    }
+    const stepsLeft = config.schedule.totalSteps - step;
+    nextValidation = validationsLeft > 0 ? step + Math.max(1, Math.ceil(stepsLeft / validationsLeft)) : Infinity;
+  };
   const loopOptions: LoopOptions = {
     lastStep: plannedSteps,
     seconds,
     validate,
-    validateEvery: Math.max(1, Math.ceil(plannedSteps / validations)),
+    validateWhen: (step) => step === nextValidation,
     onEvent: (event) => {
-      if (event.kind === "validation" && event.best) chosenStep = event.step;
+      if (event.kind === "validation") {
+        if (event.best) chosenStep = event.step;
+        validationsDone++;
+        plan(event.step, (performance.now() - started) / 1000);
+      }
       if (event.kind !== "step") return;
       const elapsed = (performance.now() - started) / 1000;
-      if (seconds !== undefined && event.step === TIMED_STEPS) {
-        const fitting = stepsThatFit(seconds, elapsed / event.step, validate ? validations * validationSeconds : 0, TIMED_STEPS + 1);
-        config.schedule.totalSteps = Math.min(config.schedule.totalSteps, fitting);
-        // Stopping at the schedule's end leaves the budget's rest for the validations.
-        loopOptions.lastStep = config.schedule.totalSteps;
-        loopOptions.validateEvery = Math.max(1, Math.ceil(config.schedule.totalSteps / validations));
-      }
+      if (event.step === 1) firstStepSeconds = elapsed;
+      if (seconds !== undefined && event.step === 1 + TIMED_STEPS) plan(event.step, elapsed);
       const fraction = Math.max(stepBudget ? event.step / stepBudget : 0, seconds ? elapsed / seconds : 0);
       request.onProgress?.({ step: event.step, totalSteps: stepBudget ?? Math.round(event.step / Math.max(fraction, 1e-9)), loss: event.loss, fraction: Math.min(1, fraction) });
     },
@@ -156,12 +253,25 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const returned = validate ? loop.bestParams : state.params;
   const note = fineTuneNote(apBefore, apAfter, apLastStep, chosenStep, state.step, heldOut.length, onTrainingImage);
   const model = exportModel(config, returned, request.name ?? `${base.manifest.name}-finetuned`, request.version ?? new Date().toISOString(), {
-    source: `fine-tuned from ${base.manifest.name}@${base.manifest.version} by this project's trainer, weights of step ${validate ? chosenStep : state.step} of ${state.step} on ${trainPairs.length} images`,
+    source: `fine-tuned from ${base.manifest.name}@${base.manifest.version} by this project's trainer, weights of step ${validate ? chosenStep : state.step} of ${state.step} on ${trainIndices.length} images`,
     license: base.manifest.provenance.license,
-    trainedOn: [...(base.manifest.provenance.trainedOn ?? []), `${trainPairs.length} user images`],
+    trainedOn: [...(base.manifest.provenance.trainedOn ?? []), `${trainIndices.length} user images`],
     createdAt: new Date().toISOString(),
   });
   // The base's mask defaults were chosen for its flows; the fine-tuned network's are of the same kind.
   if (base.manifest.maskDefaults) model.manifest.maskDefaults = base.manifest.maskDefaults;
-  return { ...model, steps: state.step, seconds: trainedSeconds, validation: { apBefore, apAfter, apLastStep, ap75Before, ap75After, chosenStep, heldOut: heldOut.length, onTrainingImage, note } };
+  // The training objects' size becomes the model's start for diameter "auto" only where it
+  // segments the held-out images better than the image's own estimate does: a set whose objects
+  // differ in size from image to image is better served by the estimate.
+  const learnedDiameter = medianOf(trainIndices.map((i) => measured[i]!).filter((d) => d > 0));
+  let sizeNote = "";
+  if (learnedDiameter !== undefined && heldOut.length) {
+    const withSize = await autoDiameterAp(config, returned, heldOut, learnedDiameter);
+    const withEstimate = await autoDiameterAp(config, returned, heldOut, undefined);
+    const keep = withSize > withEstimate;
+    if (keep) model.manifest.trainedObjectDiameter = learnedDiameter;
+    sizeNote = `; without a diameter it ${keep ? `starts from the training objects' size, ${learnedDiameter.toFixed(1)} px` : "estimates each image's object size"} (AP@0.5 ${withSize.toFixed(3)} from that size, ${withEstimate.toFixed(3)} from the estimate, diameter "auto")`;
+  }
+  if (learnedDiameter !== undefined && !heldOut.length) model.manifest.trainedObjectDiameter = learnedDiameter;
+  return { ...model, steps: state.step, seconds: trainedSeconds, memory: images.stats(), validation: { apBefore, apAfter, apLastStep, ap75Before, ap75After, chosenStep, heldOut: heldOut.length, onTrainingImage, note: note + sizeNote } };
 }

@@ -21,15 +21,20 @@ export function prepareImage(pair: LabelledImage, modelDiameter: number, objectD
 }
 
 /**
- * Prepares many images; one without objects (a useful negative example) takes the median object
- * diameter of the other images of its set.
+ * Each image's object diameter for preparing it: the one measured from its labels, or for an image
+ * without objects (a useful negative example) the median of the other images of its set.
  */
-export function prepareImages(pairs: LabelledImage[], modelDiameter: number): PreparedImage[] {
-  const diameters = pairs.map((p) => medianObjectDiameter(p.labels));
-  return pairs.map((pair, i) => {
-    if (diameters[i] > 0) return prepareImage(pair, modelDiameter, diameters[i]);
-    const others = diameters.filter((d, j) => d > 0 && setOfImage(pairs[j].id) === setOfImage(pair.id)).sort((a, b) => a - b);
-    if (others.length === 0) throw new InputError(`${pair.id}: no objects in it or in any other image of its set, so its object size is unknown`);
-    return prepareImage(pair, modelDiameter, others[others.length >> 1]);
+export function preparingDiameters(ids: readonly string[], measured: readonly number[]): number[] {
+  return ids.map((id, i) => {
+    if (measured[i]! > 0) return measured[i]!;
+    const others = measured.filter((d, j) => d > 0 && setOfImage(ids[j]!) === setOfImage(id)).sort((a, b) => a - b);
+    if (others.length === 0) throw new InputError(`${id}: no objects in it or in any other image of its set, so its object size is unknown`);
+    return others[others.length >> 1]!;
   });
+}
+
+/** Prepares many images held in memory (the train CLI's data sets). */
+export function prepareImages(pairs: LabelledImage[], modelDiameter: number): PreparedImage[] {
+  const diameters = preparingDiameters(pairs.map((p) => p.id), pairs.map((p) => medianObjectDiameter(p.labels)));
+  return pairs.map((pair, i) => prepareImage(pair, modelDiameter, diameters[i]));
 }

@@ -21,6 +21,8 @@ export interface LoopOptions {
   /** Stop once this much wall time has passed in this call. */
   seconds?: number;
   validateEvery?: number;
+  /** Validate after this step, besides every validateEvery (fine-tuning's plan moves its validations as it learns the timings). */
+  validateWhen?: (step: number) => boolean;
   validate?: (params: Float32Array) => Promise<ValidationScores>;
   checkpointEvery?: number;
   checkpoint?: (state: TrainingState) => void;
@@ -72,7 +74,7 @@ export async function trainLoop(trainer: Trainer, options: LoopOptions): Promise
       lossSum = lossCount = 0;
     }
     options.onEvent?.({ kind: "step", step: state.step, totalSteps: options.lastStep, loss, learningRate, seconds: elapsed() });
-    if (options.validateEvery && state.step % options.validateEvery === 0) await runValidation();
+    if ((options.validateEvery && state.step % options.validateEvery === 0) || options.validateWhen?.(state.step)) await runValidation();
     if (options.checkpoint && options.checkpointEvery && state.step % options.checkpointEvery === 0) {
       options.checkpoint(state);
       options.onEvent?.({ kind: "checkpoint", step: state.step });

@@ -4,11 +4,11 @@ import * as ort from "onnxruntime-node";
 import { parameterLayout } from "../network/parameter-layout.ts";
 import { buildTrainStepModel, TrainStepNames as N } from "../network/train-step-model.ts";
 import { sampleCrop } from "./augment.ts";
-import type { PreparedImage } from "./augment.ts";
 import type { TrainingState } from "./checkpoint.ts";
 import { cumulativeSamplingWeights, drawIndex } from "./image-sampling.ts";
 import { initialParameters } from "./initial-parameters.ts";
 import { learningRateAt } from "./learning-rate.ts";
+import type { TrainingImages } from "./prepared-image-cache.ts";
 import { SeededRandom } from "./random.ts";
 import type { TrainingConfig } from "./training-config.ts";
 
@@ -29,26 +29,27 @@ export function freshTrainingState(config: TrainingConfig, params?: Float32Array
 export class Trainer {
   readonly state: TrainingState;
   private readonly session: ort.InferenceSession;
-  private readonly sources: PreparedImage[];
+  private readonly sources: TrainingImages;
   /** Cumulative sampling weights over the sources, by the config's `sampling` rule. */
   private readonly cumulativeWeights: Float64Array;
 
-  private constructor(state: TrainingState, session: ort.InferenceSession, sources: PreparedImage[]) {
+  private constructor(state: TrainingState, session: ort.InferenceSession, sources: TrainingImages) {
     this.state = state;
     this.session = session;
     this.sources = sources;
-    this.cumulativeWeights = cumulativeSamplingWeights(sources.map((s) => s.id), state.config.sampling ?? "per-set");
+    this.cumulativeWeights = cumulativeSamplingWeights([...sources.ids], state.config.sampling ?? "per-set");
   }
 
-  static async create(state: TrainingState, sources: PreparedImage[], sessionOptions: ort.InferenceSession.SessionOptions = {}): Promise<Trainer> {
-    if (sources.length === 0) throw new Error("no training images");
+  static async create(state: TrainingState, sources: TrainingImages, sessionOptions: ort.InferenceSession.SessionOptions = {}): Promise<Trainer> {
+    if (sources.ids.length === 0) throw new Error("no training images");
     const model = buildTrainStepModel(state.config.network, state.config.adamW);
     const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: "all", ...sessionOptions });
     return new Trainer(state, session, sources);
   }
 
-  private pickSource(random: SeededRandom): PreparedImage {
-    return this.sources[drawIndex(this.cumulativeWeights, random.next())];
+  /** Draws an image by the sampling weights; it may be prepared now (prepared-image-cache.ts). */
+  private async pickSource(random: SeededRandom) {
+    return this.sources.get(drawIndex(this.cumulativeWeights, random.next()));
   }
 
   /** One optimisation step; returns the batch's loss before the update. */
@@ -60,7 +61,7 @@ export class Trainer {
     const plane = cropSize * cropSize;
     const images = new Float32Array(batchSize * plane);
     const targets = new Float32Array(batchSize * 3 * plane);
-    for (let b = 0; b < batchSize; b++) sampleCrop(this.pickSource(random), cropSize, random, config.augmentation, images, targets, b);
+    for (let b = 0; b < batchSize; b++) sampleCrop(await this.pickSource(random), cropSize, random, config.augmentation, images, targets, b);
 
     const stepNumber = this.state.step + 1;
     const learningRate = learningRateAt(config.schedule, stepNumber);

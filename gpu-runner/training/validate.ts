@@ -11,21 +11,23 @@ import { medianObjectDiameter } from "./object-diameter.ts";
 import type { ValidationScores } from "./train-loop.ts";
 import type { TrainingConfig } from "./training-config.ts";
 
+/** A held-out image: read for each validation (fine-tuning reads it from disk then, within its memory budget). */
 export interface ValidationImage {
-  pair: LabelledImage;
+  id: string;
   diameter: number;
+  load(): LabelledImage | Promise<LabelledImage>;
 }
 
-/** Held-out images with objects (AP is undefined on an empty truth). */
+/** Held-out images with objects (AP is undefined on an empty truth), all held in memory. */
 export function validationImages(pairs: LabelledImage[]): ValidationImage[] {
-  return pairs.map((pair) => ({ pair, diameter: medianObjectDiameter(pair.labels) })).filter((v) => v.diameter > 0);
+  return pairs.map((pair) => ({ id: pair.id, diameter: medianObjectDiameter(pair.labels), load: () => pair })).filter((v) => v.diameter > 0);
 }
 
 /** The first `perSet` images of each set: a cheaper sample for validation during training. */
 export function validationSample(images: ValidationImage[], perSet: number): ValidationImage[] {
   const taken = new Map<string, number>();
-  return images.filter(({ pair }) => {
-    const set = setOfImage(pair.id);
+  return images.filter(({ id }) => {
+    const set = setOfImage(id);
     const count = taken.get(set) ?? 0;
     taken.set(set, count + 1);
     return count < perSet;
@@ -37,7 +39,8 @@ export async function validationAp(config: TrainingConfig, params: Float32Array,
   const { onnx, manifest } = exportModel(config, params, "validation", "validation", { source: "validation during training" });
   const model = await loadModelFromBytes(onnx, manifest, { executionProvider: "cpu", log: () => {} });
   const perSet = new Map<string, [number, number][]>();
-  for (const { pair, diameter } of images) {
+  for (const { load, diameter } of images) {
+    const pair = await load();
     const image = { width: pair.width, height: pair.height, channels: 1, bitDepth: 32, sampleFormat: "float" as const, data: pair.image };
     // pair.image is already the channel the model reads (labelled-images.ts), modality applied.
     const result = await segmentImage(image, model, { diameter, modality: "fluorescence" });
@@ -55,4 +58,23 @@ function meansBySet(perSet: Map<string, [number, number][]>, threshold: 0 | 1): 
   const sets = Object.values(means);
   means.mean = sets.length ? sets.reduce((a, b) => a + b, 0) / sets.length : 0;
   return means;
+}
+
+/**
+ * Mean AP@0.5 over the images segmented as a user's request without a diameter would be ("auto"),
+ * by these weights, with or without the training objects' size in the manifest (engine/README.md,
+ * "Automatic diameter"): what fine-tuning checks before it gives its model that size.
+ */
+export async function autoDiameterAp(config: TrainingConfig, params: Float32Array, images: ValidationImage[], trainedObjectDiameter: number | undefined): Promise<number> {
+  const { onnx, manifest } = exportModel(config, params, "validation", "validation", { source: "validation during training" });
+  const model = await loadModelFromBytes(onnx, { ...manifest, ...(trainedObjectDiameter !== undefined && { trainedObjectDiameter }) }, { executionProvider: "cpu", log: () => {} });
+  let sum = 0;
+  for (const { load } of images) {
+    const pair = await load();
+    const image = { width: pair.width, height: pair.height, channels: 1, bitDepth: 32, sampleFormat: "float" as const, data: pair.image };
+    const result = await segmentImage(image, model, { diameter: "auto", modality: "fluorescence" });
+    sum += averagePrecision(pair.labels, result.labels, [0.5]).ap[0]!;
+  }
+  await model.session.release();
+  return images.length ? sum / images.length : 0;
 }

@@ -69,6 +69,17 @@ describe("segmentImage", () => {
       expect(unscaled.rois.length).not.toBe(trueCount);
     });
 
+    it("starts from the object size a fine-tuned model learned, instead of guessing from the image", async () => {
+      const { onnx, manifest } = buildReferenceModel({ diameter: 15, channels: 1, tileSize: 128 });
+      const tuned = await loadModelFromBytes(onnx, { ...manifest, trainedObjectDiameter: trueDiameter }, { executionProvider: "cpu", log: () => {} });
+      const result = await segmentImage(largeImage, tuned, { diameter: "auto" });
+      expect(result.diameterEstimate).toMatchObject({ fromImage: undefined, fromModel: trueDiameter, passes: 1 });
+      expect(result.diameter).toBe(trueDiameter); // the masks confirmed it: no second pass
+      expect(result.rois.length).toBe(trueCount);
+      // A diameter the user gives still wins.
+      expect((await segmentImage(largeImage, tuned, { diameter: 30 })).diameter).toBe(30);
+    });
+
     it("keeps nuclei already at the model's size at (nearly) scale 1, with the same quality", async () => {
       const result = await segmentImage(image, await referenceModel(15), { diameter: "auto" });
       expect(result.diameter / 15).toBeGreaterThan(0.8);

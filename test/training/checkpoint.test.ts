@@ -4,12 +4,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeCheckpoint, encodeCheckpoint, loadCheckpoint, saveCheckpoint } from "../../gpu-runner/training/checkpoint.ts";
+import { preparedInMemory } from "../../gpu-runner/training/prepared-image-cache.ts";
 import { defaultTrainingConfig } from "../../gpu-runner/training/training-config.ts";
 import { freshTrainingState, Trainer } from "../../gpu-runner/training/trainer.ts";
 import { preparedSyntheticNuclei } from "./synthetic-nuclei.ts";
 import { TINY_NETWORK } from "./tiny-network.ts";
 
-const sources = [preparedSyntheticNuclei("a/one", 48, 1), preparedSyntheticNuclei("b/two", 48, 2)];
+const sources = preparedInMemory([preparedSyntheticNuclei("a/one", 48, 1), preparedSyntheticNuclei("b/two", 48, 2)]);
 const config = defaultTrainingConfig(20, { network: { ...TINY_NETWORK, inputChannels: 1 }, cropSize: 32, batchSize: 2, seed: 42 });
 
 describe("checkpoints", () => {

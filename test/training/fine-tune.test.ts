@@ -8,6 +8,7 @@ import { weightsFromModel } from "../../gpu-runner/network/weights-from-model.ts
 import { fineTune } from "../../gpu-runner/training/fine-tune.ts";
 import { initialParameters } from "../../gpu-runner/training/initial-parameters.ts";
 import { exportModel } from "../../gpu-runner/training/model-export.ts";
+import { medianObjectDiameter } from "../../gpu-runner/training/object-diameter.ts";
 import { defaultTrainingConfig } from "../../gpu-runner/training/training-config.ts";
 import { syntheticNuclei } from "./synthetic-nuclei.ts";
 import { TINY_NETWORK } from "./tiny-network.ts";
@@ -17,9 +18,9 @@ const baseConfig = defaultTrainingConfig(10, { network, cropSize: 32, modelDiame
 const baseParams = initialParameters(parameterLayout(network), 5);
 const base = exportModel(baseConfig, baseParams, "tiny", "0", { source: "test" });
 
-function pair(seed: number): { image: DecodedImage; labels: Uint32Array } {
+function pair(seed: number): () => { image: DecodedImage; labels: Uint32Array } {
   const { image, labels } = syntheticNuclei(64, 64, 6, seed);
-  return { image: { width: 64, height: 64, channels: 1, bitDepth: 32, sampleFormat: "float", data: image }, labels };
+  return () => ({ image: { width: 64, height: 64, channels: 1, bitDepth: 32, sampleFormat: "float", data: image }, labels });
 }
 
 describe("fineTune", () => {
@@ -35,6 +36,10 @@ describe("fineTune", () => {
       expect(ap).toBeLessThanOrEqual(1);
     }
     expect(result.manifest).toMatchObject({ name: "tiny-finetuned", channels: 1, tileSize: 32, diameter: 12 });
+    // The training objects' size is given to the model only where it beats the image's own estimate
+    // on the held-out pairs; this untrained network finds nothing either way, and a tie keeps the estimate.
+    expect(result.manifest.trainedObjectDiameter).toBeUndefined();
+    expect(result.validation.note).toMatch(/; without a diameter it estimates each image's object size \(AP@0\.5 0\.000 from that size, 0\.000 from the estimate, diameter "auto"\)$/);
     const served = await loadModelFromBytes(result.onnx, result.manifest, { executionProvider: "cpu", log: () => {} });
     expect(served.inputName).toBe("input");
   });
@@ -46,6 +51,13 @@ describe("fineTune", () => {
     expect(result.validation.note).toMatch(/did not improve .*base weights are returned unchanged/);
     expect(weightsFromModel(result.onnx).params).toEqual(weightsFromModel(base.onnx).params);
     expect(result.manifest.provenance.source).toMatch(/weights of step 0 of 4/);
+  });
+
+  it("with only a time budget, plans its steps to fill the budget and stops by its end", async () => {
+    const result = await fineTune({ base, pairs: [pair(1), pair(2), pair(3)], budget: { seconds: 2 }, batchSize: 2, threads: 1, validations: 2 });
+    expect(result.steps).toBeGreaterThan(4); // more than the steps timed to plan the rest
+    expect(result.seconds).toBeGreaterThan(1); // the schedule was not cut short...
+    expect(result.seconds).toBeLessThan(4); // ...nor run past the budget by more than a step and a validation
   });
 
   it("with a single pair scores base and result on that training pair, and says so", async () => {
@@ -60,13 +72,16 @@ describe("fineTune", () => {
     expect(result.validation).toMatchObject({ apBefore: undefined, apAfter: undefined, heldOut: 0 });
     expect(result.validation.note).toMatch(/no held-out pairs/);
     expect(weightsFromModel(result.onnx).params).not.toEqual(baseParams);
+    // Nothing to check it on: the model starts "auto" from its training objects' size, their median over the images.
+    const sizes = [1, 2].map((seed) => medianObjectDiameter(pair(seed)().labels));
+    expect(result.manifest.trainedObjectDiameter).toBeCloseTo((sizes[0]! + sizes[1]!) / 2, 9);
   });
 
   it("refuses requests without a budget, without pairs, or with mismatched labels", async () => {
     await expect(fineTune({ base, pairs: [pair(1)], budget: {} })).rejects.toThrow(/budget/);
     await expect(fineTune({ base, pairs: [], budget: { steps: 1 } })).rejects.toThrow(/at least one/);
-    const bad = pair(1);
-    await expect(fineTune({ base, pairs: [{ image: bad.image, labels: bad.labels.subarray(1) }], budget: { steps: 1 } })).rejects.toThrow(/labels hold/);
+    const bad = pair(1)();
+    await expect(fineTune({ base, pairs: [() => ({ image: bad.image, labels: bad.labels.subarray(1) })], budget: { steps: 1 } })).rejects.toThrow(/labels hold/);
   });
 
   it("refuses a base model this trainer did not export", async () => {

@@ -2,9 +2,10 @@
 // checked before the memory it implies is allocated. Documented in worker/annotations/README.md.
 
 // Memory inside the worker's 128 MB, at the bounds: the file (40 MiB), one 32-bit label per pixel
-// (24 MB), and the engine's one-piece and hole passes, which take up to 8 and 5 bytes per pixel of
-// one object's bounding box (48 MB for an object as large as the image); ROIs of 100,000 cells
-// take about 30 MB but leave no room for such a giant object's passes.
+// (24 MB), and the engine's one-piece and hole passes and the outlines' search for holes (one at a
+// time), which take up to 8, 5 and 8 bytes per pixel of one object's bounding box (48 MB for an
+// object as large as the image); ROIs of 100,000 cells take about 30 MB but leave no room for such
+// a giant object's passes.
 
 /** Largest annotation file accepted, in bytes: our own rois.zip of 100,000 cells (36 MB) fits. */
 export const MAX_IMPORT_FILE_BYTES = 40 * 1024 * 1024;

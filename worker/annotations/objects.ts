@@ -3,11 +3,10 @@
 // one are described and exported alike:
 //   1. labels renumbered in raster order of each object's first pixel (the ROI order, schema/roi.ts);
 //   2. each object keeps its largest 8-connected piece (an ROI is one outline; as the engine does);
-//   3. holes are filled where they are background: the ROI artifact stores one outer outline per
-//      object, so a hole would come back filled from any export anyway. An object lying inside
-//      another's hole keeps its pixels: it starts later in raster order, so it also wins them when
-//      the outlines are drawn again (exports, training labels). Enclosed pixels of an earlier
-//      object (possible only through a diagonal gap) go to the enclosing one, as drawing does.
+//   3. holes are kept: an object's outline leaves out what it encloses (background, or objects
+//      inside it) by a keyhole seam (schema/roi-measure.ts), so exports and training labels draw
+//      the hole again. Enclosed pixels of an earlier object (possible only through a diagonal gap)
+//      go to the enclosing one, as drawing its outer outline did before holes were kept.
 // The result renders back (schema/roi-raster.ts) to exactly the labels measured here.
 
 import type { Roi } from "../../schema/roi.ts";
@@ -37,21 +36,21 @@ export function objectsFromLabels(labels: Uint32Array, width: number, height: nu
   const strayPixels = keepLargestComponents(labels, count, width);
   if (strayPixels > 0) count = renumberInRasterOrder(labels);
   if (fillEnclosed(labels, count, width) && keepLargestComponents(labels, count, width) > 0) count = renumberInRasterOrder(labels);
-  return { rois: measureRois(labels, width, height, count), confluency: confluency(labels), labels, strayPixels };
+  return { rois: measureRois(labels, width, height, count, { holes: true }), confluency: confluency(labels), labels, strayPixels };
 }
 
 /**
- * Gives each object k the pixels it encloses (inside its bounding box, not 4-connected to the box's
- * border through pixels other than k) that are background or belong to an earlier object; later
- * objects keep theirs (schema/label-holes.ts, the rule the engine's mask clean-up fills holes by).
- * Returns whether an earlier object lost pixels (which may have split it).
+ * Gives each object k the pixels of earlier objects it encloses (inside its bounding box, not
+ * 4-connected to the box's border through pixels other than k: schema/label-holes.ts); background
+ * it encloses stays a hole, later objects keep theirs. Returns whether an earlier object lost
+ * pixels (which may have split it).
  */
 function fillEnclosed(labels: Uint32Array, count: number, width: number): boolean {
   let tookFromOthers = false;
   forEachEnclosedPixel(labels, width, count, labelBoxes(labels, width, count), (i, k) => {
     const v = labels[i]!;
-    if (v > k) return;
-    if (v !== 0) tookFromOthers = true;
+    if (v === 0 || v > k) return;
+    tookFromOthers = true;
     labels[i] = k;
   });
   return tookFromOthers;

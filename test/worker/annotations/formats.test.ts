@@ -98,7 +98,7 @@ describe("label images", () => {
     ]);
   });
 
-  it("a hole is filled when it is background; an object inside the hole keeps its pixels", () => {
+  it("a hole is kept; an object inside the hole keeps its pixels", () => {
     const { width, height, labels } = grid([
       "rrrrr.ssss",
       "r...r.s..s",
@@ -108,9 +108,9 @@ describe("label images", () => {
     ]);
     expect(picture(importAnnotation(png16(width, height, labels), width, height).labels, width)).toEqual([
       "aaaaa.bbbb",
-      "aaaaa.bbbb",
-      "aacaa.bbbb",
-      "aaaaa.....",
+      "a...a.b..b",
+      "a.c.a.bbbb",
+      "a...a.....",
       "aaaaa.....",
     ]);
   });
@@ -213,15 +213,15 @@ describe("GeoJSON", () => {
     expect(picture(importAnnotation(geojson([polygonFeature(square(1, 0, 1))]), 3, 1).labels, 3)).toEqual([".a."]);
   });
 
-  it("holes are honoured: a feature inside another's hole keeps its pixels; an empty hole is filled (an ROI is one outline)", () => {
+  it("holes are honoured: an inner ring leaves its pixels out; a feature inside another's hole keeps its pixels", () => {
     const ring = polygonFeature(square(0, 0, 5), square(1, 1, 3));
     const inside = polygonFeature(square(2, 2, 1));
     const holed = polygonFeature(square(6, 0, 4), square(7, 1, 2));
     expect(picture(importAnnotation(geojson([ring, inside, holed]), 10, 5).labels, 10)).toEqual([
       "aaaaa.bbbb",
-      "aaaaa.bbbb",
-      "aacaa.bbbb",
-      "aaaaa.bbbb",
+      "a...a.b..b",
+      "a.c.a.b..b",
+      "a...a.bbbb",
       "aaaaa.....",
     ]);
   });
