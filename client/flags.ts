@@ -3,7 +3,8 @@ import { UsageError } from "./connection.ts";
 
 export function positiveNumber(value: string, flag: string, allowZero = false): number {
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || (!allowZero && n === 0)) throw new UsageError(`${flag} must be a ${allowZero ? "non-negative" : "positive"} number, not ${JSON.stringify(value)}`);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || (!allowZero && n === 0))
+    throw new UsageError(`${flag} must be a ${allowZero ? "non-negative" : "positive"} number, not ${JSON.stringify(value)}`);
   return n;
 }
 

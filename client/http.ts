@@ -78,29 +78,32 @@ export class Http {
   async request(method: string, pathOrUrl: string, options: RequestOptions = {}): Promise<Response> {
     const url = options.signed ? pathOrUrl : this.url(pathOrUrl, options.query);
     const what = `${method} ${options.signed ? "part URL" : pathOrUrl.split("?")[0]}`;
-    return withRetry(async () => {
-      const headers: Record<string, string> = options.signed ? {} : { Authorization: `Bearer ${this.key}` };
-      let body: NonNullable<RequestInit["body"]> | undefined;
-      if (options.json !== undefined) {
-        body = JSON.stringify(options.json);
-        headers["Content-Type"] = "application/json";
-      } else if (options.body) {
-        const built = options.body();
-        body = built.body;
-        Object.assign(headers, built.headers);
-      }
-      let response: Response;
-      try {
-        const init: RequestInit & { duplex?: "half" } = { method, headers, body, signal: AbortSignal.timeout(this.timeoutMs) };
-        if (body instanceof ReadableStream) init.duplex = "half";
-        response = await this.fetch(url, init);
-      } catch (error) {
-        throw new TransientError(`${what}: ${(error as Error).message}`);
-      }
-      if (response.status >= 500 || response.status === 429) throw new TransientError(`${what}: ${response.status} ${await detailOf(response)}`);
-      if (!response.ok) throw new ApiError(what, response.status, await detailOf(response));
-      return response;
-    }, { ...this.retry, onRetry: (error, attempt, waitMs) => this.log(`${(error as Error).message}; retry ${attempt} in ${(waitMs / 1000).toFixed(1)} s`) });
+    return withRetry(
+      async () => {
+        const headers: Record<string, string> = options.signed ? {} : { Authorization: `Bearer ${this.key}` };
+        let body: NonNullable<RequestInit["body"]> | undefined;
+        if (options.json !== undefined) {
+          body = JSON.stringify(options.json);
+          headers["Content-Type"] = "application/json";
+        } else if (options.body) {
+          const built = options.body();
+          body = built.body;
+          Object.assign(headers, built.headers);
+        }
+        let response: Response;
+        try {
+          const init: RequestInit & { duplex?: "half" } = { method, headers, body, signal: AbortSignal.timeout(this.timeoutMs) };
+          if (body instanceof ReadableStream) init.duplex = "half";
+          response = await this.fetch(url, init);
+        } catch (error) {
+          throw new TransientError(`${what}: ${(error as Error).message}`);
+        }
+        if (response.status >= 500 || response.status === 429) throw new TransientError(`${what}: ${response.status} ${await detailOf(response)}`);
+        if (!response.ok) throw new ApiError(what, response.status, await detailOf(response));
+        return response;
+      },
+      { ...this.retry, onRetry: (error, attempt, waitMs) => this.log(`${(error as Error).message}; retry ${attempt} in ${(waitMs / 1000).toFixed(1)} s`) },
+    );
   }
 
   async json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {

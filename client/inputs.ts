@@ -30,7 +30,7 @@ export function collectInputs(paths: string[], outDir: string): InputFile[] {
       const inside = readdirSync(path, { withFileTypes: true })
         .filter((e) => e.isFile() && !e.name.startsWith(".") && IMAGE_EXTENSIONS.has(extname(e.name).toLowerCase()))
         .map((e) => join(path, e.name))
-        .filter((file) => !file.startsWith(out + "/"))
+        .filter((file) => !file.startsWith(`${out}/`))
         .sort();
       files.push(...inside);
     } else {

@@ -32,7 +32,9 @@ export function backoff(options: WaitOptions) {
       wait = Math.min(options.maxPollMs, wait * 1.5);
       return sleep(ms, options.signal);
     },
-    reset: () => { wait = options.pollMs; },
+    reset: () => {
+      wait = options.pollMs;
+    },
   };
 }
 
@@ -52,7 +54,11 @@ export async function submitWhenFree(http: Http, request: PredictionRequest, opt
 }
 
 /** Polls until COMPLETED or FAILED, reporting each answer (progress, stage) on the way. */
-export async function pollPrediction(http: Http, predictionId: string, options: WaitOptions & { onUpdate?: (p: PredictionRecord) => void }): Promise<PredictionRecord> {
+export async function pollPrediction(
+  http: Http,
+  predictionId: string,
+  options: WaitOptions & { onUpdate?: (p: PredictionRecord) => void },
+): Promise<PredictionRecord> {
   const pause = backoff(options);
   let last = "";
   for (;;) {

@@ -71,7 +71,7 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
   display.count(0, options.inputs.length);
 
   const record = (input: InputFile, patch: Partial<ImageProgress>) => state.update(input.path, patch);
-  const exportsDone = (input: InputFile, progress: ImageProgress) =>
+  const exportsDone = (_input: InputFile, progress: ImageProgress) =>
     options.formats.every((f) => progress.exports?.[f] && existsSync(join(options.out, progress.folder, EXPORT_FILES[f])));
 
   /** This run's starting point for one image: what the state says, less what no longer holds. */
@@ -79,7 +79,8 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
     const previous = state.get(input.path);
     const sameFile = previous && previous.size === input.size && previous.mtime_ms === input.mtimeMs;
     let progress: ImageProgress = sameFile ? previous : { size: input.size, mtime_ms: input.mtimeMs, folder: previous?.folder ?? input.folder };
-    if (progress.request !== request) progress = { ...progress, request, prediction_id: undefined, segmentation_id: undefined, cell_count: undefined, exports: {} };
+    if (progress.request !== request)
+      progress = { ...progress, request, prediction_id: undefined, segmentation_id: undefined, cell_count: undefined, exports: {} };
     if (progress.segmentation_id && !exportsDone(input, progress) && !(await exists(http, `/segmentation/${progress.segmentation_id}`))) {
       progress = { ...progress, prediction_id: undefined, segmentation_id: undefined, exports: {} };
     }
@@ -100,15 +101,20 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
       const bar = display.bar(`upload ${input.name}`, input.size, "bytes");
       let sent = 0;
       try {
-        const image = await uploadImage(http, input, {
-          resumableAbove: options.resumableAbove,
-          bodyLimit: options.bodyLimit,
-          pollMs: options.wait.pollMs,
-          checkpoint,
-          onBytes: (delta) => bar.update((sent += delta)),
-          onPhase: (phase) => bar.update(sent, phase),
-          onState: (upload) => record(input, upload),
-        }, progress);
+        const image = await uploadImage(
+          http,
+          input,
+          {
+            resumableAbove: options.resumableAbove,
+            bodyLimit: options.bodyLimit,
+            pollMs: options.wait.pollMs,
+            checkpoint,
+            onBytes: (delta) => bar.update((sent += delta)),
+            onPhase: (phase) => bar.update(sent, phase),
+            onState: (upload) => record(input, upload),
+          },
+          progress,
+        );
         bar.finish(`${input.name}: uploaded as ${image.id}`);
         return { progress: record(input, { image_id: image.id, parts_done: undefined }) };
       } catch (error) {
@@ -129,10 +135,14 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
       if (!predictionId) {
         checkpoint();
         const params = Object.keys(options.params).length ? options.params : undefined;
-        predictionId = await submitWhenFree(http, { image_id: progress.image_id!, model_id: options.modelId, params }, {
-          ...wait,
-          onWaiting: (why) => bar.update(0, `waiting: ${why}`),
-        });
+        predictionId = await submitWhenFree(
+          http,
+          { image_id: progress.image_id!, model_id: options.modelId, params },
+          {
+            ...wait,
+            onWaiting: (why) => bar.update(0, `waiting: ${why}`),
+          },
+        );
         progress = record(input, { prediction_id: predictionId });
       }
       const done = await pollPrediction(http, predictionId, {
@@ -211,13 +221,21 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
       conclude(input, { ok: false, alreadyDone: false, interrupted, cellCount: null, error: interrupted ? "interrupted" : (error as Error).message });
       continue;
     }
-    downloads.push(download(input, progress).then(
-      () => conclude(input, { ok: true, alreadyDone: false, interrupted: false, cellCount: progress.cell_count ?? null, error: null }),
-      (error) => {
-        const interrupted = error instanceof InterruptedError;
-        conclude(input, { ok: false, alreadyDone: false, interrupted, cellCount: progress.cell_count ?? null, error: interrupted ? "interrupted" : (error as Error).message });
-      },
-    ));
+    downloads.push(
+      download(input, progress).then(
+        () => conclude(input, { ok: true, alreadyDone: false, interrupted: false, cellCount: progress.cell_count ?? null, error: null }),
+        (error) => {
+          const interrupted = error instanceof InterruptedError;
+          conclude(input, {
+            ok: false,
+            alreadyDone: false,
+            interrupted,
+            cellCount: progress.cell_count ?? null,
+            error: interrupted ? "interrupted" : (error as Error).message,
+          });
+        },
+      ),
+    );
   }
   await Promise.all(downloads);
   // In the order given, whatever order they finished in.

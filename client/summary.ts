@@ -9,7 +9,7 @@ export function summaryTable(outcomes: ImageOutcome[], out: string): string {
     o.ok ? (o.alreadyDone ? "done (earlier run)" : "done") : o.interrupted ? "interrupted" : "FAILED",
     o.cellCount === null ? "" : String(o.cellCount),
     o.alreadyDone ? "" : formatSeconds(o.ms),
-    o.ok ? join(out, o.input.folder) : o.interrupted ? "" : o.error ?? "",
+    o.ok ? join(out, o.input.folder) : o.interrupted ? "" : (o.error ?? ""),
   ]);
   const failed = outcomes.filter((o) => !o.ok && !o.interrupted).length;
   const stopped = outcomes.filter((o) => o.interrupted).length;

@@ -49,12 +49,14 @@ type UploadAnswer = ImageRecord & { upload: PartPlan | null };
 
 /** Counts the bytes a body stream hands to fetch; `taken back` if the attempt fails. */
 function counted(stream: ReadableStream<Uint8Array>, onBytes: (delta: number) => void): ReadableStream<Uint8Array> {
-  return stream.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      onBytes(chunk.length);
-      controller.enqueue(chunk);
-    },
-  }));
+  return stream.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        onBytes(chunk.length);
+        controller.enqueue(chunk);
+      },
+    }),
+  );
 }
 
 /**
@@ -71,7 +73,10 @@ function attempts(blob: () => Blob, onBytes: (delta: number) => void, headers: R
     takeBack();
     const body = blob();
     return {
-      body: counted(body.stream(), (n) => { sent += n; onBytes(n); }),
+      body: counted(body.stream(), (n) => {
+        sent += n;
+        onBytes(n);
+      }),
       headers: { ...headers, "Content-Length": String(body.size) },
     };
   };
@@ -113,7 +118,11 @@ async function putParts(http: Http, file: LocalFile, imageId: string, plan: Part
   const putOne = async (number: number, refreshed = false): Promise<void> => {
     options.checkpoint?.();
     const start = (number - 1) * plan.part_size;
-    const body = attempts(() => contents.slice(start, Math.min(start + plan.part_size, file.size)), (n) => options.onBytes?.(n), {});
+    const body = attempts(
+      () => contents.slice(start, Math.min(start + plan.part_size, file.size)),
+      (n) => options.onBytes?.(n),
+      {},
+    );
     const url = urls.find((u) => u.part_number === number)!.url;
     try {
       await http.request("PUT", url, { signed: true, body: body.build });

@@ -57,7 +57,8 @@ const apPair = z.object({
 export const trainingMetrics = z
   .object({
     evaluated_on: z.enum(["held_out", "training_image", "none"]).meta({
-      description: "`held_out`: images given but not trained on; `training_image`: a single image was given, so the figures are on the image trained on; `none`: nothing could be scored",
+      description:
+        "`held_out`: images given but not trained on; `training_image`: a single image was given, so the figures are on the image trained on; `none`: nothing could be scored",
     }),
     evaluated_images: count,
     base: apPair.meta({ description: "The base model" }),
@@ -105,9 +106,7 @@ const jobTimes = {
   finished_at: timestamp.nullable(),
 };
 
-export const predictionSubmission = z
-  .object({ prediction_id: id, status: z.enum(["SUBMITTED", "skipped"]) })
-  .meta({ id: "PredictionSubmission" });
+export const predictionSubmission = z.object({ prediction_id: id, status: z.enum(["SUBMITTED", "skipped"]) }).meta({ id: "PredictionSubmission" });
 
 export const predictionRecord = z
   .object({
@@ -168,7 +167,9 @@ export const segmentationRecord = z
     cell_count: count,
     confluency: z.number(),
     diameter: z.number().nullable().meta({ description: "Object diameter (px) it was segmented at: the request's or the estimate" }),
-    modality: modalityDecision.nullable().meta({ description: "One-channel models: the modality the input was made for (brightfield and histology are inverted), detected or given" }),
+    modality: modalityDecision
+      .nullable()
+      .meta({ description: "One-channel models: the modality the input was made for (brightfield and histology are inverted), detected or given" }),
     width: count,
     height: count,
     timings: z.record(z.string(), z.unknown()).nullable(),

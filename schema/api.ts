@@ -33,10 +33,9 @@ export const segmentParams = z
     flow_threshold: z.number().min(0).max(10).optional(),
     min_size: z.number().int().min(0).optional(),
     niter: z.number().int().min(1).max(10000).optional(),
-    augment: z
-      .boolean()
-      .optional()
-      .meta({ description: "Cellpose's test-time augmentation: the network also runs on mirrored copies and averages them (4x the network time; default false)" }),
+    augment: z.boolean().optional().meta({
+      description: "Cellpose's test-time augmentation: the network also runs on mirrored copies and averages them (4x the network time; default false)",
+    }),
     // Cellpose's convention: [channel to segment, nuclear channel], 1-based, 0 = grayscale (the mean
     // of all channels, the default). One-channel models such as cpsam read the first entry only.
     channels: z
@@ -45,9 +44,10 @@ export const segmentParams = z
       .max(2)
       .optional()
       .meta({ description: "[channel to segment, nuclear channel], 1-based; 0 = the mean of all channels (default [0, 0])" }),
-    modality: modalityParam
-      .optional()
-      .meta({ description: 'One-channel models: "auto" (default) detects fluorescence, brightfield or stained histology; the engine inverts the latter two so nuclei read bright' }),
+    modality: modalityParam.optional().meta({
+      description:
+        'One-channel models: "auto" (default) detects fluorescence, brightfield or stained histology; the engine inverts the latter two so nuclei read bright',
+    }),
   })
   .strict()
   .meta({ id: "SegmentParams" });
@@ -64,12 +64,9 @@ export const trainingBody = z
   .object({
     model_id: id.meta({ description: "The base model to fine-tune" }),
     image_ids: z.array(id).min(1).max(500).meta({ description: "Ready images, each with a segmentation to learn from" }),
-    segmentation_ids: z
-      .array(id)
-      .min(1)
-      .max(500)
-      .optional()
-      .meta({ description: "The segmentations to learn from, at most one per image of image_ids; an image not named here is learned from its most recent segmentation" }),
+    segmentation_ids: z.array(id).min(1).max(500).optional().meta({
+      description: "The segmentations to learn from, at most one per image of image_ids; an image not named here is learned from its most recent segmentation",
+    }),
     name: z.string().min(1).max(100).optional().meta({ description: "The trained model's name" }),
     steps: z.number().int().min(1).max(1_000_000).optional().meta({ description: "Training steps; default: the runner's time budget" }),
   })
@@ -96,7 +93,10 @@ export interface PagePosition {
 }
 
 export function encodeCursor(position: PagePosition): string {
-  return btoa(JSON.stringify([position.createdAt, position.id])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return btoa(JSON.stringify([position.createdAt, position.id]))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 function decodeCursor(cursor: string): PagePosition | null {
@@ -111,7 +111,13 @@ function decodeCursor(cursor: string): PagePosition | null {
 export const MAX_PAGE_SIZE = 200;
 
 const pageQuery = {
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(50).meta({ description: `Items per page, at most ${MAX_PAGE_SIZE}` }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE_SIZE)
+    .default(50)
+    .meta({ description: `Items per page, at most ${MAX_PAGE_SIZE}` }),
   cursor: z
     .string()
     .max(500)

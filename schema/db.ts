@@ -24,7 +24,9 @@ export const apiKeys = sqliteTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    orgId: text("org_id").notNull().references(() => organizations.id),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     /** SHA-256 of the key, hex. The key itself is shown once and never stored. */
     keyHash: text("key_hash").notNull().unique(),
     /** The key's first characters, so a person can tell keys apart in `key list`. */
@@ -44,7 +46,9 @@ export const organizationMembers = sqliteTable(
   "organization_members",
   {
     id: text("id").primaryKey(),
-    orgId: text("org_id").notNull().references(() => organizations.id),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     /** Lower-cased. */
     email: text("email").notNull(),
     createdAt: createdAt(),
@@ -55,7 +59,9 @@ export const organizationMembers = sqliteTable(
 /** One-time sign-in links (`npm run admin -- login-link`): only the token's SHA-256 is kept. */
 export const dashboardLoginLinks = sqliteTable("dashboard_login_links", {
   tokenHash: text("token_hash").primaryKey(),
-  orgId: text("org_id").notNull().references(() => organizations.id),
+  orgId: text("org_id")
+    .notNull()
+    .references(() => organizations.id),
   expiresAt: integer("expires_at").notNull(),
   usedAt: integer("used_at"),
   createdAt: createdAt(),
@@ -67,7 +73,9 @@ export const dashboardSessions = sqliteTable(
   {
     id: text("id").primaryKey(),
     tokenHash: text("token_hash").notNull().unique(),
-    orgId: text("org_id").notNull().references(() => organizations.id),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     /** The member's email (Cloudflare Access); null for a session opened with a login link. */
     email: text("email"),
     expiresAt: integer("expires_at").notNull(),
@@ -83,7 +91,9 @@ export const images = sqliteTable(
   "images",
   {
     id: text("id").primaryKey(),
-    orgId: text("org_id").notNull().references(() => organizations.id),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     name: text("name").notNull(),
     status: text("status", { enum: IMAGE_STATUSES }).notNull(),
     /** Declared (resumable) or received (streamed) size in bytes. */
@@ -162,7 +172,9 @@ export const jobs = sqliteTable(
   "jobs",
   {
     id: text("id").primaryKey(),
-    orgId: text("org_id").notNull().references(() => organizations.id),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     kind: text("kind", { enum: JOB_KINDS }).notNull(),
     status: text("status", { enum: JOB_STATUSES }).notNull().default("SUBMITTED"),
     imageId: text("image_id"),
@@ -206,7 +218,9 @@ export const segmentations = sqliteTable(
   "segmentations",
   {
     id: text("id").primaryKey(),
-    orgId: text("org_id").notNull().references(() => organizations.id),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     imageId: text("image_id").notNull(),
     imageName: text("image_name").notNull(),
     /** At most one segmentation per job, so a repeated completion records nothing new. */

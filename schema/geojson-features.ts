@@ -55,7 +55,7 @@ const COLUMNS: readonly MeasurementColumn[] = MEASUREMENT_COLUMNS;
  */
 export class GeoJsonFeatureWriter {
   private readonly context: ExportContext;
-  private readonly keys = COLUMNS.map((c, i) => (i === 0 ? "{" : ",") + JSON.stringify(c.name) + ":");
+  private readonly keys = COLUMNS.map((c, i) => `${(i === 0 ? "{" : ",") + JSON.stringify(c.name)}:`);
   private readonly fixed: (string | null)[] = COLUMNS.map(() => null);
 
   constructor(context: ExportContext) {

@@ -13,22 +13,30 @@ export function keepLargestComponents(labels: Uint32Array, count: number, width:
   let removed = 0;
   for (let k = 1; k <= count; k++) {
     if (boxes.area[k] === 0) continue;
-    const x0 = boxes.minX[k]!, y0 = boxes.minY[k]!;
-    const w = boxes.maxX[k]! - x0 + 1, h = boxes.maxY[k]! - y0 + 1;
-    if (piece.length < w * h) { piece = new Int32Array(w * h); stack = new Int32Array(w * h); }
+    const x0 = boxes.minX[k]!,
+      y0 = boxes.minY[k]!;
+    const w = boxes.maxX[k]! - x0 + 1,
+      h = boxes.maxY[k]! - y0 + 1;
+    if (piece.length < w * h) {
+      piece = new Int32Array(w * h);
+      stack = new Int32Array(w * h);
+    }
     piece.fill(-1, 0, w * h);
     const sizes: number[] = [];
     for (let start = 0; start < w * h; start++) {
-      const sy = Math.floor(start / w), sx = start - sy * w;
+      const sy = Math.floor(start / w),
+        sx = start - sy * w;
       if (piece[start] !== -1 || labels[(y0 + sy) * width + x0 + sx] !== k) continue;
       const id = sizes.length;
-      let size = 0, top = 0;
+      let size = 0,
+        top = 0;
       stack[top++] = start;
       piece[start] = id;
       while (top > 0) {
         const j = stack[--top]!;
         size++;
-        const y = Math.floor(j / w), x = j - y * w;
+        const y = Math.floor(j / w),
+          x = j - y * w;
         for (let dy = -1; dy <= 1; dy++) {
           const yy = y + dy;
           if (yy < 0 || yy >= h) continue;
@@ -36,7 +44,10 @@ export function keepLargestComponents(labels: Uint32Array, count: number, width:
             const xx = x + dx;
             if (xx < 0 || xx >= w) continue;
             const n = yy * w + xx;
-            if (piece[n] === -1 && labels[(y0 + yy) * width + x0 + xx] === k) { piece[n] = id; stack[top++] = n; }
+            if (piece[n] === -1 && labels[(y0 + yy) * width + x0 + xx] === k) {
+              piece[n] = id;
+              stack[top++] = n;
+            }
           }
         }
       }

@@ -47,7 +47,13 @@ export const MEASUREMENT_COLUMNS = [
   { name: "segmentation_source", type: "string", source: "segmentation", description: '"model" or "import"', value: (c) => c.segmentationSource },
   { name: "model_name", type: "string", source: "segmentation", description: "model that segmented the image (empty for imports)", value: (c) => c.modelName },
   { name: "confluency", type: "number", source: "segmentation", description: "fraction of the image covered by cells, 0..1", value: (c) => c.confluency },
-  { name: "roi_index", type: "number", source: "roi", description: "1-based position of the ROI, equal to its label in masks.png", value: (_c, r) => r.index + 1 },
+  {
+    name: "roi_index",
+    type: "number",
+    source: "roi",
+    description: "1-based position of the ROI, equal to its label in masks.png",
+    value: (_c, r) => r.index + 1,
+  },
   { name: "roi_id", type: "string", source: "roi", description: "stable id: <segmentation_id>-<roi_index>", value: (c, r) => roiId(c.segmentationId, r.index) },
   // Empty until a classification feature exists (then they become per-ROI, source "roi"); kept so
   // files keep one shape over time.

@@ -45,15 +45,21 @@ export function checkRoi(roi: Roi, h: RoiArtifactHeader, expectedIndex: number, 
   if (!(p instanceof Int32Array) || p.length < 6 || p.length % 2 !== 0) {
     throw new RoiArtifactError(`${where}: polygon must be an Int32Array of at least 3 (x, y) vertices`);
   }
-  let minX = p[0], maxX = p[0], minY = p[1], maxY = p[1];
+  let minX = p[0],
+    maxX = p[0],
+    minY = p[1],
+    maxY = p[1];
   for (let i = 2; i < p.length; i += 2) {
-    const x = p[i], y = p[i + 1];
+    const x = p[i],
+      y = p[i + 1];
     if (x < minX) minX = x;
     if (x > maxX) maxX = x;
     if (y < minY) minY = y;
     if (y > maxY) maxY = y;
   }
   if (minX !== bbox_x || minY !== bbox_y || maxX !== bbox_x + bbox_w || maxY !== bbox_y + bbox_h) {
-    throw new RoiArtifactError(`${where}: polygon spans x ${minX}..${maxX}, y ${minY}..${maxY} but the bounding box is (${bbox_x}, ${bbox_y}, ${bbox_w}, ${bbox_h})`);
+    throw new RoiArtifactError(
+      `${where}: polygon spans x ${minX}..${maxX}, y ${minY}..${maxY} but the bounding box is (${bbox_x}, ${bbox_y}, ${bbox_w}, ${bbox_h})`,
+    );
   }
 }

@@ -7,13 +7,7 @@ import type { Roi } from "./roi.ts";
 import { ByteCursor } from "./roi-artifact-bytes.ts";
 import { checkRoi, checkRoiArtifactHeader } from "./roi-artifact-checks.ts";
 import { crc32 } from "./roi-artifact-crc32.ts";
-import {
-  ROI_ARTIFACT_MAGIC,
-  ROI_ARTIFACT_MAX_CHUNK_PAYLOAD,
-  ROI_ARTIFACT_MAX_HEADER_BODY,
-  ROI_ARTIFACT_VERSION,
-  RoiArtifactError,
-} from "./roi-artifact.ts";
+import { ROI_ARTIFACT_MAGIC, ROI_ARTIFACT_MAX_CHUNK_PAYLOAD, ROI_ARTIFACT_MAX_HEADER_BODY, ROI_ARTIFACT_VERSION, RoiArtifactError } from "./roi-artifact.ts";
 import type { RoiArtifactContents, RoiArtifactHeader } from "./roi-artifact.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
@@ -86,9 +80,11 @@ async function readHeader(input: ExactReader): Promise<RoiArtifactHeader> {
   }
   const prefixView = viewOf(prefix);
   const version = prefixView.getUint16(4, true);
-  if (version !== ROI_ARTIFACT_VERSION) throw new RoiArtifactError(`ROI artifact version ${version} is not supported (this reader knows ${ROI_ARTIFACT_VERSION})`);
+  if (version !== ROI_ARTIFACT_VERSION)
+    throw new RoiArtifactError(`ROI artifact version ${version} is not supported (this reader knows ${ROI_ARTIFACT_VERSION})`);
   const bodyLength = prefixView.getUint32(8, true);
-  if (bodyLength > ROI_ARTIFACT_MAX_HEADER_BODY) throw new RoiArtifactError(`ROI artifact header body of ${bodyLength} bytes exceeds ${ROI_ARTIFACT_MAX_HEADER_BODY}`);
+  if (bodyLength > ROI_ARTIFACT_MAX_HEADER_BODY)
+    throw new RoiArtifactError(`ROI artifact header body of ${bodyLength} bytes exceeds ${ROI_ARTIFACT_MAX_HEADER_BODY}`);
   const body = await input.read(bodyLength, "the header body");
   const stored = viewOf(await input.read(4, "the header CRC")).getUint32(0, true);
   if (crc32(body, crc32(prefix)) !== stored) throw new RoiArtifactError("ROI artifact header is corrupt (CRC mismatch)");
@@ -113,7 +109,7 @@ async function readHeader(input: ExactReader): Promise<RoiArtifactHeader> {
   return header;
 }
 
-function decodeRecord(cursor: ByteCursor, index: number, header: RoiArtifactHeader, verticesLeft: number): Roi {
+function decodeRecord(cursor: ByteCursor, index: number, _header: RoiArtifactHeader, verticesLeft: number): Roi {
   const area_px = cursor.varint();
   const perimeter_px = cursor.f64();
   const centroid_x = cursor.f64();
@@ -175,7 +171,9 @@ async function* readRois(input: ExactReader, header: RoiArtifactHeader): AsyncGe
       chunkNumber++;
     }
     if (index !== header.roiCount || verticesSeen !== header.vertexCount) {
-      throw new RoiArtifactError(`ROI artifact: ended after ${index} ROIs with ${verticesSeen} vertices; the header announces ${header.roiCount} ROIs with ${header.vertexCount} vertices`);
+      throw new RoiArtifactError(
+        `ROI artifact: ended after ${index} ROIs with ${verticesSeen} vertices; the header announces ${header.roiCount} ROIs with ${header.vertexCount} vertices`,
+      );
     }
     if (!(await input.atEnd())) throw new RoiArtifactError("ROI artifact: bytes after the end marker");
   } finally {

@@ -7,13 +7,7 @@ import type { Roi } from "./roi.ts";
 import { ByteBuilder } from "./roi-artifact-bytes.ts";
 import { checkRoi, checkRoiArtifactHeader } from "./roi-artifact-checks.ts";
 import { crc32 } from "./roi-artifact-crc32.ts";
-import {
-  ROI_ARTIFACT_MAGIC,
-  ROI_ARTIFACT_MAX_HEADER_BODY,
-  ROI_ARTIFACT_TARGET_CHUNK_PAYLOAD,
-  ROI_ARTIFACT_VERSION,
-  RoiArtifactError,
-} from "./roi-artifact.ts";
+import { ROI_ARTIFACT_MAGIC, ROI_ARTIFACT_MAX_HEADER_BODY, ROI_ARTIFACT_TARGET_CHUNK_PAYLOAD, ROI_ARTIFACT_VERSION, RoiArtifactError } from "./roi-artifact.ts";
 import type { RoiArtifactHeader } from "./roi-artifact.ts";
 
 const utf8 = new TextEncoder();

@@ -84,8 +84,10 @@ export function traceOutline(labels: Uint32Array, width: number, height: number,
 function traceRegion(inside: (x: number, y: number) => boolean, startX: number, startY: number, connectivity: 4 | 8): Int32Array {
   // The start corner always is a vertex: the walk arrives heading up the first pixel's left edge.
   const vertices: number[] = [startX, startY];
-  let cx = startX + 1, cy = startY;
-  let dx = 1, dy = 0; // heading east along the top edge of the first pixel
+  let cx = startX + 1,
+    cy = startY;
+  let dx = 1,
+    dy = 0; // heading east along the top edge of the first pixel
   while (cx !== startX || cy !== startY) {
     // Left of heading (dx, dy) with y pointing down is (dy, -dx); right is (-dy, dx).
     const aheadLeftX = cx + (dx + dy > 0 ? 0 : -1);
@@ -94,12 +96,21 @@ function traceRegion(inside: (x: number, y: number) => boolean, startX: number, 
     const aheadRightY = cy + (dy + dx > 0 ? 0 : -1);
     const aheadRight = inside(aheadRightX, aheadRightY);
     let ndx: number, ndy: number;
-    if (inside(aheadLeftX, aheadLeftY) && (connectivity === 8 || aheadRight)) { ndx = dy; ndy = -dx; }
-    else if (aheadRight) { ndx = dx; ndy = dy; }
-    else { ndx = -dy; ndy = dx; }
+    if (inside(aheadLeftX, aheadLeftY) && (connectivity === 8 || aheadRight)) {
+      ndx = dy;
+      ndy = -dx;
+    } else if (aheadRight) {
+      ndx = dx;
+      ndy = dy;
+    } else {
+      ndx = -dy;
+      ndy = dx;
+    }
     if (ndx !== dx || ndy !== dy) vertices.push(cx, cy);
-    dx = ndx; dy = ndy;
-    cx += dx; cy += dy;
+    dx = ndx;
+    dy = ndy;
+    cx += dx;
+    cy += dy;
   }
   return Int32Array.from(vertices);
 }
@@ -125,9 +136,13 @@ class HoleFinder {
   }
 
   holeRings(k: number, x0: number, y0: number, x1: number, y1: number): Int32Array[] {
-    const w = x1 - x0 + 1, h = y1 - y0 + 1;
+    const w = x1 - x0 + 1,
+      h = y1 - y0 + 1;
     if (w < 3 || h < 3) return []; // no room for a hole
-    if (this.region.length < w * h) { this.region = new Int32Array(w * h); this.queue = new Int32Array(w * h); }
+    if (this.region.length < w * h) {
+      this.region = new Int32Array(w * h);
+      this.queue = new Int32Array(w * h);
+    }
     const { labels, width, queue } = this;
     const region = this.region.subarray(0, w * h).fill(0);
     const OUTSIDE = -1;
@@ -137,16 +152,31 @@ class HoleFinder {
       let head = 0;
       while (head < tail) {
         const j = queue[head++]!;
-        const y = Math.floor(j / w), x = j - y * w;
+        const y = Math.floor(j / w),
+          x = j - y * w;
         for (const n of [x > 0 ? j - 1 : -1, x < w - 1 ? j + 1 : -1, y > 0 ? j - w : -1, y < h - 1 ? j + w : -1]) {
-          if (n >= 0 && region[n] === 0) { region[n] = mark; queue[tail++] = n; }
+          if (n >= 0 && region[n] === 0) {
+            region[n] = mark;
+            queue[tail++] = n;
+          }
         }
       }
     };
     let tail = 0;
-    const seed = (j: number) => { if (region[j] === 0) { region[j] = OUTSIDE; queue[tail++] = j; } };
-    for (let x = 0; x < w; x++) { seed(x); seed((h - 1) * w + x); }
-    for (let y = 1; y < h - 1; y++) { seed(y * w); seed(y * w + w - 1); }
+    const seed = (j: number) => {
+      if (region[j] === 0) {
+        region[j] = OUTSIDE;
+        queue[tail++] = j;
+      }
+    };
+    for (let x = 0; x < w; x++) {
+      seed(x);
+      seed((h - 1) * w + x);
+    }
+    for (let y = 1; y < h - 1; y++) {
+      seed(y * w);
+      seed(y * w + w - 1);
+    }
     flood(tail, OUTSIDE);
     const rings: Int32Array[] = [];
     // Raster order: each hole is first met at its topmost-leftmost pixel, where its ring starts.
@@ -171,14 +201,16 @@ class HoleFinder {
  * ways, so the outline fills exactly the object's pixels, and its shoelace area is their count.
  */
 function keyholeOutline(outer: Int32Array, holes: Int32Array[]): Int32Array {
-  const sx = outer[0]!, sy = outer[1]!;
+  const sx = outer[0]!,
+    sy = outer[1]!;
   const vertices: number[] = Array.from(outer);
   const add = (x: number, y: number) => {
     const n = vertices.length;
     if (vertices[n - 2] !== x || vertices[n - 1] !== y) vertices.push(x, y);
   };
   for (const hole of holes) {
-    const hx = hole[0]!, hy = hole[1]!;
+    const hx = hole[0]!,
+      hy = hole[1]!;
     add(sx, sy);
     add(hx, sy);
     add(hx, hy);
@@ -194,7 +226,9 @@ function keyholeOutline(outer: Int32Array, holes: Int32Array[]): Int32Array {
 export function tracedPerimeter(polygon: Int32Array): number {
   const n = polygon.length / 2;
   if (n < 4) return 0;
-  let sumdx = 0, sumdy = 0, corners = 0;
+  let sumdx = 0,
+    sumdy = 0,
+    corners = 0;
   let dx1 = polygon[0]! - polygon[2 * (n - 1)]!;
   let dy1 = polygon[1]! - polygon[2 * (n - 1) + 1]!;
   let side1 = Math.abs(dx1) + Math.abs(dy1);
@@ -206,8 +240,13 @@ export function tracedPerimeter(polygon: Int32Array): number {
     sumdx += Math.abs(dx1);
     sumdy += Math.abs(dy1);
     const side2 = Math.abs(dx2) + Math.abs(dy2);
-    if (side1 > 1 || !corner) { corner = true; corners++; } else corner = false;
-    dx1 = dx2; dy1 = dy2; side1 = side2;
+    if (side1 > 1 || !corner) {
+      corner = true;
+      corners++;
+    } else corner = false;
+    dx1 = dx2;
+    dy1 = dy2;
+    side1 = side2;
   }
   return sumdx + sumdy - corners * (2 - Math.SQRT2);
 }

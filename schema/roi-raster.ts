@@ -31,13 +31,22 @@ export class ScanPolygon {
       const n = p.length / 2;
       for (let i = 0; i < n; i++) {
         const j = (i + 1) % n;
-        const ax = p[2 * i], ay = p[2 * i + 1], bx = p[2 * j], by = p[2 * j + 1];
+        const ax = p[2 * i],
+          ay = p[2 * i + 1],
+          bx = p[2 * j],
+          by = p[2 * j + 1];
         if (ay === by) continue;
         const e = 4 * edgeCount++;
         if (ay < by) {
-          edges[e] = ax; edges[e + 1] = ay; edges[e + 2] = bx; edges[e + 3] = by;
+          edges[e] = ax;
+          edges[e + 1] = ay;
+          edges[e + 2] = bx;
+          edges[e + 3] = by;
         } else {
-          edges[e] = bx; edges[e + 1] = by; edges[e + 2] = ax; edges[e + 3] = ay;
+          edges[e] = bx;
+          edges[e + 1] = by;
+          edges[e + 2] = ax;
+          edges[e + 3] = ay;
         }
       }
     }
@@ -51,9 +60,11 @@ export class ScanPolygon {
     const edges = this.edges;
     let count = 0;
     for (let e = 0; e < 4 * this.edgeCount; e += 4) {
-      const y0 = edges[e + 1], y1 = edges[e + 3];
+      const y0 = edges[e + 1],
+        y1 = edges[e + 3];
       if (centre < y0 || centre >= y1) continue;
-      const x0 = edges[e], x1 = edges[e + 2];
+      const x0 = edges[e],
+        x1 = edges[e + 2];
       if (count === crossings.length) {
         const grown = new Float64Array(count * 2);
         grown.set(crossings);

@@ -1,7 +1,18 @@
 // Where the admin CLI's commands run. Deployed environments, and local state no stack is running
 // on: the admin SQL through `wrangler d1 execute`. A running local stack: its worker's operator API,
 // so the worker stays the only process that opens the local SQLite file.
-import { AdminInputError, addMemberSql, createKeySql, createOrganizationSql, listKeysSql, listMembersSql, loginLinkSql, type OrgOptions, removeMemberSql, revokeKeySql } from "./admin-sql.ts";
+import {
+  AdminInputError,
+  addMemberSql,
+  createKeySql,
+  createOrganizationSql,
+  listKeysSql,
+  listMembersSql,
+  loginLinkSql,
+  type OrgOptions,
+  removeMemberSql,
+  revokeKeySql,
+} from "./admin-sql.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { uploadBaseModel } from "./base-model.ts";
 import type { RunningStack } from "./running-stack.ts";
@@ -70,7 +81,8 @@ export function wranglerBackend(target: Target): AdminBackend {
     async createLoginLink(slug, baseUrl) {
       const { url, tokenHash, sql } = await loginLinkSql(slug, baseUrl);
       d1(target, sql);
-      if (d1(target, `SELECT token_hash FROM dashboard_login_links WHERE token_hash = '${tokenHash}'`).length === 0) throw new AdminInputError(`no organization with slug ${slug}`);
+      if (d1(target, `SELECT token_hash FROM dashboard_login_links WHERE token_hash = '${tokenHash}'`).length === 0)
+        throw new AdminInputError(`no organization with slug ${slug}`);
       return url;
     },
     async uploadBaseModel(dir) {
@@ -102,7 +114,10 @@ export function operatorBackend(stack: RunningStack): AdminBackend {
     const bytes = body instanceof Uint8Array;
     const response = await fetchStartingWorker(`${stack.url}/api/v1/operator${path}`, {
       method,
-      headers: { Authorization: `Bearer ${stack.secret}`, ...(body !== undefined && { "Content-Type": bytes ? "application/octet-stream" : "application/json" }) },
+      headers: {
+        Authorization: `Bearer ${stack.secret}`,
+        ...(body !== undefined && { "Content-Type": bytes ? "application/octet-stream" : "application/json" }),
+      },
       body: body === undefined ? undefined : bytes ? body : JSON.stringify(body),
     });
     const text = await response.text();

@@ -19,7 +19,8 @@ function quote(value: string | number | null): string {
 }
 
 export function checkSlug(slug: string): string {
-  if (!SLUG.test(slug)) throw new AdminInputError(`organization slug must be 2-63 of a-z, 0-9 and '-', starting with a letter or digit: ${JSON.stringify(slug)}`);
+  if (!SLUG.test(slug))
+    throw new AdminInputError(`organization slug must be 2-63 of a-z, 0-9 and '-', starting with a letter or digit: ${JSON.stringify(slug)}`);
   return slug;
 }
 

@@ -171,15 +171,18 @@ export async function startStack(options: StackOptions = {}): Promise<LocalStack
       announceStack(target, { url, pid: worker.pid!, secret: operatorSecret });
     },
     startRunner(extra = {}, stdio = "inherit") {
-      const runner = startRunner({
-        WORKER_URL: url,
-        RUNNER_TOKEN: runnerToken,
-        EXECUTION_PROVIDER: "cpu",
-        LEASE_SECONDS: leaseSeconds,
-        MODEL_CACHE_DIR: join(state, "model-cache"),
-        SHUTDOWN_GRACE_SECONDS: "5",
-        ...extra,
-      }, stdio);
+      const runner = startRunner(
+        {
+          WORKER_URL: url,
+          RUNNER_TOKEN: runnerToken,
+          EXECUTION_PROVIDER: "cpu",
+          LEASE_SECONDS: leaseSeconds,
+          MODEL_CACHE_DIR: join(state, "model-cache"),
+          SHUTDOWN_GRACE_SECONDS: "5",
+          ...extra,
+        },
+        stdio,
+      );
       children.push(runner);
       return runner;
     },

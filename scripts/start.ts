@@ -14,7 +14,10 @@ const local = {};
 
 const readDevVars = (): Record<string, string> =>
   Object.fromEntries(
-    readFileSync(".dev.vars", "utf8").split("\n").filter((l) => l.includes("=")).map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1).trim()]),
+    readFileSync(".dev.vars", "utf8")
+      .split("\n")
+      .filter((l) => l.includes("="))
+      .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1).trim()]),
   );
 
 /**

@@ -30,7 +30,15 @@ export async function imagesCommand(args: string[], out: NodeJS.WritableStream):
   const rows: string[][] = [];
   for await (const i of images) {
     const size = i.width && i.height ? `${i.width}x${i.height}` : "";
-    rows.push([i.id, i.name, i.upload_status, i.size === null ? "" : formatBytes(i.size), size, i.created_at.replace("T", " ").slice(0, 19), i.upload_error ?? ""]);
+    rows.push([
+      i.id,
+      i.name,
+      i.upload_status,
+      i.size === null ? "" : formatBytes(i.size),
+      size,
+      i.created_at.replace("T", " ").slice(0, 19),
+      i.upload_error ?? "",
+    ]);
   }
   out.write(`${table(["id", "name", "status", "bytes", "pixels", "created", "error"], rows)}\n${rows.length} image${rows.length === 1 ? "" : "s"}\n`);
   return 0;

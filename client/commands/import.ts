@@ -52,9 +52,12 @@ export async function importCommand(args: string[], out: NodeJS.WritableStream):
       },
     });
   } catch (error) {
-    if (error instanceof ApiError && error.status !== 401) throw new ImportRefusedError(`Could not import ${basename(file)} for image ${imageId} (${error.status}): ${error.detail}`);
+    if (error instanceof ApiError && error.status !== 401)
+      throw new ImportRefusedError(`Could not import ${basename(file)} for image ${imageId} (${error.status}): ${error.detail}`);
     throw error;
   }
-  out.write(`Imported ${basename(file)} for image ${imported.image_id}: segmentation ${imported.segmentation_id}, ${imported.cell_count} cell${imported.cell_count === 1 ? "" : "s"}\n`);
+  out.write(
+    `Imported ${basename(file)} for image ${imported.image_id}: segmentation ${imported.segmentation_id}, ${imported.cell_count} cell${imported.cell_count === 1 ? "" : "s"}\n`,
+  );
   return 0;
 }

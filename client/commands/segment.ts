@@ -9,10 +9,10 @@ import { positiveNumber } from "../flags.ts";
 import { formatBytes } from "../format.ts";
 import type { Http } from "../http.ts";
 import { collectInputs } from "../inputs.ts";
-import { Interruption } from "../interruption.ts";
+import type { Interruption } from "../interruption.ts";
 import { createDisplay } from "../progress.ts";
 import { STATE_FILE } from "../resume-state.ts";
-import { runSegment, type SegmentOptions } from "../segment-run.ts";
+import { type ImageOutcome, runSegment, type SegmentOptions } from "../segment-run.ts";
 import { summaryTable } from "../summary.ts";
 
 export const SEGMENT_HELP = `npm run client -- segment <image|folder>... --out <dir> [options]
@@ -61,9 +61,13 @@ function predictionParams(values: { diameter?: string; channels?: string }): Rec
 }
 
 function exportFormats(list: string): ExportFormat[] {
-  const names = list.split(",").map((f) => f.trim()).filter(Boolean);
+  const names = list
+    .split(",")
+    .map((f) => f.trim())
+    .filter(Boolean);
   const unknown = names.filter((f) => !isExportFormat(f));
-  if (unknown.length || names.length === 0) throw new UsageError(`--formats takes ${Object.keys(EXPORT_FILES).join(", ")}; not ${unknown.join(", ") || "nothing"}`);
+  if (unknown.length || names.length === 0)
+    throw new UsageError(`--formats takes ${Object.keys(EXPORT_FILES).join(", ")}; not ${unknown.join(", ") || "nothing"}`);
   return [...new Set(names)] as ExportFormat[];
 }
 
@@ -103,7 +107,7 @@ export async function segmentCommand(args: string[], io: SegmentIo): Promise<num
   // A wrong key or model fails here, before anything is uploaded.
   const model = await http.json<ModelRecord>("GET", `/models/${encodeURIComponent(options.modelId)}`);
   display.log(`Segmenting ${inputs.length} image${inputs.length === 1 ? "" : "s"} with ${model.name} ${model.version} into ${out}`);
-  let outcomes;
+  let outcomes: ImageOutcome[];
   try {
     outcomes = await runSegment(http, options, display);
   } finally {

@@ -39,7 +39,9 @@ const TRAIN_OPTIONS = {
 const score = (ap: number | null) => (ap === null ? "-" : ap.toFixed(3));
 
 export function metricsLines(metrics: TrainingMetrics): string[] {
-  const where = { held_out: `on ${metrics.evaluated_images} held-out image(s)`, training_image: "on the image trained on", none: "not evaluated" }[metrics.evaluated_on];
+  const where = { held_out: `on ${metrics.evaluated_images} held-out image(s)`, training_image: "on the image trained on", none: "not evaluated" }[
+    metrics.evaluated_on
+  ];
   return [
     `Scores (${where}):`,
     `  base        AP@0.5 ${score(metrics.base.ap50)}  AP@0.75 ${score(metrics.base.ap75)}`,
@@ -58,7 +60,10 @@ export async function trainCommand(args: string[], out: NodeJS.WritableStream): 
   if (positionals.length === 0) throw new UsageError("Name at least one image to train on");
   const body: Record<string, unknown> = { model_id: values.model, image_ids: positionals };
   if (values.segmentations !== undefined) {
-    const ids = values.segmentations.split(",").map((s) => s.trim()).filter(Boolean);
+    const ids = values.segmentations
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (ids.length === 0) throw new UsageError("--segmentations takes comma-separated segmentation ids");
     body.segmentation_ids = ids;
   }

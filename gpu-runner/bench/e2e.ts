@@ -82,7 +82,13 @@ async function main() {
       return ((await call(key, "/upload", { method: "POST", body: form })).image as { id: string }).id;
     };
     const predict = async (key: string, imageId: string) =>
-      (await call(key, "/predict", { method: "POST", body: JSON.stringify({ image_id: imageId, model_id: "cpsam" }), headers: { "Content-Type": "application/json" } })).prediction_id as string;
+      (
+        await call(key, "/predict", {
+          method: "POST",
+          body: JSON.stringify({ image_id: imageId, model_id: "cpsam" }),
+          headers: { "Content-Type": "application/json" },
+        })
+      ).prediction_id as string;
     // Tight polling for the single-job overhead; gentler for the queue, where the polls of several
     // jobs would otherwise take CPU from the runner they are measuring.
     const waitDone = async (key: string, id: string, pollMs = 10) => {
@@ -107,10 +113,14 @@ async function main() {
       walls.push(wall);
       const seg = (await call(orgs[0].key, `/segmentation/${done.segmentation_id}`)).timings as Record<string, number>;
       // Everything the runner timed except fetching the inputs and its own total is engine work.
-      const runnerEngine = Object.entries(seg).filter(([k]) => k !== "fetch_ms" && k !== "total_ms").reduce((n, [, v]) => n + v, 0);
-      overheads.push(`${wall.toFixed(0)} ms wall, runner's engine ${runnerEngine} ms -> overhead ${(wall - runnerEngine).toFixed(0)} ms (runner: ${JSON.stringify(seg)})`);
+      const runnerEngine = Object.entries(seg)
+        .filter(([k]) => k !== "fetch_ms" && k !== "total_ms")
+        .reduce((n, [, v]) => n + v, 0);
+      overheads.push(
+        `${wall.toFixed(0)} ms wall, runner's engine ${runnerEngine} ms -> overhead ${(wall - runnerEngine).toFixed(0)} ms (runner: ${JSON.stringify(seg)})`,
+      );
     }
-    console.log("submit -> COMPLETED:\n  " + overheads.join("\n  "));
+    console.log(`submit -> COMPLETED:\n  ${overheads.join("\n  ")}`);
     console.log(`overhead vs the in-process engine (median wall - engine): ${(median(walls) - engine).toFixed(0)} ms`);
 
     const t = performance.now();
@@ -118,7 +128,9 @@ async function main() {
     await Promise.all(ids.map((id, i) => waitDone(orgs[i].key, id, 250)));
     const seconds = (performance.now() - t) / 1000;
     const throughput = orgs.length / seconds;
-    console.log(`throughput, ${orgs.length} queued jobs through one runner (concurrency ${process.env.RUNNER_CONCURRENCY ?? 2}): ${throughput.toFixed(2)} images/s = ${((throughput * engine) / 1000).toFixed(3)} x the engine's own`);
+    console.log(
+      `throughput, ${orgs.length} queued jobs through one runner (concurrency ${process.env.RUNNER_CONCURRENCY ?? 2}): ${throughput.toFixed(2)} images/s = ${((throughput * engine) / 1000).toFixed(3)} x the engine's own`,
+    );
   } finally {
     runner.kill("SIGTERM");
     await stack.stop();

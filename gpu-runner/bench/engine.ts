@@ -41,7 +41,17 @@ function median(values: number[]): number {
 
 /** A single-strip, uncompressed, 16-bit grayscale TIFF (enough for benchmark inputs). */
 function tiff16(data: Uint16Array, width: number, height: number): Uint8Array {
-  const entries: [number, number, number][] = [[256, 4, width], [257, 4, height], [258, 3, 16], [259, 3, 1], [262, 3, 1], [273, 4, 8], [277, 3, 1], [278, 4, height], [279, 4, data.byteLength]];
+  const entries: [number, number, number][] = [
+    [256, 4, width],
+    [257, 4, height],
+    [258, 3, 16],
+    [259, 3, 1],
+    [262, 3, 1],
+    [273, 4, 8],
+    [277, 3, 1],
+    [278, 4, height],
+    [279, 4, data.byteLength],
+  ];
   const ifdAt = 8 + data.byteLength;
   const out = new Uint8Array(ifdAt + 2 + entries.length * 12 + 4);
   const view = new DataView(out.buffer);
@@ -89,7 +99,11 @@ async function speed(): Promise<void> {
   // Reference for this machine's speed: copying 1024x1024x3 float32 once.
   const big = new Float32Array(3 * plane).fill(1);
   const copies: number[] = [];
-  for (let r = 0; r < 5; r++) { const t = performance.now(); big.slice(); copies.push(performance.now() - t); }
+  for (let r = 0; r < 5; r++) {
+    const t = performance.now();
+    big.slice();
+    copies.push(performance.now() - t);
+  }
   const memcpy = median(copies);
   console.log(`reference: copy of 12 MB of float32 ${memcpy.toFixed(2)} ms`);
 
@@ -115,11 +129,19 @@ async function speed(): Promise<void> {
       runs.get(threads)!.push({ total, cpu: (used.user + used.system) / 1000, stages: result.timings, count: result.count });
     }
   }
-  console.log(`\n1. mask reconstruction, 1024x1024, ${cells} cells, ${(100 * foreground / plane).toFixed(0)}% foreground, niter ${DEFAULT_MASK_PARAMS.niter} (median of 5):`);
+  console.log(
+    `\n1. mask reconstruction, 1024x1024, ${cells} cells, ${((100 * foreground) / plane).toFixed(0)}% foreground, niter ${DEFAULT_MASK_PARAMS.niter} (median of 5):`,
+  );
   for (const threads of threadCounts) {
     const best = runs.get(threads)!.sort((a, b) => a.total - b.total)[2]!;
-    console.log(`   ${threads} thread${threads > 1 ? "s" : ""}: ${ms(best.total)} (target 400 ms, ${(best.total / 400).toFixed(2)}x target; ${(best.total / memcpy).toFixed(0)}x the 12 MB copy; CPU ${ms(best.cpu)}); ${best.count} masks found`);
-    console.log(`     stages: ${Object.entries(best.stages).map(([k, v]) => `${k} ${ms(v)} (${(100 * v / best.total).toFixed(0)}%)`).join(", ")}`);
+    console.log(
+      `   ${threads} thread${threads > 1 ? "s" : ""}: ${ms(best.total)} (target 400 ms, ${(best.total / 400).toFixed(2)}x target; ${(best.total / memcpy).toFixed(0)}x the 12 MB copy; CPU ${ms(best.cpu)}); ${best.count} masks found`,
+    );
+    console.log(
+      `     stages: ${Object.entries(best.stages)
+        .map(([k, v]) => `${k} ${ms(v)} (${((100 * v) / best.total).toFixed(0)}%)`)
+        .join(", ")}`,
+    );
   }
   console.log(`   chunks run by worker threads: ${chunksRunByWorkers() - workerChunksBefore}`);
   if (args.includes("--masks")) return;
@@ -131,15 +153,18 @@ async function speed(): Promise<void> {
   for (let r = 0; r < 3; r++) {
     let t = performance.now();
     const image = decodeImage(bytes);
-    timings.decode!.push(performance.now() - t); t = performance.now();
+    timings.decode!.push(performance.now() - t);
+    t = performance.now();
     normalizeImage(image, undefined, image.data);
-    timings.normalize!.push(performance.now() - t); t = performance.now();
+    timings.normalize!.push(performance.now() - t);
+    t = performance.now();
     await runNetwork(image.data, 1, 1024, 1024, passThrough);
     timings["tile+blend"]!.push(performance.now() - t);
     const flows = unit.map((v) => v * FLOW_SCALE);
     t = performance.now();
     const { labels, count } = computeMasks(flows, cellprob, 1024, 1024, DEFAULT_MASK_PARAMS);
-    timings.masks!.push(performance.now() - t); t = performance.now();
+    timings.masks!.push(performance.now() - t);
+    t = performance.now();
     measureRois(labels, 1024, 1024, count);
     confluency(labels);
     timings["rois+measurements"]!.push(performance.now() - t);
@@ -149,7 +174,11 @@ async function speed(): Promise<void> {
   const all = withoutMasks + medians.masks!;
   console.log(`\n2. everything but the network, 1024x1024 16-bit TIFF (${cells} cells):`);
   console.log(`   decode+normalise+tile+ROIs+measurements ${ms(withoutMasks)} (target 1000 ms); with mask reconstruction ${ms(all)}`);
-  console.log(`   shares of ${ms(all)}: ${Object.entries(medians).map(([k, v]) => `${k} ${ms(v)} (${(100 * v / all).toFixed(0)}%)`).join(", ")}`);
+  console.log(
+    `   shares of ${ms(all)}: ${Object.entries(medians)
+      .map(([k, v]) => `${k} ${ms(v)} (${((100 * v) / all).toFixed(0)}%)`)
+      .join(", ")}`,
+  );
 
   // 3. The network per megapixel through the engine (runNetwork: tiles, copies, blending), beside
   // two references run in the same process: one onnxruntime call on the whole 1024x1024 input (the
@@ -179,9 +208,16 @@ async function speed(): Promise<void> {
   const { rows, columns } = tileLayout(1024, 1024, model);
   const engineMs = median(network.engine);
   console.log(`\n3. network: ${model.manifest.name}@${model.manifest.version} on ${model.executionProvider}, 1024x1024 (median of 3):`);
-  console.log(`   engine: ${ms(engineMs)} per megapixel (${rows.starts.length * columns.starts.length} tile${rows.starts.length * columns.starts.length > 1 ? "s" : ""} of ${columns.tile}x${rows.tile}; target 500 ms)`);
-  if (network.whole.length) console.log(`   reference, one call on the whole input: ${ms(median(network.whole))} per megapixel; engine ${(engineMs / median(network.whole)).toFixed(2)}x it (target <= 1.32x: 0.5 s against 0.38 s per megapixel on the idle 2-core dev machine)`);
-  console.log(`   training-size tiles (${model.manifest.tileSize}, the engine before large tiles): ${ms(median(network.trainingTiles))} per megapixel${network.whole.length ? `, ${(median(network.trainingTiles) / median(network.whole)).toFixed(2)}x the one call` : ""}`);
+  console.log(
+    `   engine: ${ms(engineMs)} per megapixel (${rows.starts.length * columns.starts.length} tile${rows.starts.length * columns.starts.length > 1 ? "s" : ""} of ${columns.tile}x${rows.tile}; target 500 ms)`,
+  );
+  if (network.whole.length)
+    console.log(
+      `   reference, one call on the whole input: ${ms(median(network.whole))} per megapixel; engine ${(engineMs / median(network.whole)).toFixed(2)}x it (target <= 1.32x: 0.5 s against 0.38 s per megapixel on the idle 2-core dev machine)`,
+    );
+  console.log(
+    `   training-size tiles (${model.manifest.tileSize}, the engine before large tiles): ${ms(median(network.trainingTiles))} per megapixel${network.whole.length ? `, ${(median(network.trainingTiles) / median(network.whole)).toFixed(2)}x the one call` : ""}`,
+  );
   if (!shipped) console.log(`   ${DEFAULT_MODEL_PATH} does not exist yet: this is the hand-set reference network, not cpsam`);
 
   // 4. A real image end to end, when the shared data is present.
@@ -194,7 +230,11 @@ async function speed(): Promise<void> {
     const result = await segmentImage(real, model);
     const total = decode + Object.values(result.timings).reduce((a, b) => a + b, 0);
     console.log(`\n4. real image ${real.width}x${real.height}x${real.channels} (kromp Ganglioneuroblastoma_0.tif), ${result.rois.length} cells, ${ms(total)}:`);
-    console.log(`   decode ${ms(decode)} (${(100 * decode / total).toFixed(0)}%), ${Object.entries(result.timings).map(([k, v]) => `${k} ${ms(v)} (${(100 * v / total).toFixed(0)}%)`).join(", ")}`);
+    console.log(
+      `   decode ${ms(decode)} (${((100 * decode) / total).toFixed(0)}%), ${Object.entries(result.timings)
+        .map(([k, v]) => `${k} ${ms(v)} (${((100 * v) / total).toFixed(0)}%)`)
+        .join(", ")}`,
+    );
   }
 
   await freshProcess(bytes, model);
@@ -215,7 +255,9 @@ async function freshProcess(bytes: Uint8Array, model: LoadedModel): Promise<void
   for (let r = 0; r < 3; r++) {
     const childCpu = childrenCpuMs();
     let t = performance.now();
-    const child = spawnSync(process.execPath, [script, file, "--out", dir, ...(existsSync(DEFAULT_MODEL_PATH) ? [] : ["--model", "reference"])], { encoding: "utf8" });
+    const child = spawnSync(process.execPath, [script, file, "--out", dir, ...(existsSync(DEFAULT_MODEL_PATH) ? [] : ["--model", "reference"])], {
+      encoding: "utf8",
+    });
     if (child.status !== 0) throw new Error(`segment failed: ${child.stderr}`);
     const wall = performance.now() - t;
     const after = childrenCpuMs();
@@ -230,8 +272,12 @@ async function freshProcess(bytes: Uint8Array, model: LoadedModel): Promise<void
   const best = fresh.sort((a, b) => a.wall - b.wall)[1]!;
   const warmRun = warm.sort((a, b) => a.wall - b.wall)[1]!;
   const cpu = (value: number | undefined) => (value === undefined ? "" : `; CPU ${ms(value)}`);
-  console.log(`\n5. 1024x1024 TIFF to ROIs in a fresh process (npm run segment's script, diameter auto; median of 3): ${ms(best.wall)} (target 3000 ms, ${(best.wall / 3000).toFixed(2)}x target${cpu(best.cpu)})`);
-  console.log(`   the same segmentation in this warm process: ${ms(warmRun.wall)}${cpu(warmRun.cpu)}; the fresh process costs ${ms(best.wall - warmRun.wall)} more`);
+  console.log(
+    `\n5. 1024x1024 TIFF to ROIs in a fresh process (npm run segment's script, diameter auto; median of 3): ${ms(best.wall)} (target 3000 ms, ${(best.wall / 3000).toFixed(2)}x target${cpu(best.cpu)})`,
+  );
+  console.log(
+    `   the same segmentation in this warm process: ${ms(warmRun.wall)}${cpu(warmRun.cpu)}; the fresh process costs ${ms(best.wall - warmRun.wall)} more`,
+  );
   console.log(`   its own timings: ${best.output.split("\n").find((line) => line.startsWith("model "))}`);
 }
 
@@ -254,9 +300,10 @@ async function memory(): Promise<void> {
   for (let cy = 20; cy < size; cy += 40) {
     for (let cx = 20; cx < size; cx += 40) {
       const r = 8 + ((cx * 7 + cy * 13) % 5);
-      for (let y = cy - r; y <= cy + r; y++) for (let x = cx - r; x <= cx + r; x++) {
-        if ((x - cx) ** 2 + (y - cy) ** 2 <= r * r) data[y * size + x] = 2000 + 40 * (r * r - (x - cx) ** 2 - (y - cy) ** 2) / r;
-      }
+      for (let y = cy - r; y <= cy + r; y++)
+        for (let x = cx - r; x <= cx + r; x++) {
+          if ((x - cx) ** 2 + (y - cy) ** 2 <= r * r) data[y * size + x] = 2000 + (40 * (r * r - (x - cx) ** 2 - (y - cy) ** 2)) / r;
+        }
     }
   }
   for (let i = 0; i < data.length; i++) if (data[i] === 0) data[i] = 200;
@@ -264,7 +311,10 @@ async function memory(): Promise<void> {
   const file = join(dir, "big.tif");
   writeFileSync(file, tiff16(data, size, size));
   console.log(`segmenting ${file} in a child process (${existsSync(DEFAULT_MODEL_PATH) ? "cpsam" : "reference network"}, cpu)...`);
-  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--memory-child", file], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--memory-child", file], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   rmSync(dir, { recursive: true, force: true });
   process.stdout.write(child.stdout);
   if (child.status !== 0) throw new Error(`child failed with status ${child.status}`);
@@ -277,8 +327,12 @@ async function memoryChild(file: string): Promise<void> {
   const image = decodeImage(new Uint8Array(readFileSync(file)));
   const result = await segmentImage(image, model);
   const peak = process.resourceUsage().maxRSS / 1024; // kB -> MB
-  console.log(`8192x8192: ${result.rois.length} cells in ${(performance.now() - t) / 1000 | 0} s; peak RSS ${peak.toFixed(0)} MB (target < 2048 MB)`);
-  console.log(`stages: ${Object.entries(result.timings).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(", ")}`);
+  console.log(`8192x8192: ${result.rois.length} cells in ${((performance.now() - t) / 1000) | 0} s; peak RSS ${peak.toFixed(0)} MB (target < 2048 MB)`);
+  console.log(
+    `stages: ${Object.entries(result.timings)
+      .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`)
+      .join(", ")}`,
+  );
 }
 
 const args = process.argv.slice(2);

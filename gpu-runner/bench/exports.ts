@@ -44,7 +44,10 @@ const vertices = rois.reduce((n, r) => n + r.polygon.length / 2, 0);
 
 const workDir = mkdtempSync(join(tmpdir(), "bench-exports-"));
 const artifactFile = join(workDir, "rois.bin");
-await pipeline(encodeRoiArtifact({ imageWidth: width, imageHeight: height, confluency: 0.3, modelName: "bench", modelVersion: "1" }, rois), createWriteStream(artifactFile));
+await pipeline(
+  encodeRoiArtifact({ imageWidth: width, imageHeight: height, confluency: 0.3, modelName: "bench", modelVersion: "1" }, rois),
+  createWriteStream(artifactFile),
+);
 const artifactBytes = statSync(artifactFile).size;
 
 const inspectorPort = await freePort();
@@ -84,7 +87,11 @@ function descendants(root: number): number[] {
   const queue = [root];
   while (queue.length > 0) {
     const pid = queue.pop()!;
-    for (const [child, parent] of parents) if (parent === pid) (found.push(child), queue.push(child));
+    for (const [child, parent] of parents) {
+      if (parent !== pid) continue;
+      found.push(child);
+      queue.push(child);
+    }
   }
   return found;
 }
@@ -182,8 +189,13 @@ const targets: [string, string, string[]][] = [
 const report: string[] = [];
 try {
   const inspector = await Inspector.connect(inspectorPort);
-  report.push(`bench:exports — ${rois.length} ROIs, ${(vertices / rois.length).toFixed(1)} vertices/ROI, image ${width}x${height}, artifact ${(artifactBytes / 1e6).toFixed(2)} MB`);
-  report.push(`the app's export route under wrangler dev (local D1 + R2), downloaded with curl; time: best of ${runs} runs; memory: worst of ${runs} (isolate heap used; workerd RSS above its pre-request level)`, "");
+  report.push(
+    `bench:exports — ${rois.length} ROIs, ${(vertices / rois.length).toFixed(1)} vertices/ROI, image ${width}x${height}, artifact ${(artifactBytes / 1e6).toFixed(2)} MB`,
+  );
+  report.push(
+    `the app's export route under wrangler dev (local D1 + R2), downloaded with curl; time: best of ${runs} runs; memory: worst of ${runs} (isolate heap used; workerd RSS above its pre-request level)`,
+    "",
+  );
   const MB = 1e6;
   let rawThroughput = 0;
   let rawMs = 0;

@@ -60,7 +60,10 @@ const f3 = (x: number | null | undefined) => (x === null || x === undefined ? " 
 
 async function main() {
   const stack = await startStack();
-  const runner = stack.startRunner({ RUNNER_ID: "bench-finetune", ...(process.env.TRAINING_SECONDS ? { TRAINING_SECONDS: process.env.TRAINING_SECONDS } : {}) });
+  const runner = stack.startRunner({
+    RUNNER_ID: "bench-finetune",
+    ...(process.env.TRAINING_SECONDS ? { TRAINING_SECONDS: process.env.TRAINING_SECONDS } : {}),
+  });
   const call = async <T = Record<string, unknown>>(path: string, init: RequestInit = {}): Promise<T> => {
     const response = await fetch(stack.api + path, { ...init, headers: { Authorization: `Bearer ${stack.key}`, ...init.headers } });
     if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path}: ${response.status} ${await response.text()}`);
@@ -86,7 +89,11 @@ async function main() {
   const score = async (imageId: string, name: string, modelId: string, diameter?: number | null) => {
     const { job_id } = await postJson("/job/prediction", { image_id: imageId, model_id: modelId, ...(diameter ? { params: { diameter } } : {}) });
     const done = await waitJob(job_id as string);
-    const masks = decodePng(new Uint8Array(await (await fetch(`${stack.api}/export/${done.segmentation_id}/masks.png`, { headers: { Authorization: `Bearer ${stack.key}` } })).arrayBuffer()));
+    const masks = decodePng(
+      new Uint8Array(
+        await (await fetch(`${stack.api}/export/${done.segmentation_id}/masks.png`, { headers: { Authorization: `Bearer ${stack.key}` } })).arrayBuffer(),
+      ),
+    );
     const [ap50, ap75] = averagePrecision(truthOf(name), Uint32Array.from(masks.data as ArrayLike<number>), [0.5, 0.75]).ap;
     const segmentation = await call<{ diameter: number | null }>(`/segmentation/${done.segmentation_id}`);
     return { ap50, ap75, diameter: segmentation.diameter };
@@ -96,7 +103,8 @@ async function main() {
   try {
     for (const modality of sets) {
       const names = namesOf(modality);
-      if (names.length < trainCount + testCount) throw new Error(`${modality}: ${names.length} images in modality.csv, fewer than --train ${trainCount} + --test ${testCount}`);
+      if (names.length < trainCount + testCount)
+        throw new Error(`${modality}: ${names.length} images in modality.csv, fewer than --train ${trainCount} + --test ${testCount}`);
       const trainNames = names.slice(0, trainCount);
       const testNames = names.slice(trainCount, trainCount + testCount);
       console.log(`\n${modality}: training on ${trainCount} images, scoring ${testCount} others`);
@@ -116,17 +124,29 @@ async function main() {
         lastShown = performance.now();
         console.log(`  training: ${job.stage ?? "queued"} ${Math.round(Number(job.progress ?? 0) * 100)}%`);
       });
-      const metrics = trained.metrics as { evaluated_on: string; evaluated_images: number; base: { ap50: number | null; ap75: number | null }; fine_tuned: { ap50: number | null; ap75: number | null }; note: string } | null;
+      const metrics = trained.metrics as {
+        evaluated_on: string;
+        evaluated_images: number;
+        base: { ap50: number | null; ap75: number | null };
+        fine_tuned: { ap50: number | null; ap75: number | null };
+        note: string;
+      } | null;
       const record = await call<{ training: { steps: number; seconds: number } | null }>(`/models/${trained.result_model_id}`);
-      console.log(`  trained in ${((performance.now() - started) / 1000).toFixed(0)} s (${record.training?.steps} steps in ${record.training?.seconds.toFixed(0)} s of training): ${metrics?.note ?? "no metrics reported"}`);
+      console.log(
+        `  trained in ${((performance.now() - started) / 1000).toFixed(0)} s (${record.training?.steps} steps in ${record.training?.seconds.toFixed(0)} s of training): ${metrics?.note ?? "no metrics reported"}`,
+      );
       if (metrics) {
-        console.log(`  the job's own figures (${metrics.evaluated_on}, ${metrics.evaluated_images} images): base AP@0.5 ${f3(metrics.base.ap50)} AP@0.75 ${f3(metrics.base.ap75)}, fine-tuned ${f3(metrics.fine_tuned.ap50)} ${f3(metrics.fine_tuned.ap75)}`);
+        console.log(
+          `  the job's own figures (${metrics.evaluated_on}, ${metrics.evaluated_images} images): base AP@0.5 ${f3(metrics.base.ap50)} AP@0.75 ${f3(metrics.base.ap75)}, fine-tuned ${f3(metrics.fine_tuned.ap50)} ${f3(metrics.fine_tuned.ap75)}`,
+        );
       }
 
       const base = [];
       const tuned = [];
       const baseAtTuned = [];
-      console.log("  unseen image                         base AP@0.5 AP@0.75 diameter   fine-tuned AP@0.5 AP@0.75 diameter   base at that diameter AP@0.5 AP@0.75");
+      console.log(
+        "  unseen image                         base AP@0.5 AP@0.75 diameter   fine-tuned AP@0.5 AP@0.75 diameter   base at that diameter AP@0.5 AP@0.75",
+      );
       for (const name of testNames) {
         const { image } = await postFile("/upload", join(values.data, "images", `${name}.png`));
         const id = (image as { id: string }).id;
@@ -139,11 +159,20 @@ async function main() {
         tuned.push(after);
         baseAtTuned.push(sameSize);
         const d = (x: number | null) => (x === null ? "-" : x.toFixed(1)).padStart(9);
-        console.log(`  ${name.slice(0, 32).padEnd(36)}${f3(before.ap50).padStart(12)}${f3(before.ap75).padStart(8)}${d(before.diameter)}${f3(after.ap50).padStart(20)}${f3(after.ap75).padStart(8)}${d(after.diameter)}${f3(sameSize.ap50).padStart(31)}${f3(sameSize.ap75).padStart(8)}`);
+        console.log(
+          `  ${name.slice(0, 32).padEnd(36)}${f3(before.ap50).padStart(12)}${f3(before.ap75).padStart(8)}${d(before.diameter)}${f3(after.ap50).padStart(20)}${f3(after.ap75).padStart(8)}${d(after.diameter)}${f3(sameSize.ap50).padStart(31)}${f3(sameSize.ap75).padStart(8)}`,
+        );
       }
-      const [b50, b75, t50, t75] = [mean(base.map((s) => s.ap50)), mean(base.map((s) => s.ap75)), mean(tuned.map((s) => s.ap50)), mean(tuned.map((s) => s.ap75))];
+      const [b50, b75, t50, t75] = [
+        mean(base.map((s) => s.ap50)),
+        mean(base.map((s) => s.ap75)),
+        mean(tuned.map((s) => s.ap50)),
+        mean(tuned.map((s) => s.ap75)),
+      ];
       const [s50, s75] = [mean(baseAtTuned.map((s) => s.ap50)), mean(baseAtTuned.map((s) => s.ap75))];
-      summary.push(`${modality.padEnd(14)}${f3(b50).padStart(8)}${f3(b75).padStart(9)}${f3(t50).padStart(13)}${f3(t75).padStart(9)}${`${t50 >= b50 ? "+" : ""}${(t50 - b50).toFixed(3)}`.padStart(12)}${f3(s50).padStart(20)}${f3(s75).padStart(9)}`);
+      summary.push(
+        `${modality.padEnd(14)}${f3(b50).padStart(8)}${f3(b75).padStart(9)}${f3(t50).padStart(13)}${f3(t75).padStart(9)}${`${t50 >= b50 ? "+" : ""}${(t50 - b50).toFixed(3)}`.padStart(12)}${f3(s50).padStart(20)}${f3(s75).padStart(9)}`,
+      );
     }
     console.log(`\nmean over the unseen images of each set (${testCount} per set, segmented with diameter "auto", as a user would)`);
     console.log("set             base AP@0.5 AP@0.75  fine-tuned AP@0.5 AP@0.75  change AP@0.5  base at the fine-tuned model's diameter AP@0.5 AP@0.75");

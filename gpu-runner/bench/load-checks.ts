@@ -30,7 +30,8 @@ export async function settle(stack: LocalStack, orgs: Org[], settleSeconds: numb
         else if (p.status !== "COMPLETED") unfinished.push(`${id}: ${p.status}`);
       }
     }
-    if ((stuckUploads.length === 0 && unfinished.length === 0) || Date.now() > deadline) return { uploadProblems: [...stuckUploads, ...badUploads], predictionProblems: [...unfinished, ...badPredictions] };
+    if ((stuckUploads.length === 0 && unfinished.length === 0) || Date.now() > deadline)
+      return { uploadProblems: [...stuckUploads, ...badUploads], predictionProblems: [...unfinished, ...badPredictions] };
     await new Promise((r) => setTimeout(r, 2000));
   }
 }
@@ -85,7 +86,8 @@ export async function storageMatchesR2(stack: LocalStack): Promise<{ checked: nu
   const r2 = localR2Keys(stack.state);
   for (const key of r2) {
     if (/^orgs\/[^/]+\/images\//.test(key) && !imageKeys.has(key)) mismatches.push(`R2 object ${key} has no image row`);
-    if (/^orgs\/[^/]+\/segmentations\//.test(key) && !artifactPrefixes.has(key.slice(0, key.lastIndexOf("/") + 1))) mismatches.push(`R2 object ${key} has no segmentation row`);
+    if (/^orgs\/[^/]+\/segmentations\//.test(key) && !artifactPrefixes.has(key.slice(0, key.lastIndexOf("/") + 1)))
+      mismatches.push(`R2 object ${key} has no segmentation row`);
   }
   return { checked: r2.size, mismatches };
 }

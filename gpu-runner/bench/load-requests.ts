@@ -35,7 +35,9 @@ export function report(seconds: number): string[] {
     const of = samples.filter((s) => s.kind === kind);
     const ms = of.map((s) => s.ms).sort((a, b) => a - b);
     const statuses = countBy(of.map((s) => s.status));
-    lines.push(`${kind.padEnd(25)} ${String(of.length).padStart(6)} ${percentile(ms, 50).toFixed(0).padStart(8)} ${percentile(ms, 99).toFixed(0).padStart(8)}   ${statuses}`);
+    lines.push(
+      `${kind.padEnd(25)} ${String(of.length).padStart(6)} ${percentile(ms, 50).toFixed(0).padStart(8)} ${percentile(ms, 99).toFixed(0).padStart(8)}   ${statuses}`,
+    );
   }
   lines.push(`responses by status: ${countBy(samples.map((s) => s.status))}`);
   return lines;
@@ -44,5 +46,8 @@ export function report(seconds: number): string[] {
 export function countBy(xs: number[]): string {
   const counts = new Map<number, number>();
   for (const x of xs) counts.set(x, (counts.get(x) ?? 0) + 1);
-  return [...counts].sort(([a], [b]) => a - b).map(([k, n]) => `${k === 0 ? "no answer" : k}: ${n}`).join(", ");
+  return [...counts]
+    .sort(([a], [b]) => a - b)
+    .map(([k, n]) => `${k === 0 ? "no answer" : k}: ${n}`)
+    .join(", ");
 }

@@ -52,7 +52,10 @@ const ANALYSIS_CAP = positive("analysis-cap");
 const results: string[] = [];
 const say = (line: string) => results.push(line);
 /** Answers the load expects: a predict while one runs (400), a cap reached (402). */
-const expected = (kind: string, status: number) => (kind === "predict submit" && (status === 400 || status === 402)) || (kind === "upload create" && status === 402) || (kind === "upload multipart" && status === 402);
+const expected = (kind: string, status: number) =>
+  (kind === "predict submit" && (status === 400 || status === 402)) ||
+  (kind === "upload create" && status === 402) ||
+  (kind === "upload multipart" && status === 402);
 
 async function main(): Promise<number> {
   const stack = await startStack();
@@ -66,7 +69,9 @@ async function main(): Promise<number> {
       const { key } = await backend.createKey(slug);
       orgs.push({ slug, key, uploads: new Map(), readyImages: [], predictions: new Set(), segmentations: [] });
     }
-    say(`load: ${ORGS} organizations x ${CLIENTS} clients for ${SECONDS} s (storage cap ${STORAGE_CAP}, analysis cap ${ANALYSIS_CAP}); one runner, concurrency 2`);
+    say(
+      `load: ${ORGS} organizations x ${CLIENTS} clients for ${SECONDS} s (storage cap ${STORAGE_CAP}, analysis cap ${ANALYSIS_CAP}); one runner, concurrency 2`,
+    );
 
     const start = performance.now();
     const until = Date.now() + SECONDS * 1000;

@@ -83,7 +83,11 @@ async function matMulGflops(): Promise<number> {
 
 async function inferenceSecondsPerMegapixel(model: Uint8Array, channels: number): Promise<number> {
   const session = await ort.InferenceSession.create(model, sessionOptions);
-  const input = new ort.Tensor("float32", new Float32Array(channels * side * side).map((_, i) => (i % 97) / 97), [1, channels, side, side]);
+  const input = new ort.Tensor(
+    "float32",
+    new Float32Array(channels * side * side).map((_, i) => (i % 97) / 97),
+    [1, channels, side, side],
+  );
   const seconds = await medianSeconds(() => session.run({ [session.inputNames[0]]: input }), 5);
   return seconds / ((side * side) / 1e6);
 }
@@ -116,7 +120,8 @@ function inverted(pair: LabelledImage): LabelledImage {
 }
 
 function crop(pair: LabelledImage, x0: number, y0: number, size: number): { image: DecodedImage; labels: Uint32Array } {
-  const image = new Float32Array(size * size), labels = new Uint32Array(size * size);
+  const image = new Float32Array(size * size),
+    labels = new Uint32Array(size * size);
   for (let y = 0; y < size; y++) {
     image.set(pair.image.subarray((y0 + y) * pair.width + x0, (y0 + y) * pair.width + x0 + size), y * size);
     labels.set(pair.labels.subarray((y0 + y) * pair.width + x0, (y0 + y) * pair.width + x0 + size), y * size);
@@ -149,7 +154,9 @@ async function fineTuneDemonstration(): Promise<void> {
   const scoredSources = unseen.filter((_, i) => i % 2 === 1);
   console.log(`base ${basePath}; fine-tuning budget ${seconds} s per condition, peak LR ${values.lr ?? FINE_TUNE_PEAK_LEARNING_RATE}, ${threads} threads`);
   console.log(`fine-tune on 8 crops of 512x512 (top-left and bottom-right corners) of ${tuneSources.map((p) => p.id).join(", ")}`);
-  console.log(`score on ${scoredSources.map((p) => p.id).join(", ")} (whole images, each at its true median nucleus diameter; seen by neither the base model nor the fine-tuning)`);
+  console.log(
+    `score on ${scoredSources.map((p) => p.id).join(", ")} (whole images, each at its true median nucleus diameter; seen by neither the base model nor the fine-tuning)`,
+  );
 
   const manifest = parseManifest(readFileSync(basePath.replace(/\.onnx$/, ".json"), "utf8"));
   const { network, params: baseParams } = weightsFromModel(new Uint8Array(readFileSync(basePath)));
@@ -158,7 +165,10 @@ async function fineTuneDemonstration(): Promise<void> {
   for (const condition of conditions) {
     const transform = condition === "inverted" ? inverted : (p: LabelledImage) => p;
     const scored = scoredSources.map(transform);
-    const pairs = tuneSources.map(transform).flatMap((p) => [crop(p, 0, 0, 512), crop(p, p.width - 512, p.height - 512, 512)]).map((pair) => () => pair);
+    const pairs = tuneSources
+      .map(transform)
+      .flatMap((p) => [crop(p, 0, 0, 512), crop(p, p.width - 512, p.height - 512, 512)])
+      .map((pair) => () => pair);
     console.log(`\n${condition}:`);
     const before = await perImageAp(scoringConfig, baseParams, scored);
     let lastReport = 0;
@@ -179,7 +189,9 @@ async function fineTuneDemonstration(): Promise<void> {
     console.log(`  image                 AP@0.5 base  fine-tuned`);
     scored.forEach((p, i) => console.log(`  ${p.id.padEnd(22)}${before[i].toFixed(3).padStart(11)}${after[i].toFixed(3).padStart(12)}`));
     const change = mean(after) - mean(before);
-    rows.push(`${condition.padEnd(10)}${mean(before).toFixed(3).padStart(6)}${mean(after).toFixed(3).padStart(12)}${`${change >= 0 ? "+" : ""}${change.toFixed(3)}`.padStart(9)}   step ${result.validation.chosenStep} of ${result.steps}`);
+    rows.push(
+      `${condition.padEnd(10)}${mean(before).toFixed(3).padStart(6)}${mean(after).toFixed(3).padStart(12)}${`${change >= 0 ? "+" : ""}${change.toFixed(3)}`.padStart(9)}   step ${result.validation.chosenStep} of ${result.steps}`,
+    );
   }
   console.log(`\nmean AP@0.5 on the ${scoredSources.length} scored Kromp images`);
   console.log(`condition   base  fine-tuned   change   weights returned`);
@@ -195,7 +207,12 @@ if (values["fine-tune"]) {
   const referenceCpu = (2 * 1024 ** 3) / lastCpuSeconds / 1e9;
   console.log(`           per CPU-second: ${referenceCpu.toFixed(1)} GFLOP`);
   console.log("candidate widths          params   MAC/px   s/Mpx  CPU-s/Mpx  GFLOP/s  per CPU-s vs MatMul");
-  const candidates: number[][] = [[8, 16, 32, 64], [16, 32, 64, 128], [24, 48, 96, 192], [32, 64, 128, 256]];
+  const candidates: number[][] = [
+    [8, 16, 32, 64],
+    [16, 32, 64, 128],
+    [24, 48, 96, 192],
+    [32, 64, 128, 256],
+  ];
   for (const widths of candidates) {
     const config: NetworkConfig = { inputChannels: 1, widths };
     const macs = multiplyAddsPerPixel(config);
@@ -203,11 +220,15 @@ if (values["fine-tune"]) {
     const gflops = (2 * macs * 1e6) / perMegapixel / 1e9;
     const cpuPerMegapixel = lastCpuSeconds / ((side * side) / 1e6);
     const mark = JSON.stringify(widths) === JSON.stringify(CPSAM_NETWORK.widths) ? " <- cpsam" : "";
-    console.log(`${JSON.stringify(widths).padEnd(22)} ${String(parameterLayout(config).totalSize).padStart(9)} ${String(Math.round(macs)).padStart(8)} ${perMegapixel.toFixed(3).padStart(7)} ${cpuPerMegapixel.toFixed(3).padStart(10)} ${gflops.toFixed(1).padStart(9)} ${((2 * macs) / cpuPerMegapixel / 1e3 / referenceCpu).toFixed(2).padStart(9)}${mark}`);
+    console.log(
+      `${JSON.stringify(widths).padEnd(22)} ${String(parameterLayout(config).totalSize).padStart(9)} ${String(Math.round(macs)).padStart(8)} ${perMegapixel.toFixed(3).padStart(7)} ${cpuPerMegapixel.toFixed(3).padStart(10)} ${gflops.toFixed(1).padStart(9)} ${((2 * macs) / cpuPerMegapixel / 1e3 / referenceCpu).toFixed(2).padStart(9)}${mark}`,
+    );
   }
   const shipped = "gpu-runner/models/cpsam/cpsam.onnx";
   if (existsSync(shipped)) {
-    console.log(`shipped ${shipped}: ${(await inferenceSecondsPerMegapixel(new Uint8Array(readFileSync(shipped)), CPSAM_NETWORK.inputChannels)).toFixed(3)} s per megapixel (target < 1)`);
+    console.log(
+      `shipped ${shipped}: ${(await inferenceSecondsPerMegapixel(new Uint8Array(readFileSync(shipped)), CPSAM_NETWORK.inputChannels)).toFixed(3)} s per megapixel (target < 1)`,
+    );
   } else {
     console.log(`shipped model ${shipped} not found; only the candidates above were measured`);
   }

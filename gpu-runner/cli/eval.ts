@@ -62,7 +62,10 @@ async function main(): Promise<void> {
       ...MASK_FLAG_OPTIONS,
     },
   });
-  if (!values.data) throw new Error(`usage: npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto|truth|none] [--modality auto|${MODALITIES.join("|")}] [--limit N] [--held-out record.json | --trained-on record.json] [--rescale f1,f2] [--augment] ${MASK_FLAGS_USAGE} (mask flags may list values to sweep)`);
+  if (!values.data)
+    throw new Error(
+      `usage: npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto|truth|none] [--modality auto|${MODALITIES.join("|")}] [--limit N] [--held-out record.json | --trained-on record.json] [--rescale f1,f2] [--augment] ${MASK_FLAGS_USAGE} (mask flags may list values to sweep)`,
+    );
   const diameter = parseDiameter(values.diameter);
   const modality = parseModality(values.modality);
   const maskGrid = maskParamGridFromFlags(values);
@@ -70,11 +73,23 @@ async function main(): Promise<void> {
   const sweep = maskGrid.length > 1;
   const limit = values.limit === undefined ? Infinity : Number(values.limit);
   if (values["held-out"] !== undefined && values["trained-on"] !== undefined) throw new Error("--held-out and --trained-on exclude each other");
-  const recordImages = (path: string | undefined, split: "training" | "validation") => (path === undefined ? undefined : new Set<string>(JSON.parse(readFileSync(path, "utf8")).images[split]));
+  const recordImages = (path: string | undefined, split: "training" | "validation") =>
+    path === undefined ? undefined : new Set<string>(JSON.parse(readFileSync(path, "utf8")).images[split]);
   const selected = recordImages(values["held-out"], "validation") ?? recordImages(values["trained-on"], "training");
-  const factors = values.rescale === undefined ? [1] : [1, ...values.rescale.split(",").map(parseFactor).filter((f) => f !== 1)];
+  const factors =
+    values.rescale === undefined
+      ? [1]
+      : [
+          1,
+          ...values.rescale
+            .split(",")
+            .map(parseFactor)
+            .filter((f) => f !== 1),
+        ];
   const model = await chooseModel(values.model, values.provider as ExecutionProviderChoice);
-  console.log(`model ${model.manifest.name}@${model.manifest.version} (diameter ${model.manifest.diameter}) on ${model.executionProvider}, diameter ${diameter ?? "none (no rescaling)"}, modality ${modality}${values.augment ? ", flip averaging" : ""}`);
+  console.log(
+    `model ${model.manifest.name}@${model.manifest.version} (diameter ${model.manifest.diameter}) on ${model.executionProvider}, diameter ${diameter ?? "none (no rescaling)"}, modality ${modality}${values.augment ? ", flip averaging" : ""}`,
+  );
   const table: string[] = [];
   const verbose = values.verbose;
 
@@ -98,40 +113,68 @@ async function main(): Promise<void> {
   async function evaluateSet(dir: string, group: string, files: string[], factor: number): Promise<void> {
     const apSum = THRESHOLDS.map(() => 0);
     const sweepSums = maskGrid.map(() => THRESHOLDS.map(() => 0));
-    let trueObjects = 0, predicted = 0, images = 0, withoutObjects = 0, megapixels = 0;
-    const trueDiameters: number[] = [], usedDiameters: number[] = [];
+    let trueObjects = 0,
+      predicted = 0,
+      images = 0,
+      withoutObjects = 0,
+      megapixels = 0;
+    const trueDiameters: number[] = [],
+      usedDiameters: number[] = [];
     const stageSum: Record<string, number> = { decode: 0 };
     const detected: Record<string, number> = {};
     const name = factor === 1 ? group : `${group} x${factor}`;
     for (const [n, file] of files.entries()) {
       progress(`${name}: image ${n + 1}/${files.length}`, n + 1);
       const labelPath = join(dir, "labels", `${basename(file, extname(file))}.png`);
-      if (!existsSync(labelPath)) { console.warn(`  ${file}: no label image, skipped`); continue; }
+      if (!existsSync(labelPath)) {
+        console.warn(`  ${file}: no label image, skipped`);
+        continue;
+      }
       const t = performance.now();
       let image = decodeImage(new Uint8Array(readFileSync(join(dir, "images", file))));
       const decodedTruth = decodeImage(new Uint8Array(readFileSync(labelPath)), { channels: [0] });
       stageSum.decode! += performance.now() - t;
-      if (decodedTruth.width !== image.width || decodedTruth.height !== image.height) throw new Error(`${labelPath} is ${decodedTruth.width}x${decodedTruth.height}, image is ${image.width}x${image.height}`);
+      if (decodedTruth.width !== image.width || decodedTruth.height !== image.height)
+        throw new Error(`${labelPath} is ${decodedTruth.width}x${decodedTruth.height}, image is ${image.width}x${image.height}`);
       let truth: Uint32Array = Uint32Array.from(decodedTruth.data);
       if (factor !== 1) {
-        const width = Math.max(1, Math.round(image.width * factor)), height = Math.max(1, Math.round(image.height * factor));
+        const width = Math.max(1, Math.round(image.width * factor)),
+          height = Math.max(1, Math.round(image.height * factor));
         truth = resizeLabelsNearest(truth, image.width, image.height, width, height);
         image = { ...image, width, height, data: resizePlanar(image.data, image.channels, image.width, image.height, width, height) };
       }
       const trueDiameter = medianObjectDiameter(truth);
-      if (trueDiameter === 0) { withoutObjects++; continue; }
+      if (trueDiameter === 0) {
+        withoutObjects++;
+        continue;
+      }
       const at = diameter === "truth" ? trueDiameter : diameter;
-      const result = await segmentImage(image, model, { ...maskParams, modality, augment: values.augment, ...(at === undefined ? {} : { diameter: at }) }, { keepNetworkOutputs: sweep });
+      const result = await segmentImage(
+        image,
+        model,
+        { ...maskParams, modality, augment: values.augment, ...(at === undefined ? {} : { diameter: at }) },
+        { keepNetworkOutputs: sweep },
+      );
       if (sweep) {
         const modelDefaults = result.modality ? model.manifest.maskDefaults?.[result.modality.modality] : undefined;
-        scoreSweep(maskGrid.map((combination) => ({ ...DEFAULT_MASK_PARAMS, ...modelDefaults, ...combination })), result.networkOutputs!, image.width, image.height, truth, sweepSums);
+        scoreSweep(
+          maskGrid.map((combination) => ({ ...DEFAULT_MASK_PARAMS, ...modelDefaults, ...combination })),
+          result.networkOutputs!,
+          image.width,
+          image.height,
+          truth,
+          sweepSums,
+        );
       }
       if (result.modality) detected[result.modality.modality] = (detected[result.modality.modality] ?? 0) + 1;
       for (const [stage, ms] of Object.entries(result.timings)) stageSum[stage] = (stageSum[stage] ?? 0) + ms;
       trueDiameters.push(trueDiameter);
       usedDiameters.push(result.diameter);
       const score = averagePrecision(truth, result.labels, THRESHOLDS);
-      if (verbose) console.log(`  ${file} x${factor}: AP@0.5 ${score.ap[0]!.toFixed(3)}, true diameter ${trueDiameter.toFixed(1)}, used ${result.diameter.toFixed(1)}${result.diameterEstimate ? ` (image ${result.diameterEstimate.fromImage?.toFixed(1)}, masks ${result.diameterEstimate.fromMasks?.toFixed(1)}, passes ${result.diameterEstimate.passes})` : ""}`);
+      if (verbose)
+        console.log(
+          `  ${file} x${factor}: AP@0.5 ${score.ap[0]!.toFixed(3)}, true diameter ${trueDiameter.toFixed(1)}, used ${result.diameter.toFixed(1)}${result.diameterEstimate ? ` (image ${result.diameterEstimate.fromImage?.toFixed(1)}, masks ${result.diameterEstimate.fromMasks?.toFixed(1)}, passes ${result.diameterEstimate.passes})` : ""}`,
+        );
       score.ap.forEach((ap, i) => (apSum[i]! += ap));
       trueObjects += score.tp[0]! + score.fn[0]!;
       predicted += result.rois.length;
@@ -139,20 +182,33 @@ async function main(): Promise<void> {
       megapixels += (image.width * image.height) / 1e6;
     }
     progress("", 0);
-    if (images === 0) { console.log(`${name}: no images with labels`); return; }
+    if (images === 0) {
+      console.log(`${name}: no images with labels`);
+      return;
+    }
     const ap = apSum.map((s) => (s / images).toFixed(3));
-    const stages = Object.entries(stageSum).map(([stage, ms]) => `${stage} ${(ms / images).toFixed(0)}`).join(", ");
+    const stages = Object.entries(stageSum)
+      .map(([stage, ms]) => `${stage} ${(ms / images).toFixed(0)}`)
+      .join(", ");
     const skipped = withoutObjects > 0 ? ` (${withoutObjects} without labelled objects skipped)` : "";
     console.log(`${name}: ${images} images${skipped}, AP@0.5 ${ap[0]}  AP@0.75 ${ap[1]}  AP@0.9 ${ap[2]}; objects true ${trueObjects}, predicted ${predicted}`);
-    const modalities = Object.entries(detected).map(([m, count]) => `${m} ${count}`).join(", ");
+    const modalities = Object.entries(detected)
+      .map(([m, count]) => `${m} ${count}`)
+      .join(", ");
     if (modalities) console.log(`  modality ${modality === "auto" ? "detected" : "given"}: ${modalities}`);
-    console.log(`  mean ms per image: ${stages}; network ${(stageSum.network! / megapixels).toFixed(0)} ms per megapixel of input image (after any rescaling by diameter)`);
+    console.log(
+      `  mean ms per image: ${stages}; network ${(stageSum.network! / megapixels).toFixed(0)} ms per megapixel of input image (after any rescaling by diameter)`,
+    );
     if (sweep) {
       for (const [i, combination] of maskGrid.entries()) {
-        console.log(`  ${describeMaskParams(combination).padEnd(48)} AP@0.5 ${(sweepSums[i]![0]! / images).toFixed(3)}  AP@0.75 ${(sweepSums[i]![1]! / images).toFixed(3)}  AP@0.9 ${(sweepSums[i]![2]! / images).toFixed(3)}`);
+        console.log(
+          `  ${describeMaskParams(combination).padEnd(48)} AP@0.5 ${(sweepSums[i]![0]! / images).toFixed(3)}  AP@0.75 ${(sweepSums[i]![1]! / images).toFixed(3)}  AP@0.9 ${(sweepSums[i]![2]! / images).toFixed(3)}`,
+        );
       }
     }
-    table.push(`${group.padEnd(9)} ${String(factor).padStart(6)}  ${String(images).padStart(6)}  ${ap[0]}   ${median(trueDiameters).toFixed(1).padStart(20)}  ${median(usedDiameters).toFixed(1).padStart(22)}`);
+    table.push(
+      `${group.padEnd(9)} ${String(factor).padStart(6)}  ${String(images).padStart(6)}  ${ap[0]}   ${median(trueDiameters).toFixed(1).padStart(20)}  ${median(usedDiameters).toFixed(1).padStart(22)}`,
+    );
   }
 }
 

@@ -59,8 +59,12 @@ async function main(): Promise<void> {
   writeFileSync(outputs.masks, encodeLabelPng(result.labels, result.width, result.height));
   writeFileSync(outputs.geojson, roisGeoJson(result.rois, context));
   writeFileSync(outputs.csv, measurementsCsv(result.rois, context));
-  const timings = Object.entries(result.timings).map(([stage, ms]) => `${stage} ${ms.toFixed(0)} ms`).join(", ");
-  console.log(`${basename(imagePath)}: ${result.width}x${result.height}x${image.channels}, ${result.rois.length} cells, confluency ${(100 * result.confluency).toFixed(1)}%`);
+  const timings = Object.entries(result.timings)
+    .map(([stage, ms]) => `${stage} ${ms.toFixed(0)} ms`)
+    .join(", ");
+  console.log(
+    `${basename(imagePath)}: ${result.width}x${result.height}x${image.channels}, ${result.rois.length} cells, confluency ${(100 * result.confluency).toFixed(1)}%`,
+  );
   console.log(`model ${context.modelName} on ${model.executionProvider}; decode ${(decodedAt - started).toFixed(0)} ms (incl. model load), ${timings}`);
   for (const path of Object.values(outputs)) console.log(`wrote ${path}`);
 }

@@ -23,7 +23,8 @@ import { freshTrainingState, Trainer } from "../training/trainer.ts";
 import { validationAp, validationImages, validationSample } from "../training/validate.ts";
 import { validationIds } from "../training/validation-split.ts";
 
-const USAGE = "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128] [--zoom-range R] [--sampling per-set|per-image|sqrt] [--augmentation cellpose|microscope]";
+const USAGE =
+  "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128] [--zoom-range R] [--sampling per-set|per-image|sqrt] [--augmentation cellpose|microscope]";
 
 function fail(message: string): never {
   console.error(`train: ${message}\n${USAGE}`);
@@ -82,15 +83,21 @@ const zoomRange = values["zoom-range"] === undefined ? undefined : Number(values
 if (zoomRange !== undefined && !(zoomRange >= 0 && zoomRange < 2)) fail(`--zoom-range must be at least 0 and below 2, got "${values["zoom-range"]}"`);
 const sampling = values.sampling === undefined ? undefined : imageSampling(values.sampling);
 // "microscope" adds gamma and noise to Cellpose's transforms (augment.ts).
-const baseAugmentation = values.augmentation === undefined || values.augmentation === "cellpose" ? CELLPOSE_AUGMENTATION
-  : values.augmentation === "microscope" ? MICROSCOPE_AUGMENTATION
-  : fail(`--augmentation must be cellpose or microscope, got "${values.augmentation}"`);
+const baseAugmentation =
+  values.augmentation === undefined || values.augmentation === "cellpose"
+    ? CELLPOSE_AUGMENTATION
+    : values.augmentation === "microscope"
+      ? MICROSCOPE_AUGMENTATION
+      : fail(`--augmentation must be cellpose or microscope, got "${values.augmentation}"`);
 const augmentation = {
-  ...(zoomRange === undefined && baseAugmentation === CELLPOSE_AUGMENTATION ? {} : { augmentation: { ...baseAugmentation, ...(zoomRange === undefined ? {} : { zoomRange }) } }),
+  ...(zoomRange === undefined && baseAugmentation === CELLPOSE_AUGMENTATION
+    ? {}
+    : { augmentation: { ...baseAugmentation, ...(zoomRange === undefined ? {} : { zoomRange }) } }),
   ...(sampling === undefined ? {} : { sampling }),
 };
 const widths = values.widths === undefined ? undefined : values.widths.split(",").map((w) => positiveInteger(w, "widths", 0));
-if (widths !== undefined && (widths.length < 2 || widths.some((w) => w === 0))) fail(`--widths must list two or more positive channel counts, got "${values.widths}"`);
+if (widths !== undefined && (widths.length < 2 || widths.some((w) => w === 0)))
+  fail(`--widths must list two or more positive channel counts, got "${values.widths}"`);
 const validationPerSet = positiveInteger(values["validation-per-set"], "validation-per-set", 6);
 mkdirSync(outDir, { recursive: true });
 const checkpointPath = join(outDir, "checkpoint.bin");
@@ -100,7 +107,11 @@ const pairs = dataDirs.flatMap((dir) => {
   if (!existsSync(join(dir, "images")) || !existsSync(join(dir, "labels"))) fail(`${dir} has no images/ and labels/ folders`);
   return readLabelledDirectory(dir);
 });
-const held = validationIds(pairs.map((p) => p.id), validationFraction, seed);
+const held = validationIds(
+  pairs.map((p) => p.id),
+  validationFraction,
+  seed,
+);
 const trainPairs = pairs.filter((p) => !held.has(p.id));
 const validationPairs = pairs.filter((p) => held.has(p.id));
 console.log(`data: ${pairs.length} labelled images, ${trainPairs.length} for training, ${validationPairs.length} held out (seed ${seed})`);
@@ -146,7 +157,7 @@ function writeRecord(final: boolean): void {
     hardware: describeHardware(threads),
     history: state.history,
   };
-  writeFileSync(join(outDir, "training-record.json"), JSON.stringify(record, null, 1) + "\n");
+  writeFileSync(join(outDir, "training-record.json"), `${JSON.stringify(record, null, 1)}\n`);
 }
 
 function provenance() {
@@ -157,7 +168,8 @@ function provenance() {
     license: "weights: project licence; training data CC0",
     trainedOn: dataDirs.map((dir) => dir.replace(/\/+$/, "").split("/").slice(-2).join("/")),
     createdAt: new Date().toISOString(),
-    notes: "Cellpose-style flow network (small U-Net) reading one channel made for the image's modality (gpu-runner/engine/modality.ts): the channel mean of fluorescence, the inverted mean of brightfield and stained histology",
+    notes:
+      "Cellpose-style flow network (small U-Net) reading one channel made for the image's modality (gpu-runner/engine/modality.ts): the channel mean of fluorescence, the inverted mean of brightfield and stained histology",
   };
 }
 
@@ -170,7 +182,9 @@ function report(event: TrainingEvent): void {
     if (isTty) process.stdout.write(`\r${line}`);
     else if (event.step % 10 === 0) console.log(line);
   } else if (event.kind === "validation") {
-    const scores = Object.entries(event.scores.ap50).map(([set, ap]) => `${set} ${ap.toFixed(3)}`).join(", ");
+    const scores = Object.entries(event.scores.ap50)
+      .map(([set, ap]) => `${set} ${ap.toFixed(3)}`)
+      .join(", ");
     console.log(`${isTty ? "\n" : ""}validation at step ${event.step}: AP@0.5 ${scores}${event.best ? " (best so far, model written)" : ""}`);
     if (event.best) writeModel(outDir, exportModel(config, event.params, name, `step-${event.step}`, provenance()));
   } else {

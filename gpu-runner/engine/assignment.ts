@@ -19,15 +19,25 @@ export function minimumCostAssignment(cost: Float64Array, rows: number, cols: nu
     do {
       used[j0] = 1;
       const i0 = owner[j0]!;
-      let delta = Infinity, j1 = 0;
+      let delta = Infinity,
+        j1 = 0;
       for (let j = 1; j <= m; j++) {
         if (used[j]) continue;
         const reduced = at(i0 - 1, j - 1) - u[i0]! - v[j]!;
-        if (reduced < minv[j]!) { minv[j] = reduced; way[j] = j0; }
-        if (minv[j]! < delta) { delta = minv[j]!; j1 = j; }
+        if (reduced < minv[j]!) {
+          minv[j] = reduced;
+          way[j] = j0;
+        }
+        if (minv[j]! < delta) {
+          delta = minv[j]!;
+          j1 = j;
+        }
       }
       for (let j = 0; j <= m; j++) {
-        if (used[j]) { u[owner[j]!]! += delta; v[j]! -= delta; } else minv[j]! -= delta;
+        if (used[j]) {
+          u[owner[j]!]! += delta;
+          v[j]! -= delta;
+        } else minv[j]! -= delta;
       }
       j0 = j1;
     } while (owner[j0] !== 0);

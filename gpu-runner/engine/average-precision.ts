@@ -46,7 +46,8 @@ function overlapPairs(t: Uint32Array, p: Uint32Array, nTrue: number, nPred: numb
   const intersections = new Map<number, number>();
   const stride = nPred + 1;
   for (let i = 0; i < t.length; i++) {
-    const a = t[i]!, b = p[i]!;
+    const a = t[i]!,
+      b = p[i]!;
     areaTrue[a]!++;
     areaPred[b]!++;
     if (a !== 0 && b !== 0) {
@@ -56,7 +57,8 @@ function overlapPairs(t: Uint32Array, p: Uint32Array, nTrue: number, nPred: numb
   }
   const pairs: OverlapPair[] = [];
   for (const [key, inter] of intersections) {
-    const a = Math.floor(key / stride), b = key % stride;
+    const a = Math.floor(key / stride),
+      b = key % stride;
     pairs.push({ truth: a, predicted: b, iou: inter / (areaTrue[a]! + areaPred[b]! - inter) });
   }
   return pairs;
@@ -78,7 +80,8 @@ function countMatches(pairs: OverlapPair[], threshold: number, nMin: number): nu
     return root;
   };
   for (const { truth, predicted } of candidates) {
-    const a = find(truth), b = find(-predicted);
+    const a = find(truth),
+      b = find(-predicted);
     if (a !== b) parent.set(a, b);
     if (!parent.has(b)) parent.set(b, b);
   }
@@ -91,7 +94,10 @@ function countMatches(pairs: OverlapPair[], threshold: number, nMin: number): nu
   }
   let matches = 0;
   for (const group of groups.values()) {
-    if (group.length === 1) { matches++; continue; }
+    if (group.length === 1) {
+      matches++;
+      continue;
+    }
     const rows = [...new Set(group.map((g) => g.truth))];
     const cols = [...new Set(group.map((g) => g.predicted))];
     const cost = new Float64Array(rows.length * cols.length);

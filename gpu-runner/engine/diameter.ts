@@ -47,13 +47,15 @@ export function estimateDiameterFromImage(plane: Float32Array, width: number, he
   // Each downsampled level carries its foreground fraction per pixel as the averaging weight.
   const foregroundPlane: Plane = { data: Float32Array.from(foreground), width: level0.width, height: level0.height };
   const levels = new Map<number, { image: Plane; weight: Plane }>([[1, { image: level0, weight: foregroundPlane }]]);
-  const imageSums = summedAreaTable(level0), weightSums = summedAreaTable(foregroundPlane);
+  const imageSums = summedAreaTable(level0),
+    weightSums = summedAreaTable(foregroundPlane);
   const curve = new Float64Array(diameters.length);
   for (let k = 0; k < diameters.length; k++) {
     const sigma = (CALIBRATION * diameters[k]!) / 2 / base; // in level0 pixels
     const factor = Math.max(1, Math.floor(sigma / MIN_SIGMA_PX));
     let level = levels.get(factor);
-    if (!level) levels.set(factor, (level = { image: blockMeanFromTable(level0, imageSums, factor), weight: blockMeanFromTable(foregroundPlane, weightSums, factor) }));
+    if (!level)
+      levels.set(factor, (level = { image: blockMeanFromTable(level0, imageSums, factor), weight: blockMeanFromTable(foregroundPlane, weightSums, factor) }));
     curve[k] = weightedPositiveMean(normalisedBlobResponse(level.image, sigma / factor), level.weight.data);
   }
 
@@ -63,7 +65,9 @@ export function estimateDiameterFromImage(plane: Float32Array, width: number, he
   // Parabolic peak in log-diameter between the neighbours (none at the ends of the range).
   let offset = 0;
   if (best > 0 && best < curve.length - 1) {
-    const a = curve[best - 1]!, b = curve[best]!, c = curve[best + 1]!;
+    const a = curve[best - 1]!,
+      b = curve[best]!,
+      c = curve[best + 1]!;
     const denominator = a - 2 * b + c;
     if (denominator < 0) offset = Math.max(-0.5, Math.min(0.5, (0.5 * (a - c)) / denominator));
   }
@@ -82,7 +86,8 @@ export interface Plane {
  * doubles (537 MB at 8192x8192).
  */
 export function blockMean(source: Plane, factor: number): Plane {
-  const width = Math.ceil(source.width / factor), height = Math.ceil(source.height / factor);
+  const width = Math.ceil(source.width / factor),
+    height = Math.ceil(source.height / factor);
   const sum = new Float32Array(width * height);
   const block = new Int32Array(source.width);
   for (let x = 0; x < source.width; x++) block[x] = (x / factor) | 0;
@@ -109,7 +114,9 @@ export function summedAreaTable(source: Plane): Float64Array {
   const sums = new Float64Array(stride * (height + 1));
   for (let y = 0; y < height; y++) {
     let row = 0;
-    const from = y * width, above = y * stride, at = above + stride;
+    const from = y * width,
+      above = y * stride,
+      at = above + stride;
     for (let x = 0; x < width; x++) {
       row += data[from + x]!;
       sums[at + x + 1] = sums[above + x + 1]! + row;
@@ -121,14 +128,17 @@ export function summedAreaTable(source: Plane): Float64Array {
 /** blockMean's result from the plane's summed-area table (up to rounding): each level reads only its blocks' corners. */
 export function blockMeanFromTable(source: Plane, sums: Float64Array, factor: number): Plane {
   if (factor === 1) return source;
-  const width = Math.ceil(source.width / factor), height = Math.ceil(source.height / factor);
+  const width = Math.ceil(source.width / factor),
+    height = Math.ceil(source.height / factor);
   const stride = source.width + 1;
   const out = new Float32Array(width * height);
   for (let by = 0; by < height; by++) {
-    const top = by * factor * stride, bottom = Math.min(source.height, (by + 1) * factor) * stride;
+    const top = by * factor * stride,
+      bottom = Math.min(source.height, (by + 1) * factor) * stride;
     const rows = Math.min(factor, source.height - by * factor);
     for (let bx = 0; bx < width; bx++) {
-      const left = bx * factor, right = Math.min(source.width, left + factor);
+      const left = bx * factor,
+        right = Math.min(source.width, left + factor);
       out[by * width + bx] = (sums[bottom + right]! - sums[bottom + left]! - sums[top + right]! + sums[top + left]!) / (rows * (right - left));
     }
   }
@@ -140,9 +150,16 @@ function foregroundMask(data: Float32Array): Uint8Array {
   const bins = 256;
   const histogram = new Float64Array(bins);
   for (let i = 0; i < data.length; i++) histogram[Math.min(bins - 1, Math.max(0, Math.floor(data[i]! * bins)))]! += 1;
-  let total = 0, weighted = 0;
-  for (let b = 0; b < bins; b++) { total += histogram[b]!; weighted += b * histogram[b]!; }
-  let below = 0, belowWeighted = 0, bestBetween = -1, threshold = bins / 2;
+  let total = 0,
+    weighted = 0;
+  for (let b = 0; b < bins; b++) {
+    total += histogram[b]!;
+    weighted += b * histogram[b]!;
+  }
+  let below = 0,
+    belowWeighted = 0,
+    bestBetween = -1,
+    threshold = bins / 2;
   for (let b = 0; b < bins - 1; b++) {
     below += histogram[b]!;
     belowWeighted += b * histogram[b]!;
@@ -150,7 +167,10 @@ function foregroundMask(data: Float32Array): Uint8Array {
     if (below === 0 || above === 0) continue;
     const difference = belowWeighted / below - (weighted - belowWeighted) / above;
     const between = below * above * difference * difference;
-    if (between > bestBetween) { bestBetween = between; threshold = b + 1; }
+    if (between > bestBetween) {
+      bestBetween = between;
+      threshold = b + 1;
+    }
   }
   const mask = new Uint8Array(data.length);
   for (let i = 0; i < data.length; i++) mask[i] = data[i]! * bins >= threshold ? 1 : 0;
@@ -164,9 +184,12 @@ function normalisedBlobResponse(level: Plane, sigma: number): Float32Array {
   const out = new Float32Array(width * height);
   const s2 = sigma * sigma;
   for (let y = 0; y < height; y++) {
-    const up = Math.max(0, y - 1) * width, row = y * width, down = Math.min(height - 1, y + 1) * width;
+    const up = Math.max(0, y - 1) * width,
+      row = y * width,
+      down = Math.min(height - 1, y + 1) * width;
     for (let x = 0; x < width; x++) {
-      const left = Math.max(0, x - 1), right = Math.min(width - 1, x + 1);
+      const left = Math.max(0, x - 1),
+        right = Math.min(width - 1, x + 1);
       const centre = blurred[row + x]!;
       const laplacian = blurred[up + x]! + blurred[down + x]! + blurred[row + left]! + blurred[row + right]! - 4 * centre;
       out[row + x] = -s2 * laplacian;
@@ -215,7 +238,8 @@ function gaussianBlur(level: Plane, sigma: number): Float32Array {
     for (let x = 0; x < width; x++) acc[x] = centre * rows[middle + x]!;
     for (let i = 1; i <= radius; i++) {
       const w = weight[i]!;
-      const above = Math.max(0, y - i) * width, below = Math.min(height - 1, y + i) * width;
+      const above = Math.max(0, y - i) * width,
+        below = Math.min(height - 1, y + i) * width;
       for (let x = 0; x < width; x++) acc[x]! += w * (rows[above + x]! + rows[below + x]!);
     }
     out.set(acc, middle);
@@ -225,7 +249,8 @@ function gaussianBlur(level: Plane, sigma: number): Float32Array {
 
 /** Foreground-weighted mean of the positive part of the response. */
 function weightedPositiveMean(response: Float32Array, weight: Float32Array): number {
-  let sum = 0, total = 0;
+  let sum = 0,
+    total = 0;
   for (let i = 0; i < response.length; i++) {
     const w = weight[i]!;
     total += w;

@@ -29,8 +29,10 @@ export function flowsFromLabels(labels: Uint32Array, width: number, height: numb
   const plane = width * height;
   const scratch = new DiffusionScratch();
   for (let k = 1; k <= count; k++) {
-    const x0 = boxes.minX[k]!, y0 = boxes.minY[k]!;
-    const w = boxes.maxX[k]! - x0 + 1, h = boxes.maxY[k]! - y0 + 1;
+    const x0 = boxes.minX[k]!,
+      y0 = boxes.minY[k]!;
+    const w = boxes.maxX[k]! - x0 + 1,
+      h = boxes.maxY[k]! - y0 + 1;
     diffuseInMask(compact, width, k, x0, y0, w, h, iterations, scratch);
     // Central differences on the padded box, normalised to unit vectors, mask pixels only.
     const t = scratch.t;

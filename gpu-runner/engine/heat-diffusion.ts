@@ -39,23 +39,39 @@ export class DiffusionScratch {
  * result is left in `scratch.t` and `scratch.inside` on the box padded by one pixel (stride w + 2);
  * the flow at padded index j is (t[j + stride] - t[j - stride], t[j + 1] - t[j - 1]).
  */
-export function diffuseInMask(labels: Uint32Array, width: number, k: number, x0: number, y0: number, w: number, h: number, iterations: number, scratch: DiffusionScratch): void {
-  const stride = w + 2, rows = h + 2;
+export function diffuseInMask(
+  labels: Uint32Array,
+  width: number,
+  k: number,
+  x0: number,
+  y0: number,
+  w: number,
+  h: number,
+  iterations: number,
+  scratch: DiffusionScratch,
+): void {
+  const stride = w + 2,
+    rows = h + 2;
   const size = stride * rows;
   scratch.ensure(size, rows);
   const { inside, first, last } = scratch;
   inside.fill(0, 0, size);
   scratch.t.fill(0, 0, size);
   scratch.next.fill(0, 0, size);
-  let sumX = 0, sumY = 0, n = 0;
+  let sumX = 0,
+    sumY = 0,
+    n = 0;
   first[0] = first[rows - 1] = stride;
   last[0] = last[rows - 1] = -1;
   for (let y = 0; y < h; y++) {
-    let lo = stride, hi = -1;
+    let lo = stride,
+      hi = -1;
     for (let x = 0; x < w; x++) {
       if (labels[(y0 + y) * width + x0 + x] !== k) continue;
       inside[(y + 1) * stride + x + 1] = 1;
-      sumX += x; sumY += y; n++;
+      sumX += x;
+      sumY += y;
+      n++;
       if (lo > x + 1) lo = x + 1;
       hi = x + 1;
     }
@@ -63,20 +79,25 @@ export function diffuseInMask(labels: Uint32Array, width: number, k: number, x0:
     last[y + 1] = hi;
   }
   const centre = centrePixel(inside, stride, w, h, sumX / n, sumY / n);
-  const cy = Math.floor(centre / stride), cx = centre - cy * stride;
+  const cy = Math.floor(centre / stride),
+    cx = centre - cy * stride;
 
-  let t = scratch.t, next = scratch.next;
+  let t = scratch.t,
+    next = scratch.next;
   for (let step = 0; step < iterations; step++) {
     t[centre]! += 1;
     // Heat now reaches at most `step` pixels from the centre; after this step, step + 1.
     const reach = step + 1;
-    const rowLo = Math.max(1, cy - reach), rowHi = Math.min(h, cy + reach);
-    const colLo = Math.max(1, cx - reach), colHi = Math.min(w, cx + reach);
+    const rowLo = Math.max(1, cy - reach),
+      rowHi = Math.min(h, cy + reach);
+    const colLo = Math.max(1, cx - reach),
+      colHi = Math.min(w, cx + reach);
     // Each pixel sums its column of three, (up + middle) + down, and the row of those column sums,
     // (left + middle) + right, carried along the row so each is computed once.
     for (let y = rowLo; y <= rowHi; y++) {
       const base = y * stride;
-      const lo = Math.max(colLo, first[y]!), hi = Math.min(colHi, last[y]!);
+      const lo = Math.max(colLo, first[y]!),
+        hi = Math.min(colHi, last[y]!);
       if (lo > hi) continue;
       let j = base + lo;
       let left = t[j - 1 - stride]! + t[j - 1]! + t[j - 1 + stride]!;
@@ -89,7 +110,9 @@ export function diffuseInMask(labels: Uint32Array, width: number, k: number, x0:
         middle = right;
       }
     }
-    const swap = t; t = next; next = swap;
+    const swap = t;
+    t = next;
+    next = swap;
   }
   scratch.t = t;
   scratch.next = next;
@@ -97,15 +120,20 @@ export function diffuseInMask(labels: Uint32Array, width: number, k: number, x0:
 
 /** Cellpose's center_of_mass: the pixel at the rounded mean if inside, else the nearest inside pixel (first in raster order). */
 function centrePixel(inside: Uint8Array, stride: number, w: number, h: number, meanX: number, meanY: number): number {
-  const cx = roundHalfEven(meanX), cy = roundHalfEven(meanY);
+  const cx = roundHalfEven(meanX),
+    cy = roundHalfEven(meanY);
   if (inside[(cy + 1) * stride + cx + 1]) return (cy + 1) * stride + cx + 1;
-  let best = -1, bestDistance = Infinity;
+  let best = -1,
+    bestDistance = Infinity;
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const j = (y + 1) * stride + x + 1;
       if (!inside[j]) continue;
       const d = (x - cx) * (x - cx) + (y - cy) * (y - cy);
-      if (d < bestDistance) { bestDistance = d; best = j; }
+      if (d < bestDistance) {
+        bestDistance = d;
+        best = j;
+      }
     }
   }
   return best;

@@ -23,7 +23,9 @@ export interface InferenceOptions {
 }
 
 /** Mirror variants of a tile: bit 0 mirrors x (left-right), bit 1 mirrors y (top-bottom). */
-const IDENTITY = 0, MIRROR_X = 1, MIRROR_Y = 2;
+const IDENTITY = 0,
+  MIRROR_X = 1,
+  MIRROR_Y = 2;
 const FLIP_VARIANTS = [IDENTITY, MIRROR_X, MIRROR_Y, MIRROR_X | MIRROR_Y];
 
 /** Pixels per onnxruntime call: one 1024x1024 tile, or eight of 224x224. */
@@ -44,7 +46,12 @@ export function pixelsPerCall(width: number, height: number): number {
 }
 
 /** The tiles along each axis: training-size tiles for fixed-size networks, large ones otherwise. */
-export function tileLayout(width: number, height: number, model: LoadedModel, options: Pick<InferenceOptions, "overlap" | "maxTileSide"> = {}): { rows: AxisTiles; columns: AxisTiles } {
+export function tileLayout(
+  width: number,
+  height: number,
+  model: LoadedModel,
+  options: Pick<InferenceOptions, "overlap" | "maxTileSide"> = {},
+): { rows: AxisTiles; columns: AxisTiles } {
   const tile = model.manifest.tileSize;
   const overlap = options.overlap ?? 0.1;
   if (!model.anyInputSize) {
@@ -56,9 +63,17 @@ export function tileLayout(width: number, height: number, model: LoadedModel, op
 }
 
 /** Network outputs for a normalised planar [C, H, W] image: planar [3, H, W] = (dY, dX, cellprob logit). */
-export async function runNetwork(image: Float32Array, channels: number, width: number, height: number, model: LoadedModel, options: InferenceOptions = {}): Promise<Float32Array> {
+export async function runNetwork(
+  image: Float32Array,
+  channels: number,
+  width: number,
+  height: number,
+  model: LoadedModel,
+  options: InferenceOptions = {},
+): Promise<Float32Array> {
   const { rows, columns } = tileLayout(width, height, model, options);
-  const tileHeight = rows.tile, tileWidth = columns.tile;
+  const tileHeight = rows.tile,
+    tileWidth = columns.tile;
   const tileArea = tileHeight * tileWidth;
   const batchSize = Math.max(1, Math.min(options.batchSize ?? 8, Math.floor(pixelsPerCall(width, height) / tileArea)));
   const paddedWidth = Math.max(width, tileWidth);
@@ -76,7 +91,8 @@ export async function runNetwork(image: Float32Array, channels: number, width: n
     const mean = new Float32Array(batch.length * 3 * tileArea);
     for (const variant of FLIP_VARIANTS) {
       const { out, dispose } = await runVariant(batch, variant);
-      const mirrorX = (variant & MIRROR_X) !== 0, mirrorY = (variant & MIRROR_Y) !== 0;
+      const mirrorX = (variant & MIRROR_X) !== 0,
+        mirrorY = (variant & MIRROR_Y) !== 0;
       for (let b = 0; b < batch.length; b++) {
         for (let c = 0; c < 3; c++) {
           const sign = (c === 0 && mirrorY) || (c === 1 && mirrorX) ? -0.25 : 0.25;
@@ -94,7 +110,8 @@ export async function runNetwork(image: Float32Array, channels: number, width: n
     return { out: mean, dispose: () => {} };
   };
   const runVariant = async (batch: [number, number][], variant: number): Promise<{ out: Float32Array; dispose: () => void }> => {
-    const mirrorX = (variant & MIRROR_X) !== 0, mirrorY = (variant & MIRROR_Y) !== 0;
+    const mirrorX = (variant & MIRROR_X) !== 0,
+      mirrorY = (variant & MIRROR_Y) !== 0;
     for (let b = 0; b < batch.length; b++) {
       const [y0, x0] = batch[b]!;
       for (let c = 0; c < channels; c++) {
@@ -106,14 +123,21 @@ export async function runNetwork(image: Float32Array, channels: number, width: n
         }
       }
     }
-    const feeds = { [model.inputName]: new ort.Tensor("float32", input.subarray(0, batch.length * channels * tileArea), [batch.length, channels, tileHeight, tileWidth]) };
+    const feeds = {
+      [model.inputName]: new ort.Tensor("float32", input.subarray(0, batch.length * channels * tileArea), [batch.length, channels, tileHeight, tileWidth]),
+    };
     const results = await model.session.run(feeds);
     const output = results[model.outputName]!;
     const dims = output.dims;
     if (dims.length !== 4 || dims[0] !== batch.length || dims[1] !== 3 || dims[2] !== tileHeight || dims[3] !== tileWidth) {
       throw new ModelError(`model output has shape [${dims.join(", ")}], the contract needs [${batch.length}, 3, ${tileHeight}, ${tileWidth}]`);
     }
-    return { out: output.data as Float32Array, dispose: () => { for (const tensor of Object.values(results)) tensor.dispose(); } };
+    return {
+      out: output.data as Float32Array,
+      dispose: () => {
+        for (const tensor of Object.values(results)) tensor.dispose();
+      },
+    };
   };
 
   if (positions.length === 1) {
@@ -127,7 +151,8 @@ export async function runNetwork(image: Float32Array, channels: number, width: n
   }
 
   const sum = new Float32Array(3 * plane);
-  const rowEdge = taper(tileHeight), columnEdge = taper(tileWidth);
+  const rowEdge = taper(tileHeight),
+    columnEdge = taper(tileWidth);
   // Tiles form a full grid, so the blending weight of a pixel is a product of a row and a column
   // weight; two 1-D arrays replace a full-size weight image.
   const rowWeight = axisWeights(rows.starts, paddedHeight, rowEdge);
@@ -177,7 +202,8 @@ function padPlanar(data: Float32Array, channels: number, width: number, height: 
 function cropPlanar(data: Float32Array, channels: number, fullWidth: number, fullHeight: number, width: number, height: number): Float32Array {
   const out = new Float32Array(channels * width * height);
   for (let c = 0; c < channels; c++) {
-    for (let y = 0; y < height; y++) out.set(data.subarray((c * fullHeight + y) * fullWidth, (c * fullHeight + y) * fullWidth + width), (c * height + y) * width);
+    for (let y = 0; y < height; y++)
+      out.set(data.subarray((c * fullHeight + y) * fullWidth, (c * fullHeight + y) * fullWidth + width), (c * height + y) * width);
   }
   return out;
 }

@@ -43,8 +43,11 @@ export function detectModality(image: DecodedImage): Modality {
   const colour = image.channels >= 3;
   for (let k = 0, i = 0; i < plane; i += stride, k++) {
     if (colour) {
-      const r = image.data[i]!, g = image.data[plane + i]!, b = image.data[2 * plane + i]!;
-      const max = Math.max(r, g, b), min = Math.min(r, g, b);
+      const r = image.data[i]!,
+        g = image.data[plane + i]!,
+        b = image.data[2 * plane + i]!;
+      const max = Math.max(r, g, b),
+        min = Math.min(r, g, b);
       saturation[k] = max > 0 ? (max - min) / max : 0;
       gray[k] = (r + g + b) / 3;
     } else {
@@ -56,7 +59,8 @@ export function detectModality(image: DecodedImage): Modality {
   gray.sort();
   saturation.sort();
   const quantile = (values: Float32Array, q: number) => values[Math.min(count - 1, Math.floor(q * (count - 1)))]!;
-  const low = quantile(gray, 0.001), high = quantile(gray, 0.999);
+  const low = quantile(gray, 0.001),
+    high = quantile(gray, 0.999);
   if (!(high > low)) return "fluorescence";
   const position = (quantile(gray, 0.5) - low) / (high - low);
   const stained = colour && quantile(saturation, 0.9) > STAINED_SATURATION;

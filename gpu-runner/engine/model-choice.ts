@@ -7,7 +7,11 @@ import { buildReferenceModel } from "./reference-model.ts";
 
 export const DEFAULT_MODEL_PATH = fileURLToPath(new URL("../models/cpsam/cpsam.onnx", import.meta.url));
 
-export async function chooseModel(model: string | undefined, executionProvider: ExecutionProviderChoice = "auto", referenceDiameter = 30): Promise<LoadedModel> {
+export async function chooseModel(
+  model: string | undefined,
+  executionProvider: ExecutionProviderChoice = "auto",
+  referenceDiameter = 30,
+): Promise<LoadedModel> {
   if (model === "reference") {
     const { onnx, manifest } = buildReferenceModel({ diameter: referenceDiameter });
     return loadModelFromBytes(onnx, manifest, { executionProvider });

@@ -22,7 +22,8 @@ export function modelInput(image: DecodedImage, modelChannels: number, selection
     const decision: ModalityDecision = modality === "auto" ? { modality: detectModality(selected), source: "detected" } : { modality, source: "given" };
     return { image: { ...selected, channels: 1, data: modalityChannel(selected, decision.modality) }, modality: decision };
   }
-  if (modality !== "auto" && modality !== "fluorescence") throw new InputError(`modality "${modality}" applies to one-channel models; this model reads ${modelChannels} channels`);
+  if (modality !== "auto" && modality !== "fluorescence")
+    throw new InputError(`modality "${modality}" applies to one-channel models; this model reads ${modelChannels} channels`);
   const chosen = selection === undefined ? Array.from({ length: Math.min(modelChannels, image.channels) }, (_, i) => i) : selection.map((_, k) => k);
   if (chosen.length > modelChannels) throw new InputError(`${chosen.length} channels selected, the model takes ${modelChannels}`);
   const plane = image.width * image.height;
@@ -32,7 +33,8 @@ export function modelInput(image: DecodedImage, modelChannels: number, selection
 }
 
 function pickChannels(image: DecodedImage, selection: number[]): DecodedImage {
-  for (const c of selection) if (!Number.isInteger(c) || c < 0 || c >= image.channels) throw new InputError(`channel ${c} does not exist (image has ${image.channels})`);
+  for (const c of selection)
+    if (!Number.isInteger(c) || c < 0 || c >= image.channels) throw new InputError(`channel ${c} does not exist (image has ${image.channels})`);
   if (selection.length === image.channels && selection.every((c, k) => c === k)) return image;
   const plane = image.width * image.height;
   const data = new Float32Array(selection.length * plane);

@@ -43,7 +43,15 @@ export const ModelManifest = z.object({
    * model card says how); a request's own parameters override them, and parameters named nowhere
    * keep Cellpose's defaults (masks/compute-masks.ts).
    */
-  maskDefaults: z.partialRecord(z.enum(MODALITIES), z.object({ cellprobThreshold: z.number().min(-20).max(20), flowThreshold: z.number().min(0).max(10) }).partial().strict()).optional(),
+  maskDefaults: z
+    .partialRecord(
+      z.enum(MODALITIES),
+      z
+        .object({ cellprobThreshold: z.number().min(-20).max(20), flowThreshold: z.number().min(0).max(10) })
+        .partial()
+        .strict(),
+    )
+    .optional(),
   /** Where the weights come from: how trained, on what, under which licence. */
   provenance: z.object({
     source: z.string(),
@@ -162,8 +170,8 @@ function checkContract(session: ort.InferenceSession, manifest: ModelManifest, p
     throw new ContractError(`model must have one input and at least one output; has ${session.inputNames.length} and ${session.outputNames.length}`);
   }
   const input = session.inputMetadata[0];
-  if (input && input.isTensor && input.type !== "float32") throw new ContractError(`model input must be float32, is ${input.type}`);
-  if (input && input.isTensor) {
+  if (input?.isTensor && input.type !== "float32") throw new ContractError(`model input must be float32, is ${input.type}`);
+  if (input?.isTensor) {
     const c = input.shape[1];
     if (input.shape.length !== 4) throw new ContractError(`model input must be [N, C, H, W], has rank ${input.shape.length}`);
     if (typeof c === "number" && c !== manifest.channels) throw new ContractError(`model input has ${c} channels, manifest says ${manifest.channels}`);

@@ -17,7 +17,11 @@ export const DEFAULT_PERCENTILES: PercentileRange = { lower: 1, upper: 99 };
  * to normalise in place and save the memory). A channel whose two percentiles coincide (flat
  * image) becomes all zeros, as there is no contrast to scale.
  */
-export function normalizeImage(image: DecodedImage, range: PercentileRange = DEFAULT_PERCENTILES, out: Float32Array = new Float32Array(image.data.length)): Float32Array {
+export function normalizeImage(
+  image: DecodedImage,
+  range: PercentileRange = DEFAULT_PERCENTILES,
+  out: Float32Array = new Float32Array(image.data.length),
+): Float32Array {
   if (!(range.lower >= 0 && range.lower < range.upper && range.upper <= 100)) {
     throw new Error(`invalid normalisation percentiles ${range.lower}..${range.upper}`);
   }
@@ -75,16 +79,21 @@ function histogramOrderStatistic(counts: Float64Array, k: number): number {
 /** k-th smallest value (0-based) by quickselect on a copy: O(n) expected, for float data. */
 function selectOrderStatistic(values: Float32Array, k: number): number {
   const a = values.slice();
-  let left = 0, right = a.length - 1;
+  let left = 0,
+    right = a.length - 1;
   while (left < right) {
     const pivot = a[(left + right) >>> 1]!;
-    let i = left, j = right;
+    let i = left,
+      j = right;
     while (i <= j) {
       while (a[i]! < pivot) i++;
       while (a[j]! > pivot) j--;
       if (i <= j) {
-        const t = a[i]!; a[i] = a[j]!; a[j] = t;
-        i++; j--;
+        const t = a[i]!;
+        a[i] = a[j]!;
+        a[j] = t;
+        i++;
+        j--;
       }
     }
     if (k <= j) right = j;

@@ -33,7 +33,15 @@ export interface SegmentParams extends MaskParams {
   augment: boolean;
 }
 
-export const DEFAULT_SEGMENT_PARAMS: SegmentParams = { ...DEFAULT_MASK_PARAMS, diameter: undefined, channels: undefined, modality: "auto", batchSize: 8, tileOverlap: 0.1, augment: false };
+export const DEFAULT_SEGMENT_PARAMS: SegmentParams = {
+  ...DEFAULT_MASK_PARAMS,
+  diameter: undefined,
+  channels: undefined,
+  modality: "auto",
+  batchSize: 8,
+  tileOverlap: 0.1,
+  augment: false,
+};
 
 export type SegmentStage = "normalize" | "diameter" | "rescale" | "network" | "masks" | "rois";
 
@@ -97,7 +105,12 @@ const MAX_UPSCALE_PIXELS = 2 ** 28;
  */
 const MAX_AUTO_UPSCALE = 3;
 
-export async function segmentImage(image: DecodedImage, model: LoadedModel, params: Partial<SegmentParams> = {}, options: SegmentOptions = {}): Promise<SegmentResult> {
+export async function segmentImage(
+  image: DecodedImage,
+  model: LoadedModel,
+  params: Partial<SegmentParams> = {},
+  options: SegmentOptions = {},
+): Promise<SegmentResult> {
   const { onProgress, keepNetworkOutputs = false } = options;
   validate({ ...DEFAULT_SEGMENT_PARAMS, ...params });
   let p: SegmentParams = { ...DEFAULT_SEGMENT_PARAMS, ...params };
@@ -105,7 +118,11 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   const manifest = model.manifest;
   const timings: Record<SegmentStage, number> = { normalize: 0, diameter: 0, rescale: 0, network: 0, masks: 0, rois: 0 };
   let t = performance.now();
-  const lap = (stage: SegmentStage) => { const now = performance.now(); timings[stage] += now - t; t = now; };
+  const lap = (stage: SegmentStage) => {
+    const now = performance.now();
+    timings[stage] += now - t;
+    t = now;
+  };
   const report = (fraction: number, stage: string) => onProgress?.(Math.min(1, Math.max(0, fraction)), stage);
 
   report(0, "normalize");
@@ -113,6 +130,7 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   // on big images stays near image + network outputs.
   // Destructured into a `let` so that nothing else holds the model input once it is dropped.
   let input: DecodedImage | undefined;
+  // biome-ignore lint/style/useConst: assigned in one destructuring with `input`, which must stay a `let`
   let modality: ModalityDecision | undefined;
   ({ image: input, modality } = modelInput(image, manifest.channels, p.channels, p.modality));
   // The model's own defaults for this modality fill in what the request left out.
@@ -131,7 +149,8 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   const learned = manifest.trainedObjectDiameter;
   /** The diameter to run at for a measured or guessed size `estimate`. */
   const settle = (estimate: number, slack: number) => {
-    if (learned !== undefined) return Math.abs(Math.log(estimate / learned)) <= Math.log(AUTO_DIAMETER_TOLERANCE) ? boundedAutoDiameter(learned) : boundedAutoDiameter(estimate);
+    if (learned !== undefined)
+      return Math.abs(Math.log(estimate / learned)) <= Math.log(AUTO_DIAMETER_TOLERANCE) ? boundedAutoDiameter(learned) : boundedAutoDiameter(estimate);
     return withinTrainedSizes(estimate, slack) ? manifestDiameter : boundedAutoDiameter(estimate);
   };
   const unconfirmed = learned === undefined ? manifestDiameter : boundedAutoDiameter(learned);
@@ -203,7 +222,12 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
     lap("rescale");
     const progress = (f: number) => report(0.05 + 0.75 * (progressFrom + passShare * f), "network");
     progress(0);
-    const outputs = await runNetwork(networkInput, manifest.channels, scaledWidth, scaledHeight, model, { batchSize: p.batchSize, overlap: p.tileOverlap, flipAverage: p.augment, onProgress: progress });
+    const outputs = await runNetwork(networkInput, manifest.channels, scaledWidth, scaledHeight, model, {
+      batchSize: p.batchSize,
+      overlap: p.tileOverlap,
+      flipAverage: p.augment,
+      onProgress: progress,
+    });
     networkInput = undefined;
     lap("network");
     return { outputs, scale, width: scaledWidth, height: scaledHeight, plane: scaledWidth * scaledHeight };
@@ -221,7 +245,13 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   report(0.95, "rois");
   const rois = measureRois(labels, width, height, count);
   const result: SegmentResult = {
-    width, height, labels, rois, confluency: confluency(labels), timings, diameter,
+    width,
+    height,
+    labels,
+    rois,
+    confluency: confluency(labels),
+    timings,
+    diameter,
     ...(estimate ? { diameterEstimate: estimate } : {}),
     ...(modality ? { modality } : {}),
     ...(keptOutputs ? { networkOutputs: keptOutputs } : {}),
@@ -241,7 +271,8 @@ function channelMean(data: Float32Array, channels: number, plane: number): Float
 
 function validate(p: SegmentParams): void {
   const problems: string[] = [];
-  if (p.diameter !== undefined && p.diameter !== "auto" && !(typeof p.diameter === "number" && p.diameter > 0 && Number.isFinite(p.diameter))) problems.push('diameter must be a positive number or "auto"');
+  if (p.diameter !== undefined && p.diameter !== "auto" && !(typeof p.diameter === "number" && p.diameter > 0 && Number.isFinite(p.diameter)))
+    problems.push('diameter must be a positive number or "auto"');
   if (p.modality !== "auto" && !MODALITIES.includes(p.modality)) problems.push(`modality must be "auto" or one of ${MODALITIES.join(", ")}`);
   if (!Number.isFinite(p.cellprobThreshold)) problems.push("cellprobThreshold must be a number");
   if (!(p.flowThreshold >= 0)) problems.push("flowThreshold must be >= 0");

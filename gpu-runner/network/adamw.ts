@@ -21,12 +21,7 @@ export interface AdamWValues {
 }
 
 /** Emits the update; the new values are written to the given output names. */
-export function emitAdamW(
-  g: Graph,
-  settings: AdamWSettings,
-  v: AdamWValues,
-  outputs: { params: string; firstMoment: string; secondMoment: string },
-): void {
+export function emitAdamW(g: Graph, settings: AdamWSettings, v: AdamWValues, outputs: { params: string; firstMoment: string; secondMoment: string }): void {
   const { beta1, beta2 } = settings;
   const m = g.namedNode("Add", [g.node("Mul", [v.firstMoment, g.scalar(beta1)]), g.node("Mul", [v.gradient, g.scalar(1 - beta1)])], outputs.firstMoment);
   const gradSquared = g.node("Mul", [v.gradient, v.gradient]);

@@ -43,7 +43,12 @@ export interface GraphSpec {
 }
 
 // AttributeProto.AttributeType
-const ATTR_FLOAT = 1, ATTR_INT = 2, ATTR_STRING = 3, ATTR_TENSOR = 4, ATTR_FLOATS = 6, ATTR_INTS = 7;
+const ATTR_FLOAT = 1,
+  ATTR_INT = 2,
+  ATTR_STRING = 3,
+  ATTR_TENSOR = 4,
+  ATTR_FLOATS = 6,
+  ATTR_INTS = 7;
 
 function writeTensor(w: ProtoWriter, t: Initializer): void {
   w.packedVarints(1, t.dims);

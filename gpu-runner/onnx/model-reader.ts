@@ -22,7 +22,8 @@ class ProtoReader {
   }
 
   varint(): number {
-    let result = 0, shift = 0;
+    let result = 0,
+      shift = 0;
     for (;;) {
       if (this.position >= this.end) throw new Error("truncated ONNX protobuf (varint)");
       const b = this.bytes[this.position++];
@@ -72,7 +73,8 @@ class ProtoReader {
 
 function readTensor(r: ProtoReader): FloatInitializer {
   const dims: number[] = [];
-  let type = 0, name = "";
+  let type = 0,
+    name = "";
   let raw: Uint8Array | undefined;
   const floats: number[] = [];
   for (let t = r.tag(); t; t = r.tag()) {

@@ -53,9 +53,17 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const { values } = parseArgs({
     args: argv,
     options: {
-      "worker-url": { type: "string" }, token: { type: "string" }, id: { type: "string" }, provider: { type: "string" },
-      concurrency: { type: "string" }, "lease-seconds": { type: "string" }, "model-cache": { type: "string" },
-      "model-cache-mb": { type: "string" }, "training-seconds": { type: "string" }, "training-memory-mb": { type: "string" }, "grace-seconds": { type: "string" },
+      "worker-url": { type: "string" },
+      token: { type: "string" },
+      id: { type: "string" },
+      provider: { type: "string" },
+      concurrency: { type: "string" },
+      "lease-seconds": { type: "string" },
+      "model-cache": { type: "string" },
+      "model-cache-mb": { type: "string" },
+      "training-seconds": { type: "string" },
+      "training-memory-mb": { type: "string" },
+      "grace-seconds": { type: "string" },
       "max-input-mb": { type: "string" },
     },
   });
@@ -75,7 +83,8 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     modelCacheDir: values["model-cache"] ?? env.MODEL_CACHE_DIR ?? join(homedir(), ".cache", "cellseg", "models"),
     modelCacheBytes: number(values["model-cache-mb"] ?? env.MODEL_CACHE_MB, "model cache size", 2048, 1) * 1024 * 1024,
     trainingSeconds: number(values["training-seconds"] ?? env.TRAINING_SECONDS, "training seconds", 300, 1),
-    trainingMemoryBytes: number(values["training-memory-mb"] ?? env.TRAINING_MEMORY_MB, "training memory", DEFAULT_TRAINING_MEMORY_BYTES / 2 ** 20, 1) * 1024 * 1024,
+    trainingMemoryBytes:
+      number(values["training-memory-mb"] ?? env.TRAINING_MEMORY_MB, "training memory", DEFAULT_TRAINING_MEMORY_BYTES / 2 ** 20, 1) * 1024 * 1024,
     shutdownGraceSeconds: number(values["grace-seconds"] ?? env.SHUTDOWN_GRACE_SECONDS, "grace seconds", 60, 0),
     maxInputBytes: number(values["max-input-mb"] ?? env.MAX_INPUT_MB, "max input size", 6144, 1) * 1024 * 1024,
   };

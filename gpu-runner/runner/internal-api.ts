@@ -71,11 +71,16 @@ export function internalApi(config: RunnerConfig, log: (m: string) => void = con
     });
 
   const post = (path: string, body: unknown, timeoutMs?: number, cancel?: AbortSignal) =>
-    send(`${config.workerUrl}/api/v1/internal${path}`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${config.runnerToken}`, "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    }, timeoutMs, cancel);
+    send(
+      `${config.workerUrl}/api/v1/internal${path}`,
+      {
+        method: "POST",
+        headers: { Authorization: `Bearer ${config.runnerToken}`, "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      },
+      timeoutMs,
+      cancel,
+    );
 
   const jobCall = async (what: string, job: LeasedJob, path: string, body: Record<string, unknown>) =>
     retry(what, async () => {
@@ -87,13 +92,17 @@ export function internalApi(config: RunnerConfig, log: (m: string) => void = con
 
   return {
     async lease(waitSeconds, signal) {
-      return retry("lease", async () => {
-        const body = { runner_id: config.runnerId, wait_seconds: waitSeconds, lease_seconds: config.leaseSeconds };
-        const response = await post("/jobs/lease", body, (waitSeconds + 30) * 1000, signal);
-        if (response.status === 204) return null;
-        if (!response.ok) throw new Error(`lease refused (${response.status}): ${await detail(response)}`);
-        return leasedJob.parse(await response.json());
-      }, signal);
+      return retry(
+        "lease",
+        async () => {
+          const body = { runner_id: config.runnerId, wait_seconds: waitSeconds, lease_seconds: config.leaseSeconds };
+          const response = await post("/jobs/lease", body, (waitSeconds + 30) * 1000, signal);
+          if (response.status === 204) return null;
+          if (!response.ok) throw new Error(`lease refused (${response.status}): ${await detail(response)}`);
+          return leasedJob.parse(await response.json());
+        },
+        signal,
+      );
     },
     async heartbeat(job, progress, stage) {
       await jobCall("heartbeat", job, "heartbeat", { progress, stage, lease_seconds: config.leaseSeconds });

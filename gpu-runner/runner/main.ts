@@ -10,7 +10,7 @@ if (process.argv.includes("--help") || process.argv.includes("-h")) {
   process.exit(0);
 }
 
-let config;
+let config: ReturnType<typeof readConfig>;
 try {
   config = readConfig(process.argv.slice(2));
 } catch (error) {

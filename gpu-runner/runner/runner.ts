@@ -58,7 +58,9 @@ export class Runner {
   }
 
   async run(): Promise<void> {
-    this.log(`[runner] ${this.config.runnerId} pulling from ${this.config.workerUrl} (${this.config.concurrency} at a time, provider ${this.config.executionProvider})`);
+    this.log(
+      `[runner] ${this.config.runnerId} pulling from ${this.config.workerUrl} (${this.config.concurrency} at a time, provider ${this.config.executionProvider})`,
+    );
     await Promise.all(Array.from({ length: this.config.concurrency }, () => this.workLoop()));
   }
 
@@ -90,7 +92,10 @@ export class Runner {
       }
       if (job && this.shutdown.signal.aborted) {
         // If the release fails too, the lease simply expires: one attempt spent, nothing lost.
-        await this.api.release(job).then(() => this.stats.released++, () => undefined);
+        await this.api.release(job).then(
+          () => this.stats.released++,
+          () => undefined,
+        );
         return;
       }
       if (job) await this.process(job);
@@ -107,10 +112,13 @@ export class Runner {
     const beat = () => {
       if (beating) return;
       lastBeat = Date.now();
-      beating = this.api.heartbeat(job, progress, stage).catch((error) => {
-        if (error instanceof LeaseLostError) stop.abort(error);
-        else this.log(`[runner] heartbeat for ${job.job_id} failed: ${(error as Error).message}`);
-      }).finally(() => (beating = null));
+      beating = this.api
+        .heartbeat(job, progress, stage)
+        .catch((error) => {
+          if (error instanceof LeaseLostError) stop.abort(error);
+          else this.log(`[runner] heartbeat for ${job.job_id} failed: ${(error as Error).message}`);
+        })
+        .finally(() => (beating = null));
     };
     const timer = setInterval(beat, (this.config.leaseSeconds * 1000) / 3);
     const ctx: JobContext = {
@@ -131,7 +139,8 @@ export class Runner {
     };
     const started = performance.now();
     try {
-      const result = job.kind === "prediction" ? await runPrediction(job, ctx) : job.kind === "training" ? await runTraining(job, ctx) : await runPreview(job, ctx);
+      const result =
+        job.kind === "prediction" ? await runPrediction(job, ctx) : job.kind === "training" ? await runTraining(job, ctx) : await runPreview(job, ctx);
       ctx.checkpoint();
       await this.api.complete(job, result);
       this.stats.completed++;

@@ -15,7 +15,12 @@ import { fetchImage } from "./fetch-image.ts";
 import type { JobContext } from "./job-context.ts";
 
 function bytesStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
-  return new ReadableStream({ start(controller) { controller.enqueue(bytes); controller.close(); } });
+  return new ReadableStream({
+    start(controller) {
+      controller.enqueue(bytes);
+      controller.close();
+    },
+  });
 }
 
 async function labelsOf(artifact: Uint8Array, image: DecodedImage, name: string): Promise<Uint32Array> {
@@ -42,7 +47,8 @@ async function trainFrom(folder: string, job: LeasedTraining, ctx: JobContext) {
   for (const [i, example] of examples.entries()) {
     ctx.progress((0.1 * i) / examples.length, "fetching");
     const [imageBytes, artifact] = await Promise.all([fetchImage(ctx, example.image), ctx.api.download(example.labels.artifact_url)]);
-    const imagePath = join(folder, `${i}.image`), labelsPath = join(folder, `${i}.rois`);
+    const imagePath = join(folder, `${i}.image`),
+      labelsPath = join(folder, `${i}.rois`);
     await Promise.all([writeFile(imagePath, imageBytes), writeFile(labelsPath, artifact)]);
     pairs.push(async () => {
       const image = decodeImage(new Uint8Array(await readFile(imagePath)));
@@ -72,7 +78,9 @@ async function trainFrom(folder: string, job: LeasedTraining, ctx: JobContext) {
     },
   });
   const { memory } = result;
-  ctx.log(`training ${job.job_id}: prepared images held at most ${Math.ceil(memory.peakBytes / 2 ** 20)} of ${Math.ceil(memory.budgetBytes / 2 ** 20)} MiB, ${memory.preparations} preparations for ${pairs.length} images`);
+  ctx.log(
+    `training ${job.job_id}: prepared images held at most ${Math.ceil(memory.peakBytes / 2 ** 20)} of ${Math.ceil(memory.budgetBytes / 2 ** 20)} MiB, ${memory.preparations} preparations for ${pairs.length} images`,
+  );
   ctx.progress(0.95, "uploading");
   // The output URLs signed at lease time have long expired after a long training: ask for fresh ones.
   const { output } = (await ctx.api.urls(job)) as LeasedTraining;

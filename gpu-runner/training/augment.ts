@@ -37,8 +37,10 @@ export const CELLPOSE_AUGMENTATION: AugmentSettings = { zoomRange: 0.5, gainRang
 export const MICROSCOPE_AUGMENTATION: AugmentSettings = { ...CELLPOSE_AUGMENTATION, gammaRange: [0.7, 1.4], noiseRange: [0, 0.06] };
 
 function bilinear(plane: Float32Array, offset: number, width: number, height: number, sx: number, sy: number): number {
-  const x0 = Math.floor(sx), y0 = Math.floor(sy);
-  const fx = sx - x0, fy = sy - y0;
+  const x0 = Math.floor(sx),
+    y0 = Math.floor(sy);
+  const fx = sx - x0,
+    fy = sy - y0;
   let sum = 0;
   for (let j = 0; j < 2; j++) {
     const y = y0 + j;
@@ -79,7 +81,8 @@ export function sampleCrop(
   const gamma = settings.gammaRange ? random.uniform(settings.gammaRange[0], settings.gammaRange[1]) : 1;
   const noise = settings.noiseRange ? random.uniform(settings.noiseRange[0], settings.noiseRange[1]) : 0;
 
-  const cos = Math.cos(angle), sin = Math.sin(angle);
+  const cos = Math.cos(angle),
+    sin = Math.sin(angle);
   const plane = size * size;
   const imageBase = batchIndex * plane;
   const targetBase = batchIndex * 3 * plane;
@@ -87,17 +90,21 @@ export function sampleCrop(
   for (let v = 0; v < size; v++) {
     for (let u = 0; u < size; u++) {
       // Output pixel -> source position: undo rotation, then mirror, then zoom.
-      const ox = (u + 0.5 - size / 2) / scale, oy = (v + 0.5 - size / 2) / scale;
+      const ox = (u + 0.5 - size / 2) / scale,
+        oy = (v + 0.5 - size / 2) / scale;
       const rx = (cos * ox + sin * oy) * mirror;
       const ry = -sin * ox + cos * oy;
-      const sx = centreX + rx - 0.5, sy = centreY + ry - 0.5;
+      const sx = centreX + rx - 0.5,
+        sy = centreY + ry - 0.5;
       const out = v * size + u;
       let value = bilinear(source.image, 0, width, height, sx, sy);
       if (gamma !== 1) value = value < 0 ? -((-value) ** gamma) : value ** gamma;
       images[imageBase + out] = gain * value + offset + (noise > 0 ? noise * random.normal() : 0);
-      const nx = Math.round(sx), ny = Math.round(sy);
+      const nx = Math.round(sx),
+        ny = Math.round(sy);
       const inside = nx >= 0 && nx < width && ny >= 0 && ny < height && source.foreground[ny * width + nx] !== 0;
-      let flowY = 0, flowX = 0;
+      let flowY = 0,
+        flowX = 0;
       if (inside) {
         // Source flow vector -> output frame: mirror x, then rotate forward.
         const fy = bilinear(source.flows, 0, width, height, sx, sy);

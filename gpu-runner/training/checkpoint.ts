@@ -46,7 +46,8 @@ export function decodeCheckpoint(bytes: Uint8Array): TrainingState {
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLength)));
   const dataStart = Math.ceil((8 + headerLength) / 4) * 4;
   const count: number = header.count;
-  if (dataStart + 12 * count !== bytes.length) throw new Error(`truncated training checkpoint: expected ${dataStart + 12 * count} bytes, found ${bytes.length}`);
+  if (dataStart + 12 * count !== bytes.length)
+    throw new Error(`truncated training checkpoint: expected ${dataStart + 12 * count} bytes, found ${bytes.length}`);
   // Copied out byte-wise: a Buffer from readFileSync may sit at any offset of a shared pool.
   const floats = new Float32Array(3 * count);
   new Uint8Array(floats.buffer).set(bytes.subarray(dataStart, dataStart + 12 * count));

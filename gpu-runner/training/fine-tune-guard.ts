@@ -35,6 +35,9 @@ export function fineTuneNote(
     const last = apLastStep === undefined ? "" : ` (${ap(apLastStep)} after step ${steps})`;
     return `fine-tuning did not improve ${where}: base ${ap(apBefore)}, best fine-tuned no higher${last}; the base weights are returned unchanged`;
   }
-  const last = chosenStep === steps ? "" : ` (the weights of step ${chosenStep}, the best validated; ${apLastStep === undefined ? "" : `${ap(apLastStep)} after step ${steps}`})`;
+  const last =
+    chosenStep === steps
+      ? ""
+      : ` (the weights of step ${chosenStep}, the best validated; ${apLastStep === undefined ? "" : `${ap(apLastStep)} after step ${steps}`})`;
   return `fine-tuning improved ${where} from ${ap(apBefore)} to ${ap(apAfter)}${last}`;
 }

@@ -120,7 +120,8 @@ const TIMED_STEPS = 3;
 export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult> {
   const { steps: stepBudget, seconds } = request.budget;
   if (stepBudget === undefined && seconds === undefined) throw new Error("fine-tuning needs a budget: steps, seconds or both");
-  if (stepBudget !== undefined && !(Number.isInteger(stepBudget) && stepBudget > 0)) throw new Error(`budget.steps must be a positive integer, got ${stepBudget}`);
+  if (stepBudget !== undefined && !(Number.isInteger(stepBudget) && stepBudget > 0))
+    throw new Error(`budget.steps must be a positive integer, got ${stepBudget}`);
   if (seconds !== undefined && !(seconds > 0)) throw new Error(`budget.seconds must be positive, got ${seconds}`);
   if (request.pairs.length === 0) throw new Error("fine-tuning needs at least one (image, labels) pair");
 
@@ -130,7 +131,8 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const ids = request.pairs.map((_, i) => `custom/${String(i).padStart(5, "0")}`);
   const labelled = async (i: number): Promise<LabelledImage> => {
     const { image, labels } = await request.pairs[i]!();
-    if (labels.length !== image.width * image.height) throw new InputError(`pair ${i}: labels hold ${labels.length} values for a ${image.width}x${image.height} image`);
+    if (labels.length !== image.width * image.height)
+      throw new InputError(`pair ${i}: labels hold ${labels.length} values for a ${image.width}x${image.height} image`);
     const { data, modality } = toModelChannel(image);
     return { id: ids[i]!, width: image.width, height: image.height, image: data, labels, modality };
   };
@@ -161,10 +163,20 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     .filter((i) => measured[i]! > 0)
     .map((i) => ({ id: ids[i]!, diameter: measured[i]!, load: () => labelled(i) }));
   const trainIds = trainIndices.map((i) => ids[i]!);
-  const trainDiameters = preparingDiameters(trainIds, trainIndices.map((i) => measured[i]!));
-  const images = new PreparedImageCache(trainIds, trainIndices.map((i) => sizes[i]!), budgetBytes, async (k) =>
-    prepareImage(await labelled(trainIndices[k]!), base.manifest.diameter, trainDiameters[k]));
-  trainIndices.forEach((i, k) => { const prepared = preparedInScan.get(i); if (prepared) images.offer(k, prepared); });
+  const trainDiameters = preparingDiameters(
+    trainIds,
+    trainIndices.map((i) => measured[i]!),
+  );
+  const images = new PreparedImageCache(
+    trainIds,
+    trainIndices.map((i) => sizes[i]!),
+    budgetBytes,
+    async (k) => prepareImage(await labelled(trainIndices[k]!), base.manifest.diameter, trainDiameters[k]),
+  );
+  trainIndices.forEach((i, k) => {
+    const prepared = preparedInScan.get(i);
+    if (prepared) images.offer(k, prepared);
+  });
   preparedInScan.clear();
 
   // With only a time budget, the schedule's length is set once the first steps have been timed.
@@ -175,7 +187,12 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     modelDiameter: base.manifest.diameter,
     cropSize: base.manifest.tileSize,
     batchSize: request.batchSize ?? 4,
-    schedule: { peak: request.learningRate ?? FINE_TUNE_PEAK_LEARNING_RATE, warmupSteps: Math.min(10, Math.ceil(plannedSteps / 10)), totalSteps: plannedSteps, finalFraction: 0.1 },
+    schedule: {
+      peak: request.learningRate ?? FINE_TUNE_PEAK_LEARNING_RATE,
+      warmupSteps: Math.min(10, Math.ceil(plannedSteps / 10)),
+      totalSteps: plannedSteps,
+      finalFraction: 0.1,
+    },
   });
   const state = freshTrainingState(config, params);
   const trainer = await Trainer.create(state, images, { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 });
@@ -183,11 +200,11 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const validationTimes: number[] = [];
   const validate = heldOut.length
     ? async (weights: Float32Array) => {
-      const validationStarted = performance.now();
-      const scores = await validationAp(config, weights, heldOut);
-      validationTimes.push((performance.now() - validationStarted) / 1000);
-      return scores;
-    }
+        const validationStarted = performance.now();
+        const scores = await validationAp(config, weights, heldOut);
+        validationTimes.push((performance.now() - validationStarted) / 1000);
+        return scores;
+      }
     : undefined;
   const baseScores = validate ? await validate(params) : undefined;
   const apBefore = baseScores?.ap50.mean;
@@ -240,7 +257,12 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
       if (event.step === 1) firstStepSeconds = elapsed;
       if (seconds !== undefined && event.step === 1 + TIMED_STEPS) plan(event.step, elapsed);
       const fraction = Math.max(stepBudget ? event.step / stepBudget : 0, seconds ? elapsed / seconds : 0);
-      request.onProgress?.({ step: event.step, totalSteps: stepBudget ?? Math.round(event.step / Math.max(fraction, 1e-9)), loss: event.loss, fraction: Math.min(1, fraction) });
+      request.onProgress?.({
+        step: event.step,
+        totalSteps: stepBudget ?? Math.round(event.step / Math.max(fraction, 1e-9)),
+        loss: event.loss,
+        fraction: Math.min(1, fraction),
+      });
     },
   };
   const loop = await trainLoop(trainer, loopOptions);
@@ -273,5 +295,11 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     sizeNote = `; without a diameter it ${keep ? `starts from the training objects' size, ${learnedDiameter.toFixed(1)} px` : "estimates each image's object size"} (AP@0.5 ${withSize.toFixed(3)} from that size, ${withEstimate.toFixed(3)} from the estimate, diameter "auto")`;
   }
   if (learnedDiameter !== undefined && !heldOut.length) model.manifest.trainedObjectDiameter = learnedDiameter;
-  return { ...model, steps: state.step, seconds: trainedSeconds, memory: images.stats(), validation: { apBefore, apAfter, apLastStep, ap75Before, ap75After, chosenStep, heldOut: heldOut.length, onTrainingImage, note: note + sizeNote } };
+  return {
+    ...model,
+    steps: state.step,
+    seconds: trainedSeconds,
+    memory: images.stats(),
+    validation: { apBefore, apAfter, apLastStep, ap75Before, ap75After, chosenStep, heldOut: heldOut.length, onTrainingImage, note: note + sizeNote },
+  };
 }

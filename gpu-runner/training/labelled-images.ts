@@ -77,7 +77,8 @@ export function listedModalities(dir: string): Map<string, Modality> | undefined
   if (!existsSync(path)) return undefined;
   const [header, ...rows] = readFileSync(path, "utf8").trim().split(/\r?\n/);
   const columns = header!.split(",");
-  const nameAt = columns.indexOf("name"), modalityAt = columns.indexOf("modality");
+  const nameAt = columns.indexOf("name"),
+    modalityAt = columns.indexOf("modality");
   if (nameAt < 0 || modalityAt < 0) throw new Error(`${path} needs the columns name and modality`);
   const listed = new Map<string, Modality>();
   for (const row of rows) {

@@ -7,7 +7,13 @@ import { DEFAULT_PERCENTILES } from "../engine/normalize.ts";
 import { buildInferenceModel } from "../network/inference-model.ts";
 import type { TrainingConfig } from "./training-config.ts";
 
-export function exportModel(config: TrainingConfig, params: Float32Array, name: string, version: string, provenance: ModelManifest["provenance"]): { onnx: Uint8Array; manifest: ModelManifest } {
+export function exportModel(
+  config: TrainingConfig,
+  params: Float32Array,
+  name: string,
+  version: string,
+  provenance: ModelManifest["provenance"],
+): { onnx: Uint8Array; manifest: ModelManifest } {
   const onnx = buildInferenceModel(config.network, params);
   const manifest: ModelManifest = {
     name,
@@ -24,7 +30,7 @@ export function exportModel(config: TrainingConfig, params: Float32Array, name: 
 export function writeModel(dir: string, model: { onnx: Uint8Array; manifest: ModelManifest }): string {
   const base = join(dir, model.manifest.name);
   writeFileSync(`${base}.onnx.partial`, model.onnx);
-  writeFileSync(`${base}.json`, JSON.stringify(model.manifest, null, 2) + "\n");
+  writeFileSync(`${base}.json`, `${JSON.stringify(model.manifest, null, 2)}\n`);
   // Renamed into place so a reader never sees a half-written network.
   renameSync(`${base}.onnx.partial`, `${base}.onnx`);
   return `${base}.onnx`;

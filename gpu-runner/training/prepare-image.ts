@@ -35,6 +35,9 @@ export function preparingDiameters(ids: readonly string[], measured: readonly nu
 
 /** Prepares many images held in memory (the train CLI's data sets). */
 export function prepareImages(pairs: LabelledImage[], modelDiameter: number): PreparedImage[] {
-  const diameters = preparingDiameters(pairs.map((p) => p.id), pairs.map((p) => medianObjectDiameter(p.labels)));
+  const diameters = preparingDiameters(
+    pairs.map((p) => p.id),
+    pairs.map((p) => medianObjectDiameter(p.labels)),
+  );
   return pairs.map((pair, i) => prepareImage(pair, modelDiameter, diameters[i]));
 }

@@ -48,13 +48,20 @@ export class PreparedImageCache implements TrainingImages {
    * `sizes`: each image's width and height, known before it is prepared, so that room is made
    * before preparing. An image that alone needs more than the budget is refused up front.
    */
-  constructor(ids: readonly string[], sizes: readonly { width: number; height: number }[], budgetBytes: number, prepare: (index: number) => Promise<PreparedImage>) {
+  constructor(
+    ids: readonly string[],
+    sizes: readonly { width: number; height: number }[],
+    budgetBytes: number,
+    prepare: (index: number) => Promise<PreparedImage>,
+  ) {
     if (!(budgetBytes > 0)) throw new Error(`the training memory budget must be positive, got ${budgetBytes}`);
     if (sizes.length !== ids.length) throw new Error(`${ids.length} ids but ${sizes.length} sizes`);
     sizes.forEach(({ width, height }, i) => {
       const needed = preparedImageBytes(width, height);
       if (needed > budgetBytes) {
-        throw new InputError(`training image ${i + 1} (${width}x${height}) needs ${mebibytes(needed)} prepared for training, more than this runner's training memory budget of ${mebibytes(budgetBytes)} (TRAINING_MEMORY_MB)`);
+        throw new InputError(
+          `training image ${i + 1} (${width}x${height}) needs ${mebibytes(needed)} prepared for training, more than this runner's training memory budget of ${mebibytes(budgetBytes)} (TRAINING_MEMORY_MB)`,
+        );
       }
     });
     this.ids = ids;
@@ -101,7 +108,10 @@ export class PreparedImageCache implements TrainingImages {
   private hold(index: number, prepared: PreparedImage): void {
     const bytes = bytesOf(prepared);
     // Sizes were checked against the budget when the cache was made; a prepared image of another size is a bug.
-    if (this.residentBytes + bytes > this.budgetBytes) throw new Error(`prepared image ${index} holds ${bytes} bytes, not the ${preparedImageBytes(this.sizes[index]!.width, this.sizes[index]!.height)} expected`);
+    if (this.residentBytes + bytes > this.budgetBytes)
+      throw new Error(
+        `prepared image ${index} holds ${bytes} bytes, not the ${preparedImageBytes(this.sizes[index]!.width, this.sizes[index]!.height)} expected`,
+      );
     this.held.set(index, prepared);
     this.residentBytes += bytes;
     this.peakBytes = Math.max(this.peakBytes, this.residentBytes);

@@ -40,14 +40,20 @@ export async function trainLoop(trainer: Trainer, options: LoopOptions): Promise
   const state = trainer.state;
   const started = performance.now();
   const elapsed = () => (performance.now() - started) / 1000;
-  const history = state.history as { wallSeconds?: number; losses?: [number, number][]; validations?: { step: number; ap50: Record<string, number> }[]; bestMeanAp?: number };
+  const history = state.history as {
+    wallSeconds?: number;
+    losses?: [number, number][];
+    validations?: { step: number; ap50: Record<string, number> }[];
+    bestMeanAp?: number;
+  };
   const wallBefore = history.wallSeconds ?? 0;
   history.losses ??= [];
   history.validations ??= [];
   let bestParams = state.params.slice();
   let bestScores: ValidationScores | undefined;
   let lastScores: ValidationScores | undefined;
-  let lossSum = 0, lossCount = 0;
+  let lossSum = 0,
+    lossCount = 0;
 
   const runValidation = async () => {
     if (!options.validate) return;

@@ -65,9 +65,18 @@ function meansBySet(perSet: Map<string, [number, number][]>, threshold: 0 | 1): 
  * by these weights, with or without the training objects' size in the manifest (engine/README.md,
  * "Automatic diameter"): what fine-tuning checks before it gives its model that size.
  */
-export async function autoDiameterAp(config: TrainingConfig, params: Float32Array, images: ValidationImage[], trainedObjectDiameter: number | undefined): Promise<number> {
+export async function autoDiameterAp(
+  config: TrainingConfig,
+  params: Float32Array,
+  images: ValidationImage[],
+  trainedObjectDiameter: number | undefined,
+): Promise<number> {
   const { onnx, manifest } = exportModel(config, params, "validation", "validation", { source: "validation during training" });
-  const model = await loadModelFromBytes(onnx, { ...manifest, ...(trainedObjectDiameter !== undefined && { trainedObjectDiameter }) }, { executionProvider: "cpu", log: () => {} });
+  const model = await loadModelFromBytes(
+    onnx,
+    { ...manifest, ...(trainedObjectDiameter !== undefined && { trainedObjectDiameter }) },
+    { executionProvider: "cpu", log: () => {} },
+  );
   let sum = 0;
   for (const { load } of images) {
     const pair = await load();

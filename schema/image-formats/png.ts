@@ -37,7 +37,15 @@ export function readPngHeader(ihdr: Uint8Array): PngHeader {
 }
 
 // Adam7 passes: [x0, y0, dx, dy].
-const ADAM7 = [[0, 0, 8, 8], [4, 0, 8, 8], [0, 4, 4, 8], [2, 0, 4, 4], [0, 2, 2, 4], [1, 0, 2, 2], [0, 1, 1, 2]] as const;
+const ADAM7 = [
+  [0, 0, 8, 8],
+  [4, 0, 8, 8],
+  [0, 4, 4, 8],
+  [2, 0, 4, 4],
+  [0, 2, 2, 4],
+  [1, 0, 2, 2],
+  [0, 1, 1, 2],
+] as const;
 
 /** Bytes the image data inflates to: each row of each pass is a filter byte and its packed samples. */
 export function pngInflatedBytes(header: PngHeader): number {

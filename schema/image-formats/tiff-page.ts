@@ -70,7 +70,9 @@ export function describeTiffPage(tags: TiffTags, index: number): TiffPage {
   const pageBytes = width * height * samplesPerPixel * bytesPerSample;
   const blockBytes = blockWidth * blockHeight * (planar ? 1 : samplesPerPixel) * bytesPerSample;
   if (blockBytes > maxBlockBytes(pageBytes)) {
-    throw new ImageDecodeError(`TIFF page ${index}: a ${blockWidth}x${blockHeight} ${tiled ? "tile" : "strip"} is far larger than the ${width}x${height} image`);
+    throw new ImageDecodeError(
+      `TIFF page ${index}: a ${blockWidth}x${blockHeight} ${tiled ? "tile" : "strip"} is far larger than the ${width}x${height} image`,
+    );
   }
   const blocks = Math.ceil(width / blockWidth) * Math.ceil(height / blockHeight) * (planar ? samplesPerPixel : 1);
   if (blocks > MAX_TIFF_TAG_VALUES) {
@@ -82,7 +84,21 @@ export function describeTiffPage(tags: TiffTags, index: number): TiffPage {
   const counts = tags.count(countsTag);
   if (counts === 0 && compression !== 1) throw new ImageDecodeError(`TIFF page ${index} is missing strip or tile byte counts`);
   if (counts > 0 && counts < blocks) throw new ImageDecodeError(`TIFF page ${index}: ${counts} byte counts listed, ${blocks} needed`);
-  return { width, height, samplesPerPixel, bitsPerSample, sampleFormat, compression, predictor, planar, whiteIsZero: photometric === 0, tiled, blockWidth, blockHeight, blocks };
+  return {
+    width,
+    height,
+    samplesPerPixel,
+    bitsPerSample,
+    sampleFormat,
+    compression,
+    predictor,
+    planar,
+    whiteIsZero: photometric === 0,
+    tiled,
+    blockWidth,
+    blockHeight,
+    blocks,
+  };
 }
 
 /** Decoded bytes of a full block, and of block `index` (a bottom strip holds only the rows left). */
@@ -105,7 +121,9 @@ export function checkTiffBlock(page: TiffPage, pageIndex: number, index: number,
   const { expected } = tiffBlockBytes(page, index);
   const bytes = count ?? expected;
   if (!(Number.isSafeInteger(offset) && Number.isSafeInteger(bytes)) || offset < 0 || bytes < 0 || offset + bytes > fileSize) {
-    throw new ImageDecodeError(`TIFF truncated: page ${pageIndex} data block ${index} (${bytes} bytes at ${offset}) lies past the end of the file (${fileSize} bytes)`);
+    throw new ImageDecodeError(
+      `TIFF truncated: page ${pageIndex} data block ${index} (${bytes} bytes at ${offset}) lies past the end of the file (${fileSize} bytes)`,
+    );
   }
   if (maxInflatedBytes(page.compression, bytes) < expected) {
     throw new ImageDecodeError(`TIFF truncated or corrupt: page ${pageIndex} data block ${index} has ${bytes} bytes, too few to decode to ${expected}`);

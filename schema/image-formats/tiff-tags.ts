@@ -25,7 +25,24 @@ export const Tag = {
 export const TAGS_READ: ReadonlySet<number> = new Set(Object.values(Tag));
 
 /** Byte size of each field type by type code (BYTE..DOUBLE, IFD, and BigTIFF's LONG8/SLONG8/IFD8). */
-export const TYPE_SIZE: Readonly<Record<number, number>> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4, 16: 8, 17: 8, 18: 8 };
+export const TYPE_SIZE: Readonly<Record<number, number>> = {
+  1: 1,
+  2: 1,
+  3: 2,
+  4: 4,
+  5: 8,
+  6: 1,
+  7: 1,
+  8: 2,
+  9: 4,
+  10: 8,
+  11: 4,
+  12: 8,
+  13: 4,
+  16: 8,
+  17: 8,
+  18: 8,
+};
 
 export const Compression = { None: 1, Lzw: 5, AdobeDeflate: 8, PackBits: 32773, Deflate: 32946 } as const;
 

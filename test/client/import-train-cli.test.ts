@@ -51,7 +51,10 @@ afterAll(async () => {
 
 /** Starts `npm run client -- ...` as a user would; `output()` reads what it has written so far. */
 function startClient(args: string[]): { done: Promise<{ code: number | null; output: string }>; output: () => string } {
-  const child = spawn(process.execPath, ["client/main.ts", ...args], { env: { ...process.env, CELLSEG_API: stack.api, CELLSEG_KEY: stack.key }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["client/main.ts", ...args], {
+    env: { ...process.env, CELLSEG_API: stack.api, CELLSEG_KEY: stack.key },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout.on("data", (chunk) => (output += chunk));
   child.stderr.on("data", (chunk) => (output += chunk));
@@ -125,7 +128,21 @@ describe("npm run client -- import", () => {
 
 describe("npm run client -- train", () => {
   it("trains on the imported segmentation with --wait: prints the new model and its scores, exit 0", async () => {
-    const { code, output } = await runClient(["train", "--model", "cpsam", imageId, "--segmentations", segmentationId, "--name", "from-cli", "--steps", "2", "--wait", "--poll", "0.5"]);
+    const { code, output } = await runClient([
+      "train",
+      "--model",
+      "cpsam",
+      imageId,
+      "--segmentations",
+      segmentationId,
+      "--name",
+      "from-cli",
+      "--steps",
+      "2",
+      "--wait",
+      "--poll",
+      "0.5",
+    ]);
     expect(code, output).toBe(0);
     expect(output).toMatch(/Training job \S+ submitted/);
     expect(output).toMatch(/Training job \S+ COMPLETED/);
@@ -148,7 +165,11 @@ describe("npm run client -- train", () => {
     expect(await api(`/job/${jobId}`)).toMatchObject({ kind: "training", image_ids: [imageId] });
     // The training goes on without the client; let it finish so the stack stops with no job in flight.
     let status = "";
-    for (const deadline = Date.now() + 120_000; Date.now() < deadline && status !== "COMPLETED" && status !== "FAILED"; await new Promise((r) => setTimeout(r, 500))) {
+    for (
+      const deadline = Date.now() + 120_000;
+      Date.now() < deadline && status !== "COMPLETED" && status !== "FAILED";
+      await new Promise((r) => setTimeout(r, 500))
+    ) {
       status = (await api<{ status: string }>(`/job/${jobId}`)).status;
     }
     expect(status).toBe("COMPLETED");
@@ -176,7 +197,9 @@ describe("npm run client -- train", () => {
     runner = stack.startRunner();
     const { code, output } = await client.done;
     expect(code, output).toBe(1);
-    expect(output).toMatch(new RegExp(`Training job \\S+ FAILED after .*: Segmentation ${doomed} of image ${imageId}, which this training learns from, was deleted`));
+    expect(output).toMatch(
+      new RegExp(`Training job \\S+ FAILED after .*: Segmentation ${doomed} of image ${imageId}, which this training learns from, was deleted`),
+    );
     expect(output).not.toContain("New model");
   }, 180_000);
 });

@@ -65,16 +65,20 @@ function runClient(args: string[], until?: () => boolean): Promise<{ code: numbe
   let output = "";
   child.stdout.on("data", (chunk) => (output += chunk));
   child.stderr.on("data", (chunk) => (output += chunk));
-  const watch = until && setInterval(() => {
-    if (until()) {
-      clearInterval(watch);
-      child.kill("SIGINT");
-    }
-  }, 50);
-  return new Promise((resolve) => child.on("exit", (code) => {
-    if (watch) clearInterval(watch);
-    resolve({ code, output });
-  }));
+  const watch =
+    until &&
+    setInterval(() => {
+      if (until()) {
+        clearInterval(watch);
+        child.kill("SIGINT");
+      }
+    }, 50);
+  return new Promise((resolve) =>
+    child.on("exit", (code) => {
+      if (watch) clearInterval(watch);
+      resolve({ code, output });
+    }),
+  );
 }
 
 async function api<T>(path: string): Promise<T> {
@@ -118,7 +122,12 @@ describe("npm run client -- segment", () => {
   let firstOut: string;
 
   it("segments a folder of three images: all four exports of each on disk, a summary, exit 0", async () => {
-    firstFolder = folderOf("three", { "a.tif": nucleiTiff(200, 160), "b.png": nucleiPng(160, 160), "c.tiff": nucleiTiff(128, 192), "notes.txt": "not an image, not picked up" });
+    firstFolder = folderOf("three", {
+      "a.tif": nucleiTiff(200, 160),
+      "b.png": nucleiPng(160, 160),
+      "c.tiff": nucleiTiff(128, 192),
+      "notes.txt": "not an image, not picked up",
+    });
     firstOut = join(work, "three-out");
     const before = await counts();
     const { code, output } = await runClient(["segment", firstFolder, "--out", firstOut, "--poll", "0.2"]);
@@ -199,13 +208,17 @@ describe("the client's uploads and waiting", () => {
     const http = new Http({ api: stack.api, key: stack.key, fetch: faults.fetch, retry: fastRetry });
     let sent = 0;
     const states: unknown[] = [];
-    const image = await uploadImage(http, { path: file, name: "big.tif", size: bytes.length }, {
-      resumableAbove: MiB,
-      bodyLimit: 100_000_000,
-      pollMs: 100,
-      onBytes: (delta) => (sent += delta),
-      onState: (state) => states.push(state),
-    });
+    const image = await uploadImage(
+      http,
+      { path: file, name: "big.tif", size: bytes.length },
+      {
+        resumableAbove: MiB,
+        bodyLimit: 100_000_000,
+        pollMs: 100,
+        onBytes: (delta) => (sent += delta),
+        onState: (state) => states.push(state),
+      },
+    );
     expect(image).toMatchObject({ name: "big.tif", upload_status: "ready", width: 64, height: 64, size: bytes.length });
     expect(faults.failedOnce()).toBe(true);
     const partsPut = faults.puts.map((p) => partOf(p.url));
@@ -231,7 +244,9 @@ describe("the client's uploads and waiting", () => {
     // Someone else's prediction, on a bigger image, holds the organization's one slot.
     const form = new FormData();
     form.append("file", new File([nucleiPng(1024, 1024) as Uint8Array<ArrayBuffer>], "other.png"));
-    const { image: other } = (await (await fetch(`${stack.api}/upload`, { method: "POST", body: form, headers: { Authorization: `Bearer ${stack.key}` } })).json()) as { image: { id: string } };
+    const { image: other } = (await (
+      await fetch(`${stack.api}/upload`, { method: "POST", body: form, headers: { Authorization: `Bearer ${stack.key}` } })
+    ).json()) as { image: { id: string } };
     const busy = await fetch(`${stack.api}/predict`, {
       method: "POST",
       headers: { Authorization: `Bearer ${stack.key}`, "Content-Type": "application/json" },
@@ -246,7 +261,10 @@ describe("the client's uploads and waiting", () => {
     const sink = new PassThrough();
     let output = "";
     sink.on("data", (chunk) => (output += chunk));
-    const code = await segmentCommand([folder, "--out", out, "--resumable-above", "0", "--poll", "0.2", "--formats", "csv,masks", "--diameter", "auto"], { out: sink, http });
+    const code = await segmentCommand([folder, "--out", out, "--resumable-above", "0", "--poll", "0.2", "--formats", "csv,masks", "--diameter", "auto"], {
+      out: sink,
+      http,
+    });
     expect(code, output).toBe(0);
     expect(output).toMatch(/waiting: A prediction is already (running|queued) for this organization/);
     expect(faults.failedOnce()).toBe(true);

@@ -32,7 +32,16 @@ beforeAll(async () => {
   context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
     viewport: { width: 1440, height: 900 },
     acceptDownloads: true,
   });
@@ -216,7 +225,11 @@ describe("the dashboard in a browser", () => {
     expect(csv.trim().split("\n")).toHaveLength(cells + 1);
     expect(csv.split("\n")[0]).toContain("area_px");
     const [zip] = await Promise.all([page.waitForEvent("download"), page.click("a[data-export='rois.zip']")]);
-    expect(readFileSync((await zip.path())!).subarray(0, 2).toString()).toBe("PK");
+    expect(
+      readFileSync((await zip.path())!)
+        .subarray(0, 2)
+        .toString(),
+    ).toBe("PK");
   }, 180_000);
 
   it("lists the models and deletes an image after confirmation", async () => {

@@ -59,7 +59,9 @@ describe("the local stack", () => {
     // The synthetic nuclei are well separated; a working model finds nearly all of them.
     expect(done.cell_count).toBeGreaterThanOrEqual(Math.round(image.nuclei * 0.8));
     expect(done.cell_count).toBeLessThanOrEqual(Math.round(image.nuclei * 1.2));
-    const csv = await (await fetch(`${stack.api}/export/${done.segmentation_id}/measurements.csv`, { headers: { Authorization: `Bearer ${stack.key}` } })).text();
+    const csv = await (
+      await fetch(`${stack.api}/export/${done.segmentation_id}/measurements.csv`, { headers: { Authorization: `Bearer ${stack.key}` } })
+    ).text();
     expect(csv.trim().split("\n")).toHaveLength((done.cell_count as number) + 1);
     await stopRunner(runner);
   }, 180_000);
@@ -96,7 +98,11 @@ describe("the local stack", () => {
     const image = await upload("big.png", 2048, 2048);
     const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam" });
     // A runner of an earlier test, stopping, may lease it first and hand it back: wait for the doomed one to hold it.
-    const started = await until(() => api(`/job/${prediction_id}`), (p) => p.runner_id === "doomed" || p.status === "COMPLETED" || p.status === "FAILED", 60_000);
+    const started = await until(
+      () => api(`/job/${prediction_id}`),
+      (p) => p.runner_id === "doomed" || p.status === "COMPLETED" || p.status === "FAILED",
+      60_000,
+    );
     expect(started).toMatchObject({ status: "STARTED", runner_id: "doomed", attempts: 1 });
     doomed.kill("SIGKILL");
 

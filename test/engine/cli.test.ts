@@ -54,10 +54,23 @@ describe("command-line tools", () => {
   });
 
   it("eval sweeps listed mask parameters from one network pass per image: a line per combination, the first the same as the run's own", () => {
-    const result = run("eval.ts", ["--data", dir, "--model", "reference", "--diameter", "15", "--provider", "cpu", "--flow-threshold", "0.4,0", "--cellprob-threshold=20,0"]);
+    const result = run("eval.ts", [
+      "--data",
+      dir,
+      "--model",
+      "reference",
+      "--diameter",
+      "15",
+      "--provider",
+      "cpu",
+      "--flow-threshold",
+      "0.4,0",
+      "--cellprob-threshold=20,0",
+    ]);
     expect(result.status).toBe(0);
     const own = result.stdout.match(/set: 1 images, AP@0\.5 (\d\.\d{3}) {2}AP@0\.75 (\d\.\d{3}) {2}AP@0\.9 (\d\.\d{3})/)!;
-    const line = (combination: string) => result.stdout.match(new RegExp(`${combination} +AP@0\\.5 (\\d\\.\\d{3}) {2}AP@0\\.75 (\\d\\.\\d{3}) {2}AP@0\\.9 (\\d\\.\\d{3})`))!;
+    const line = (combination: string) =>
+      result.stdout.match(new RegExp(`${combination} +AP@0\\.5 (\\d\\.\\d{3}) {2}AP@0\\.75 (\\d\\.\\d{3}) {2}AP@0\\.9 (\\d\\.\\d{3})`))!;
     expect(line("cellprobThreshold 20, flowThreshold 0.4").slice(1)).toEqual(own.slice(1));
     // A threshold no logit reaches finds nothing (AP 0); the usual one finds the nuclei.
     expect(line("cellprobThreshold 20, flowThreshold 0")[1]).toBe("0.000");

@@ -35,11 +35,13 @@ describe("estimateDiameterFromImage", () => {
   });
 
   it("reads the block means of every scale from one summed-area table, partial edge blocks included", () => {
-    const width = 37, height = 23;
+    const width = 37,
+      height = 23;
     const plane = { data: Float32Array.from({ length: width * height }, (_, i) => ((i * 7919) % 101) / 100), width, height };
     const table = summedAreaTable(plane);
     for (const factor of [2, 3, 5, 8]) {
-      const direct = blockMean(plane, factor), fromTable = blockMeanFromTable(plane, table, factor);
+      const direct = blockMean(plane, factor),
+        fromTable = blockMeanFromTable(plane, table, factor);
       expect([fromTable.width, fromTable.height]).toEqual([Math.ceil(width / factor), Math.ceil(height / factor)]);
       expect([direct.width, direct.height]).toEqual([fromTable.width, fromTable.height]);
       fromTable.data.forEach((value, i) => expect(value).toBeCloseTo(direct.data[i]!, 6));

@@ -60,7 +60,14 @@ describe("mask reconstruction from flows (Cellpose's dynamics)", () => {
     const noise = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5) * 0.3;
     const foreground: number[] = [];
     for (let i = 0; i < plane; i++) {
-      if (scene.labels[i]) { foreground.push(i); flows[i]! += noise(); flows[plane + i]! += noise(); } else { flows[i] = 0; flows[plane + i] = 0; }
+      if (scene.labels[i]) {
+        foreground.push(i);
+        flows[i]! += noise();
+        flows[plane + i]! += noise();
+      } else {
+        flows[i] = 0;
+        flows[plane + i] = 0;
+      }
     }
     const starts = Int32Array.from(foreground);
     const endsOf = (tolerance?: number) => {
@@ -68,7 +75,8 @@ describe("mask reconstruction from flows (Cellpose's dynamics)", () => {
       followFlowsRange(flows, scene.width, scene.height, starts, 200, 0, starts.length, ends, tolerance);
       return ends;
     };
-    const early = endsOf(), everyStep = endsOf(0);
+    const early = endsOf(),
+      everyStep = endsOf(0);
     // A few percent of trajectories still drifting in their cycle end one pixel over, inside the
     // same sink: the masks are the same.
     let same = 0;
@@ -124,19 +132,26 @@ describe("flow-error quality control", () => {
     let iterations = 0;
     for (let k = 1; k <= count; k++) iterations = Math.max(iterations, 2 * (boxes.maxY[k]! - boxes.minY[k]! + boxes.maxX[k]! - boxes.minX[k]! + 4));
     const scratch = new DiffusionScratch();
-    for (let k = count; k >= 1; k--) { // largest-first and smallest-first orders both occur here
-      const x0 = boxes.minX[k]!, y0 = boxes.minY[k]!, w = boxes.maxX[k]! - x0 + 1, h = boxes.maxY[k]! - y0 + 1;
+    for (let k = count; k >= 1; k--) {
+      // largest-first and smallest-first orders both occur here
+      const x0 = boxes.minX[k]!,
+        y0 = boxes.minY[k]!,
+        w = boxes.maxX[k]! - x0 + 1,
+        h = boxes.maxY[k]! - y0 + 1;
       diffuseInMask(labels, width, k, x0, y0, w, h, iterations, scratch);
-      const { t } = scratch, stride = w + 2;
-      for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
-        const i = (y0 + y) * width + x0 + x;
-        if (labels[i] !== k) continue;
-        const j = (y + 1) * stride + x + 1;
-        const dy = t[j + stride]! - t[j - stride]!, dx = t[j + 1]! - t[j - 1]!;
-        const norm = 1e-60 + Math.sqrt(dy * dy + dx * dx);
-        expect(Math.fround(dy / norm)).toBe(targets[i]);
-        expect(Math.fround(dx / norm)).toBe(targets[width * height + i]);
-      }
+      const { t } = scratch,
+        stride = w + 2;
+      for (let y = 0; y < h; y++)
+        for (let x = 0; x < w; x++) {
+          const i = (y0 + y) * width + x0 + x;
+          if (labels[i] !== k) continue;
+          const j = (y + 1) * stride + x + 1;
+          const dy = t[j + stride]! - t[j - stride]!,
+            dx = t[j + 1]! - t[j - 1]!;
+          const norm = 1e-60 + Math.sqrt(dy * dy + dx * dx);
+          expect(Math.fround(dy / norm)).toBe(targets[i]);
+          expect(Math.fround(dx / norm)).toBe(targets[width * height + i]);
+        }
     }
   });
 
@@ -146,7 +161,11 @@ describe("flow-error quality control", () => {
     paintDisc(scene, 45, 15, 10, 2);
     const unit = flowsFromLabels(scene.labels, 60, 30);
     // Reverse the flows of disc 2: squared error 4 per pixel, far above 0.4.
-    for (let i = 0; i < 1800; i++) if (scene.labels[i] === 2) { unit[i] = -unit[i]!; unit[1800 + i] = -unit[1800 + i]!; }
+    for (let i = 0; i < 1800; i++)
+      if (scene.labels[i] === 2) {
+        unit[i] = -unit[i]!;
+        unit[1800 + i] = -unit[1800 + i]!;
+      }
     const labels = scene.labels.slice();
     expect(removeBadFlowMasks(labels, 2, unit, 60, 0.4)).toBe(1);
     expect(labels.includes(1)).toBe(true);

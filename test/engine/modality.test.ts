@@ -6,7 +6,9 @@ import { detectModality, modalityChannel } from "../../gpu-runner/engine/modalit
 // A 64x64 field with one disc of radius 12 in the middle: `nucleus` and `background` give each
 // pixel's channel values, with a little deterministic texture so percentiles are not degenerate.
 function field(channels: number, nucleus: number[], background: number[], bitDepth = 8): DecodedImage {
-  const width = 64, height = 64, plane = width * height;
+  const width = 64,
+    height = 64,
+    plane = width * height;
   const data = new Float32Array(channels * plane);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
@@ -17,7 +19,8 @@ function field(channels: number, nucleus: number[], background: number[], bitDep
   }
   return { width, height, channels, bitDepth, sampleFormat: "uint", data };
 }
-const centre = 32 * 64 + 32, corner = 2 * 64 + 2;
+const centre = 32 * 64 + 32,
+  corner = 2 * 64 + 2;
 
 const fluorescence = field(1, [200], [12]);
 const brightfield = field(1, [90], [225]);
@@ -46,7 +49,11 @@ describe("detecting the modality from the pixels", () => {
 
 describe("the one channel a nuclei model reads", () => {
   it("is bright on nuclei and dark on the background, whatever the modality", () => {
-    for (const [image, modality] of [[fluorescence, "fluorescence"], [brightfield, "brightfield"], [stained, "histology"]] as const) {
+    for (const [image, modality] of [
+      [fluorescence, "fluorescence"],
+      [brightfield, "brightfield"],
+      [stained, "histology"],
+    ] as const) {
       const channel = modalityChannel(image, modality);
       expect(channel[centre]!, modality).toBeGreaterThan(channel[corner]! + 0.1 * Math.abs(channel[centre]!));
     }

@@ -20,7 +20,10 @@ describe("percentile normalisation (Cellpose's normalize99)", () => {
   it("maps each channel's 1st and 99th percentiles to 0 and 1 independently", () => {
     const plane = 101;
     const data = new Float32Array(2 * plane);
-    for (let i = 0; i < plane; i++) { data[i] = i; data[plane + i] = 1000 + 10 * i; }
+    for (let i = 0; i < plane; i++) {
+      data[i] = i;
+      data[plane + i] = 1000 + 10 * i;
+    }
     const out = normalizeImage({ width: plane, height: 1, channels: 2, bitDepth: 16, sampleFormat: "uint", data });
     expect([out[1], out[99], out[plane + 1], out[plane + 99]]).toEqual([0, 1, 0, 1]);
     expect(out[50]).toBeCloseTo(49 / 98, 6);

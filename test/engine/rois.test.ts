@@ -14,9 +14,11 @@ function rasterise(polygon: Int32Array, width: number, height: number): Uint8Arr
     const cy = y + 0.5;
     const crossings: number[] = [];
     for (let i = 0; i < n; i++) {
-      const x1 = polygon[2 * i]!, y1 = polygon[2 * i + 1]!;
-      const x2 = polygon[2 * ((i + 1) % n)]!, y2 = polygon[2 * ((i + 1) % n) + 1]!;
-      if ((y1 <= cy) !== (y2 <= cy)) crossings.push(x1 + ((cy - y1) / (y2 - y1)) * (x2 - x1));
+      const x1 = polygon[2 * i]!,
+        y1 = polygon[2 * i + 1]!;
+      const x2 = polygon[2 * ((i + 1) % n)]!,
+        y2 = polygon[2 * ((i + 1) % n) + 1]!;
+      if (y1 <= cy !== y2 <= cy) crossings.push(x1 + ((cy - y1) / (y2 - y1)) * (x2 - x1));
     }
     crossings.sort((a, b) => a - b);
     for (let c = 0; c + 1 < crossings.length; c += 2) {
@@ -49,9 +51,10 @@ function roisOf(scene: LabelImage): { labels: Uint32Array; rois: Roi[] } {
 function raggedScene(): LabelImage {
   const scene = emptyLabels(64, 48);
   let state = 99;
-  const random = () => ((state = (state * 1_103_515_245 + 12_345) >>> 0) / 2 ** 32);
+  const random = () => (state = (state * 1_103_515_245 + 12_345) >>> 0) / 2 ** 32;
   for (let k = 1; k <= 12; k++) {
-    let x = Math.floor(random() * 64), y = Math.floor(random() * 48);
+    let x = Math.floor(random() * 64),
+      y = Math.floor(random() * 48);
     for (let s = 0; s < 60; s++) {
       scene.labels[y * 64 + x] = k;
       x = Math.min(63, Math.max(0, x + Math.floor(random() * 3) - 1));
@@ -72,7 +75,11 @@ describe("ROI outlines", () => {
     expect(roi!.perimeter_px).toBeCloseTo(4 - 2 * (2 - Math.SQRT2), 12); // ImageJ's documented example
   });
 
-  for (const [name, scene] of [["touching, concave and tiny objects", mixedScene()], ["ragged 8-connected blobs", raggedScene()], ["a disc field", discField(128, 96, 25, 3, 12, 5)]] as const) {
+  for (const [name, scene] of [
+    ["touching, concave and tiny objects", mixedScene()],
+    ["ragged 8-connected blobs", raggedScene()],
+    ["a disc field", discField(128, 96, 25, 3, 12, 5)],
+  ] as const) {
     it(`rasterise back to exactly their masks, with shoelace area = pixel count: ${name}`, () => {
       const { labels, rois } = roisOf(scene);
       for (const roi of rois) {
@@ -103,12 +110,23 @@ describe("measurements", () => {
     const scene = mixedScene();
     const { labels, rois } = roisOf(scene);
     for (const roi of rois) {
-      const xs: number[] = [], ys: number[] = [];
-      labels.forEach((v, i) => { if (v === roi.index + 1) { xs.push(i % scene.width); ys.push(Math.floor(i / scene.width)); } });
+      const xs: number[] = [],
+        ys: number[] = [];
+      labels.forEach((v, i) => {
+        if (v === roi.index + 1) {
+          xs.push(i % scene.width);
+          ys.push(Math.floor(i / scene.width));
+        }
+      });
       expect(roi.area_px).toBe(xs.length);
       expect(roi.centroid_x).toBeCloseTo(xs.reduce((a, b) => a + b, 0) / xs.length + 0.5, 10);
       expect(roi.centroid_y).toBeCloseTo(ys.reduce((a, b) => a + b, 0) / ys.length + 0.5, 10);
-      expect([roi.bbox_x, roi.bbox_y, roi.bbox_w, roi.bbox_h]).toEqual([Math.min(...xs), Math.min(...ys), Math.max(...xs) - Math.min(...xs) + 1, Math.max(...ys) - Math.min(...ys) + 1]);
+      expect([roi.bbox_x, roi.bbox_y, roi.bbox_w, roi.bbox_h]).toEqual([
+        Math.min(...xs),
+        Math.min(...ys),
+        Math.max(...xs) - Math.min(...xs) + 1,
+        Math.max(...ys) - Math.min(...ys) + 1,
+      ]);
     }
   });
 

@@ -19,7 +19,17 @@ describe("segmentImage", () => {
   it("segments separated nuclei end to end, with ROIs matching the labels", async () => {
     const stages: string[] = [];
     const fractions: number[] = [];
-    const result = await segmentImage(image, await referenceModel(15), {}, { onProgress: (f, stage) => { fractions.push(f); stages.push(stage); } });
+    const result = await segmentImage(
+      image,
+      await referenceModel(15),
+      {},
+      {
+        onProgress: (f, stage) => {
+          fractions.push(f);
+          stages.push(stage);
+        },
+      },
+    );
     expect(averagePrecision(scene.labels, result.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
     expect(result.rois.length).toBe(Math.max(...result.labels));
     let foreground = 0;
@@ -131,19 +141,29 @@ describe("segmentImage", () => {
   it("takes the model's mask defaults for the image's modality, and a request's own parameters over them", async () => {
     const { onnx, manifest } = buildReferenceModel({ diameter: 15, tileSize: 128 });
     // A cell-probability threshold no logit reaches: with the model's default nothing is foreground.
-    const strict = await loadModelFromBytes(onnx, { ...manifest, maskDefaults: { fluorescence: { cellprobThreshold: 20 } } }, { executionProvider: "cpu", log: () => {} });
+    const strict = await loadModelFromBytes(
+      onnx,
+      { ...manifest, maskDefaults: { fluorescence: { cellprobThreshold: 20 } } },
+      { executionProvider: "cpu", log: () => {} },
+    );
     const byDefault = await segmentImage(image, strict);
     expect(byDefault.modality).toEqual({ modality: "fluorescence", source: "detected" });
     expect(byDefault.rois).toHaveLength(0);
     const requested = await segmentImage(image, strict, { cellprobThreshold: 0 });
     expect(averagePrecision(scene.labels, requested.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
     // Defaults for another modality do not apply to this image.
-    const other = await loadModelFromBytes(onnx, { ...manifest, maskDefaults: { brightfield: { cellprobThreshold: 20 } } }, { executionProvider: "cpu", log: () => {} });
+    const other = await loadModelFromBytes(
+      onnx,
+      { ...manifest, maskDefaults: { brightfield: { cellprobThreshold: 20 } } },
+      { executionProvider: "cpu", log: () => {} },
+    );
     expect((await segmentImage(image, other)).rois.length).toBe(requested.rois.length);
   });
 
   it("rejects invalid parameters with the reasons", async () => {
     const model = await referenceModel(15);
-    await expect(segmentImage(image, model, { diameter: -1, niter: 1.5 })).rejects.toThrow(/diameter must be a positive number or "auto"; niter must be an integer/);
+    await expect(segmentImage(image, model, { diameter: -1, niter: 1.5 })).rejects.toThrow(
+      /diameter must be a positive number or "auto"; niter must be an integer/,
+    );
   });
 });

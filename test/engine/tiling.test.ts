@@ -51,7 +51,8 @@ describe("tile layout (Cellpose's make_tiles)", () => {
 
 describe("tiled inference", () => {
   // 560 x 480 with 256-px tiles: tiles start at x = 0, 152, 304 and y = 0, 112, 224.
-  const width = 560, height = 480;
+  const width = 560,
+    height = 480;
   const scene = discField(width, height, 160, 5, 9, 11);
   const image = renderNuclei(scene);
   const load = async (tileSize: number) => {
@@ -69,7 +70,8 @@ describe("tiled inference", () => {
     const onePass = await runNetwork(input, 1, width, height, model);
     const tiled = await runNetwork(input, 1, width, height, fixedSize(model), { batchSize: 4 });
     const plane = width * height;
-    let worst = 0, compared = 0;
+    let worst = 0,
+      compared = 0;
     for (let y = 0; y < height; y++) {
       for (let x = 0; x < width; x++) {
         const singleX = x < 152 || (x >= 256 && x < 304) || x >= 408;
@@ -150,7 +152,8 @@ describe("tiled inference", () => {
 describe("large tiles with the shipped network", () => {
   // cpsam has symbolic H and W and was trained on 224-px crops. A 1100 x 700 field of nuclei of
   // about its diameter: 1 x 2 large tiles, against 2 x 6 training-size tiles.
-  const width = 1100, height = 300;
+  const width = 1100,
+    height = 300;
   const scene = discField(width, height, 220, 9, 14, 5);
   const image = renderNuclei(scene);
 
@@ -163,9 +166,11 @@ describe("large tiles with the shipped network", () => {
     const large = await runNetwork(input, 1, width, height, model);
     const tiles = await runNetwork(input, 1, width, height, small);
     const plane = width * height;
-    let flowDifference = 0, inside = 0, sameSide = 0;
+    let flowDifference = 0,
+      inside = 0,
+      sameSide = 0;
     for (let i = 0; i < plane; i++) {
-      if ((large[2 * plane + i]! > 0) === (tiles[2 * plane + i]! > 0)) sameSide++;
+      if (large[2 * plane + i]! > 0 === tiles[2 * plane + i]! > 0) sameSide++;
       if (!scene.labels[i]) continue;
       inside++;
       flowDifference += Math.hypot(large[i]! - tiles[i]!, large[plane + i]! - tiles[plane + i]!);

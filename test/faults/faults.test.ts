@@ -67,7 +67,10 @@ describe("workerd killed during conversions, then restarted", () => {
     const ids: string[] = [];
     for (let i = 0; i < 16; i++) {
       const png = nucleiPng(64, 64);
-      const { image, upload: plan } = await postJson<{ image: { id: string }; upload: { urls: { url: string }[] } }>("/upload", { name: `c${i}.png`, size: png.length });
+      const { image, upload: plan } = await postJson<{ image: { id: string }; upload: { urls: { url: string }[] } }>("/upload", {
+        name: `c${i}.png`,
+        size: png.length,
+      });
       const put = await fetch(plan.urls[0].url, { method: "PUT", body: png });
       expect(put.status).toBe(200);
       ids.push(image.id);
@@ -78,7 +81,15 @@ describe("workerd killed during conversions, then restarted", () => {
     await stack.restartWorker({ whileDown: () => (interrupted = openJobs("conversion")) });
     expect(interrupted.length).toBeGreaterThan(0);
 
-    const images = await Promise.all(ids.map((id) => until(() => api(`/upload/${id}`), (i) => i.upload_status !== "processing", 150_000)));
+    const images = await Promise.all(
+      ids.map((id) =>
+        until(
+          () => api(`/upload/${id}`),
+          (i) => i.upload_status !== "processing",
+          150_000,
+        ),
+      ),
+    );
     for (const image of images) expect(image).toMatchObject({ upload_status: "ready", width: 64, height: 64 });
     await stopRunner(runner);
     const conversions = stack.sql(
@@ -86,7 +97,9 @@ describe("workerd killed during conversions, then restarted", () => {
     );
     expect(conversions).toHaveLength(ids.length);
     for (const row of conversions) expect(row).toMatchObject({ status: "COMPLETED", n: 1 });
-    console.log(`[faults] conversions not finished when workerd was killed: ${interrupted.length} of ${ids.length} (${interrupted.map((j) => j.status).join(", ")})`);
+    console.log(
+      `[faults] conversions not finished when workerd was killed: ${interrupted.length} of ${ids.length} (${interrupted.map((j) => j.status).join(", ")})`,
+    );
   }, 240_000);
 });
 
@@ -98,7 +111,11 @@ describe("a runner killed during a training", () => {
     expect(await until(() => api(`/predict/${prediction_id}`), ended, 120_000)).toMatchObject({ status: "COMPLETED" });
 
     const { job_id } = await postJson<{ job_id: string }>("/job/training", { model_id: "cpsam", image_ids: [imageId], steps: 10, name: "survivor" });
-    const training = await until(() => api(`/job/${job_id}`), (j) => (j.runner_id === "doomed" && j.stage === "training") || ended(j), 180_000);
+    const training = await until(
+      () => api(`/job/${job_id}`),
+      (j) => (j.runner_id === "doomed" && j.stage === "training") || ended(j),
+      180_000,
+    );
     expect(training).toMatchObject({ status: "STARTED", runner_id: "doomed", stage: "training", attempts: 1 });
     doomed.kill("SIGKILL");
 
@@ -120,11 +137,18 @@ describe("a runner whose worker disappears for 30 s", () => {
     runner.stderr!.on("data", (chunk) => (log += chunk));
     const imageId = await upload("big.png", 2048, 2048);
     const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: imageId, model_id: "cpsam" });
-    const working = await until(() => api(`/job/${prediction_id}`), (j) => (j.runner_id === "steady" && !["leased", "fetching"].includes(j.stage as string)) || ended(j), 120_000);
+    const working = await until(
+      () => api(`/job/${prediction_id}`),
+      (j) => (j.runner_id === "steady" && !["leased", "fetching"].includes(j.stage as string)) || ended(j),
+      120_000,
+    );
     expect(working).toMatchObject({ status: "STARTED", runner_id: "steady" });
 
     let firstLease: Record<string, unknown> = {};
-    await stack.restartWorker({ downMs: 30_000, whileDown: () => ([firstLease] = stack.sql(`SELECT lease_token, attempts FROM jobs WHERE id = '${prediction_id}'`)) });
+    await stack.restartWorker({
+      downMs: 30_000,
+      whileDown: () => ([firstLease] = stack.sql(`SELECT lease_token, attempts FROM jobs WHERE id = '${prediction_id}'`)),
+    });
     expect(firstLease).toMatchObject({ attempts: 1, lease_token: expect.any(String) });
     const done = await until(() => api(`/predict/${prediction_id}`), ended, 300_000);
     expect(done).toMatchObject({ status: "COMPLETED" });
@@ -146,9 +170,17 @@ describe("a runner whose worker disappears for 30 s", () => {
     await stopRunner(runner);
     const segmentations = stack.sql(`SELECT id, roi_count FROM segmentations WHERE job_id = '${prediction_id}'`);
     expect(segmentations).toEqual([{ id: done.segmentation_id, roi_count: done.cell_count }]);
-    const csv = await (await fetch(`${stack.api}/export/${done.segmentation_id}/measurements.csv`, { headers: { Authorization: `Bearer ${stack.key}` } })).text();
+    const csv = await (
+      await fetch(`${stack.api}/export/${done.segmentation_id}/measurements.csv`, { headers: { Authorization: `Bearer ${stack.key}` } })
+    ).text();
     expect(csv.trim().split("\n")).toHaveLength((done.cell_count as number) + 1);
     expect(openJobs("prediction")).toEqual([]);
-    console.log(`[faults] the prediction ended after ${done.attempts} attempt(s); the runner logged:\n${log.split("\n").filter((l) => /lease lost|failed:|completed|could not|handed back/.test(l)).slice(-8).join("\n")}`);
+    console.log(
+      `[faults] the prediction ended after ${done.attempts} attempt(s); the runner logged:\n${log
+        .split("\n")
+        .filter((l) => /lease lost|failed:|completed|could not|handed back/.test(l))
+        .slice(-8)
+        .join("\n")}`,
+    );
   }, 480_000);
 });

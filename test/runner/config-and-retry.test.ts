@@ -26,10 +26,13 @@ describe("retries", () => {
   it("retries transient failures and returns the first success", async () => {
     let calls = 0;
     const waits: number[] = [];
-    const result = await withRetry(async () => {
-      if (++calls < 3) throw new TransientError("503");
-      return "ok";
-    }, { ...fast, onRetry: (_e, _n, wait) => waits.push(wait) });
+    const result = await withRetry(
+      async () => {
+        if (++calls < 3) throw new TransientError("503");
+        return "ok";
+      },
+      { ...fast, onRetry: (_e, _n, wait) => waits.push(wait) },
+    );
     expect(result).toBe("ok");
     expect(calls).toBe(3);
     expect(waits.every((w) => w >= 0 && w <= 5)).toBe(true);
@@ -37,10 +40,20 @@ describe("retries", () => {
 
   it("gives up after the last attempt, and never retries an error that is not transient", async () => {
     let calls = 0;
-    await expect(withRetry(async () => { calls++; throw new TransientError("down"); }, fast)).rejects.toThrow("down");
+    await expect(
+      withRetry(async () => {
+        calls++;
+        throw new TransientError("down");
+      }, fast),
+    ).rejects.toThrow("down");
     expect(calls).toBe(4);
     calls = 0;
-    await expect(withRetry(async () => { calls++; throw new Error("image is corrupt"); }, fast)).rejects.toThrow("corrupt");
+    await expect(
+      withRetry(async () => {
+        calls++;
+        throw new Error("image is corrupt");
+      }, fast),
+    ).rejects.toThrow("corrupt");
     expect(calls).toBe(1);
   });
 });
@@ -48,7 +61,12 @@ describe("retries", () => {
 describe("prediction parameters", () => {
   it("map the API's Cellpose names onto the engine's", () => {
     expect(segmentParams({ diameter: 17, cellprob_threshold: -1, flow_threshold: 0.6, min_size: 5, niter: 300, augment: true })).toEqual({
-      diameter: 17, cellprobThreshold: -1, flowThreshold: 0.6, minSize: 5, niter: 300, augment: true,
+      diameter: 17,
+      cellprobThreshold: -1,
+      flowThreshold: 0.6,
+      minSize: 5,
+      niter: 300,
+      augment: true,
     });
     expect(segmentParams({})).toEqual({ diameter: "auto" }); // no diameter: estimated by the engine
     // Cellpose's convention: 0 means "estimate it", as do null and "auto".

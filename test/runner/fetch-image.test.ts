@@ -43,7 +43,13 @@ describe("fetching a job's image", () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   const api = () => internalApi(readConfig([], { WORKER_URL: "http://127.0.0.1:1", RUNNER_TOKEN: "t" }), () => undefined);
-  const image = (path: string, size: { width: number | null; height: number | null; channels: number | null }) => ({ id: "img", name: "cells.tif", format: "tiff", url: `${base}${path}`, ...size });
+  const image = (path: string, size: { width: number | null; height: number | null; channels: number | null }) => ({
+    id: "img",
+    name: "cells.tif",
+    format: "tiff",
+    url: `${base}${path}`,
+    ...size,
+  });
 
   it("downloads an image within the limits whole", async () => {
     const bytes = await fetchImage({ api: api(), maxInputBytes: FILE.length }, image("/declared", { width: 512, height: 512, channels: 1 }));
@@ -60,13 +66,19 @@ describe("fetching a job's image", () => {
 
   it("refuses a file whose Content-Length is past the input limit before reading its body", async () => {
     const attempt = fetchImage({ api: api(), maxInputBytes: 64 * 1024 }, image("/declared", { width: 512, height: 512, channels: 1 }));
-    await expect(attempt).rejects.toMatchObject({ kind: "too-large", message: `image file cells.tif is ${FILE.length} bytes, more than the 65536 bytes this runner downloads (MAX_INPUT_MB)` });
+    await expect(attempt).rejects.toMatchObject({
+      kind: "too-large",
+      message: `image file cells.tif is ${FILE.length} bytes, more than the 65536 bytes this runner downloads (MAX_INPUT_MB)`,
+    });
   });
 
   it("stops reading a file of unknown length once it passes the input limit", async () => {
     bytesSent = 0;
     const attempt = fetchImage({ api: api(), maxInputBytes: 32 * 1024 }, image("/chunked", { width: null, height: null, channels: null }));
-    await expect(attempt).rejects.toMatchObject({ kind: "too-large", message: "image file cells.tif is larger than the 32768 bytes this runner downloads (MAX_INPUT_MB)" });
+    await expect(attempt).rejects.toMatchObject({
+      kind: "too-large",
+      message: "image file cells.tif is larger than the 32768 bytes this runner downloads (MAX_INPUT_MB)",
+    });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(bytesSent).toBeLessThan(CHUNKED_BYTES);
   });

@@ -23,7 +23,9 @@ describe("the fault a runner reports", () => {
     expect(faultOf(await failure(() => decodeImage(new Uint8Array([0x49, 0x49, 42, 0, 8, 0, 0, 0, 0, 0]))))).toBe("input");
     const { onnx, manifest } = buildReferenceModel({ diameter: 15, channels: 1, tileSize: 128 });
     const model = await loadModelFromBytes(onnx, manifest, { executionProvider: "cpu", log: () => {} });
-    const image = { width: 64, height: 64, channels: 1, bitDepth: 16, sampleFormat: "uint", data: new Float32Array(64 * 64) } as Parameters<typeof segmentImage>[0];
+    const image = { width: 64, height: 64, channels: 1, bitDepth: 16, sampleFormat: "uint", data: new Float32Array(64 * 64) } as Parameters<
+      typeof segmentImage
+    >[0];
     const tooLarge = await failure(() => segmentImage(image, model, { diameter: 0.01 }));
     expect(tooLarge).toBeInstanceOf(InputError);
     expect((tooLarge as Error).message).toMatch(/would rescale the image to .* too large/);

@@ -10,10 +10,22 @@ function disc(): PreparedImage {
   const size = 64;
   const labels = new Uint32Array(size * size);
   const image = new Float32Array(size * size);
-  for (let y = 0; y < size; y++) for (let x = 0; x < size; x++) {
-    if (Math.hypot(x + 0.5 - 32, y + 0.5 - 32) < 12) { labels[y * size + x] = 1; image[y * size + x] = 1; }
-  }
-  return { id: "test/disc", width: size, height: size, image, flows: flowsFromLabels(labels, size, size), foreground: Uint8Array.from(labels), scaleToModel: 1 };
+  for (let y = 0; y < size; y++)
+    for (let x = 0; x < size; x++) {
+      if (Math.hypot(x + 0.5 - 32, y + 0.5 - 32) < 12) {
+        labels[y * size + x] = 1;
+        image[y * size + x] = 1;
+      }
+    }
+  return {
+    id: "test/disc",
+    width: size,
+    height: size,
+    image,
+    flows: flowsFromLabels(labels, size, size),
+    foreground: Uint8Array.from(labels),
+    scaleToModel: 1,
+  };
 }
 
 describe("random crops", () => {
@@ -21,17 +33,28 @@ describe("random crops", () => {
     const size = 48;
     const random = new SeededRandom(3);
     for (let trial = 0; trial < 8; trial++) {
-      const images = new Float32Array(size * size), targets = new Float32Array(3 * size * size);
+      const images = new Float32Array(size * size),
+        targets = new Float32Array(3 * size * size);
       sampleCrop(disc(), size, random, { ...CELLPOSE_AUGMENTATION, gainRange: [1, 1], offsetRange: [0, 0] }, images, targets, 0);
       const plane = size * size;
-      let cx = 0, cy = 0, n = 0;
-      for (let i = 0; i < plane; i++) if (targets[2 * plane + i]) { cx += (i % size) + 0.5; cy += Math.floor(i / size) + 0.5; n++; }
+      let cx = 0,
+        cy = 0,
+        n = 0;
+      for (let i = 0; i < plane; i++)
+        if (targets[2 * plane + i]) {
+          cx += (i % size) + 0.5;
+          cy += Math.floor(i / size) + 0.5;
+          n++;
+        }
       if (n < 100) continue; // the crop missed most of the disc
-      cx /= n; cy /= n;
-      let agreement = 0, counted = 0;
+      cx /= n;
+      cy /= n;
+      let agreement = 0,
+        counted = 0;
       for (let i = 0; i < plane; i++) {
         if (!targets[2 * plane + i]) continue;
-        const toCentreX = cx - ((i % size) + 0.5), toCentreY = cy - (Math.floor(i / size) + 0.5);
+        const toCentreX = cx - ((i % size) + 0.5),
+          toCentreY = cy - (Math.floor(i / size) + 0.5);
         const distance = Math.hypot(toCentreX, toCentreY);
         if (distance < 4) continue;
         agreement += (targets[i] * toCentreY + targets[plane + i] * toCentreX) / distance;
@@ -43,13 +66,15 @@ describe("random crops", () => {
 
   it("keep the image and the foreground mask aligned", () => {
     const size = 48;
-    const images = new Float32Array(size * size), targets = new Float32Array(3 * size * size);
+    const images = new Float32Array(size * size),
+      targets = new Float32Array(3 * size * size);
     sampleCrop(disc(), size, new SeededRandom(9), { ...CELLPOSE_AUGMENTATION, gainRange: [1, 1], offsetRange: [0, 0] }, images, targets, 0);
-    let agree = 0, total = 0;
+    let agree = 0,
+      total = 0;
     for (let i = 0; i < size * size; i++) {
       if (images[i] > 0.05 && images[i] < 0.95) continue; // bilinear edge pixels
       total++;
-      if ((images[i] >= 0.95) === (targets[2 * size * size + i] === 1)) agree++;
+      if (images[i] >= 0.95 === (targets[2 * size * size + i] === 1)) agree++;
     }
     expect(agree / total).toBeGreaterThan(0.98);
   });
@@ -57,9 +82,11 @@ describe("random crops", () => {
 
 describe("intensity changes of real microscopes", () => {
   it("apply a gamma curve and noise only when the settings ask for them", () => {
-    const size = 32, plane = size * size;
+    const size = 32,
+      plane = size * size;
     const crop = (settings: typeof CELLPOSE_AUGMENTATION) => {
-      const images = new Float32Array(plane), targets = new Float32Array(3 * plane);
+      const images = new Float32Array(plane),
+        targets = new Float32Array(3 * plane);
       sampleCrop(disc(), size, new SeededRandom(5), { ...settings, zoomRange: 0, gainRange: [1, 1], offsetRange: [0, 0] }, images, targets, 0);
       return images;
     };

@@ -16,14 +16,20 @@ describe("stepsThatFit", () => {
 
 describe("fineTuneNote", () => {
   it("says when the base weights came back because fine-tuning did not beat them", () => {
-    expect(fineTuneNote(0.861, 0.861, 0.813, 0, 300, 2)).toBe("fine-tuning did not improve held-out AP@0.5 on 2 pairs: base 0.861, best fine-tuned no higher (0.813 after step 300); the base weights are returned unchanged");
+    expect(fineTuneNote(0.861, 0.861, 0.813, 0, 300, 2)).toBe(
+      "fine-tuning did not improve held-out AP@0.5 on 2 pairs: base 0.861, best fine-tuned no higher (0.813 after step 300); the base weights are returned unchanged",
+    );
   });
   it("reports an improvement, naming an earlier step when the last one was not the best", () => {
     expect(fineTuneNote(0.1, 0.8, 0.8, 300, 300, 1)).toBe("fine-tuning improved held-out AP@0.5 on 1 pair from 0.100 to 0.800");
-    expect(fineTuneNote(0.1, 0.8, 0.7, 150, 300, 1)).toBe("fine-tuning improved held-out AP@0.5 on 1 pair from 0.100 to 0.800 (the weights of step 150, the best validated; 0.700 after step 300)");
+    expect(fineTuneNote(0.1, 0.8, 0.7, 150, 300, 1)).toBe(
+      "fine-tuning improved held-out AP@0.5 on 1 pair from 0.100 to 0.800 (the weights of step 150, the best validated; 0.700 after step 300)",
+    );
   });
   it("says when the figures are on the training image because a single image was given", () => {
-    expect(fineTuneNote(0.2, 0.5, 0.5, 10, 10, 1, true)).toBe("fine-tuning improved AP@0.5 on the training image (the only image given, so none could be held out) from 0.200 to 0.500");
+    expect(fineTuneNote(0.2, 0.5, 0.5, 10, 10, 1, true)).toBe(
+      "fine-tuning improved AP@0.5 on the training image (the only image given, so none could be held out) from 0.200 to 0.500",
+    );
   });
   it("says when nothing could be validated", () => {
     expect(fineTuneNote(undefined, undefined, undefined, 0, 20, 0)).toMatch(/no held-out pairs .* after step 20 are returned unvalidated/);

@@ -26,12 +26,25 @@ function pair(seed: number): () => { image: DecodedImage; labels: Uint32Array } 
 describe("fineTune", () => {
   it("returns a servable model and held-out AP before, after and at the last step", async () => {
     const steps: number[] = [];
-    const result = await fineTune({ base, pairs: [pair(1), pair(2), pair(3), pair(4), pair(5)], budget: { steps: 4 }, batchSize: 2, threads: 1, onProgress: (p) => steps.push(p.step) });
+    const result = await fineTune({
+      base,
+      pairs: [pair(1), pair(2), pair(3), pair(4), pair(5)],
+      budget: { steps: 4 },
+      batchSize: 2,
+      threads: 1,
+      onProgress: (p) => steps.push(p.step),
+    });
     expect(steps).toEqual([1, 2, 3, 4]);
     expect(result.steps).toBe(4);
     expect(result.validation.heldOut).toBe(1);
     expect(result.validation.onTrainingImage).toBe(false);
-    for (const ap of [result.validation.apBefore, result.validation.apAfter, result.validation.apLastStep, result.validation.ap75Before, result.validation.ap75After]) {
+    for (const ap of [
+      result.validation.apBefore,
+      result.validation.apAfter,
+      result.validation.apLastStep,
+      result.validation.ap75Before,
+      result.validation.ap75After,
+    ]) {
       expect(ap).toBeGreaterThanOrEqual(0);
       expect(ap).toBeLessThanOrEqual(1);
     }
@@ -39,14 +52,23 @@ describe("fineTune", () => {
     // The training objects' size is given to the model only where it beats the image's own estimate
     // on the held-out pairs; this untrained network finds nothing either way, and a tie keeps the estimate.
     expect(result.manifest.trainedObjectDiameter).toBeUndefined();
-    expect(result.validation.note).toMatch(/; without a diameter it estimates each image's object size \(AP@0\.5 0\.000 from that size, 0\.000 from the estimate, diameter "auto"\)$/);
+    expect(result.validation.note).toMatch(
+      /; without a diameter it estimates each image's object size \(AP@0\.5 0\.000 from that size, 0\.000 from the estimate, diameter "auto"\)$/,
+    );
     const served = await loadModelFromBytes(result.onnx, result.manifest, { executionProvider: "cpu", log: () => {} });
     expect(served.inputName).toBe("input");
   });
 
   it("never returns weights that score below the base on the held-out pairs: a run that does not beat the base returns the base unchanged", async () => {
     // The untrained tiny base finds no nuclei (AP 0) and four small steps do not change that: a tie keeps the base.
-    const result = await fineTune({ base, pairs: [pair(1), pair(2), pair(3), pair(4), pair(5)], budget: { steps: 4 }, batchSize: 2, threads: 1, validations: 2 });
+    const result = await fineTune({
+      base,
+      pairs: [pair(1), pair(2), pair(3), pair(4), pair(5)],
+      budget: { steps: 4 },
+      batchSize: 2,
+      threads: 1,
+      validations: 2,
+    });
     expect(result.validation).toMatchObject({ apBefore: 0, apAfter: 0, apLastStep: 0, ap75Before: 0, ap75After: 0, chosenStep: 0, heldOut: 1 });
     expect(result.validation.note).toMatch(/did not improve .*base weights are returned unchanged/);
     expect(weightsFromModel(result.onnx).params).toEqual(weightsFromModel(base.onnx).params);
@@ -81,7 +103,9 @@ describe("fineTune", () => {
     await expect(fineTune({ base, pairs: [pair(1)], budget: {} })).rejects.toThrow(/budget/);
     await expect(fineTune({ base, pairs: [], budget: { steps: 1 } })).rejects.toThrow(/at least one/);
     const bad = pair(1)();
-    await expect(fineTune({ base, pairs: [() => ({ image: bad.image, labels: bad.labels.subarray(1) })], budget: { steps: 1 } })).rejects.toThrow(/labels hold/);
+    await expect(fineTune({ base, pairs: [() => ({ image: bad.image, labels: bad.labels.subarray(1) })], budget: { steps: 1 } })).rejects.toThrow(
+      /labels hold/,
+    );
   });
 
   it("refuses a base model this trainer did not export", async () => {

@@ -26,11 +26,7 @@ const sizeOf = (shape: number[]) => shape.reduce((a, b) => a * b, 1);
  * Builds "loss = sum(op(inputs) * projection)" for a fixed random projection (or op's own scalar
  * output when it is already a loss) with the gradient of every differentiable input as outputs.
  */
-async function lossAndGradientSession(
-  inputs: TensorInput[],
-  op: (tape: Tape) => string,
-  outputShape: number[] | "scalar",
-): Promise<ort.InferenceSession> {
+async function lossAndGradientSession(inputs: TensorInput[], op: (tape: Tape) => string, outputShape: number[] | "scalar"): Promise<ort.InferenceSession> {
   const g = new Graph();
   const tape = new Tape(g, true);
   for (const input of inputs) if (input.differentiable) tape.markTrainable(input.name);
@@ -43,7 +39,11 @@ async function lossAndGradientSession(
   }
   g.namedNode("Identity", [loss], "loss");
   const differentiable = inputs.filter((i) => i.differentiable);
-  const grads = tape.gradients(loss, g.scalar(1), differentiable.map((i) => i.name));
+  const grads = tape.gradients(
+    loss,
+    g.scalar(1),
+    differentiable.map((i) => i.name),
+  );
   grads.forEach((grad, k) => g.namedNode("Identity", [grad!], `grad_${differentiable[k].name}`));
   const spec = g.toSpec(
     "gradient_check",

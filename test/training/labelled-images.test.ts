@@ -26,17 +26,28 @@ function writeSet(set: string, fluorescence: number, brightfield: number, listMo
     writeFileSync(join(dir, "labels", `n${i}.png`), encode({ width: 64, height: 64, data: Uint16Array.from(labels), depth: 16, channels: 1 }));
     rows.push(`n${i},${isBrightfield ? "brightfield" : "fluorescence"},64,64,1`);
   }
-  if (listModalities) writeFileSync(join(dir, "modality.csv"), rows.join("\n") + "\n");
+  if (listModalities) writeFileSync(join(dir, "modality.csv"), `${rows.join("\n")}\n`);
   return dir;
 }
 
 describe("a labelled dataset", () => {
   it("gives each image the channel the engine would make: brightfield inverted, so nuclei are bright", () => {
     const pairs = readLabelledDirectory(writeSet("plain", 1, 1, false));
-    expect(pairs.map((p) => [p.id, p.modality])).toEqual([["plain/n0", "fluorescence"], ["plain/n1", "brightfield"]]);
+    expect(pairs.map((p) => [p.id, p.modality])).toEqual([
+      ["plain/n0", "fluorescence"],
+      ["plain/n1", "brightfield"],
+    ]);
     for (const pair of pairs) {
-      let inside = 0, outside = 0, nInside = 0;
-      pair.labels.forEach((label, i) => (label ? ((inside += pair.image[i]!), nInside++) : (outside += pair.image[i]!)));
+      let inside = 0,
+        outside = 0,
+        nInside = 0;
+      pair.labels.forEach((label, i) => {
+        if (!label) outside += pair.image[i]!;
+        else {
+          inside += pair.image[i]!;
+          nInside++;
+        }
+      });
       expect(inside / nInside, pair.id).toBeGreaterThan(outside / (pair.labels.length - nInside));
     }
   });
@@ -44,7 +55,13 @@ describe("a labelled dataset", () => {
   it("listing modalities in modality.csv groups the set's images by modality, for sampling and the validation split", () => {
     const pairs = readLabelledDirectory(writeSet("mixed", 4, 3, true));
     expect(new Set(pairs.map((p) => setOfImage(p.id)))).toEqual(new Set(["mixed/fluorescence", "mixed/brightfield"]));
-    const held = [...validationIds(pairs.map((p) => p.id), 0.25, 1)];
+    const held = [
+      ...validationIds(
+        pairs.map((p) => p.id),
+        0.25,
+        1,
+      ),
+    ];
     // One of each modality is held out, not 25% of the set as a whole.
     expect(held.map(setOfImage).sort()).toEqual(["mixed/brightfield", "mixed/fluorescence"]);
   });

@@ -17,7 +17,11 @@ async function gradientSession() {
 }
 
 function feeds(params: Float32Array) {
-  return { [TrainStepNames.images]: batch.images, [TrainStepNames.targets]: batch.targets, [TrainStepNames.params]: new ort.Tensor("float32", params, [params.length]) };
+  return {
+    [TrainStepNames.images]: batch.images,
+    [TrainStepNames.targets]: batch.targets,
+    [TrainStepNames.params]: new ort.Tensor("float32", params, [params.length]),
+  };
 }
 
 describe("the whole network's gradient", () => {
@@ -60,7 +64,8 @@ describe("the whole network's gradient", () => {
     const served = (await inference.run({ [INFERENCE_INPUT]: batch.images }))[INFERENCE_OUTPUT];
     expect(served.dims).toEqual([2, 3, 8, 8]);
     // Equal up to float rounding: onnxruntime fuses constant-weight convolutions differently.
-    const a = served.data as Float32Array, b = trainForward.data as Float32Array;
+    const a = served.data as Float32Array,
+      b = trainForward.data as Float32Array;
     let largestDifference = 0;
     for (let i = 0; i < a.length; i++) largestDifference = Math.max(largestDifference, Math.abs(a[i] - b[i]));
     expect(largestDifference).toBeLessThan(1e-5);

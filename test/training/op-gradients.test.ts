@@ -13,7 +13,10 @@ async function expectGradientsToMatch(...args: Parameters<typeof compareGradient
   const comparisons = await compareGradients(...args);
   expect(comparisons.length).toBeGreaterThan(0);
   for (const c of comparisons) {
-    expect(c.analytic.some((v) => v !== 0), `${c.input} has a non-zero gradient`).toBe(true);
+    expect(
+      c.analytic.some((v) => v !== 0),
+      `${c.input} has a non-zero gradient`,
+    ).toBe(true);
     expect(relativeError(c), `${c.input}: analytic ${c.analytic} vs numeric ${c.numeric}`).toBeLessThan(TOLERANCE);
   }
 }

@@ -20,10 +20,15 @@ const imageBytes = preparedImageBytes(SIZE, SIZE);
 function cacheOf(count: number, budgetBytes: number) {
   const prepared: number[] = [];
   const ids = Array.from({ length: count }, (_, i) => `set/${i}`);
-  const cache = new PreparedImageCache(ids, ids.map(() => ({ width: SIZE, height: SIZE })), budgetBytes, async (i) => {
-    prepared.push(i);
-    return preparedSyntheticNuclei(ids[i]!, SIZE, i + 1);
-  });
+  const cache = new PreparedImageCache(
+    ids,
+    ids.map(() => ({ width: SIZE, height: SIZE })),
+    budgetBytes,
+    async (i) => {
+      prepared.push(i);
+      return preparedSyntheticNuclei(ids[i]!, SIZE, i + 1);
+    },
+  );
   return { cache, prepared };
 }
 
@@ -59,9 +64,14 @@ describe("PreparedImageCache", () => {
   });
 
   it("refuses, before preparing anything, an image that alone needs more than the budget", () => {
-    const make = () => new PreparedImageCache(["set/big"], [{ width: 4000, height: 3000 }], 100 * 2 ** 20, async () => { throw new Error("not prepared"); });
+    const make = () =>
+      new PreparedImageCache(["set/big"], [{ width: 4000, height: 3000 }], 100 * 2 ** 20, async () => {
+        throw new Error("not prepared");
+      });
     expect(make).toThrow(InputError);
-    expect(make).toThrow("training image 1 (4000x3000) needs 149 MiB prepared for training, more than this runner's training memory budget of 100 MiB (TRAINING_MEMORY_MB)");
+    expect(make).toThrow(
+      "training image 1 (4000x3000) needs 149 MiB prepared for training, more than this runner's training memory budget of 100 MiB (TRAINING_MEMORY_MB)",
+    );
   });
 });
 
@@ -77,7 +87,13 @@ function pairsCountingReads(count: number, reads: number[]) {
 
 describe("fineTune within a memory budget", () => {
   const network = { ...TINY_NETWORK, inputChannels: 1 };
-  const base = exportModel(defaultTrainingConfig(10, { network, cropSize: 32, modelDiameter: 12 }), initialParameters(parameterLayout(network), 5), "tiny", "0", { source: "test" });
+  const base = exportModel(
+    defaultTrainingConfig(10, { network, cropSize: 32, modelDiameter: 12 }),
+    initialParameters(parameterLayout(network), 5),
+    "tiny",
+    "0",
+    { source: "test" },
+  );
 
   it("trains on images that together need more than the budget, reading them again as needed and holding at most the budget", async () => {
     const reads: number[] = [];

@@ -10,17 +10,25 @@ export function syntheticNuclei(width: number, height: number, radius: number, s
   const image = new Float32Array(width * height);
   let next = 1;
   for (let attempt = 0; attempt < 200; attempt++) {
-    const cx = radius + random.next() * (width - 2 * radius), cy = radius + random.next() * (height - 2 * radius);
+    const cx = radius + random.next() * (width - 2 * radius),
+      cy = radius + random.next() * (height - 2 * radius);
     const r = radius * (0.7 + 0.6 * random.next());
     let free = true;
-    for (let y = Math.floor(cy - r); y <= cy + r && free; y++) for (let x = Math.floor(cx - r); x <= cx + r; x++) {
-      if (y >= 0 && y < height && x >= 0 && x < width && labels[y * width + x] !== 0 && Math.hypot(x - cx, y - cy) <= r + 1) { free = false; break; }
-    }
+    for (let y = Math.floor(cy - r); y <= cy + r && free; y++)
+      for (let x = Math.floor(cx - r); x <= cx + r; x++) {
+        if (y >= 0 && y < height && x >= 0 && x < width && labels[y * width + x] !== 0 && Math.hypot(x - cx, y - cy) <= r + 1) {
+          free = false;
+          break;
+        }
+      }
     if (!free) continue;
     const brightness = 0.5 + 0.5 * random.next();
     for (let y = Math.max(0, Math.floor(cy - r)); y < Math.min(height, cy + r + 1); y++) {
       for (let x = Math.max(0, Math.floor(cx - r)); x < Math.min(width, cx + r + 1); x++) {
-        if (Math.hypot(x - cx, y - cy) <= r) { labels[y * width + x] = next; image[y * width + x] = brightness; }
+        if (Math.hypot(x - cx, y - cy) <= r) {
+          labels[y * width + x] = next;
+          image[y * width + x] = brightness;
+        }
       }
     }
     next++;

@@ -12,13 +12,14 @@ export function syntheticBatch(count: number, channels: number, size: number): {
   const targets = new Float32Array(count * 3 * size * size);
   const plane = size * size;
   for (let n = 0; n < count; n++) {
-    const cy = size * (0.3 + 0.4 * ((n * 37) % 10) / 10);
-    const cx = size * (0.3 + 0.4 * ((n * 61) % 10) / 10);
+    const cy = size * (0.3 + (0.4 * ((n * 37) % 10)) / 10);
+    const cx = size * (0.3 + (0.4 * ((n * 61) % 10)) / 10);
     const radius = size * 0.22;
     const noise = randomData(plane, 100 + n, -0.05, 0.05);
     for (let y = 0; y < size; y++) {
       for (let x = 0; x < size; x++) {
-        const dy = cy - y, dx = cx - x;
+        const dy = cy - y,
+          dx = cx - x;
         const distance = Math.hypot(dy, dx);
         const inside = distance < radius;
         for (let c = 0; c < channels; c++) images[(n * channels + c) * plane + y * size + x] = (inside ? 0.8 : 0.1) + noise[y * size + x];

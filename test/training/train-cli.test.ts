@@ -26,7 +26,11 @@ function writeDataset(): void {
 }
 
 function train(...args: string[]): string {
-  return execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", data, "--out", out, "--threads", "1", "--validate-every", "1", "--checkpoint-every", "1", ...args], { encoding: "utf8" });
+  return execFileSync(
+    process.execPath,
+    ["gpu-runner/cli/train.ts", "--data", data, "--out", out, "--threads", "1", "--validate-every", "1", "--checkpoint-every", "1", ...args],
+    { encoding: "utf8" },
+  );
 }
 
 describe("npm run train", () => {
@@ -49,8 +53,14 @@ describe("npm run train", () => {
   }, 120_000);
 
   it("explains bad arguments instead of crashing", () => {
-    expect(() => execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", join(root, "missing")], { encoding: "utf8", stdio: "pipe" })).toThrow(/has no images\/ and labels\/ folders/);
-    expect(() => execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", data, "--zoom-range", "2"], { encoding: "utf8", stdio: "pipe" })).toThrow(/--zoom-range must be at least 0 and below 2, got "2"/);
-    expect(() => execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", data, "--sampling", "uniform"], { encoding: "utf8", stdio: "pipe" })).toThrow(/--sampling must be one of per-set, per-image, sqrt, got "uniform"/);
+    expect(() => execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", join(root, "missing")], { encoding: "utf8", stdio: "pipe" })).toThrow(
+      /has no images\/ and labels\/ folders/,
+    );
+    expect(() => execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", data, "--zoom-range", "2"], { encoding: "utf8", stdio: "pipe" })).toThrow(
+      /--zoom-range must be at least 0 and below 2, got "2"/,
+    );
+    expect(() =>
+      execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", data, "--sampling", "uniform"], { encoding: "utf8", stdio: "pipe" }),
+    ).toThrow(/--sampling must be one of per-set, per-image, sqrt, got "uniform"/);
   });
 });

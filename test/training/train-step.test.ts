@@ -17,14 +17,22 @@ describe("the train step", () => {
     const params = initialParameters(layout, 8);
     const m = Float32Array.from(params, (_, i) => ((i % 7) - 3) * 1e-3);
     const v = Float32Array.from(params, (_, i) => ((i % 5) + 1) * 1e-4);
-    const step = 3, learningRate = 0.01;
+    const step = 3,
+      learningRate = 0.01;
     const gradientSession = await ort.InferenceSession.create(buildGradientModel(TINY_NETWORK));
-    const gradient = ((await gradientSession.run({ images: batch.images, targets: batch.targets, params: vector(params) }))[N.gradient].data as Float32Array).slice();
+    const gradient = (
+      (await gradientSession.run({ images: batch.images, targets: batch.targets, params: vector(params) }))[N.gradient].data as Float32Array
+    ).slice();
 
     const stepSession = await ort.InferenceSession.create(buildTrainStepModel(TINY_NETWORK, DEFAULT_ADAMW));
     const out = await stepSession.run({
-      [N.images]: batch.images, [N.targets]: batch.targets, [N.params]: vector(params),
-      [N.firstMoment]: vector(m), [N.secondMoment]: vector(v), [N.step]: scalar(step), [N.learningRate]: scalar(learningRate),
+      [N.images]: batch.images,
+      [N.targets]: batch.targets,
+      [N.params]: vector(params),
+      [N.firstMoment]: vector(m),
+      [N.secondMoment]: vector(v),
+      [N.step]: scalar(step),
+      [N.learningRate]: scalar(learningRate),
     });
     const { beta1, beta2, epsilon, weightDecay } = DEFAULT_ADAMW;
     const newParams = out[N.newParams].data as Float32Array;
@@ -44,12 +52,18 @@ describe("the train step", () => {
     const batch = syntheticBatch(4, TINY_NETWORK.inputChannels, 16);
     const session = await ort.InferenceSession.create(buildTrainStepModel(TINY_NETWORK, DEFAULT_ADAMW));
     let params: Float32Array = initialParameters(layout, 9);
-    let m: Float32Array = new Float32Array(params.length), v: Float32Array = new Float32Array(params.length);
+    let m: Float32Array = new Float32Array(params.length),
+      v: Float32Array = new Float32Array(params.length);
     const losses: number[] = [];
     for (let step = 1; step <= 60; step++) {
       const out = await session.run({
-        [N.images]: batch.images, [N.targets]: batch.targets, [N.params]: vector(params),
-        [N.firstMoment]: vector(m), [N.secondMoment]: vector(v), [N.step]: scalar(step), [N.learningRate]: scalar(0.02),
+        [N.images]: batch.images,
+        [N.targets]: batch.targets,
+        [N.params]: vector(params),
+        [N.firstMoment]: vector(m),
+        [N.secondMoment]: vector(v),
+        [N.step]: scalar(step),
+        [N.learningRate]: scalar(0.02),
       });
       losses.push(out[N.loss].data[0] as number);
       params = out[N.newParams].data as Float32Array;

@@ -62,10 +62,14 @@ describe("organization isolation: another organization's resource is answered li
     segmentationId = crypto.randomUUID();
     await env.DB.prepare(
       "INSERT INTO segmentations (id, org_id, image_id, image_name, source, roi_count, confluency, width, height, artifact_key, created_at) VALUES (?, ?, ?, 'cells.png', 'model', 0, 0, 8, 6, 'x', 0)",
-    ).bind(segmentationId, owner.id, imageId).run();
+    )
+      .bind(segmentationId, owner.id, imageId)
+      .run();
     await env.DB.prepare(
       "INSERT INTO models (id, org_id, name, version, r2_prefix, created_at) VALUES ('private-model', ?, 'mine', '1', 'models/private-model/1/', 0)",
-    ).bind(owner.id).run();
+    )
+      .bind(owner.id)
+      .run();
   });
 
   const cases: [string, () => [string, string, unknown?], string][] = [
@@ -91,7 +95,8 @@ describe("organization isolation: another organization's resource is answered li
     it(name, async () => {
       let [method, path, body] = request();
       if (body && typeof body === "object" && "image_id" in body && body.image_id === "*") body = { ...body, image_id: (await uploadImage(stranger)).id };
-      if (body && typeof body === "object" && "image_ids" in body && (body.image_ids as string[])[0] === "*") body = { ...body, image_ids: [(await uploadImage(stranger)).id] };
+      if (body && typeof body === "object" && "image_ids" in body && (body.image_ids as string[])[0] === "*")
+        body = { ...body, image_ids: [(await uploadImage(stranger)).id] };
       const foreign = await call(path, { key: stranger.key, method, json: body });
       expect(foreign.status).toBe(404);
       const { detail } = await json(foreign);

@@ -25,7 +25,10 @@ async function keyPair(kid: string) {
 
 const b64url = (bytes: Uint8Array | string) => {
   const raw = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
-  return btoa(String.fromCharCode(...raw)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...raw))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
 };
 
 async function sign(privateKey: CryptoKey, header: Record<string, unknown>, claims: Record<string, unknown>): Promise<string> {
@@ -36,7 +39,15 @@ async function sign(privateKey: CryptoKey, header: Record<string, unknown>, clai
 
 const now = () => Math.floor(Date.now() / 1000);
 const claimsFor = (team: string, email: string, extra: Record<string, unknown> = {}) => ({
-  aud: [AUD], email, iss: `https://${team}`, iat: now(), nbf: now(), exp: now() + 600, sub: "user-1", type: "app", ...extra,
+  aud: [AUD],
+  email,
+  iss: `https://${team}`,
+  iat: now(),
+  nbf: now(),
+  exp: now() + 600,
+  sub: "user-1",
+  type: "app",
+  ...extra,
 });
 
 async function setUp() {
@@ -103,7 +114,9 @@ describe("verifying a Cloudflare Access JWT", () => {
     await verifyAccessJwt(await sign(old.privateKey, { alg: "RS256", kid: "old" }, claimsFor(team, "a@b.example")), config, fetcher, Date.now());
     published = [rotated.jwk];
     const later = Date.now() + 60_000;
-    expect(await verifyAccessJwt(await sign(rotated.privateKey, { alg: "RS256", kid: "new" }, claimsFor(team, "a@b.example")), config, fetcher, later)).toBe("a@b.example");
+    expect(await verifyAccessJwt(await sign(rotated.privateKey, { alg: "RS256", kid: "new" }, claimsFor(team, "a@b.example")), config, fetcher, later)).toBe(
+      "a@b.example",
+    );
     expect(fetched).toHaveLength(2);
   });
 });

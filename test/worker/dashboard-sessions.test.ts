@@ -26,7 +26,9 @@ describe("signing in with a one-time link", () => {
   it("refuses a link older than 15 minutes", async () => {
     const org = await createOrg();
     const link = await loginLink(org);
-    await env.DB.prepare("UPDATE dashboard_login_links SET expires_at = ?1 WHERE org_id = ?2").bind(Date.now() - 1, org.id).run();
+    await env.DB.prepare("UPDATE dashboard_login_links SET expires_at = ?1 WHERE org_id = ?2")
+      .bind(Date.now() - 1, org.id)
+      .run();
     expect((await call(link, { method: "GET", redirect: "manual" })).status).toBe(401);
   });
 
@@ -49,12 +51,15 @@ describe("signing in with a one-time link", () => {
     const live = await signIn(org);
     const expired = await signIn(org);
     const unused = await loginLink(org);
-    await env.DB.prepare("UPDATE dashboard_sessions SET expires_at = ?1 WHERE token_hash = ?2").bind(Date.now() - 1, await sha256Hex(expired.cookie.split("=")[1])).run();
+    await env.DB.prepare("UPDATE dashboard_sessions SET expires_at = ?1 WHERE token_hash = ?2")
+      .bind(Date.now() - 1, await sha256Hex(expired.cookie.split("=")[1]))
+      .run();
     await deleteExpiredSignIns(env.DB);
     expect((await dashboardCall(live, "/api/keys")).status).toBe(200);
     expect((await dashboardCall(expired, "/api/keys")).status).toBe(401);
     // The two links signIn spent are gone; the unused one stays.
-    const remaining = (await env.DB.prepare("SELECT token_hash FROM dashboard_login_links WHERE org_id = ?1").bind(org.id).all<{ token_hash: string }>()).results;
+    const remaining = (await env.DB.prepare("SELECT token_hash FROM dashboard_login_links WHERE org_id = ?1").bind(org.id).all<{ token_hash: string }>())
+      .results;
     expect(remaining.map((r) => r.token_hash)).toEqual([await sha256Hex(new URL(unused).searchParams.get("token")!)]);
   });
 
@@ -81,7 +86,11 @@ describe("signing in with a one-time link", () => {
 
   it("signing out ends the session", async () => {
     const session = await signIn(await createOrg());
-    const out = await dashboardCall(session, "/logout", { method: "POST", body: new URLSearchParams({ _csrf: session.csrf }), headers: { "X-CSRF-Token": "" } });
+    const out = await dashboardCall(session, "/logout", {
+      method: "POST",
+      body: new URLSearchParams({ _csrf: session.csrf }),
+      headers: { "X-CSRF-Token": "" },
+    });
     expect(out.status).toBe(303);
     expect((await dashboardCall(session, "/api/keys")).status).toBe(401);
   });

@@ -14,9 +14,21 @@ const ARCHIVE = writePreviewArchive({ width: 8, height: 6, tile: 512, levels: [{
 const put = (url: string, body: Uint8Array) => call(url, { method: "PUT", body, headers: { "Content-Length": String(body.length) } });
 
 async function artifact(): Promise<Uint8Array> {
-  const square = { index: 0, polygon: new Int32Array([1, 1, 1, 4, 4, 4, 4, 1]), area_px: 9, perimeter_px: 12, centroid_x: 2.5, centroid_y: 2.5, bbox_x: 1, bbox_y: 1, bbox_w: 3, bbox_h: 3 };
+  const square = {
+    index: 0,
+    polygon: new Int32Array([1, 1, 1, 4, 4, 4, 4, 1]),
+    area_px: 9,
+    perimeter_px: 12,
+    centroid_x: 2.5,
+    centroid_y: 2.5,
+    bbox_x: 1,
+    bbox_y: 1,
+    bbox_w: 3,
+    bbox_h: 3,
+  };
   const chunks: Uint8Array[] = [];
-  for await (const chunk of encodeRoiArtifact({ imageWidth: 8, imageHeight: 6, confluency: 9 / 48, modelName: "cpsam", modelVersion: "1" }, [square])) chunks.push(chunk);
+  for await (const chunk of encodeRoiArtifact({ imageWidth: 8, imageHeight: 6, confluency: 9 / 48, modelName: "cpsam", modelVersion: "1" }, [square]))
+    chunks.push(chunk);
   const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
   let at = 0;
   for (const c of chunks) bytes.set(c, (at += c.length) - c.length);
@@ -46,7 +58,10 @@ async function segment(org: TestOrg, withPreview: boolean, imageId?: string): Pr
   const job = await lease(prediction_id);
   await put(job.output.artifact_url!, await artifact());
   if (withPreview && job.output.preview_url) await put(job.output.preview_url, ARCHIVE);
-  await call(`/internal/jobs/${job.job_id}/complete`, { key: RUNNER_TOKEN, json: { lease_token: job.lease_token, result: { roi_count: 1, confluency: 9 / 48, width: 8, height: 6 } } });
+  await call(`/internal/jobs/${job.job_id}/complete`, {
+    key: RUNNER_TOKEN,
+    json: { lease_token: job.lease_token, result: { roi_count: 1, confluency: 9 / 48, width: 8, height: 6 } },
+  });
   const done = await json<{ segmentation_id: string }>(await call(`/predict/${prediction_id}`, { key: org.key }));
   return { imageId: image, segmentationId: done.segmentation_id, previewAsked: job.output.preview_url !== undefined };
 }
@@ -58,7 +73,10 @@ describe("the image's preview", () => {
     expect(previewAsked).toBe(true);
     const session = await signIn(org);
     const state = await json<{ status: string; index: unknown }>(await dashboardCall(session, `/api/images/${imageId}/preview`));
-    expect(state).toEqual({ status: "ready", index: { width: 8, height: 6, tile: 512, levels: [{ factor: 1, width: 8, height: 6, columns: 1, rows: 1, tiles: [[0, TILE.length]] }] } });
+    expect(state).toEqual({
+      status: "ready",
+      index: { width: 8, height: 6, tile: 512, levels: [{ factor: 1, width: 8, height: 6, columns: 1, rows: 1, tiles: [[0, TILE.length]] }] },
+    });
     const tile = await dashboardCall(session, `/api/images/${imageId}/preview/0/0/0`);
     expect(tile.status).toBe(200);
     expect(tile.headers.get("Content-Type")).toBe("image/png");
@@ -86,7 +104,10 @@ describe("the image's preview", () => {
     expect(job.image.id).toBe(image.id);
     expect((await call(job.image.url)).status).toBe(200);
     expect((await put(job.output.preview_url!, ARCHIVE)).status).toBe(200);
-    const done = await call(`/internal/jobs/${job.job_id}/complete`, { key: RUNNER_TOKEN, json: { lease_token: job.lease_token, result: { preview_bytes: ARCHIVE.length, levels: 1 } } });
+    const done = await call(`/internal/jobs/${job.job_id}/complete`, {
+      key: RUNNER_TOKEN,
+      json: { lease_token: job.lease_token, result: { preview_bytes: ARCHIVE.length, levels: 1 } },
+    });
     expect(done.status).toBe(200);
 
     expect(await json(await dashboardCall(session, `/api/images/${image.id}/preview`))).toMatchObject({ status: "ready" });
@@ -101,10 +122,16 @@ describe("the image's preview", () => {
     const session = await signIn(org);
     const { job_id } = await json<{ job_id: string }>(await dashboardCall(session, `/api/images/${image.id}/preview`, { method: "POST" }));
     const job = await lease(job_id);
-    const early = await call(`/internal/jobs/${job_id}/complete`, { key: RUNNER_TOKEN, json: { lease_token: job.lease_token, result: { preview_bytes: 10, levels: 1 } } });
+    const early = await call(`/internal/jobs/${job_id}/complete`, {
+      key: RUNNER_TOKEN,
+      json: { lease_token: job.lease_token, result: { preview_bytes: 10, levels: 1 } },
+    });
     expect(early.status).toBe(400);
     expect(await json(early)).toEqual({ detail: "The preview was not uploaded (expected at the job's signed output URL)" });
-    await call(`/internal/jobs/${job_id}/fail`, { key: RUNNER_TOKEN, json: { lease_token: job.lease_token, reason: "image could not be decoded", fault: "input" } });
+    await call(`/internal/jobs/${job_id}/fail`, {
+      key: RUNNER_TOKEN,
+      json: { lease_token: job.lease_token, reason: "image could not be decoded", fault: "input" },
+    });
     const again = await json(await dashboardCall(session, `/api/images/${image.id}/preview`, { method: "POST" }));
     expect(again).toEqual({ status: "FAILED", job_id, reason: "image could not be decoded" });
   });
@@ -116,7 +143,9 @@ describe("the image's preview", () => {
     for (const path of [`/api/images/${imageId}/preview`, `/api/images/${imageId}/preview/0/0/0`]) {
       expect(await json(await dashboardCall(stranger, path))).toEqual({ detail: `Image with id ${imageId} not found` });
     }
-    expect(await json(await dashboardCall(stranger, `/api/images/${imageId}/preview`, { method: "POST" }))).toEqual({ detail: `Image with id ${imageId} not found` });
+    expect(await json(await dashboardCall(stranger, `/api/images/${imageId}/preview`, { method: "POST" }))).toEqual({
+      detail: `Image with id ${imageId} not found`,
+    });
     expect(await env.BUCKET.head(`orgs/${org.id}/images/${imageId}/preview.tiles`)).not.toBeNull();
     expect((await call(`/image/${imageId}`, { method: "DELETE", key: org.key })).status).toBe(204);
     expect(await env.BUCKET.head(`orgs/${org.id}/images/${imageId}/preview.tiles`)).toBeNull();
@@ -148,7 +177,9 @@ describe("the viewer's data", () => {
     const { segmentationId } = await segment(org, false);
     const response = await dashboardCall(await signIn(org), `/api/segmentation/${segmentationId}/preview.png`);
     expect(response.status).toBe(404);
-    expect(await json(response)).toEqual({ detail: `Segmentation ${segmentationId} has no preview (segmented before previews existed); run the prediction again` });
+    expect(await json(response)).toEqual({
+      detail: `Segmentation ${segmentationId} has no preview (segmented before previews existed); run the prediction again`,
+    });
   });
 
   it("lists an image's predictions and segmentations for its page", async () => {
@@ -179,8 +210,17 @@ describe("the models page", () => {
     const org = await createOrg();
     const other = await createOrg();
     const insert = (id: string, orgId: string, name: string) =>
-      env.DB.prepare("INSERT INTO models (id, org_id, name, version, base_model_id, r2_prefix, training, created_at) VALUES (?1, ?2, ?3, '1', 'cpsam', ?4, ?5, ?6)")
-        .bind(id, orgId, name, `models/${id}/1/`, JSON.stringify({ steps: 150, image_ids: ["a", "b"], validation: { ap50_before: 0.7, ap50_after: 0.8125 } }), Date.now())
+      env.DB.prepare(
+        "INSERT INTO models (id, org_id, name, version, base_model_id, r2_prefix, training, created_at) VALUES (?1, ?2, ?3, '1', 'cpsam', ?4, ?5, ?6)",
+      )
+        .bind(
+          id,
+          orgId,
+          name,
+          `models/${id}/1/`,
+          JSON.stringify({ steps: 150, image_ids: ["a", "b"], validation: { ap50_before: 0.7, ap50_after: 0.8125 } }),
+          Date.now(),
+        )
         .run();
     await insert(crypto.randomUUID(), org.id, "my-nuclei");
     await insert(crypto.randomUUID(), other.id, "their-nuclei");
@@ -208,7 +248,12 @@ describe("the models page", () => {
     const submitted = await dashboardCall(session, "/api/job/training", { json: body });
     expect(submitted.status).toBe(202);
     const { job_id } = await json<{ job_id: string }>(submitted);
-    expect(await json(await dashboardCall(session, `/api/job/${job_id}`))).toMatchObject({ kind: "training", status: "SUBMITTED", image_ids: [imageId], stage: "queued" });
+    expect(await json(await dashboardCall(session, `/api/job/${job_id}`))).toMatchObject({
+      kind: "training",
+      status: "SUBMITTED",
+      image_ids: [imageId],
+      stage: "queued",
+    });
 
     const after = await (await dashboardCall(session, "/models")).text();
     expect(after).toMatch(new RegExp(`<tr data-job-id="${job_id}" data-status="SUBMITTED">.*?<td>1</td>.*?queued`, "s"));

@@ -29,12 +29,16 @@ async function segmented(org: TestOrg): Promise<string> {
     );
     const rois = [rectangle(0, 1, 1, 2, 2), rectangle(1, 4, 2, 3, 3)];
     const chunks: Uint8Array[] = [];
-    for await (const chunk of encodeRoiArtifact({ imageWidth: 8, imageHeight: 6, confluency: 13 / 48, modelName: "cpsam", modelVersion: "1" }, rois)) chunks.push(chunk);
+    for await (const chunk of encodeRoiArtifact({ imageWidth: 8, imageHeight: 6, confluency: 13 / 48, modelName: "cpsam", modelVersion: "1" }, rois))
+      chunks.push(chunk);
     const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
     let at = 0;
     for (const c of chunks) bytes.set(c, (at += c.length) - c.length);
     await call(job.output.artifact_url, { method: "PUT", body: bytes, headers: { "Content-Length": String(bytes.length) } });
-    await call(`/internal/jobs/${job.job_id}/complete`, { key: RUNNER_TOKEN, json: { lease_token: job.lease_token, result: { roi_count: 2, confluency: 13 / 48, width: 8, height: 6 } } });
+    await call(`/internal/jobs/${job.job_id}/complete`, {
+      key: RUNNER_TOKEN,
+      json: { lease_token: job.lease_token, result: { roi_count: 2, confluency: 13 / 48, width: 8, height: 6 } },
+    });
     if (job.job_id === prediction_id) break;
   }
   return (await json(await call(`/predict/${prediction_id}`, { key: org.key }))).segmentation_id as string;

@@ -66,8 +66,15 @@ export function pngBytes(width = 8, height = 6): Uint8Array {
 /** A minimal real TIFF: little-endian, one uncompressed 16-bit strip. */
 export function tiffBytes(width = 4, height = 3): Uint8Array {
   const entries: [number, number, number, number][] = [
-    [256, 3, 1, width], [257, 3, 1, height], [258, 3, 1, 16], [259, 3, 1, 1], [262, 3, 1, 1],
-    [273, 4, 1, 0], [277, 3, 1, 1], [278, 3, 1, height], [279, 4, 1, width * height * 2],
+    [256, 3, 1, width],
+    [257, 3, 1, height],
+    [258, 3, 1, 16],
+    [259, 3, 1, 1],
+    [262, 3, 1, 1],
+    [273, 4, 1, 0],
+    [277, 3, 1, 1],
+    [278, 3, 1, height],
+    [279, 4, 1, width * height * 2],
   ];
   const ifdOffset = 8;
   const ifdSize = 2 + entries.length * 12 + 4;

@@ -51,7 +51,16 @@ describe("the upload probe's reads", () => {
     const count = 1500;
     const directories = Array.from({ length: count }, (_, i) => ({
       at: 8 + i * spacing,
-      entries: i === 0 ? ([[256, 4, 1, 1], [257, 4, 1, 1], [258, 3, 1, 8], [273, 4, 1, 200], [279, 4, 1, 1]] as [number, number, number, number][]) : [],
+      entries:
+        i === 0
+          ? ([
+              [256, 4, 1, 1],
+              [257, 4, 1, 1],
+              [258, 3, 1, 8],
+              [273, 4, 1, 200],
+              [279, 4, 1, 1],
+            ] as [number, number, number, number][])
+          : [],
       next: i + 1 < count ? 8 + (i + 1) * spacing : 0,
     }));
     const bytes = rawTiff(8 + count * spacing, 8, directories);

@@ -28,9 +28,7 @@ const imageRows = async (orgId: string) =>
 function bodyThatBreaksOff(bytes: number) {
   const file = new Uint8Array(bytes);
   file.set(tiffBytes(8, 8));
-  const head = new TextEncoder().encode(
-    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="cut.tif"\r\nContent-Type: image/tiff\r\n\r\n`,
-  );
+  const head = new TextEncoder().encode(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="cut.tif"\r\nContent-Type: image/tiff\r\n\r\n`);
   let cut!: (reason: Error) => void;
   const broken = new Promise<never>((_, reject) => (cut = reject));
   let drainedNow!: () => void;
@@ -119,7 +117,9 @@ describe("a resumable upload never completed", () => {
     const org = await createOrg({ storageCap: 2 });
     await uploadImage(org);
     const started = await json<{ image: { id: string } }>(await call("/upload", { key: org.key, json: { name: "late.tif", size: 1000 } }));
-    await env.DB.prepare("UPDATE images SET updated_at = ? WHERE id = ?").bind(Date.now() - STALE_UPLOAD_MS - 1, started.image.id).run();
+    await env.DB.prepare("UPDATE images SET updated_at = ? WHERE id = ?")
+      .bind(Date.now() - STALE_UPLOAD_MS - 1, started.image.id)
+      .run();
     await sweepStorage(env);
     expect((await json(await call(`/upload/${started.image.id}`, { key: org.key }))).upload_status).toBe("failed");
 

@@ -20,10 +20,20 @@ async function submit(org: TestOrg): Promise<string> {
 
 /** Lets a lease run out without waiting for the clock. */
 async function expireLease(jobId: string) {
-  await env.DB.prepare("UPDATE jobs SET lease_expires_at = ? WHERE id = ?").bind(Date.now() - 1, jobId).run();
+  await env.DB.prepare("UPDATE jobs SET lease_expires_at = ? WHERE id = ?")
+    .bind(Date.now() - 1, jobId)
+    .run();
 }
 
-const result = { roi_count: 3, confluency: 0.25, width: 8, height: 6, diameter: 17.5, modality: { modality: "brightfield", source: "detected" }, timings: { total_ms: 12 } };
+const result = {
+  roi_count: 3,
+  confluency: 0.25,
+  width: 8,
+  height: 6,
+  diameter: 17.5,
+  modality: { modality: "brightfield", source: "detected" },
+  timings: { total_ms: 12 },
+};
 
 describe("a prediction from lease to COMPLETED", () => {
   it("runs the whole lifecycle a runner sees", async () => {
@@ -56,13 +66,24 @@ describe("a prediction from lease to COMPLETED", () => {
     const view = await json(await call(`/predict/${predictionId}`, { key: org.key }));
     expect(view).toMatchObject({ status: "COMPLETED", progress: 1, segmentation_id: job.output.segmentation_id, cell_count: 3 });
     const segmentation = await json<{ modality: unknown }>(await call(`/segmentation/${job.output.segmentation_id}`, { key: org.key }));
-    expect(segmentation).toMatchObject({ image_id: job.image.id, model_name: "cpsam", source: "model", cell_count: 3, confluency: 0.25, diameter: 17.5, width: 8, height: 6 });
+    expect(segmentation).toMatchObject({
+      image_id: job.image.id,
+      model_name: "cpsam",
+      source: "model",
+      cell_count: 3,
+      confluency: 0.25,
+      diameter: 17.5,
+      width: 8,
+      height: 6,
+    });
     expect(segmentation.modality).toEqual({ modality: "brightfield", source: "detected" });
 
     // Completing twice is harmless: same answer, still one segmentation.
     const twice = await runner(`/jobs/${job.job_id}/complete`, { lease_token: job.lease_token, result: { ...result, roi_count: 99 } });
     expect(await json(twice)).toEqual({ job_id: predictionId, status: "COMPLETED" });
-    const count = await env.DB.prepare("SELECT count(*) AS n, max(roi_count) AS rois FROM segmentations WHERE job_id = ?").bind(predictionId).first<{ n: number; rois: number }>();
+    const count = await env.DB.prepare("SELECT count(*) AS n, max(roi_count) AS rois FROM segmentations WHERE job_id = ?")
+      .bind(predictionId)
+      .first<{ n: number; rois: number }>();
     expect(count).toEqual({ n: 1, rois: 3 });
   });
 
@@ -134,7 +155,11 @@ describe("leases", () => {
 
     job = (await lease())!;
     expect(job).toMatchObject({ job_id: predictionId, attempt: 2 });
-    const final = await runner(`/jobs/${predictionId}/fail`, { lease_token: job.lease_token, reason: "Image could not be decoded: TIFF strip 3 is truncated", retryable: false });
+    const final = await runner(`/jobs/${predictionId}/fail`, {
+      lease_token: job.lease_token,
+      reason: "Image could not be decoded: TIFF strip 3 is truncated",
+      retryable: false,
+    });
     expect(await json(final)).toMatchObject({ status: "FAILED" });
     expect(await json(await call(`/predict/${predictionId}`, { key: org.key }))).toMatchObject({
       status: "FAILED",
@@ -162,7 +187,9 @@ describe("a runner that stops", () => {
   it("stops waiting for work: a job submitted after it left goes to the next runner, on attempt 1", async () => {
     const org = await createOrg();
     const hangUp = new AbortController();
-    const waiting = call("/internal/jobs/lease", { key: RUNNER_TOKEN, json: { runner_id: "runner-gone", wait_seconds: 5 }, signal: hangUp.signal }).catch(() => null);
+    const waiting = call("/internal/jobs/lease", { key: RUNNER_TOKEN, json: { runner_id: "runner-gone", wait_seconds: 5 }, signal: hangUp.signal }).catch(
+      () => null,
+    );
     await new Promise((resolve) => setTimeout(resolve, 300));
     hangUp.abort();
     await waiting;
@@ -179,7 +206,11 @@ describe("a runner that stops", () => {
     await runner(`/jobs/${predictionId}/release`, { lease_token: first.lease_token });
     // Still listening when the wait starts, gone by the time the job has been started for it.
     let looks = 0;
-    const hangsUpDuringStart = { get aborted() { return ++looks > 1; } } as AbortSignal;
+    const hangsUpDuringStart = {
+      get aborted() {
+        return ++looks > 1;
+      },
+    } as AbortSignal;
     expect(await leaseNextJob(env, "runner-gone", { waitMs: 0, signal: hangsUpDuringStart })).toBeNull();
 
     expect(await json(await call(`/predict/${predictionId}`, { key: org.key }))).toMatchObject({ status: "SUBMITTED", attempts: 0 });

@@ -37,7 +37,9 @@ async function labelledImage(org: TestOrg): Promise<string> {
   const image = await uploadImage(org);
   await env.DB.prepare(
     "INSERT INTO segmentations (id, org_id, image_id, image_name, source, roi_count, confluency, width, height, artifact_key, created_at) VALUES (?, ?, ?, 'cells.png', 'model', 3, 0.1, 8, 6, 'k', 0)",
-  ).bind(crypto.randomUUID(), org.id, image.id).run();
+  )
+    .bind(crypto.randomUUID(), org.id, image.id)
+    .run();
   return image.id;
 }
 
@@ -55,7 +57,9 @@ async function conversionLeftByDeadIsolate(org: TestOrg, attempts: number): Prom
   await env.DB.prepare(
     `INSERT INTO jobs (id, org_id, kind, status, image_id, dedupe_key, attempts, max_attempts, lease_holder, lease_token, lease_expires_at, started_at, created_at, enqueued_at)
      VALUES (?1, ?2, 'conversion', 'STARTED', ?3, ?4, ?5, 3, 'worker', 'dead-isolate', ?6, ?6, ?6, ?6)`,
-  ).bind(jobId, org.id, image.id, `conversion:${image.id}`, attempts, Date.now() - 1).run();
+  )
+    .bind(jobId, org.id, image.id, `conversion:${image.id}`, attempts, Date.now() - 1)
+    .run();
   return { imageId: image.id, jobId, r2Key };
 }
 
@@ -64,7 +68,10 @@ describe("conversions move through the same state machine", () => {
     const org = await createOrg();
     const { imageId, jobId } = await conversionLeftByDeadIsolate(org, 1);
     await sweepJobs(env);
-    const image = await until(async () => json(await call(`/image/${imageId}`, { key: org.key })), (i) => i.upload_status !== "processing");
+    const image = await until(
+      async () => json(await call(`/image/${imageId}`, { key: org.key })),
+      (i) => i.upload_status !== "processing",
+    );
     expect(image.upload_status).toBe("ready");
     expect(await jobRow(jobId)).toMatchObject({ status: "COMPLETED", attempts: 2 });
   });
@@ -128,7 +135,11 @@ describe("a lease whose payload cannot be built", () => {
     const predictionId = await predict(later, (await uploadImage(later)).id);
 
     expect(await leaseJob(predictionId)).toMatchObject({ job_id: predictionId });
-    expect(await jobRow(training.job_id as string)).toMatchObject({ status: "FAILED", fault: "input", reason: expect.stringMatching(/which this training learns from, was deleted/) });
+    expect(await jobRow(training.job_id as string)).toMatchObject({
+      status: "FAILED",
+      fault: "input",
+      reason: expect.stringMatching(/which this training learns from, was deleted/),
+    });
   });
 
   it("a job whose inputs go during the attempt ends when its runner asks for fresh URLs (409 to the runner)", async () => {
@@ -192,7 +203,9 @@ describe("the storage sweeper", () => {
 
     const imageId = await labelledImage(org);
     const training = await json(await train(org, { image_ids: [imageId] }));
-    const leased = await json<{ lease_token: string; output: { model_id: string; files: { onnx: string; manifest: string } } }>(await leaseTraining(training.job_id as string));
+    const leased = await json<{ lease_token: string; output: { model_id: string; files: { onnx: string; manifest: string } } }>(
+      await leaseTraining(training.job_id as string),
+    );
     await call(leased.output.files.onnx, { method: "PUT", body: new Uint8Array([9, 9]), headers: { "Content-Length": "2" } });
     await runner(`/jobs/${training.job_id}/fail`, { lease_token: leased.lease_token, reason: "training diverged", fault: "model" });
     expect((await env.BUCKET.list({ prefix: `models/${leased.output.model_id}/` })).objects).toHaveLength(1);
@@ -201,18 +214,28 @@ describe("the storage sweeper", () => {
     expect(await env.BUCKET.head(artifact)).toBeNull();
     expect((await env.BUCKET.list({ prefix: `orgs/${org.id}/segmentations/${job.output.segmentation_id}/` })).objects).toEqual([]);
     expect((await env.BUCKET.list({ prefix: `models/${leased.output.model_id}/` })).objects).toHaveLength(0);
-    const marked = await env.DB.prepare("SELECT count(*) AS n FROM jobs WHERE id IN (?, ?) AND outputs_cleared_at IS NOT NULL").bind(predictionId, training.job_id).first<{ n: number }>();
+    const marked = await env.DB.prepare("SELECT count(*) AS n FROM jobs WHERE id IN (?, ?) AND outputs_cleared_at IS NOT NULL")
+      .bind(predictionId, training.job_id)
+      .first<{ n: number }>();
     expect(marked!.n).toBe(2);
   });
 
   it("gives up uploads left pending for a day: the multipart upload is aborted and the record failed with the reason", async () => {
     const org = await createOrg();
-    const started = await json<{ image: { id: string }; upload: { urls: { url: string }[] } }>(await call("/upload", { key: org.key, json: { name: "late.tif", size: 1000 } }));
+    const started = await json<{ image: { id: string }; upload: { urls: { url: string }[] } }>(
+      await call("/upload", { key: org.key, json: { name: "late.tif", size: 1000 } }),
+    );
     const fresh = await json<{ image: { id: string } }>(await call("/upload", { key: org.key, json: { name: "fresh.tif", size: 1000 } }));
-    await env.DB.prepare("UPDATE images SET updated_at = ? WHERE id = ?").bind(Date.now() - STALE_UPLOAD_MS - 1, started.image.id).run();
+    await env.DB.prepare("UPDATE images SET updated_at = ? WHERE id = ?")
+      .bind(Date.now() - STALE_UPLOAD_MS - 1, started.image.id)
+      .run();
 
     await sweepStorage(env);
-    expect(await json(await call(`/upload/${started.image.id}`, { key: org.key }))).toMatchObject({ upload_status: "failed", upload_error: expect.stringMatching(/not completed within 24 hours/), upload: null });
+    expect(await json(await call(`/upload/${started.image.id}`, { key: org.key }))).toMatchObject({
+      upload_status: "failed",
+      upload_error: expect.stringMatching(/not completed within 24 hours/),
+      upload: null,
+    });
     expect((await call(started.upload.urls[0].url, { method: "PUT", body: new Uint8Array(1000), headers: { "Content-Length": "1000" } })).status).toBe(404);
     expect((await json(await call(`/upload/${fresh.image.id}`, { key: org.key }))).upload_status).toBe("pending");
   });
@@ -228,7 +251,10 @@ describe("an image left processing with no conversion (its completing request di
 
     await sweepStorage(env);
     expect((await json(await call(`/upload/${started.image.id}`, { key: org.key }))).upload_status).toBe("pending");
-    const image = await until(async () => json(await call(`/image/${whole.id}`, { key: org.key })), (i) => i.upload_status !== "processing");
+    const image = await until(
+      async () => json(await call(`/image/${whole.id}`, { key: org.key })),
+      (i) => i.upload_status !== "processing",
+    );
     expect(image.upload_status).toBe("ready");
   });
 });
@@ -280,12 +306,17 @@ describe("per-plan bounds on training", () => {
     expect((await beat()).status).toBe(200);
 
     // Started long ago: its time bound (plus fetching and uploading) has passed.
-    await env.DB.prepare("UPDATE jobs SET started_at = ? WHERE id = ?").bind(Date.now() - (600 + 11 * 60) * 1000, training.job_id).run();
+    await env.DB.prepare("UPDATE jobs SET started_at = ? WHERE id = ?")
+      .bind(Date.now() - (600 + 11 * 60) * 1000, training.job_id)
+      .run();
     // Its heartbeat no longer renews the lease (its runner hears it lost the job) ...
     expect((await beat()).status).toBe(409);
     // ... and the sweep fails it with the reason.
     await sweepJobs(env);
-    expect(await jobRow(training.job_id as string)).toMatchObject({ status: "FAILED", reason: "Training ran past its plan's time bound of 600 s; it was stopped" });
+    expect(await jobRow(training.job_id as string)).toMatchObject({
+      status: "FAILED",
+      reason: "Training ran past its plan's time bound of 600 s; it was stopped",
+    });
     expect((await beat()).status).toBe(409);
   });
 });

@@ -22,7 +22,10 @@ async function walk(org: TestOrg, path: string, limit: number): Promise<string[]
   let cursor: string | null = null;
   const join = path.includes("?") ? "&" : "?";
   do {
-    const page: Page<{ id?: string; prediction_id?: string; job_id?: string }> = await list(org, `${path}${join}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    const page: Page<{ id?: string; prediction_id?: string; job_id?: string }> = await list(
+      org,
+      `${path}${join}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+    );
     expect(page.items.length).toBeLessThanOrEqual(limit);
     ids.push(...page.items.map((item) => (item.id ?? item.prediction_id ?? item.job_id)!));
     cursor = page.next_cursor;
@@ -34,7 +37,9 @@ async function addSegmentation(org: TestOrg, imageId: string, createdAt: number)
   const id = crypto.randomUUID();
   await env.DB.prepare(
     "INSERT INTO segmentations (id, org_id, image_id, image_name, source, roi_count, confluency, width, height, artifact_key, created_at) VALUES (?, ?, ?, 'cells.png', 'model', 2, 0.1, 8, 6, 'k', ?)",
-  ).bind(id, org.id, imageId, createdAt).run();
+  )
+    .bind(id, org.id, imageId, createdAt)
+    .run();
   return id;
 }
 
@@ -69,7 +74,13 @@ describe("GET /images", () => {
 
   it("answers a bad limit, status or cursor with 422 in the validation shape", async () => {
     const org = await createOrg();
-    for (const [query, field] of [["limit=0", "limit"], ["limit=201", "limit"], ["limit=many", "limit"], ["upload_status=done", "upload_status"], ["cursor=not-a-cursor", "cursor"]]) {
+    for (const [query, field] of [
+      ["limit=0", "limit"],
+      ["limit=201", "limit"],
+      ["limit=many", "limit"],
+      ["upload_status=done", "upload_status"],
+      ["cursor=not-a-cursor", "cursor"],
+    ]) {
       const response = await call(`/images?${query}`, { key: org.key });
       expect(response.status).toBe(422);
       const { detail } = await json<{ detail: { loc: string[] }[] }>(response);
@@ -134,9 +145,16 @@ describe("GET /predictions and GET /jobs", () => {
 describe("GET /models/{id}", () => {
   it("answers a public model and the organization's own", async () => {
     const org = await createOrg();
-    await env.DB.prepare("INSERT INTO models (id, org_id, name, version, r2_prefix, created_at) VALUES (?, ?, 'mine', '1', 'models/x/1/', 0)").bind(`m-${org.id}`, org.id).run();
+    await env.DB.prepare("INSERT INTO models (id, org_id, name, version, r2_prefix, created_at) VALUES (?, ?, 'mine', '1', 'models/x/1/', 0)")
+      .bind(`m-${org.id}`, org.id)
+      .run();
     expect(await json(await call("/models/cpsam", { key: org.key }))).toMatchObject({ id: "cpsam", name: "cpsam", is_public: true });
-    expect(await json(await call(`/models/m-${org.id}`, { key: org.key }))).toMatchObject({ id: `m-${org.id}`, name: "mine", is_public: false, description: "" });
+    expect(await json(await call(`/models/m-${org.id}`, { key: org.key }))).toMatchObject({
+      id: `m-${org.id}`,
+      name: "mine",
+      is_public: false,
+      description: "",
+    });
   });
 });
 
@@ -151,7 +169,15 @@ describe("listings are confined to the caller's organization", () => {
     const ownerPage = await list(owner, "/images?limit=1");
     expect(ownerPage.next_cursor).not.toBeNull();
 
-    for (const path of ["/images", `/images?cursor=${ownerPage.next_cursor}`, "/segmentations", `/segmentations?image_id=${image.id}`, "/predictions", `/predictions?image_id=${image.id}`, "/jobs"]) {
+    for (const path of [
+      "/images",
+      `/images?cursor=${ownerPage.next_cursor}`,
+      "/segmentations",
+      `/segmentations?image_id=${image.id}`,
+      "/predictions",
+      `/predictions?image_id=${image.id}`,
+      "/jobs",
+    ]) {
       expect(await list(stranger, path)).toEqual({ items: [], next_cursor: null });
     }
     // The owner sees them all.

@@ -11,13 +11,18 @@ interface Operation {
 }
 
 const document = apiDescription.document() as unknown as { paths: Record<string, Record<string, Operation>>; components: object };
-const escape = (text: string) => text.replace(/[.*+?^$()|[\]\\]/g, "\\$&");
+const escapeRegExp = (text: string) => text.replace(/[.*+?^$()|[\]\\]/g, "\\$&");
 
 const operations = Object.entries(document.paths).flatMap(([path, item]) =>
   Object.entries(item).map(([method, operation]) => ({
     method: method.toUpperCase(),
     path,
-    pattern: new RegExp(`^/api/v1${path.split(/\{[^}]+\}/).map(escape).join("[^/]+")}$`),
+    pattern: new RegExp(
+      `^/api/v1${path
+        .split(/\{[^}]+\}/)
+        .map(escapeRegExp)
+        .join("[^/]+")}$`,
+    ),
     operation,
   })),
 );

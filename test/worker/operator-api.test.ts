@@ -48,7 +48,11 @@ describe("the operator API", () => {
   });
 
   it("does not exist where no operator secret is set (deployed environments)", async () => {
-    const request = new Request(`${BASE}/operator/orgs`, { method: "POST", headers: { Authorization: `Bearer ${SECRET}`, "Content-Type": "application/json" }, body: "{}" });
+    const request = new Request(`${BASE}/operator/orgs`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${SECRET}`, "Content-Type": "application/json" },
+      body: "{}",
+    });
     const response = await app.fetch(request, { ...env, OPERATOR_SECRET: undefined });
     expect(response.status).toBe(404);
   });

@@ -13,9 +13,23 @@ describe("POST /predict and GET /predict/{id}", () => {
     const { prediction_id, status } = await json(submitted);
     expect(status).toBe("SUBMITTED");
     const view = await json(await call(`/predict/${prediction_id}`, { key: org.key }));
-    expect(view).toMatchObject({ prediction_id, status: "SUBMITTED", image_id: image.id, model_id: "cpsam", progress: 0, stage: "queued", segmentation_id: null, cell_count: null });
+    expect(view).toMatchObject({
+      prediction_id,
+      status: "SUBMITTED",
+      image_id: image.id,
+      model_id: "cpsam",
+      progress: 0,
+      stage: "queued",
+      segmentation_id: null,
+      cell_count: null,
+    });
     // The same job through the job vocabulary.
-    expect(await json(await call(`/job/${prediction_id}`, { key: org.key }))).toMatchObject({ job_id: prediction_id, kind: "prediction", status: "SUBMITTED", task_id: prediction_id });
+    expect(await json(await call(`/job/${prediction_id}`, { key: org.key }))).toMatchObject({
+      job_id: prediction_id,
+      kind: "prediction",
+      status: "SUBMITTED",
+      task_id: prediction_id,
+    });
   });
 
   it("answers an identical queued prediction 'skipped' with the existing id, and any other with 400", async () => {
@@ -46,7 +60,15 @@ describe("POST /predict and GET /predict/{id}", () => {
     const response = await predict(org.key, { image_id: 5, params: { diameter: -3, channels: [1, 2, 3], modality: "phase-contrast" } });
     expect(response.status).toBe(422);
     const { detail } = await json<{ detail: { loc: (string | number)[]; type: string }[] }>(response);
-    expect(detail.map((d) => d.loc)).toEqual(expect.arrayContaining([["body", "image_id"], ["body", "model_id"], ["body", "params", "diameter"], ["body", "params", "channels"], ["body", "params", "modality"]]));
+    expect(detail.map((d) => d.loc)).toEqual(
+      expect.arrayContaining([
+        ["body", "image_id"],
+        ["body", "model_id"],
+        ["body", "params", "diameter"],
+        ["body", "params", "channels"],
+        ["body", "params", "modality"],
+      ]),
+    );
     expect(detail.find((d) => d.loc[1] === "model_id")!.type).toBe("missing");
     const broken = await call("/predict", { key: org.key, body: "{not json", headers: { "Content-Type": "application/json" } });
     expect(broken.status).toBe(422);
@@ -56,9 +78,7 @@ describe("POST /predict and GET /predict/{id}", () => {
     const org = await createOrg();
     const images: { id: string }[] = [];
     for (let i = 0; i < 4; i++) images.push(await uploadImage(org, `${i}.png`));
-    const responses = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => predict(org.key, { image_id: images[i % 4].id, model_id: "cpsam" })),
-    );
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => predict(org.key, { image_id: images[i % 4].id, model_id: "cpsam" })));
     const bodies = await Promise.all(responses.map((r) => json(r)));
     const created = responses.filter((r) => r.status === 202);
     expect(created).toHaveLength(1);
@@ -75,7 +95,9 @@ describe("plan limits", () => {
     const org = await createOrg({ storageCap: 3 });
     const responses = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        i % 2 ? call("/upload", { key: org.key, json: { name: `${i}.tif`, size: 1000 } }) : call("/upload", { key: org.key, body: multipartFile(`${i}.png`, pngBytes()) }),
+        i % 2
+          ? call("/upload", { key: org.key, json: { name: `${i}.tif`, size: 1000 } })
+          : call("/upload", { key: org.key, body: multipartFile(`${i}.png`, pngBytes()) }),
       ),
     );
     expect(responses.filter((r) => r.status === 201)).toHaveLength(3);
@@ -109,7 +131,9 @@ describe("POST /job/training", () => {
 
     await env.DB.prepare(
       "INSERT INTO segmentations (id, org_id, image_id, image_name, source, roi_count, confluency, width, height, artifact_key, created_at) VALUES (?, ?, ?, 'cells.png', 'model', 3, 0.1, 8, 6, 'k', 0)",
-    ).bind(crypto.randomUUID(), org.id, image.id).run();
+    )
+      .bind(crypto.randomUUID(), org.id, image.id)
+      .run();
     const submitted = await call("/job/training", { key: org.key, json: { model_id: "cpsam", image_ids: [image.id] } });
     expect(submitted.status).toBe(202);
     const job = await json(submitted);

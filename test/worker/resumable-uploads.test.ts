@@ -143,6 +143,9 @@ describe("resumable upload (JSON + signed part URLs)", () => {
     const response = await call("/upload", { key: org.key, json: { name: "", size: -1 } });
     expect(response.status).toBe(422);
     const { detail } = await json<{ detail: { loc: string[]; type: string }[] }>(response);
-    expect(detail.map((d) => d.loc)).toEqual([["body", "name"], ["body", "size"]]);
+    expect(detail.map((d) => d.loc)).toEqual([
+      ["body", "name"],
+      ["body", "size"],
+    ]);
   });
 });

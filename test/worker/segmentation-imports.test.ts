@@ -5,10 +5,20 @@ import { decode as decodePng, encode as encodePng } from "fast-png";
 import { describe, expect, it } from "vitest";
 import { call, createOrg, json, type TestOrg, uploadImage } from "./helpers.ts";
 
-const square = (x: number, y: number, s: number) => [[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]];
+const square = (x: number, y: number, s: number) => [
+  [x, y],
+  [x + s, y],
+  [x + s, y + s],
+  [x, y + s],
+  [x, y],
+];
 const cellsGeoJson = JSON.stringify({
   type: "FeatureCollection",
-  features: [square(1, 1, 2), square(4, 2, 3)].map((ring) => ({ type: "Feature", geometry: { type: "Polygon", coordinates: [ring] }, properties: { objectType: "detection" } })),
+  features: [square(1, 1, 2), square(4, 2, 3)].map((ring) => ({
+    type: "Feature",
+    geometry: { type: "Polygon", coordinates: [ring] },
+    properties: { objectType: "detection" },
+  })),
 });
 
 function importForm(imageId: string | null, file: string | Uint8Array | null, name = "cells.geojson"): FormData {
@@ -62,7 +72,12 @@ describe("POST /segmentation", () => {
   it.each([
     ["an unknown file type", 415, "just,some\ncsv,text\n", /^Annotation refused: not an annotation file/],
     ["an unreadable file", 415, '{"type": "FeatureCollection", "features": [', /^Annotation refused: GeoJSON unreadable/],
-    ["a label image of another size", 422, encodePng({ width: 4, height: 3, data: new Uint16Array(12).fill(1), depth: 16, channels: 1 }), /^Annotation refused: the label image is 4x3 but the image is 8x6$/],
+    [
+      "a label image of another size",
+      422,
+      encodePng({ width: 4, height: 3, data: new Uint16Array(12).fill(1), depth: 16, channels: 1 }),
+      /^Annotation refused: the label image is 4x3 but the image is 8x6$/,
+    ],
     ["a file without objects", 422, '{"type":"FeatureCollection","features":[]}', /^Annotation refused: no object lies inside the 8x6 image$/],
   ])("refuses %s with %i and a detail, storing nothing", async (_, status, file, detail) => {
     const org = await createOrg();

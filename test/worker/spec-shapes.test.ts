@@ -63,7 +63,9 @@ describe("Model", () => {
     const models = await json<Body[]>(await call("/models", { key: org.key }));
     expect(Array.isArray(models)).toBe(true);
     for (const model of models) {
-      expect(model).toEqual(expect.objectContaining({ id: expect.any(String), name: expect.any(String), is_public: expect.any(Boolean), description: expect.any(String) }));
+      expect(model).toEqual(
+        expect.objectContaining({ id: expect.any(String), name: expect.any(String), is_public: expect.any(Boolean), description: expect.any(String) }),
+      );
       expect(model.created_at).toMatch(isoDateTime);
     }
     expect(models.find((m) => m.name === "cpsam")).toMatchObject({ is_public: true });
@@ -99,10 +101,20 @@ describe("Training job acknowledgement", () => {
     const image = await uploadImage(org);
     await env.DB.prepare(
       "INSERT INTO segmentations (id, org_id, image_id, image_name, source, roi_count, confluency, width, height, artifact_key, created_at) VALUES (?, ?, ?, 'cells.png', 'model', 3, 0.1, 8, 6, 'k', 0)",
-    ).bind(crypto.randomUUID(), org.id, image.id).run();
+    )
+      .bind(crypto.randomUUID(), org.id, image.id)
+      .run();
     const body = { model_id: "cpsam", image_ids: [image.id] };
     const ack = await json(await call("/job/training", { key: org.key, json: body }));
-    expect(ack).toEqual(expect.objectContaining({ job_id: expect.any(String), status: "submitted", reason: expect.any(String), task_id: expect.any(String), worker_job_id: expect.any(String) }));
+    expect(ack).toEqual(
+      expect.objectContaining({
+        job_id: expect.any(String),
+        status: "submitted",
+        reason: expect.any(String),
+        task_id: expect.any(String),
+        worker_job_id: expect.any(String),
+      }),
+    );
     const again = await json(await call("/job/training", { key: org.key, json: body }));
     expect(again).toEqual(expect.objectContaining({ job_id: ack.job_id, status: "skipped", reason: expect.stringMatching(/identical/) }));
     expect(await json(await call(`/job/${ack.job_id}`, { key: org.key }))).toMatchObject({ job_id: ack.job_id, status: "SUBMITTED" });
@@ -112,7 +124,15 @@ describe("Training job acknowledgement", () => {
     const org = await createOrg();
     const image = await uploadImage(org);
     const ack = await json(await call("/job/prediction", { key: org.key, json: { image_id: image.id, model_id: "cpsam" } }));
-    expect(ack).toEqual(expect.objectContaining({ job_id: expect.any(String), status: "submitted", reason: expect.any(String), task_id: expect.any(String), worker_job_id: expect.any(String) }));
+    expect(ack).toEqual(
+      expect.objectContaining({
+        job_id: expect.any(String),
+        status: "submitted",
+        reason: expect.any(String),
+        task_id: expect.any(String),
+        worker_job_id: expect.any(String),
+      }),
+    );
   });
 });
 
@@ -148,7 +168,7 @@ describe("Error bodies", () => {
 });
 
 describe("params.diameter", () => {
-  it("0, null and \"auto\" all mean: estimate it (stored without a diameter, so they are one prediction)", async () => {
+  it('0, null and "auto" all mean: estimate it (stored without a diameter, so they are one prediction)', async () => {
     const org = await createOrg();
     const image = await uploadImage(org);
     const first = await predict(org, { image_id: image.id, model_id: "cpsam", params: { diameter: 0 } });

@@ -16,7 +16,24 @@ interface TrainingLease {
 
 const annotation = JSON.stringify({
   type: "FeatureCollection",
-  features: [{ type: "Feature", geometry: { type: "Polygon", coordinates: [[[1, 1], [4, 1], [4, 4], [1, 4], [1, 1]]] }, properties: {} }],
+  features: [
+    {
+      type: "Feature",
+      geometry: {
+        type: "Polygon",
+        coordinates: [
+          [
+            [1, 1],
+            [4, 1],
+            [4, 4],
+            [1, 4],
+            [1, 1],
+          ],
+        ],
+      },
+      properties: {},
+    },
+  ],
 });
 
 async function importAnnotation(org: TestOrg, imageId: string): Promise<string> {
@@ -70,7 +87,9 @@ describe("what a training learns from", () => {
     const imported = await importAnnotation(org, imageId);
     const { job_id } = await json(await train(org, { image_ids: [imageId] }));
     const lease = await leaseTraining(job_id as string);
-    expect(lease.training.examples).toEqual([{ image: expect.objectContaining({ id: imageId }), labels: expect.objectContaining({ segmentation_id: imported }) }]);
+    expect(lease.training.examples).toEqual([
+      { image: expect.objectContaining({ id: imageId }), labels: expect.objectContaining({ segmentation_id: imported }) },
+    ]);
   });
 
   it("a prediction made after the import is the most recent, and wins in turn", async () => {
@@ -109,12 +128,18 @@ describe("what a training learns from", () => {
     const misplaced = await train(org, { image_ids: [imageId], segmentation_ids: [elsewhere.predicted] });
     expect(misplaced.status).toBe(422);
     expect(await json(misplaced)).toEqual({
-      detail: [{ loc: ["body", "segmentation_ids", 0], msg: `Segmentation ${elsewhere.predicted} is of image ${elsewhere.imageId}, which is not in image_ids`, type: "value_error" }],
+      detail: [
+        {
+          loc: ["body", "segmentation_ids", 0],
+          msg: `Segmentation ${elsewhere.predicted} is of image ${elsewhere.imageId}, which is not in image_ids`,
+          type: "value_error",
+        },
+      ],
     });
     const second = await importAnnotation(org, imageId);
     const twice = await train(org, { image_ids: [imageId], segmentation_ids: [second, second] });
     expect(twice.status).toBe(202); // naming the same one twice is naming it once
-    const two = await train(org, { image_ids: [imageId], segmentation_ids: [(await importAnnotation(org, imageId)), second] });
+    const two = await train(org, { image_ids: [imageId], segmentation_ids: [await importAnnotation(org, imageId), second] });
     expect(two.status).toBe(422);
     expect(JSON.stringify(await json(two))).toMatch(/a second one for image/);
   });
@@ -124,7 +149,9 @@ describe("what a training learns from", () => {
     const { imageId, predicted } = await predictedImage(org);
     const { job_id } = await json(await train(org, { image_ids: [imageId], segmentation_ids: [predicted] }));
     expect((await call(`/segmentation/${predicted}`, { key: org.key, method: "DELETE" })).status).toBe(204);
-    await expect(trainingLabels(env, (await getJobById(env.DB, job_id as string))!)).rejects.toThrow(`Segmentation ${predicted} of image ${imageId}, which this training learns from, was deleted`);
+    await expect(trainingLabels(env, (await getJobById(env.DB, job_id as string))!)).rejects.toThrow(
+      `Segmentation ${predicted} of image ${imageId}, which this training learns from, was deleted`,
+    );
     // How a lease fails a job whose inputs are gone is the lease's own concern (job-lifecycle tests);
     // this one is taken out of the queue so later tests lease theirs.
     await env.DB.prepare("UPDATE jobs SET status = 'FAILED' WHERE id = ?").bind(job_id).run();
@@ -138,7 +165,13 @@ describe("what a training reports", () => {
     const { job_id } = await json(await train(org, { image_ids: [imageId] }));
     const lease = await leaseTraining(job_id as string);
     expect((await runner(`/jobs/${job_id}/heartbeat`, { lease_token: lease.lease_token, progress: 0.4, stage: "training" })).status).toBe(200);
-    expect(await json(await call(`/job/${job_id}`, { key: org.key }))).toMatchObject({ status: "STARTED", progress: 0.4, stage: "training", result_model_id: null, metrics: null });
+    expect(await json(await call(`/job/${job_id}`, { key: org.key }))).toMatchObject({
+      status: "STARTED",
+      progress: 0.4,
+      stage: "training",
+      result_model_id: null,
+      metrics: null,
+    });
 
     await runTraining(lease);
     const done = await json(await call(`/job/${job_id}`, { key: org.key }));
@@ -157,7 +190,11 @@ describe("what a training reports", () => {
     const org = await createOrg();
     const { imageId } = await predictedImage(org);
     const { job_id } = await json(await train(org, { image_ids: [imageId] }));
-    const single = { ...metrics, evaluated_on: "training_image", note: "fine-tuning improved AP@0.5 on the training image (the only image given, so none could be held out) from 0.410 to 0.780" };
+    const single = {
+      ...metrics,
+      evaluated_on: "training_image",
+      note: "fine-tuning improved AP@0.5 on the training image (the only image given, so none could be held out) from 0.410 to 0.780",
+    };
     const lease = await leaseTraining(job_id as string);
     await runTraining(lease, { steps: 40, seconds: 3, metrics: single });
     expect((await json(await call(`/job/${job_id}`, { key: org.key }))).metrics).toEqual(single);
@@ -198,7 +235,11 @@ describe("DELETE /models/{model_id}", () => {
     const org = await createOrg();
     const modelId = await trainedModel(org);
     const other = await createOrg();
-    for (const [key, id] of [[org.key, "cpsam"], [other.key, modelId], [org.key, "no-such-model"]]) {
+    for (const [key, id] of [
+      [org.key, "cpsam"],
+      [other.key, modelId],
+      [org.key, "no-such-model"],
+    ]) {
       const refused = await call(`/models/${id}`, { key, method: "DELETE" });
       expect(refused.status).toBe(404);
       expect(await json(refused)).toEqual({ detail: `Model with id ${id} not found` });

@@ -17,7 +17,17 @@ describe("POST /upload (multipart)", () => {
     const response = await call("/upload", { key: org.key, body: multipartFile("plate 1, well A.png", pngBytes(8, 6)) });
     expect(response.status).toBe(201);
     const { image } = await json<{ image: Record<string, unknown> }>(response);
-    expect(image).toMatchObject({ name: "plate 1, well A.png", upload_status: "ready", upload_error: null, format: "png", width: 8, height: 6, channels: 1, bit_depth: 16, planes: 1 });
+    expect(image).toMatchObject({
+      name: "plate 1, well A.png",
+      upload_status: "ready",
+      upload_error: null,
+      format: "png",
+      width: 8,
+      height: 6,
+      channels: 1,
+      bit_depth: 16,
+      planes: 1,
+    });
     expect(await storedObjects(`orgs/${org.id}/images/${image.id}/`)).toBe(1);
   });
 
@@ -161,7 +171,9 @@ describe("upload size and deletion", () => {
     await env.BUCKET.put(artifactKey, new Uint8Array([1, 2, 3]));
     await env.DB.prepare(
       "INSERT INTO segmentations (id, org_id, image_id, image_name, source, roi_count, confluency, width, height, artifact_key, created_at) VALUES (?, ?, ?, 'a.png', 'model', 0, 0, 8, 6, ?, 0)",
-    ).bind(segmentationId, org.id, image.id, artifactKey).run();
+    )
+      .bind(segmentationId, org.id, image.id, artifactKey)
+      .run();
     expect((await call(`/image/${image.id}`, { key: org.key, method: "DELETE" })).status).toBe(204);
     expect((await call(`/image/${image.id}`, { key: org.key })).status).toBe(404);
     expect((await call(`/segmentation/${segmentationId}`, { key: org.key })).status).toBe(404);

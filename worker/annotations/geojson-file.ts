@@ -90,11 +90,16 @@ function checkNesting(text: string): void {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {
-      if (++depth > MAX_GEOJSON_DEPTH) throw new AnnotationImportError("limit_exceeded", `GeoJSON nests deeper than ${MAX_GEOJSON_DEPTH} levels; a FeatureCollection of MultiPolygons needs 8`);
+      if (++depth > MAX_GEOJSON_DEPTH)
+        throw new AnnotationImportError(
+          "limit_exceeded",
+          `GeoJSON nests deeper than ${MAX_GEOJSON_DEPTH} levels; a FeatureCollection of MultiPolygons needs 8`,
+        );
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
 }

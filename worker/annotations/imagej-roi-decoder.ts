@@ -12,7 +12,17 @@
 import { AnnotationImportError } from "./errors.ts";
 
 export const IMAGEJ_ROI_TYPES = {
-  polygon: 0, rect: 1, oval: 2, line: 3, freeline: 4, polyline: 5, noRoi: 6, freehand: 7, traced: 8, angle: 9, point: 10,
+  polygon: 0,
+  rect: 1,
+  oval: 2,
+  line: 3,
+  freeline: 4,
+  polyline: 5,
+  noRoi: 6,
+  freehand: 7,
+  traced: 8,
+  angle: 9,
+  point: 10,
 } as const;
 const TYPE_NAMES = Object.fromEntries(Object.entries(IMAGEJ_ROI_TYPES).map(([name, code]) => [code, name])) as Record<number, string>;
 
@@ -49,7 +59,10 @@ export function decodeImageJRoi(bytes: Uint8Array, where = "the ROI"): DecodedIm
   };
   const version = view.getUint16(4);
   const type = bytes[6];
-  const top = short(8), left = short(10), bottom = short(12), right = short(14);
+  const top = short(8),
+    left = short(10),
+    bottom = short(12),
+    right = short(14);
   let n = view.getUint16(16);
   if (n === 0) n = view.getInt32(18); // large polygons keep their count in the SIZE field
   const subtype = view.getInt16(48);
@@ -64,9 +77,10 @@ export function decodeImageJRoi(bytes: Uint8Array, where = "the ROI"): DecodedIm
   switch (type) {
     case IMAGEJ_ROI_TYPES.rect:
     case IMAGEJ_ROI_TYPES.oval: {
-      const [x, y, w, h] = subPixel && version >= 223
-        ? [view.getFloat32(18), view.getFloat32(22), view.getFloat32(26), view.getFloat32(30)]
-        : [left, top, right - left, bottom - top];
+      const [x, y, w, h] =
+        subPixel && version >= 223
+          ? [view.getFloat32(18), view.getFloat32(22), view.getFloat32(26), view.getFloat32(30)]
+          : [left, top, right - left, bottom - top];
       if (!(w > 0 && h > 0)) throw new AnnotationImportError("invalid_content", `${where}: ${typeName} of size ${w}x${h} has no area`);
       polygon = type === IMAGEJ_ROI_TYPES.rect ? Float64Array.of(x, y, x + w, y, x + w, y + h, x, y + h) : ellipse(x, y, w, h);
       break;
@@ -93,7 +107,8 @@ function vertices(view: DataView, n: number, left: number, top: number, subPixel
   }
   const polygon = new Float64Array(2 * n);
   if (subPixel) {
-    const xs = HEADER_SIZE + 4 * n, ys = xs + 4 * n;
+    const xs = HEADER_SIZE + 4 * n,
+      ys = xs + 4 * n;
     for (let i = 0; i < n; i++) {
       polygon[2 * i] = view.getFloat32(xs + 4 * i);
       polygon[2 * i + 1] = view.getFloat32(ys + 4 * i);
@@ -114,7 +129,8 @@ function vertices(view: DataView, n: number, left: number, top: number, subPixel
 
 /** The ellipse inscribed in (x, y, w, h) as a polygon whose chords are about half a pixel long. */
 function ellipse(x: number, y: number, w: number, h: number): Float64Array {
-  const a = w / 2, b = h / 2;
+  const a = w / 2,
+    b = h / 2;
   const circumference = Math.PI * (3 * (a + b) - Math.sqrt((3 * a + b) * (a + 3 * b))); // Ramanujan
   const n = Math.min(4096, Math.max(16, Math.ceil(2 * circumference)));
   const out = new Float64Array(2 * n);

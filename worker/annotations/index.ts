@@ -32,7 +32,12 @@ export interface ImportedAnnotation {
 }
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47];
-const TIFF_SIGNATURES = [[0x49, 0x49, 0x2a, 0x00], [0x4d, 0x4d, 0x00, 0x2a], [0x49, 0x49, 0x2b, 0x00], [0x4d, 0x4d, 0x00, 0x2b]];
+const TIFF_SIGNATURES = [
+  [0x49, 0x49, 0x2a, 0x00],
+  [0x4d, 0x4d, 0x00, 0x2a],
+  [0x49, 0x49, 0x2b, 0x00],
+  [0x4d, 0x4d, 0x00, 0x2b],
+];
 const JPEG_SIGNATURE = [0xff, 0xd8, 0xff];
 
 function startsWith(bytes: Uint8Array, signature: readonly number[]): boolean {
@@ -53,10 +58,16 @@ export function detectAnnotationFormat(bytes: Uint8Array): AnnotationFormat {
 
 export function importAnnotation(bytes: Uint8Array, width: number, height: number): ImportedAnnotation {
   if (bytes.length > MAX_IMPORT_FILE_BYTES) {
-    throw new AnnotationImportError("limit_exceeded", `the file has ${bytes.length.toLocaleString("en-US")} bytes; an annotation may have at most ${MAX_IMPORT_FILE_BYTES.toLocaleString("en-US")}`);
+    throw new AnnotationImportError(
+      "limit_exceeded",
+      `the file has ${bytes.length.toLocaleString("en-US")} bytes; an annotation may have at most ${MAX_IMPORT_FILE_BYTES.toLocaleString("en-US")}`,
+    );
   }
   if (width * height > MAX_IMPORT_PIXELS) {
-    throw new AnnotationImportError("limit_exceeded", `annotations can be imported for images of up to ${MAX_IMPORT_PIXELS.toLocaleString("en-US")} pixels; this one is ${width}x${height}`);
+    throw new AnnotationImportError(
+      "limit_exceeded",
+      `annotations can be imported for images of up to ${MAX_IMPORT_PIXELS.toLocaleString("en-US")} pixels; this one is ${width}x${height}`,
+    );
   }
   const format = detectAnnotationFormat(bytes);
   if (format === "label-image") {

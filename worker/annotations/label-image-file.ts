@@ -32,7 +32,10 @@ export function labelsFromImageFile(bytes: Uint8Array, width: number, height: nu
     unreadable(error);
   }
   if (probe.format === "jpeg") {
-    throw new AnnotationImportError("unsupported_type", "a JPEG cannot be a label image (lossy compression changes the labels); save the labels as PNG or TIFF");
+    throw new AnnotationImportError(
+      "unsupported_type",
+      "a JPEG cannot be a label image (lossy compression changes the labels); save the labels as PNG or TIFF",
+    );
   }
   if (probe.width !== width || probe.height !== height) {
     throw new AnnotationImportError("wrong_size", `the label image is ${probe.width}x${probe.height} but the image is ${width}x${height}`);
@@ -70,7 +73,10 @@ export function labelsFromImageFile(bytes: Uint8Array, width: number, height: nu
     if (v !== 0 && !seen.has(v)) {
       seen.add(v);
       if (seen.size > MAX_IMPORT_OBJECTS) {
-        throw new AnnotationImportError("too_many_objects", `the label image holds more than ${MAX_IMPORT_OBJECTS.toLocaleString("en-US")} objects, the most one import may hold`);
+        throw new AnnotationImportError(
+          "too_many_objects",
+          `the label image holds more than ${MAX_IMPORT_OBJECTS.toLocaleString("en-US")} objects, the most one import may hold`,
+        );
       }
     }
   }
@@ -106,6 +112,9 @@ function checkPngInflatedSize(bytes: Uint8Array, probe: ImageProbe): void {
   const rowBytes = Math.ceil((probe.width * probe.bitDepth) / 8);
   const bound = probe.height * (1 + rowBytes) + 16 * (probe.height + 8);
   if (inflateBounded(stream, bound, "zlib") === "too large") {
-    throw new AnnotationImportError("limit_exceeded", `the PNG's image data inflates past the ${bound.toLocaleString("en-US")} bytes a ${probe.width}x${probe.height} label image needs`);
+    throw new AnnotationImportError(
+      "limit_exceeded",
+      `the PNG's image data inflates past the ${bound.toLocaleString("en-US")} bytes a ${probe.width}x${probe.height} label image needs`,
+    );
   }
 }

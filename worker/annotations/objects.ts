@@ -31,7 +31,10 @@ export function objectsFromLabels(labels: Uint32Array, width: number, height: nu
   let count = renumberInRasterOrder(labels);
   if (count === 0) throw new AnnotationImportError("no_objects", `no object lies inside the ${width}x${height} image`);
   if (count > MAX_IMPORT_OBJECTS) {
-    throw new AnnotationImportError("too_many_objects", `the file holds ${count.toLocaleString("en-US")} objects; one import may hold at most ${MAX_IMPORT_OBJECTS.toLocaleString("en-US")}`);
+    throw new AnnotationImportError(
+      "too_many_objects",
+      `the file holds ${count.toLocaleString("en-US")} objects; one import may hold at most ${MAX_IMPORT_OBJECTS.toLocaleString("en-US")}`,
+    );
   }
   const strayPixels = keepLargestComponents(labels, count, width);
   if (strayPixels > 0) count = renumberInRasterOrder(labels);

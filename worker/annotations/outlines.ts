@@ -35,7 +35,10 @@ export class OutlineCollector {
 
   add(outline: Outline): void {
     if (this.count === MAX_IMPORT_OBJECTS) {
-      throw new AnnotationImportError("too_many_objects", `the file holds more than ${MAX_IMPORT_OBJECTS.toLocaleString("en-US")} objects, the most one import may hold`);
+      throw new AnnotationImportError(
+        "too_many_objects",
+        `the file holds more than ${MAX_IMPORT_OBJECTS.toLocaleString("en-US")} objects, the most one import may hold`,
+      );
     }
     let count = 0;
     for (const ring of outline.rings) {
@@ -44,18 +47,25 @@ export class OutlineCollector {
       this.checkCoordinates(ring, outline.where);
     }
     if (count > MAX_IMPORT_VERTICES_PER_OBJECT) {
-      throw new AnnotationImportError("limit_exceeded", `${outline.where} has ${count} vertices; an object may have at most ${MAX_IMPORT_VERTICES_PER_OBJECT.toLocaleString("en-US")}`);
+      throw new AnnotationImportError(
+        "limit_exceeded",
+        `${outline.where} has ${count} vertices; an object may have at most ${MAX_IMPORT_VERTICES_PER_OBJECT.toLocaleString("en-US")}`,
+      );
     }
     this.vertices += count;
     if (this.vertices > MAX_IMPORT_VERTICES) {
-      throw new AnnotationImportError("limit_exceeded", `the file holds more than ${MAX_IMPORT_VERTICES.toLocaleString("en-US")} vertices, the most one import may hold`);
+      throw new AnnotationImportError(
+        "limit_exceeded",
+        `the file holds more than ${MAX_IMPORT_VERTICES.toLocaleString("en-US")} vertices, the most one import may hold`,
+      );
     }
     this.draw(outline, ++this.count);
   }
 
   private draw(outline: Outline, label: number): void {
     const { width, height, labels } = this;
-    let minY = Infinity, maxY = -Infinity;
+    let minY = Infinity,
+      maxY = -Infinity;
     for (const ring of outline.rings) {
       for (let k = 1; k < ring.length; k += 2) {
         if (ring[k] < minY) minY = ring[k];
@@ -70,9 +80,11 @@ export class OutlineCollector {
   }
 
   private checkCoordinates(ring: Float64Array, where: string): void {
-    const mx = IMPORT_COORDINATE_MARGIN * this.width, my = IMPORT_COORDINATE_MARGIN * this.height;
+    const mx = IMPORT_COORDINATE_MARGIN * this.width,
+      my = IMPORT_COORDINATE_MARGIN * this.height;
     for (let i = 0; i < ring.length; i += 2) {
-      const x = ring[i], y = ring[i + 1];
+      const x = ring[i],
+        y = ring[i + 1];
       if (!(x >= -mx && x <= this.width + mx && y >= -my && y <= this.height + my)) {
         throw new AnnotationImportError(
           "limit_exceeded",

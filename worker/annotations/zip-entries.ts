@@ -9,7 +9,6 @@ import { inflateBounded } from "./inflate-bounded.ts";
 import { AnnotationImportError } from "./errors.ts";
 import { CENTRAL_HEADER, END, LOCAL_HEADER, U32_MAX, ZIP64_END, ZIP64_LOCATOR } from "../zip-records.ts";
 
-
 export interface ZipEntry {
   name: string;
   /** 0 stored, 8 deflated. */
@@ -49,7 +48,10 @@ export function zipEntries(bytes: Uint8Array, maxEntries: number): ZipEntry[] {
     directory = Number(view.getBigUint64(record + 48, true));
   }
   if (total > maxEntries) {
-    throw new AnnotationImportError("too_many_objects", `the archive holds ${total.toLocaleString("en-US")} entries; one import may hold at most ${maxEntries.toLocaleString("en-US")}`);
+    throw new AnnotationImportError(
+      "too_many_objects",
+      `the archive holds ${total.toLocaleString("en-US")} entries; one import may hold at most ${maxEntries.toLocaleString("en-US")}`,
+    );
   }
   const names = new TextDecoder();
   const entries: ZipEntry[] = [];

@@ -45,22 +45,45 @@ dashboard.onError((err, c) => {
   if (new URL(c.req.url).pathname.startsWith("/dashboard/api/")) return onError(err, c);
   if (!(err instanceof HttpError)) {
     console.error("unhandled dashboard error", c.req.method, new URL(c.req.url).pathname, err);
-    return render(c, <Message title="Something went wrong"><p>The error was logged. Try again, or reload the page.</p></Message>, 500);
+    return render(
+      c,
+      <Message title="Something went wrong">
+        <p>The error was logged. Try again, or reload the page.</p>
+      </Message>,
+      500,
+    );
   }
   const title = err.status === 401 ? "Sign in to cellseg" : err.status === 403 ? "Not allowed" : err.status === 404 ? "Not found" : "Something went wrong";
-  return render(c, <Message title={title}><p>{String(err.detail)}</p></Message>, err.status);
+  return render(
+    c,
+    <Message title={title}>
+      <p>{String(err.detail)}</p>
+    </Message>,
+    err.status,
+  );
 });
 
 dashboard.get("/login", async (c) => {
   if (c.env.DASHBOARD_SIGN_IN !== "link") throw new HttpError(404, "Sign-in links are turned off here; the dashboard signs you in through Cloudflare Access");
   const orgId = await consumeLoginLink(c.env.DB, c.req.query("token") ?? "");
-  if (!orgId) throw new HttpError(401, "This sign-in link was already used or has expired (links last 15 minutes and work once). Make a new one: npm run admin -- login-link <org-slug>");
+  if (!orgId)
+    throw new HttpError(
+      401,
+      "This sign-in link was already used or has expired (links last 15 minutes and work once). Make a new one: npm run admin -- login-link <org-slug>",
+    );
   const { token } = await openSession(c.env.DB, orgId, null);
   setSessionCookie(c, token);
   return c.redirect("/dashboard", 303);
 });
 
-dashboard.get("/signed-out", (c) => render(c, <Message title="Signed out"><p>You are signed out of the cellseg dashboard.</p></Message>));
+dashboard.get("/signed-out", (c) =>
+  render(
+    c,
+    <Message title="Signed out">
+      <p>You are signed out of the cellseg dashboard.</p>
+    </Message>,
+  ),
+);
 
 dashboard.use("*", requireSession, requireCsrf);
 
@@ -91,15 +114,16 @@ dashboard.get("/images/:id", async (c) => {
   const id = c.req.param("id");
   const image = await getImage(c.env.DB, org.id, id);
   if (!image) throw notFound("Image", id);
-  return render(c, (
+  return render(
+    c,
     <ImagePage
       page={await pageContext(c)}
       image={image}
       models={await listModels(c.env.DB, org)}
       predictions={(await recentPredictions(c.env.DB, org.id, id)).map(predictionView)}
       segmentations={await segmentationsOfImage(c.env.DB, org.id, id)}
-    />
-  ));
+    />,
+  );
 });
 
 dashboard.get("/segmentations/:id", async (c) => {
@@ -114,7 +138,13 @@ dashboard.get("/keys", async (c) => render(c, <KeysPage page={await pageContext(
 dashboard.get("/models", async (c) => {
   const org = c.get("org");
   const trainings = await listJobs(c.env.DB, org.id, { kind: "training" }, { limit: 10 }, jobView);
-  return render(c, (
-    <ModelsPage page={await pageContext(c)} models={await listModels(c.env.DB, org)} trainable={await trainableImages(c.env.DB, org.id)} trainings={trainings.items} />
-  ));
+  return render(
+    c,
+    <ModelsPage
+      page={await pageContext(c)}
+      models={await listModels(c.env.DB, org)}
+      trainable={await trainableImages(c.env.DB, org.id)}
+      trainings={trainings.items}
+    />,
+  );
 });

@@ -27,7 +27,9 @@ export function Document(props: { title: string; children: Child; scripts?: stri
         {props.csrfToken && <meta name="csrf-token" content={props.csrfToken} />}
         <title>{`${props.title} · cellseg`}</title>
         <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
-        {(props.scripts ?? []).map((src) => <script type="module" src={`/dashboard/assets/${src}`}></script>)}
+        {(props.scripts ?? []).map((src) => (
+          <script type="module" src={`/dashboard/assets/${src}`}></script>
+        ))}
       </head>
       <body>{props.children}</body>
     </html>
@@ -39,26 +41,44 @@ export function Layout(props: { page: PageContext; section: Section | null; titl
   return (
     <Document title={props.title} scripts={["dashboard.js", ...(props.scripts ?? [])]} csrfToken={csrfToken}>
       <header class="topbar">
-        <a class="brand" href="/dashboard">cellseg</a>
+        <a class="brand" href="/dashboard">
+          cellseg
+        </a>
         <nav>
-          {NAV.map((n) => <a href={n.href} class={n.section === props.section ? "active" : ""}>{n.label}</a>)}
+          {NAV.map((n) => (
+            <a href={n.href} class={n.section === props.section ? "active" : ""}>
+              {n.label}
+            </a>
+          ))}
         </nav>
         <div class="who">
           {organizations.length > 1 ? (
             <form method="post" action="/dashboard/switch-organization" class="org-switcher">
               <input type="hidden" name={CSRF_FIELD} value={csrfToken} />
               <select name="org_id" aria-label="Organization" title="Switch organization">
-                {organizations.map((o) => <option value={o.id} selected={o.id === org.id}>{o.slug}</option>)}
+                {organizations.map((o) => (
+                  <option value={o.id} selected={o.id === org.id}>
+                    {o.slug}
+                  </option>
+                ))}
               </select>
-              <noscript><button type="submit" class="link">Switch</button></noscript>
+              <noscript>
+                <button type="submit" class="link">
+                  Switch
+                </button>
+              </noscript>
             </form>
           ) : (
-            <span class="org" title="Your organization">{org.slug}</span>
+            <span class="org" title="Your organization">
+              {org.slug}
+            </span>
           )}
           {email && <span class="email">{email}</span>}
           <form method="post" action="/dashboard/logout">
             <input type="hidden" name={CSRF_FIELD} value={csrfToken} />
-            <button class="link" type="submit">Sign out</button>
+            <button class="link" type="submit">
+              Sign out
+            </button>
           </form>
         </div>
       </header>
@@ -93,4 +113,4 @@ export const formatBytes = (n: number | null): string => {
   return `${v < 10 && i > 0 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
 };
 
-export const formatDate = (ms: number | null): string => (ms === null ? "—" : new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC");
+export const formatDate = (ms: number | null): string => (ms === null ? "—" : `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`);

@@ -129,8 +129,8 @@ export class StreamingZipWriter {
     out.u16(0);
     out.u16(needsZip64 ? U16_MAX : this.count);
     out.u16(needsZip64 ? U16_MAX : this.count);
-    out.u32(directorySize >= U32_MAX ? U32_MAX : directorySize);
-    out.u32(directoryOffset >= U32_MAX ? U32_MAX : directoryOffset);
+    out.u32(Math.min(directorySize, U32_MAX));
+    out.u32(Math.min(directoryOffset, U32_MAX));
     out.u16(0);
     yield out.take();
   }

@@ -18,7 +18,10 @@ function bearer(header: string | undefined): string | null {
 async function isRunnerToken(env: Bindings, token: string): Promise<boolean> {
   let match = false;
   // Check every configured token (no early exit) so timing does not tell which one matched.
-  for (const candidate of (env.RUNNER_TOKENS ?? "").split(",").map((t) => t.trim()).filter(Boolean)) {
+  for (const candidate of (env.RUNNER_TOKENS ?? "")
+    .split(",")
+    .map((t) => t.trim())
+    .filter(Boolean)) {
     if (await constantTimeEqual(candidate, token)) match = true;
   }
   return match;

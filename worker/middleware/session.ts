@@ -55,7 +55,8 @@ export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
     const email = await accessEmail(c);
     if (!found || found.session.email !== email) {
       const orgId = await membershipFor(c.env.DB, email);
-      if (!orgId) throw new HttpError(403, `${email} is not a member of any organization; ask an administrator to run: npm run admin -- member add <org-slug> ${email}`);
+      if (!orgId)
+        throw new HttpError(403, `${email} is not a member of any organization; ask an administrator to run: npm run admin -- member add <org-slug> ${email}`);
       const opened = await openSession(c.env.DB, orgId, email);
       setSessionCookie(c, opened.token);
       session = opened.session;

@@ -46,4 +46,3 @@ export function errorResponses<S extends HandledStatus>(...statuses: S[]): Error
   out[422] = jsonResponse(unprocessable, "The request failed validation (`detail` lists each problem), or its content cannot be processed (`detail` says why)");
   return out as ErrorResponses<S | 401 | 403>;
 }
-

@@ -16,7 +16,9 @@ const columnsQuery = z.object({
   columns: z
     .preprocess((value) => (typeof value === "string" ? [value] : value), z.array(z.string().min(1).max(100)).max(100))
     .optional()
-    .meta({ description: `Columns to include, in order; repeat the parameter once per column. Omitted: all of ${MEASUREMENT_COLUMNS.map((column) => column.name).join(", ")}` }),
+    .meta({
+      description: `Columns to include, in order; repeat the parameter once per column. Omitted: all of ${MEASUREMENT_COLUMNS.map((column) => column.name).join(", ")}`,
+    }),
 });
 
 const file = (description: string, ...mediaTypes: string[]) => ({
@@ -31,15 +33,19 @@ async function streamExport(c: AppContext, format: ExportFormatName, id: string,
   const artifact = await c.env.BUCKET.get(segmentation.artifactKey);
   if (!artifact) throw new HttpError(404, `Segmentation ${id} has no stored ROIs`);
   try {
-    const file = await EXPORTS[format](artifact.body, {
-      segmentationId: segmentation.id,
-      segmentationSource: segmentation.source,
-      modelName: segmentation.modelName,
-      imageName: segmentation.imageName,
-      imageWidth: segmentation.width,
-      imageHeight: segmentation.height,
-      confluency: segmentation.confluency,
-    }, options);
+    const file = await EXPORTS[format](
+      artifact.body,
+      {
+        segmentationId: segmentation.id,
+        segmentationSource: segmentation.source,
+        modelName: segmentation.modelName,
+        imageName: segmentation.imageName,
+        imageWidth: segmentation.width,
+        imageHeight: segmentation.height,
+        confluency: segmentation.confluency,
+      },
+      options,
+    );
     return new Response(file.body, {
       headers: { "Content-Type": file.contentType, "Content-Disposition": contentDisposition(file.fileName), "Cache-Control": "private, no-store" },
     });

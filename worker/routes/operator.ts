@@ -4,7 +4,17 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { PLANS } from "../../schema/db.ts";
 import type { AppEnv } from "../env.ts";
-import { addMember, createKey, createLoginLink, createOrganization, listKeys, listMembers, putBaseModelFile, removeMember, revokeKey } from "../services/operator.ts";
+import {
+  addMember,
+  createKey,
+  createLoginLink,
+  createOrganization,
+  listKeys,
+  listMembers,
+  putBaseModelFile,
+  removeMember,
+  revokeKey,
+} from "../services/operator.ts";
 import { validate } from "../validation.ts";
 import { MODEL_FILE_NAMES } from "../../schema/storage-keys.ts";
 

@@ -51,7 +51,7 @@ const poll = createRoute({
 predictions.openapi(poll, async (c) => {
   const { prediction_id } = c.req.valid("param");
   const job = await getJob(c.env.DB, c.get("org").id, prediction_id);
-  if (!job || job.kind !== "prediction") throw notFound("Prediction", prediction_id);
+  if (job?.kind !== "prediction") throw notFound("Prediction", prediction_id);
   return c.json(predictionView(job), 200);
 });
 

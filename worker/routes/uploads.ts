@@ -35,7 +35,11 @@ const upload = createRoute({
       required: true,
       content: {
         "multipart/form-data": {
-          schema: { type: "object", required: ["file"], properties: { file: { type: "string", format: "binary", description: "The image file (TIFF, PNG or JPEG)" } } },
+          schema: {
+            type: "object",
+            required: ["file"],
+            properties: { file: { type: "string", format: "binary", description: "The image file (TIFF, PNG or JPEG)" } },
+          },
         },
         "application/json": { schema: { $ref: "#/components/schemas/ResumableUploadRequest" } },
       },
@@ -75,16 +79,18 @@ const getUpload = createRoute({
   operationId: "getUpload",
   tags,
   summary: "An upload's state",
-  description: "The image record with `upload_status` and `upload_error`; a pending upload also gets fresh part URLs, so a client can resume after its old ones expired.",
+  description:
+    "The image record with `upload_status` and `upload_error`; a pending upload also gets fresh part URLs, so a client can resume after its old ones expired.",
   request: { params: imagePath },
   responses: { 200: jsonResponse(uploadState, "The image record and, while pending, its part plan"), ...errorResponses(404) },
 });
 
 uploads.openapi(getUpload, async (c) => {
   const image = await ownImage(c, "Upload", c.req.valid("param").image_id);
-  const upload = image.status === "pending" && image.uploadId
-    ? { part_size: image.partSize!, part_count: image.partCount!, urls: await partUrls(c.env, origin(c.req.url), image) }
-    : null;
+  const upload =
+    image.status === "pending" && image.uploadId
+      ? { part_size: image.partSize!, part_count: image.partCount!, urls: await partUrls(c.env, origin(c.req.url), image) }
+      : null;
   return c.json({ ...imageView(image), upload }, 200);
 });
 
@@ -94,7 +100,8 @@ const complete = createRoute({
   operationId: "completeUpload",
   tags,
   summary: "Finish a resumable upload",
-  description: "No body. Checks that every part arrived with the right size, completes the upload and starts the conversion, which ends `ready` or `failed` (with `upload_error`).",
+  description:
+    "No body. Checks that every part arrived with the right size, completes the upload and starts the conversion, which ends `ready` or `failed` (with `upload_error`).",
   request: { params: imagePath },
   responses: { 202: jsonResponse(uploadProcessing, "Parts verified; the image is being converted"), ...errorResponses(400, 404, 409) },
 });

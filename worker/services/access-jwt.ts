@@ -40,7 +40,10 @@ async function importKeys(jwks: { keys: Jwk[] }): Promise<Map<string, CryptoKey>
   for (const jwk of jwks.keys ?? []) {
     if (jwk.kty !== "RSA" || !jwk.kid) continue;
     const { kid, ...material } = jwk;
-    keys.set(kid, await crypto.subtle.importKey("jwk", { ...material, alg: "RS256", ext: true }, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["verify"]));
+    keys.set(
+      kid,
+      await crypto.subtle.importKey("jwk", { ...material, alg: "RS256", ext: true }, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["verify"]),
+    );
   }
   return keys;
 }
@@ -96,6 +99,7 @@ export async function verifyAccessJwt(token: string, config: AccessConfig, fetch
   const seconds = now / 1000;
   if (typeof claims.exp !== "number" || claims.exp + SKEW_SECONDS < seconds) throw new AccessJwtError("token expired");
   if (typeof claims.nbf === "number" && claims.nbf - SKEW_SECONDS > seconds) throw new AccessJwtError("token not valid yet");
-  if (typeof claims.email !== "string" || !claims.email.includes("@")) throw new AccessJwtError("token names no email (service tokens cannot use the dashboard)");
+  if (typeof claims.email !== "string" || !claims.email.includes("@"))
+    throw new AccessJwtError("token names no email (service tokens cannot use the dashboard)");
   return claims.email.toLowerCase();
 }

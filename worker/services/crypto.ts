@@ -20,10 +20,7 @@ export async function hmacSha256Hex(key: string, message: string): Promise<strin
  * so even the length of a secret does not leak through timing.
  */
 export async function constantTimeEqual(a: string, b: string): Promise<boolean> {
-  const [ha, hb] = await Promise.all([
-    crypto.subtle.digest("SHA-256", encoder.encode(a)),
-    crypto.subtle.digest("SHA-256", encoder.encode(b)),
-  ]);
+  const [ha, hb] = await Promise.all([crypto.subtle.digest("SHA-256", encoder.encode(a)), crypto.subtle.digest("SHA-256", encoder.encode(b))]);
   const x = new Uint8Array(ha);
   const y = new Uint8Array(hb);
   let diff = 0;

@@ -48,7 +48,9 @@ export async function sessionForToken(d1: D1Database, token: string): Promise<{ 
 }
 
 export async function closeSession(d1: D1Database, token: string): Promise<void> {
-  await database(d1).delete(dashboardSessions).where(eq(dashboardSessions.tokenHash, await sha256Hex(token)));
+  await database(d1)
+    .delete(dashboardSessions)
+    .where(eq(dashboardSessions.tokenHash, await sha256Hex(token)));
 }
 
 async function isMember(d1: D1Database, orgId: string, email: string): Promise<boolean> {

@@ -88,7 +88,8 @@ async function probePng(source: ByteSource): Promise<ImageInfo> {
 async function probeJpeg(source: ByteSource): Promise<ImageInfo> {
   let offset = 2;
   for (let segments = 0; offset + 4 <= source.size; segments++) {
-    if (segments > MAX_JPEG_SEGMENTS_BEFORE_FRAME) throw invalid(`JPEG corrupt: no frame header in its first ${MAX_JPEG_SEGMENTS_BEFORE_FRAME} marker segments`);
+    if (segments > MAX_JPEG_SEGMENTS_BEFORE_FRAME)
+      throw invalid(`JPEG corrupt: no frame header in its first ${MAX_JPEG_SEGMENTS_BEFORE_FRAME} marker segments`);
     const marker = await source.read(offset, 4);
     if (marker[0] !== 0xff) throw invalid(`JPEG marker expected at byte ${offset}`);
     const code = marker[1];
@@ -112,7 +113,8 @@ async function probeJpeg(source: ByteSource): Promise<ImageInfo> {
       const width = (frame[3] << 8) | frame[4];
       if (width === 0 || height === 0 || components === 0) throw invalid(`JPEG has an invalid frame ${width}x${height} with ${components} components`);
       checkImageSize(width, height, JPEG_WORKING_CHANNELS);
-      if (!jpegFrameFits(width, height, source.size - (offset + 2 + length))) throw invalid(`JPEG is truncated: ${source.size} bytes cannot hold a ${width}x${height} frame`);
+      if (!jpegFrameFits(width, height, source.size - (offset + 2 + length)))
+        throw invalid(`JPEG is truncated: ${source.size} bytes cannot hold a ${width}x${height} frame`);
       if (!jpegEndsWithEoi(await source.read(source.size - 2, 2))) throw invalid("JPEG is truncated: it does not end with an EOI marker");
       return { format: "jpeg", bitDepth, height, width, channels: jpegChannels(components), planes: 1 };
     }
@@ -168,17 +170,30 @@ async function probeTiff(source: ByteSource): Promise<ImageInfo> {
   const numberAt = (bytes: Uint8Array, type: number, i: number): number => {
     const v = view(bytes);
     switch (type) {
-      case 1: case 7: return bytes[i];
-      case 6: return v.getInt8(i);
-      case 3: return u16(bytes, 2 * i);
-      case 8: return v.getInt16(2 * i, little);
-      case 4: case 13: return u32(bytes, 4 * i);
-      case 9: return v.getInt32(4 * i, little);
-      case 5: return u32(bytes, 8 * i) / u32(bytes, 8 * i + 4);
-      case 10: return v.getInt32(8 * i, little) / v.getInt32(8 * i + 4, little);
-      case 11: return v.getFloat32(4 * i, little);
-      case 12: return v.getFloat64(8 * i, little);
-      default: return Number(type === 17 ? v.getBigInt64(8 * i, little) : v.getBigUint64(8 * i, little));
+      case 1:
+      case 7:
+        return bytes[i];
+      case 6:
+        return v.getInt8(i);
+      case 3:
+        return u16(bytes, 2 * i);
+      case 8:
+        return v.getInt16(2 * i, little);
+      case 4:
+      case 13:
+        return u32(bytes, 4 * i);
+      case 9:
+        return v.getInt32(4 * i, little);
+      case 5:
+        return u32(bytes, 8 * i) / u32(bytes, 8 * i + 4);
+      case 10:
+        return v.getInt32(8 * i, little) / v.getInt32(8 * i + 4, little);
+      case 11:
+        return v.getFloat32(4 * i, little);
+      case 12:
+        return v.getFloat64(8 * i, little);
+      default:
+        return Number(type === 17 ? v.getBigInt64(8 * i, little) : v.getBigUint64(8 * i, little));
     }
   };
 
@@ -219,7 +234,10 @@ async function probeTiff(source: ByteSource): Promise<ImageInfo> {
   }
   if (!first) throw invalid("TIFF has no image directory");
 
-  const tags: TiffTags = { numbers: (tag) => (first.get(tag)?.text === undefined ? first.get(tag)?.values : undefined), count: (tag) => first.get(tag)?.count ?? 0 };
+  const tags: TiffTags = {
+    numbers: (tag) => (first.get(tag)?.text === undefined ? first.get(tag)?.values : undefined),
+    count: (tag) => first.get(tag)?.count ?? 0,
+  };
   const page = describeTiffPage(tags, 0);
   const layout = tiffPageLayout(first.get(Tag.ImageDescription)?.text, pages, page.samplesPerPixel);
   const channels = layout.channelPages * page.samplesPerPixel;

@@ -29,7 +29,11 @@ export async function reserveImage(env: Bindings, org: Organization, name: strin
 }
 
 export async function getImage(d1: D1Database, orgId: string, id: string): Promise<Image | null> {
-  const [image] = await database(d1).select().from(images).where(and(eq(images.id, id), eq(images.orgId, orgId))).limit(1);
+  const [image] = await database(d1)
+    .select()
+    .from(images)
+    .where(and(eq(images.id, id), eq(images.orgId, orgId)))
+    .limit(1);
   return image ?? null;
 }
 
@@ -44,7 +48,11 @@ export async function listImages(d1: D1Database, orgId: string, status: ImageSta
 }
 
 export async function updateImage(d1: D1Database, id: string, changes: Partial<Image>): Promise<Image> {
-  const [image] = await database(d1).update(images).set({ ...changes, updatedAt: Date.now() }).where(eq(images.id, id)).returning();
+  const [image] = await database(d1)
+    .update(images)
+    .set({ ...changes, updatedAt: Date.now() })
+    .where(eq(images.id, id))
+    .returning();
   return image;
 }
 
@@ -89,9 +97,15 @@ export async function deleteImage(env: Bindings, image: Image): Promise<void> {
     throw new HttpError(409, `Image ${image.id} is used by ${doing} ${busy.kind} ${busy.id}; delete it once that job has finished`);
   }
 
-  if (image.uploadId) await env.BUCKET.resumeMultipartUpload(image.r2Key, image.uploadId).abort().catch(() => undefined);
+  if (image.uploadId)
+    await env.BUCKET.resumeMultipartUpload(image.r2Key, image.uploadId)
+      .abort()
+      .catch(() => undefined);
   await env.BUCKET.delete([image.r2Key, imagePreviewKey(image.orgId, image.id)]);
-  const owned = await db.select({ id: segmentations.id }).from(segmentations).where(and(eq(segmentations.imageId, image.id), eq(segmentations.orgId, image.orgId)));
+  const owned = await db
+    .select({ id: segmentations.id })
+    .from(segmentations)
+    .where(and(eq(segmentations.imageId, image.id), eq(segmentations.orgId, image.orgId)));
   for (const s of owned) await deletePrefix(env.BUCKET, segmentationPrefix(image.orgId, s.id));
   await db.batch([
     db.delete(uploadParts).where(eq(uploadParts.imageId, image.id)),

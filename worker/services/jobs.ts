@@ -109,9 +109,22 @@ export async function submitGpuJob(env: Bindings, org: Organization, spec: Submi
        AND (SELECT count(*) FROM jobs WHERE org_id = ?2 AND kind IN ('prediction', 'training') AND created_at >= ?11) < ?12
      RETURNING id`,
   )
-    .bind(id, org.id, spec.kind, spec.imageId ?? null, spec.modelId, JSON.stringify(spec.input ?? null), spec.dedupeKey,
-      settings(env).maxAttempts, now, spec.exclusive ? 1 : 0, monthStart(new Date(now)), org.analysisCap,
-      output.segmentationId, output.resultModelId)
+    .bind(
+      id,
+      org.id,
+      spec.kind,
+      spec.imageId ?? null,
+      spec.modelId,
+      JSON.stringify(spec.input ?? null),
+      spec.dedupeKey,
+      settings(env).maxAttempts,
+      now,
+      spec.exclusive ? 1 : 0,
+      monthStart(new Date(now)),
+      org.analysisCap,
+      output.segmentationId,
+      output.resultModelId,
+    )
     .first<{ id: string }>();
 
   if (inserted) {
@@ -129,7 +142,10 @@ export async function submitGpuJob(env: Bindings, org: Organization, spec: Submi
   const identical = active.find((j) => j.dedupeKey === spec.dedupeKey && (spec.skipIfIdentical as string[]).includes(j.status));
   if (identical) return { job: identical, skipped: true };
   if (spec.exclusive && active.length > 0) {
-    throw new HttpError(400, `A ${spec.kind} is already ${active[0].status === "STARTED" ? "running" : "queued"} for this organization (id ${active[0].id}); wait for it to finish`);
+    throw new HttpError(
+      400,
+      `A ${spec.kind} is already ${active[0].status === "STARTED" ? "running" : "queued"} for this organization (id ${active[0].id}); wait for it to finish`,
+    );
   }
   const used = await analysesThisMonth(env.DB, org.id);
   if (used >= org.analysisCap) {
@@ -151,7 +167,17 @@ export async function createConversionJob(env: Bindings, orgId: string, imageId:
   const now = Date.now();
   const [job] = await database(env.DB)
     .insert(jobs)
-    .values({ id: newId(), orgId, kind: "conversion", imageId, modelId: null, dedupeKey: `conversion:${imageId}`, maxAttempts: settings(env).maxAttempts, createdAt: now, enqueuedAt: now })
+    .values({
+      id: newId(),
+      orgId,
+      kind: "conversion",
+      imageId,
+      modelId: null,
+      dedupeKey: `conversion:${imageId}`,
+      maxAttempts: settings(env).maxAttempts,
+      createdAt: now,
+      enqueuedAt: now,
+    })
     .returning();
   await wakeUp(env, job);
   return job;
@@ -181,7 +207,11 @@ export async function createPreviewJob(env: Bindings, orgId: string, imageId: st
 }
 
 export async function getJob(d1: D1Database, orgId: string, id: string): Promise<Job | null> {
-  const [job] = await database(d1).select().from(jobs).where(and(eq(jobs.id, id), eq(jobs.orgId, orgId))).limit(1);
+  const [job] = await database(d1)
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.id, id), eq(jobs.orgId, orgId)))
+    .limit(1);
   return job ?? null;
 }
 
@@ -254,11 +284,12 @@ export async function attemptHoldsLease(d1: D1Database, id: string, attempt: num
 }
 
 /** A training running past its plan's time bound (plus fetching and uploading); no heartbeat renews it. */
-const pastTimeBound = (now: number) => and(
-  eq(jobs.kind, "training"),
-  sql`json_extract(${jobs.input}, '$.max_seconds') IS NOT NULL`,
-  sql`${jobs.startedAt} + json_extract(${jobs.input}, '$.max_seconds') * 1000 + ${TRAINING_OVERHEAD_MS} < ${now}`,
-);
+const pastTimeBound = (now: number) =>
+  and(
+    eq(jobs.kind, "training"),
+    sql`json_extract(${jobs.input}, '$.max_seconds') IS NOT NULL`,
+    sql`${jobs.startedAt} + json_extract(${jobs.input}, '$.max_seconds') * 1000 + ${TRAINING_OVERHEAD_MS} < ${now}`,
+  );
 
 export async function heartbeat(d1: D1Database, id: string, leaseToken: string, leaseMs: number, progress?: number, stage?: string): Promise<Job | null> {
   const now = Date.now();

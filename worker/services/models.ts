@@ -16,7 +16,11 @@ export async function listModels(d1: D1Database, org: Organization): Promise<Mod
 }
 
 export async function getVisibleModel(d1: D1Database, orgId: string, id: string): Promise<Model | null> {
-  const [model] = await database(d1).select().from(models).where(and(eq(models.id, id), visibleTo(orgId))).limit(1);
+  const [model] = await database(d1)
+    .select()
+    .from(models)
+    .where(and(eq(models.id, id), visibleTo(orgId)))
+    .limit(1);
   return model ?? null;
 }
 
@@ -60,10 +64,20 @@ const ACTIVE_JOB_STATUSES = ["SUBMITTED", "STARTED"] as const;
  */
 export async function deleteModel(env: Bindings, orgId: string, id: string): Promise<void> {
   const db = database(env.DB);
-  const [model] = await db.select().from(models).where(and(eq(models.id, id), eq(models.orgId, orgId))).limit(1);
+  const [model] = await db
+    .select()
+    .from(models)
+    .where(and(eq(models.id, id), eq(models.orgId, orgId)))
+    .limit(1);
   if (!model) throw notFound("Model", id);
-  const users = db.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.modelId, id), inArray(jobs.status, ACTIVE_JOB_STATUSES)));
-  const deleted = await db.delete(models).where(and(eq(models.id, id), eq(models.orgId, orgId), notExists(users))).returning({ id: models.id });
+  const users = db
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(eq(jobs.modelId, id), inArray(jobs.status, ACTIVE_JOB_STATUSES)));
+  const deleted = await db
+    .delete(models)
+    .where(and(eq(models.id, id), eq(models.orgId, orgId), notExists(users)))
+    .returning({ id: models.id });
   if (!deleted.length) {
     const [busy] = await users.limit(1);
     throw new HttpError(409, `Model ${id} is used by job ${busy?.id ?? "(finishing)"}; delete it when that job finishes`);

@@ -1,11 +1,22 @@
 // What the admin CLI does to a running local stack, done inside the worker so that only one
 // process ever opens the local SQLite file (two processes on it answer SQLITE_BUSY). The SQL is the
 // admin CLI's own (scripts/admin-sql.ts), so both paths act the same.
-import { AdminInputError, addMemberSql, createKeySql, createOrganizationSql, listKeysSql, listMembersSql, loginLinkSql, type OrgOptions, removeMemberSql, revokeKeySql } from "../../scripts/admin-sql.ts";
+import {
+  AdminInputError,
+  addMemberSql,
+  createKeySql,
+  createOrganizationSql,
+  listKeysSql,
+  listMembersSql,
+  loginLinkSql,
+  type OrgOptions,
+  removeMemberSql,
+  revokeKeySql,
+} from "../../scripts/admin-sql.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { newId } from "./crypto.ts";
 import { getVisibleModel } from "./models.ts";
-import { MODEL_FILE_NAMES } from "../../schema/storage-keys.ts";
+import type { MODEL_FILE_NAMES } from "../../schema/storage-keys.ts";
 
 /** The admin SQL for these inputs; inputs it refuses are a 422 with its reason. */
 async function adminSql<T>(build: () => T | Promise<T>): Promise<T> {
@@ -69,7 +80,11 @@ export async function createLoginLink(d1: D1Database, slug: string, baseUrl: str
 }
 
 /** One file of the committed base model, stored where the database's `cpsam` row points. */
-export async function putBaseModelFile(env: { DB: D1Database; BUCKET: R2Bucket }, file: (typeof MODEL_FILE_NAMES)[number], body: ReadableStream | ArrayBuffer): Promise<string> {
+export async function putBaseModelFile(
+  env: { DB: D1Database; BUCKET: R2Bucket },
+  file: (typeof MODEL_FILE_NAMES)[number],
+  body: ReadableStream | ArrayBuffer,
+): Promise<string> {
   const model = await getVisibleModel(env.DB, "", "cpsam");
   if (!model) throw new HttpError(409, "The database has no cpsam model row: apply the migrations first");
   await env.BUCKET.put(model.r2Prefix + file, body);

@@ -21,7 +21,13 @@ export async function previewIndexOf(env: Bindings, image: Pick<Image, "orgId" |
 }
 
 /** One tile's PNG bytes as a stream, or null when the image has no preview or no such tile. */
-export async function previewTile(env: Bindings, image: Pick<Image, "orgId" | "id">, level: number, column: number, row: number): Promise<ReadableStream | null> {
+export async function previewTile(
+  env: Bindings,
+  image: Pick<Image, "orgId" | "id">,
+  level: number,
+  column: number,
+  row: number,
+): Promise<ReadableStream | null> {
   const key = imagePreviewKey(image.orgId, image.id);
   const found = await header(env.BUCKET, key);
   const range = found && tileRange(found.index, found.dataStart, level, column, row);

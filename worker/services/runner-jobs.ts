@@ -19,7 +19,9 @@ import { artifactKey, imagePreviewKey, MODEL_FILES, trainedModelPrefix } from ".
 
 function modelFiles(env: Bindings, origin: string, prefix: string, method: "GET" | "PUT", attempt?: StorageTarget["attempt"]) {
   return Promise.all(
-    (Object.entries(MODEL_FILES) as [keyof typeof MODEL_FILES, string][]).map(async ([k, file]) => [k, await signStorageUrl(env, origin, { method, key: prefix + file, attempt })] as const),
+    (Object.entries(MODEL_FILES) as [keyof typeof MODEL_FILES, string][]).map(
+      async ([k, file]) => [k, await signStorageUrl(env, origin, { method, key: prefix + file, attempt })] as const,
+    ),
   ).then(Object.fromEntries) as Promise<Record<keyof typeof MODEL_FILES, string>>;
 }
 
@@ -39,7 +41,7 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
   const previewUrl = () => signStorageUrl(env, origin, { method: "PUT", key: imagePreviewKey(job.orgId, job.imageId!), attempt });
   const imageInput = async (id: string) => {
     const image = await getImage(env.DB, job.orgId, id);
-    if (!image || image.status !== "ready") throw new JobFaultError("input", `Image ${id} was deleted before the job could run`);
+    if (image?.status !== "ready") throw new JobFaultError("input", `Image ${id} was deleted before the job could run`);
     return {
       id: image.id,
       name: image.name,
@@ -72,7 +74,10 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
   const input = trainingInput(job);
   const examples = [];
   for (const { imageId, labels } of await trainingLabels(env, job)) {
-    examples.push({ image: await imageInput(imageId), labels: { segmentation_id: labels.id, artifact_url: await signStorageUrl(env, origin, { method: "GET", key: labels.artifactKey }) } });
+    examples.push({
+      image: await imageInput(imageId),
+      labels: { segmentation_id: labels.id, artifact_url: await signStorageUrl(env, origin, { method: "GET", key: labels.artifactKey }) },
+    });
   }
   return {
     ...base,
@@ -114,8 +119,14 @@ export async function leaseWithPayload(env: Bindings, origin: string, holder: st
 function insertIfJobCompleted(d1: D1Database, table: SQLiteTable, jobId: string, values: Record<string, unknown>): D1PreparedStatement {
   const columns = getTableColumns(table) as Record<string, { name: string }>;
   const entries = Object.entries(values).filter(([, v]) => v !== undefined);
-  const names = sql.join(entries.map(([k]) => sql.identifier(columns[k].name)), sql`, `);
-  const params = sql.join(entries.map(([, v]) => sql`${v !== null && typeof v === "object" ? JSON.stringify(v) : v}`), sql`, `);
+  const names = sql.join(
+    entries.map(([k]) => sql.identifier(columns[k].name)),
+    sql`, `,
+  );
+  const params = sql.join(
+    entries.map(([, v]) => sql`${v !== null && typeof v === "object" ? JSON.stringify(v) : v}`),
+    sql`, `,
+  );
   const query = new SQLiteAsyncDialect().sqlToQuery(sql`INSERT INTO ${table} (${names}) SELECT ${params}
     WHERE EXISTS (SELECT 1 FROM ${jobs} WHERE ${jobs.id} = ${jobId} AND ${jobs.status} = 'COMPLETED')
     ON CONFLICT DO NOTHING`);
@@ -153,7 +164,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
   const image = job.imageId ? await getImage(env.DB, job.orgId, job.imageId) : null;
   if (job.kind === "preview") return completePreview(env, job, image, body);
   const model = await getVisibleModel(env.DB, job.orgId, job.modelId!);
-  let recordResult;
+  let recordResult: D1PreparedStatement;
   if (job.kind === "prediction") {
     const result = body.result as PredictionResult;
     if (!("roi_count" in result)) throw new HttpError(422, "A prediction's result needs roi_count, confluency, width and height");
@@ -208,4 +219,3 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
   // Lost a race with another completion or a lease sweep.
   throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${now.status}); its result was not recorded`);
 }
-

@@ -50,8 +50,12 @@ async function readImportForm(request: Request): Promise<ImportForm> {
         size += event.bytes.length;
         const limit = part === "file" ? MAX_IMPORT_FILE_BYTES : MAX_FIELD_BYTES;
         if (size > limit) {
-          if (part === "image_id") throw new HttpError(422, [{ loc: ["body", "image_id"], msg: "String should have at most 100 characters", type: "string_too_long" }]);
-          throw new AnnotationImportError("limit_exceeded", `the file has more than ${MAX_IMPORT_FILE_BYTES.toLocaleString("en-US")} bytes, the most an annotation may have`);
+          if (part === "image_id")
+            throw new HttpError(422, [{ loc: ["body", "image_id"], msg: "String should have at most 100 characters", type: "string_too_long" }]);
+          throw new AnnotationImportError(
+            "limit_exceeded",
+            `the file has more than ${MAX_IMPORT_FILE_BYTES.toLocaleString("en-US")} bytes, the most an annotation may have`,
+          );
         }
         chunks.push(event.bytes);
       } else {
@@ -99,7 +103,7 @@ export async function importSegmentation(env: Bindings, org: Organization, reque
   if (image.status !== "ready" || !image.width || !image.height) {
     throw new HttpError(409, `Image ${image.id} is ${image.status}, not ready: wait for its upload to finish processing`);
   }
-  let imported;
+  let imported: ReturnType<typeof importAnnotation>;
   try {
     imported = importAnnotation(form.file, image.width, image.height);
   } catch (error) {
@@ -138,8 +142,14 @@ export async function importSegmentation(env: Bindings, org: Organization, reque
 function insertIfImageReady(d1: D1Database, row: Record<string, string | number>): D1PreparedStatement {
   const columns = getTableColumns(segmentations) as Record<string, { name: string }>;
   const entries = Object.entries(row);
-  const names = sql.join(entries.map(([k]) => sql.identifier(columns[k].name)), sql`, `);
-  const values = sql.join(entries.map(([, v]) => sql`${v}`), sql`, `);
+  const names = sql.join(
+    entries.map(([k]) => sql.identifier(columns[k].name)),
+    sql`, `,
+  );
+  const values = sql.join(
+    entries.map(([, v]) => sql`${v}`),
+    sql`, `,
+  );
   const query = new SQLiteAsyncDialect().sqlToQuery(sql`INSERT INTO ${segmentations} (${names}) SELECT ${values}
     WHERE EXISTS (SELECT 1 FROM ${images} WHERE ${images.id} = ${row.imageId} AND ${images.orgId} = ${row.orgId} AND ${images.status} = 'ready')`);
   return d1.prepare(query.sql).bind(...query.params);
@@ -147,6 +157,8 @@ function insertIfImageReady(d1: D1Database, row: Record<string, string | number>
 
 /** Removes a segmentation (of any source): its row, then its artifact and anything else under its prefix. */
 export async function deleteSegmentation(env: Bindings, segmentation: Segmentation): Promise<void> {
-  await database(env.DB).delete(segmentations).where(and(eq(segmentations.id, segmentation.id), eq(segmentations.orgId, segmentation.orgId)));
+  await database(env.DB)
+    .delete(segmentations)
+    .where(and(eq(segmentations.id, segmentation.id), eq(segmentations.orgId, segmentation.orgId)));
   await deletePrefix(env.BUCKET, segmentationPrefix(segmentation.orgId, segmentation.id));
 }

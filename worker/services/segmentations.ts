@@ -7,7 +7,11 @@ import { after, newestFirst, type PageRequest, toPage } from "./pages.ts";
 export type Segmentation = typeof segmentations.$inferSelect;
 
 export async function getSegmentation(d1: D1Database, orgId: string, id: string): Promise<Segmentation | null> {
-  const [row] = await database(d1).select().from(segmentations).where(and(eq(segmentations.id, id), eq(segmentations.orgId, orgId))).limit(1);
+  const [row] = await database(d1)
+    .select()
+    .from(segmentations)
+    .where(and(eq(segmentations.id, id), eq(segmentations.orgId, orgId)))
+    .limit(1);
   return row ?? null;
 }
 
@@ -61,4 +65,3 @@ export async function segmentationsOfImage(d1: D1Database, orgId: string, imageI
     .where(and(eq(segmentations.orgId, orgId), eq(segmentations.imageId, imageId)))
     .orderBy(desc(segmentations.createdAt));
 }
-

@@ -47,7 +47,10 @@ async function giveUpStaleUploads(env: Bindings, now: number): Promise<number> {
     .where(and(eq(images.status, "pending"), isNotNull(images.partCount), lt(images.updatedAt, now - STALE_UPLOAD_MS)))
     .limit(BATCH);
   for (const image of stale) {
-    if (image.uploadId) await env.BUCKET.resumeMultipartUpload(image.r2Key, image.uploadId).abort().catch(() => undefined);
+    if (image.uploadId)
+      await env.BUCKET.resumeMultipartUpload(image.r2Key, image.uploadId)
+        .abort()
+        .catch(() => undefined);
     await db.batch([
       db.delete(uploadParts).where(eq(uploadParts.imageId, image.id)),
       db
@@ -87,11 +90,13 @@ async function recoverOrphanedProcessing(env: Bindings, now: number): Promise<nu
   const orphaned = await database(env.DB)
     .select()
     .from(images)
-    .where(and(
-      eq(images.status, "processing"),
-      lt(images.updatedAt, now - ORPHANED_PROCESSING_MS),
-      sql`NOT EXISTS (SELECT 1 FROM ${jobs} WHERE ${jobs.imageId} = ${images.id} AND ${jobs.kind} = 'conversion' AND ${jobs.status} IN ('SUBMITTED', 'STARTED'))`,
-    ))
+    .where(
+      and(
+        eq(images.status, "processing"),
+        lt(images.updatedAt, now - ORPHANED_PROCESSING_MS),
+        sql`NOT EXISTS (SELECT 1 FROM ${jobs} WHERE ${jobs.imageId} = ${images.id} AND ${jobs.kind} = 'conversion' AND ${jobs.status} IN ('SUBMITTED', 'STARTED'))`,
+      ),
+    )
     .limit(BATCH);
   for (const image of orphaned) {
     if (image.uploadId) await updateImage(env.DB, image.id, { status: "pending" });
@@ -100,7 +105,10 @@ async function recoverOrphanedProcessing(env: Bindings, now: number): Promise<nu
   return orphaned.length;
 }
 
-export async function sweepStorage(env: Bindings, now = Date.now()): Promise<{ failedOutputs: number; staleUploads: number; abandonedStreams: number; orphanedProcessing: number }> {
+export async function sweepStorage(
+  env: Bindings,
+  now = Date.now(),
+): Promise<{ failedOutputs: number; staleUploads: number; abandonedStreams: number; orphanedProcessing: number }> {
   return {
     failedOutputs: await clearFailedOutputs(env, now),
     staleUploads: await giveUpStaleUploads(env, now),

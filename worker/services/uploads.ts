@@ -132,7 +132,8 @@ export async function streamUpload(env: Bindings, org: Organization, request: Re
         if (!head) {
           head = event.bytes.slice(0, 16);
           // Refuse what is plainly not an image before storing any of it.
-          if (head.length >= SNIFF_BYTES && !sniffImageFormat(head)) throw new ImageDecodeError("File is not a supported image: expected TIFF, PNG or JPEG", "unsupported");
+          if (head.length >= SNIFF_BYTES && !sniffImageFormat(head))
+            throw new ImageDecodeError("File is not a supported image: expected TIFF, PNG or JPEG", "unsupported");
         }
         size += event.bytes.length;
         if (size > maxBytes) throw new HttpError(413, `File is larger than the ${maxBytes} bytes an upload may have`);
@@ -195,8 +196,10 @@ function expectedPartSize(image: Image, number: number): number {
 /** Stores one part PUT through the worker's signed URL; repeating a PUT replaces that part. */
 export async function receivePart(env: Bindings, imageId: string, uploadId: string, number: number, request: Request): Promise<{ etag: string; size: number }> {
   const [image] = await database(env.DB).select().from(images).where(eq(images.id, imageId)).limit(1);
-  if (!image || image.uploadId !== uploadId || image.status !== "pending") throw new HttpError(404, "This upload no longer accepts parts (completed, aborted or deleted)");
-  if (!Number.isInteger(number) || number < 1 || number > (image.partCount ?? 0)) throw new HttpError(400, `Part number ${number} is outside 1..${image.partCount}`);
+  if (!image || image.uploadId !== uploadId || image.status !== "pending")
+    throw new HttpError(404, "This upload no longer accepts parts (completed, aborted or deleted)");
+  if (!Number.isInteger(number) || number < 1 || number > (image.partCount ?? 0))
+    throw new HttpError(400, `Part number ${number} is outside 1..${image.partCount}`);
   const length = Number(request.headers.get("Content-Length"));
   if (!request.body || !Number.isFinite(length)) throw new HttpError(411, "A part PUT needs a Content-Length");
   const expected = expectedPartSize(image, number);
@@ -252,7 +255,10 @@ export async function completeResumableUpload(env: Bindings, image: Image): Prom
 
 export async function abortUpload(env: Bindings, image: Image): Promise<Image> {
   if (image.status !== "pending") throw new HttpError(409, `Upload ${image.id} is ${image.status}; only a pending upload can be aborted`);
-  if (image.uploadId) await env.BUCKET.resumeMultipartUpload(image.r2Key, image.uploadId).abort().catch(() => undefined);
+  if (image.uploadId)
+    await env.BUCKET.resumeMultipartUpload(image.r2Key, image.uploadId)
+      .abort()
+      .catch(() => undefined);
   await database(env.DB).delete(uploadParts).where(eq(uploadParts.imageId, image.id));
   return updateImage(env.DB, image.id, { status: "failed", uploadId: null, uploadError: "Upload aborted by the client" });
 }

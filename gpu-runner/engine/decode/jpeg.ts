@@ -2,7 +2,18 @@
 // in the frame header tells whether the file is grayscale, in which case one channel is kept
 // (schema/image-formats/jpeg.ts holds that rule for the worker's probe too).
 import jpeg from "jpeg-js";
-import { checkImageSize, ImageDecodeError, isJpegFrameMarker, isJpegStandaloneMarker, JPEG_WORKING_CHANNELS, jpegChannels, jpegEndsWithEoi, jpegFrameFits, MAX_JPEG_SEGMENTS_BEFORE_FRAME, MAX_SAMPLES } from "../../../schema/image-formats/index.ts";
+import {
+  checkImageSize,
+  ImageDecodeError,
+  isJpegFrameMarker,
+  isJpegStandaloneMarker,
+  JPEG_WORKING_CHANNELS,
+  jpegChannels,
+  jpegEndsWithEoi,
+  jpegFrameFits,
+  MAX_JPEG_SEGMENTS_BEFORE_FRAME,
+  MAX_SAMPLES,
+} from "../../../schema/image-formats/index.ts";
 import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
 
 export function isJpeg(bytes: Uint8Array): boolean {
@@ -20,11 +31,18 @@ function readFrame(bytes: Uint8Array): JpegFrame {
   if (!jpegEndsWithEoi(bytes.subarray(bytes.length - 2))) throw new ImageDecodeError("JPEG truncated: it does not end with an EOI marker");
   let at = 2;
   for (let segments = 0; at + 4 <= bytes.length; segments++) {
-    if (segments > MAX_JPEG_SEGMENTS_BEFORE_FRAME) throw new ImageDecodeError(`JPEG corrupt: no frame header in its first ${MAX_JPEG_SEGMENTS_BEFORE_FRAME} marker segments`);
+    if (segments > MAX_JPEG_SEGMENTS_BEFORE_FRAME)
+      throw new ImageDecodeError(`JPEG corrupt: no frame header in its first ${MAX_JPEG_SEGMENTS_BEFORE_FRAME} marker segments`);
     if (bytes[at] !== 0xff) throw new ImageDecodeError("JPEG corrupt: expected a marker");
     const marker = bytes[at + 1]!;
-    if (marker === 0xff) { at++; continue; } // fill byte
-    if (isJpegStandaloneMarker(marker)) { at += 2; continue; }
+    if (marker === 0xff) {
+      at++;
+      continue;
+    } // fill byte
+    if (isJpegStandaloneMarker(marker)) {
+      at += 2;
+      continue;
+    }
     if (marker === 0xda) throw new ImageDecodeError("JPEG corrupt: scan data before the frame header");
     const length = (bytes[at + 2]! << 8) | bytes[at + 3]!;
     if (length < 2) throw new ImageDecodeError("JPEG corrupt: marker segment shorter than its length field");
@@ -33,7 +51,8 @@ function readFrame(bytes: Uint8Array): JpegFrame {
       const height = (bytes[at + 5]! << 8) | bytes[at + 6]!;
       const width = (bytes[at + 7]! << 8) | bytes[at + 8]!;
       const components = bytes[at + 9]!;
-      if (width === 0 || height === 0 || components === 0) throw new ImageDecodeError(`JPEG has an invalid frame ${width}x${height} with ${components} components`);
+      if (width === 0 || height === 0 || components === 0)
+        throw new ImageDecodeError(`JPEG has an invalid frame ${width}x${height} with ${components} components`);
       const channels = jpegChannels(components);
       return { format: "jpeg", width, height, channels, components, bitDepth: bytes[at + 4]!, sampleFormat: "uint", pages: 1, end: at + 2 + length };
     }

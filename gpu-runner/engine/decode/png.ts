@@ -3,7 +3,16 @@
 // fast-png inflates the whole image data before looking at its size, so the chunk layout, CRCs
 // and the inflated size are checked here first (bounded: inflation stops at the size IHDR gives).
 import { decode as decodePngFile, convertIndexedToRgb, hasPngSignature } from "fast-png";
-import { checkImageSize, ImageDecodeError, maxInflatedBytes, pngInflatedBytes, pngEndsWithIend, pngWorkingChannels, readPngHeader, type PngHeader } from "../../../schema/image-formats/index.ts";
+import {
+  checkImageSize,
+  ImageDecodeError,
+  maxInflatedBytes,
+  pngInflatedBytes,
+  pngEndsWithIend,
+  pngWorkingChannels,
+  readPngHeader,
+  type PngHeader,
+} from "../../../schema/image-formats/index.ts";
 import { crc32 } from "../../../schema/roi-artifact-crc32.ts";
 import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
 import { inflateBounded } from "./inflate-bounded.ts";
@@ -57,7 +66,8 @@ function checkImageData(bytes: Uint8Array, header: PngHeader): void {
     if (type === 0x49454e44) break;
   }
   const expected = pngInflatedBytes(header);
-  if (maxInflatedBytes(8, idatBytes) < expected) throw new ImageDecodeError(`PNG truncated: ${idatBytes} bytes of image data cannot hold a ${header.width}x${header.height} image`);
+  if (maxInflatedBytes(8, idatBytes) < expected)
+    throw new ImageDecodeError(`PNG truncated: ${idatBytes} bytes of image data cannot hold a ${header.width}x${header.height} image`);
   const stream = new Uint8Array(idatBytes);
   let offset = 0;
   for (const part of idat) {
@@ -99,7 +109,8 @@ export function decodePng(bytes: Uint8Array, options: DecodeOptions = {}): Decod
     samples = unpackBits(png.data as Uint8Array, png.width * channels, png.height, depth);
   }
   const { width, height } = png;
-  if (width !== header.width || height !== header.height || channels !== header.channels) throw new ImageDecodeError("PNG corrupt: decoded image differs from its header");
+  if (width !== header.width || height !== header.height || channels !== header.channels)
+    throw new ImageDecodeError("PNG corrupt: decoded image differs from its header");
   if (samples.length < width * height * stride) throw new ImageDecodeError("PNG truncated: image data is incomplete");
   const wanted = selectChannels(channels, options.channels);
   const data = new Float32Array(wanted.length * width * height);
@@ -115,7 +126,8 @@ export function decodePng(bytes: Uint8Array, options: DecodeOptions = {}): Decod
 /** A palette index past the palette's end (PLTE) has no colour: the file is corrupt. */
 function checkPaletteIndices(indices: Uint8Array, paletteSize: number, pixels: number, depth: number): void {
   if (depth === 8) {
-    for (let i = 0; i < pixels; i++) if (indices[i]! >= paletteSize) throw new ImageDecodeError(`PNG corrupt: palette index ${indices[i]} past the ${paletteSize}-colour palette`);
+    for (let i = 0; i < pixels; i++)
+      if (indices[i]! >= paletteSize) throw new ImageDecodeError(`PNG corrupt: palette index ${indices[i]} past the ${paletteSize}-colour palette`);
     return;
   }
   if (paletteSize >= 1 << depth) return; // every index of that depth has a colour

@@ -153,17 +153,40 @@ function readNumbers(view: DataView, at: number, type: number, n: number, le: bo
   const values = new Array<number>(n);
   for (let i = 0; i < n; i++) {
     switch (type) {
-      case 1: case 7: values[i] = view.getUint8(at + i); break;
-      case 6: values[i] = view.getInt8(at + i); break;
-      case 3: values[i] = view.getUint16(at + 2 * i, le); break;
-      case 8: values[i] = view.getInt16(at + 2 * i, le); break;
-      case 4: case 13: values[i] = view.getUint32(at + 4 * i, le); break;
-      case 9: values[i] = view.getInt32(at + 4 * i, le); break;
-      case 5: values[i] = view.getUint32(at + 8 * i, le) / view.getUint32(at + 8 * i + 4, le); break;
-      case 10: values[i] = view.getInt32(at + 8 * i, le) / view.getInt32(at + 8 * i + 4, le); break;
-      case 11: values[i] = view.getFloat32(at + 4 * i, le); break;
-      case 12: values[i] = view.getFloat64(at + 8 * i, le); break;
-      default: values[i] = Number(type === 17 ? view.getBigInt64(at + 8 * i, le) : view.getBigUint64(at + 8 * i, le));
+      case 1:
+      case 7:
+        values[i] = view.getUint8(at + i);
+        break;
+      case 6:
+        values[i] = view.getInt8(at + i);
+        break;
+      case 3:
+        values[i] = view.getUint16(at + 2 * i, le);
+        break;
+      case 8:
+        values[i] = view.getInt16(at + 2 * i, le);
+        break;
+      case 4:
+      case 13:
+        values[i] = view.getUint32(at + 4 * i, le);
+        break;
+      case 9:
+        values[i] = view.getInt32(at + 4 * i, le);
+        break;
+      case 5:
+        values[i] = view.getUint32(at + 8 * i, le) / view.getUint32(at + 8 * i + 4, le);
+        break;
+      case 10:
+        values[i] = view.getInt32(at + 8 * i, le) / view.getInt32(at + 8 * i + 4, le);
+        break;
+      case 11:
+        values[i] = view.getFloat32(at + 4 * i, le);
+        break;
+      case 12:
+        values[i] = view.getFloat64(at + 8 * i, le);
+        break;
+      default:
+        values[i] = Number(type === 17 ? view.getBigInt64(at + 8 * i, le) : view.getBigUint64(at + 8 * i, le));
     }
   }
   return values;

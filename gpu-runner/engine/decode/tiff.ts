@@ -143,7 +143,7 @@ function decodePage(file: TiffFile, info: PageInfo, samples: { sample: number; t
           const sampleIndex = planar ? 0 : sample;
           const base = target * planeSize;
           for (let y = y0; y < yEnd; y++) {
-            let at = (((y - y0) * blockWidth) * sppInBlock + sampleIndex) * bytesPerSample;
+            let at = ((y - y0) * blockWidth * sppInBlock + sampleIndex) * bytesPerSample;
             const step = sppInBlock * bytesPerSample;
             let o = base + y * width + x0;
             for (let x = x0; x < xEnd; x++, at += step, o++) {

@@ -53,12 +53,17 @@ export function computeMasks(flows: Float32Array, cellprob: Float32Array, width:
   if (cellprob.length !== plane || flows.length !== 2 * plane) throw new Error("computeMasks: flows must be [2, H, W] and cellprob [H, W]");
   const timings: Record<string, number> = {};
   let t = performance.now();
-  const lap = (stage: string) => { const now = performance.now(); timings[stage] = now - t; t = now; };
+  const lap = (stage: string) => {
+    const now = performance.now();
+    timings[stage] = now - t;
+    t = now;
+  };
 
   let foregroundCount = 0;
   for (let i = 0; i < plane; i++) if (cellprob[i]! > params.cellprobThreshold) foregroundCount++;
   if (foregroundCount === 0) return { labels: new Uint32Array(plane), count: 0, timings };
-  const threads = foregroundCount >= MIN_FOREGROUND_FOR_THREADS && plane <= MAX_PIXELS_FOR_THREADS ? Math.max(1, Math.floor(params.threads ?? defaultThreadCount())) : 1;
+  const threads =
+    foregroundCount >= MIN_FOREGROUND_FOR_THREADS && plane <= MAX_PIXELS_FOR_THREADS ? Math.max(1, Math.floor(params.threads ?? defaultThreadCount())) : 1;
   const foreground = threads > 1 ? sharedInt32(foregroundCount) : new Int32Array(foregroundCount);
   const unitFlows = threads > 1 ? sharedFloat32(2 * plane) : flows;
   const scale = 1 / FLOW_SCALE;

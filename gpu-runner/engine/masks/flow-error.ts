@@ -4,7 +4,7 @@
 // so with threads > 1 they are shared out in chunks (mask-threads.ts).
 import { labelBoxes } from "../../../schema/label-image.ts";
 import { DiffusionScratch, diffuseInMask } from "../heat-diffusion.ts";
-import { runChunks, sharedFloat32 } from "./mask-threads.ts";
+import { runChunks } from "./mask-threads.ts";
 
 /** Masks per chunk handed to a thread; masks differ in size, so chunks stay small for balance. */
 export const FLOW_ERROR_CHUNK = 8;
@@ -25,15 +25,34 @@ export function removeBadFlowMasks(labels: Uint32Array, count: number, unitFlows
     const shared = new Uint32Array(new SharedArrayBuffer(4 * labels.length));
     shared.set(labels);
     const scratch = new DiffusionScratch();
-    runChunks({ kind: "flowError", labels: shared, unitFlows, boxes, errors, width, iterations, chunkSize: FLOW_ERROR_CHUNK }, Math.ceil(count / FLOW_ERROR_CHUNK), threads, (chunk) => {
-      flowErrorsRange(shared, unitFlows, boxes, width, iterations, 1 + chunk * FLOW_ERROR_CHUNK, Math.min(count, (chunk + 1) * FLOW_ERROR_CHUNK), errors, scratch);
-    });
+    runChunks(
+      { kind: "flowError", labels: shared, unitFlows, boxes, errors, width, iterations, chunkSize: FLOW_ERROR_CHUNK },
+      Math.ceil(count / FLOW_ERROR_CHUNK),
+      threads,
+      (chunk) => {
+        flowErrorsRange(
+          shared,
+          unitFlows,
+          boxes,
+          width,
+          iterations,
+          1 + chunk * FLOW_ERROR_CHUNK,
+          Math.min(count, (chunk + 1) * FLOW_ERROR_CHUNK),
+          errors,
+          scratch,
+        );
+      },
+    );
   } else {
     flowErrorsRange(labels, unitFlows, boxes, width, iterations, 1, count, errors, new DiffusionScratch());
   }
   const drop = new Uint8Array(count + 1);
   let removed = 0;
-  for (let k = 1; k <= count; k++) if (errors[k]! > threshold) { drop[k] = 1; removed++; }
+  for (let k = 1; k <= count; k++)
+    if (errors[k]! > threshold) {
+      drop[k] = 1;
+      removed++;
+    }
   if (removed > 0) for (let i = 0; i < labels.length; i++) if (drop[labels[i]!]) labels[i] = 0;
   return removed;
 }
@@ -53,21 +72,36 @@ function maskBoxes(labels: Uint32Array, width: number, count: number, shared: bo
 }
 
 /** Mean squared flow error of masks first..last (inclusive) into errors[k]; the unit of work of a thread. */
-export function flowErrorsRange(labels: Uint32Array, unitFlows: Float32Array, boxes: Int32Array, width: number, iterations: number, first: number, last: number, errors: Float64Array, scratch: DiffusionScratch): void {
+export function flowErrorsRange(
+  labels: Uint32Array,
+  unitFlows: Float32Array,
+  boxes: Int32Array,
+  width: number,
+  iterations: number,
+  first: number,
+  last: number,
+  errors: Float64Array,
+  scratch: DiffusionScratch,
+): void {
   const plane = labels.length;
   for (let k = first; k <= last; k++) {
-    const x0 = boxes[4 * k]!, y0 = boxes[4 * k + 1]!, w = boxes[4 * k + 2]!, h = boxes[4 * k + 3]!;
+    const x0 = boxes[4 * k]!,
+      y0 = boxes[4 * k + 1]!,
+      w = boxes[4 * k + 2]!,
+      h = boxes[4 * k + 3]!;
     if (w === 0) continue;
     diffuseInMask(labels, width, k, x0, y0, w, h, iterations, scratch);
     const { t, inside } = scratch;
     const stride = w + 2;
-    let error = 0, area = 0;
+    let error = 0,
+      area = 0;
     for (let y = 0; y < h; y++) {
       for (let x = 0; x < w; x++) {
         const j = (y + 1) * stride + x + 1;
         if (!inside[j]) continue;
         const i = (y0 + y) * width + x0 + x;
-        const dy = t[j + stride]! - t[j - stride]!, dx = t[j + 1]! - t[j - 1]!;
+        const dy = t[j + stride]! - t[j - stride]!,
+          dx = t[j + 1]! - t[j - 1]!;
         const norm = 1e-60 + Math.sqrt(dy * dy + dx * dx);
         const ey = dy / norm - unitFlows[i]!;
         const ex = dx / norm - unitFlows[plane + i]!;

@@ -51,7 +51,17 @@ const BLOCK = 64;
 export const CYCLE_TOLERANCE = 1e-3;
 
 /** End pixels of foreground[first..last) into ends[first..last); the unit of work of a thread. */
-export function followFlowsRange(flows: Float32Array, width: number, height: number, foreground: Int32Array, iterations: number, first: number, last: number, ends: Int32Array, cycleTolerance = CYCLE_TOLERANCE): void {
+export function followFlowsRange(
+  flows: Float32Array,
+  width: number,
+  height: number,
+  foreground: Int32Array,
+  iterations: number,
+  first: number,
+  last: number,
+  ends: Int32Array,
+  cycleTolerance = CYCLE_TOLERANCE,
+): void {
   const block = new TrajectoryBlock();
   for (let blockStart = first; blockStart < last; blockStart += BLOCK) {
     const count = Math.min(BLOCK, last - blockStart);
@@ -86,22 +96,35 @@ class TrajectoryBlock {
 
 // Kept in its own function, called once per block, so V8 optimises it as a whole function rather
 // than by on-stack replacement of a loop inside a long-running caller (which it kept discarding).
-function traceBlock(flows: Float32Array, width: number, height: number, block: TrajectoryBlock, count: number, iterations: number, ends: Int32Array, cycleTolerance: number): void {
+function traceBlock(
+  flows: Float32Array,
+  width: number,
+  height: number,
+  block: TrajectoryBlock,
+  count: number,
+  iterations: number,
+  ends: Int32Array,
+  cycleTolerance: number,
+): void {
   const plane = width * height;
   const scaleY = height > 1 ? height / (height - 1) : 1;
   const scaleX = width > 1 ? width / (width - 1) : 1;
-  const maxY = height - 1, maxX = width - 1;
+  const maxY = height - 1,
+    maxX = width - 1;
   const { y: py, x: px, previousY, previousX, origin, sample } = block;
   let moving = count;
   for (let step = 0; step < iterations && moving > 0; step++) {
     let l = 0;
     while (l < moving) {
-      const y = py[l]!, x = px[l]!;
+      const y = py[l]!,
+        x = px[l]!;
       const sy = y * scaleY - 0.5;
       const sx = x * scaleX - 0.5;
       // Positions are >= 0, so samples are >= -0.5 and (s + 1 | 0) - 1 is floor(s).
-      const y0 = ((sy + 1) | 0) - 1, x0 = ((sx + 1) | 0) - 1;
-      const fy = sy - y0, fx = sx - x0;
+      const y0 = ((sy + 1) | 0) - 1,
+        x0 = ((sx + 1) | 0) - 1;
+      const fy = sy - y0,
+        fx = sx - x0;
       let dy: number, dx: number;
       if (y0 >= 0 && x0 >= 0 && y0 < maxY && x0 < maxX) {
         const i = y0 * width + x0;
@@ -111,19 +134,26 @@ function traceBlock(flows: Float32Array, width: number, height: number, block: T
         dx = (1 - fy) * (gx * flows[plane + i]! + fx * flows[plane + i + 1]!) + fy * (gx * flows[plane + j]! + fx * flows[plane + j + 1]!);
       } else {
         sampleWithZeroPadding(flows, width, height, y0, x0, fy, fx, sample);
-        dy = sample[0]!; dx = sample[1]!;
+        dy = sample[0]!;
+        dx = sample[1]!;
       }
-      let ny = y + dy, nx = x + dx;
-      ny = ny < 0 ? 0 : ny > maxY ? maxY : ny;
-      nx = nx < 0 ? 0 : nx > maxX ? maxX : nx;
+      let ny = y + dy,
+        nx = x + dx;
+      ny = ny < 0 ? 0 : Math.min(ny, maxY);
+      nx = nx < 0 ? 0 : Math.min(nx, maxX);
       if (Math.abs(ny - previousY[l]!) < cycleTolerance && Math.abs(nx - previousX[l]!) < cycleTolerance) {
         // Period 1 or 2: after an odd number of further steps the point is where it is now (y, x).
-        if ((iterations - step - 1) % 2 === 1) { ny = y; nx = x; }
+        if ((iterations - step - 1) % 2 === 1) {
+          ny = y;
+          nx = x;
+        }
         ends[origin[l]!] = (ny | 0) * width + (nx | 0);
         // The last moving trajectory, not yet stepped in this sweep, takes over this slot.
         moving--;
-        py[l] = py[moving]!; px[l] = px[moving]!;
-        previousY[l] = previousY[moving]!; previousX[l] = previousX[moving]!;
+        py[l] = py[moving]!;
+        px[l] = px[moving]!;
+        previousY[l] = previousY[moving]!;
+        previousX[l] = previousX[moving]!;
         origin[l] = origin[moving]!;
         continue;
       }
@@ -140,9 +170,11 @@ function traceBlock(flows: Float32Array, width: number, height: number, block: T
 /** Bilinear sample at the image border: corners outside the image contribute nothing (zero padding). */
 function sampleWithZeroPadding(flows: Float32Array, width: number, height: number, y0: number, x0: number, fy: number, fx: number, out: Float64Array): void {
   const plane = width * height;
-  let dy = 0, dx = 0;
+  let dy = 0,
+    dx = 0;
   for (let c = 0; c < 4; c++) {
-    const yy = y0 + (c >> 1), xx = x0 + (c & 1);
+    const yy = y0 + (c >> 1),
+      xx = x0 + (c & 1);
     if (yy < 0 || xx < 0 || yy >= height || xx >= width) continue;
     const weight = (c >> 1 ? fy : 1 - fy) * (c & 1 ? fx : 1 - fx);
     dy += weight * flows[yy * width + xx]!;

@@ -12,7 +12,10 @@ export function fillHolesAndRemoveSmall(labels: Uint32Array, count: number, widt
   if (minSize > 0) {
     const small = new Uint8Array(count + 1);
     for (let k = 1; k <= count; k++) {
-      if (boxes.area[k]! > 0 && boxes.area[k]! < minSize) { small[k] = 1; removed++; }
+      if (boxes.area[k]! > 0 && boxes.area[k]! < minSize) {
+        small[k] = 1;
+        removed++;
+      }
     }
     if (removed > 0) for (let i = 0; i < labels.length; i++) if (small[labels[i]!]) labels[i] = 0;
     for (let k = 1; k <= count; k++) if (small[k]) boxes.area[k] = 0;

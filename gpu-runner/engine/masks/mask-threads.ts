@@ -12,10 +12,23 @@ import { Worker } from "node:worker_threads";
 /** What a worker needs to run chunks of one job; arrays are views on SharedArrayBuffers. */
 export type ChunkJob =
   | { kind: "follow"; flows: Float32Array; foreground: Int32Array; ends: Int32Array; width: number; height: number; iterations: number; chunkSize: number }
-  | { kind: "flowError"; labels: Uint32Array; unitFlows: Float32Array; boxes: Int32Array; errors: Float64Array; width: number; iterations: number; chunkSize: number };
+  | {
+      kind: "flowError";
+      labels: Uint32Array;
+      unitFlows: Float32Array;
+      boxes: Int32Array;
+      errors: Float64Array;
+      width: number;
+      iterations: number;
+      chunkSize: number;
+    };
 
 /** Message to a worker: the job plus its control words (see CONTROL_*). */
-export interface ChunkMessage { job: ChunkJob; control: Int32Array; chunkCount: number }
+export interface ChunkMessage {
+  job: ChunkJob;
+  control: Int32Array;
+  chunkCount: number;
+}
 
 export const CONTROL_NEXT = 0; // next chunk to claim
 export const CONTROL_DONE = 1; // chunks finished
@@ -61,7 +74,9 @@ export function chunksRunByWorkers(): number {
 function workers(count: number): Worker[] {
   while (pool.length < count) {
     const worker = new Worker(new URL("./mask-worker.ts", import.meta.url));
-    worker.on("error", (error: Error) => { workerError = error; });
+    worker.on("error", (error: Error) => {
+      workerError = error;
+    });
     online.push(new Promise((resolve) => worker.once("online", () => resolve())));
     // Idle workers must not keep the process alive.
     worker.unref();
@@ -91,8 +106,10 @@ export function runChunks(job: ChunkJob, chunkCount: number, threads: number, ru
     if (Atomics.load(control, CONTROL_FAILED)) throw new Error(`mask worker failed on a ${job.kind} chunk`);
     Atomics.wait(control, CONTROL_DONE, done, 100);
     const now = Atomics.load(control, CONTROL_DONE);
-    if (now !== done) { done = now; lastProgress = performance.now(); }
-    else if (performance.now() - lastProgress > STALL_LIMIT_MS) throw new Error(`mask worker stalled on a ${job.kind} chunk`);
+    if (now !== done) {
+      done = now;
+      lastProgress = performance.now();
+    } else if (performance.now() - lastProgress > STALL_LIMIT_MS) throw new Error(`mask worker stalled on a ${job.kind} chunk`);
   }
   workerChunks += chunkCount - localChunks;
 }

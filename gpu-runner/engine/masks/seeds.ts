@@ -30,11 +30,15 @@ export function masksFromEndPoints(ends: Int32Array, foreground: Int32Array, wid
     const count = histogram[bin]!;
     if (count <= SEED_MIN_COUNT || checked.has(bin)) continue;
     checked.add(bin);
-    const y = Math.floor(bin / width), x = bin - y * width;
+    const y = Math.floor(bin / width),
+      x = bin - y * width;
     let isMax = true;
     for (let yy = Math.max(0, y - 2); yy <= Math.min(height - 1, y + 2) && isMax; yy++) {
       for (let xx = Math.max(0, x - 2); xx <= Math.min(width - 1, x + 2); xx++) {
-        if (histogram[yy * width + xx]! > count) { isMax = false; break; }
+        if (histogram[yy * width + xx]! > count) {
+          isMax = false;
+          break;
+        }
       }
     }
     if (isMax) seeds.push(bin);
@@ -65,10 +69,12 @@ function grownSeedPixels(seeds: number[], histogram: Int32Array, width: number, 
   let next = new Uint8Array(side * side);
   const result: Int32Array[] = [];
   for (const seed of seeds) {
-    const sy = Math.floor(seed / width), sx = seed - sy * width;
+    const sy = Math.floor(seed / width),
+      sx = seed - sy * width;
     for (let wy = 0; wy < side; wy++) {
       for (let wx = 0; wx < side; wx++) {
-        const y = sy + wy - WINDOW_RADIUS, x = sx + wx - WINDOW_RADIUS;
+        const y = sy + wy - WINDOW_RADIUS,
+          x = sx + wx - WINDOW_RADIUS;
         windowCount[wy * side + wx] = y >= 0 && x >= 0 && y < height && x < width ? histogram[y * width + x]! : 0;
       }
     }
@@ -83,13 +89,18 @@ function grownSeedPixels(seeds: number[], histogram: Int32Array, width: number, 
             if (yy < 0 || yy >= side) continue;
             for (let dx = -1; dx <= 1; dx++) {
               const xx = wx + dx;
-              if (xx >= 0 && xx < side && mask[yy * side + xx]) { any = 1; break; }
+              if (xx >= 0 && xx < side && mask[yy * side + xx]) {
+                any = 1;
+                break;
+              }
             }
           }
           next[wy * side + wx] = any && windowCount[wy * side + wx]! > GROW_MIN_COUNT ? 1 : 0;
         }
       }
-      const swap = mask; mask = next; next = swap;
+      const swap = mask;
+      mask = next;
+      next = swap;
     }
     const bins: number[] = [];
     for (let wy = 0; wy < side; wy++) {

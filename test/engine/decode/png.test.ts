@@ -39,7 +39,17 @@ describe("PNG decoding", () => {
   it("expands 1-bit gray and palette images", () => {
     const bits = encode({ width: 3, height: 2, data: new Uint8Array([0b1010_0000, 0b0110_0000]), depth: 1, channels: 1 });
     expect(Array.from(decodeImage(bits).data)).toEqual([1, 0, 1, 0, 1, 1]);
-    const palette = encode({ width: 2, height: 1, data: new Uint8Array([1, 0]), depth: 8, channels: 1, palette: [[10, 20, 30], [40, 50, 60]] });
+    const palette = encode({
+      width: 2,
+      height: 1,
+      data: new Uint8Array([1, 0]),
+      depth: 8,
+      channels: 1,
+      palette: [
+        [10, 20, 30],
+        [40, 50, 60],
+      ],
+    });
     const rgb = decodeImage(palette);
     expect(rgb.channels).toBe(3);
     expect(Array.from(rgb.data)).toEqual([40, 10, 50, 20, 60, 30]);
@@ -53,7 +63,17 @@ describe("PNG decoding", () => {
   });
 
   it("decodes a palette image with transparency (tRNS) to its RGB, as the probe counts it", () => {
-    const palette = encode({ width: 2, height: 1, data: new Uint8Array([1, 0]), depth: 8, channels: 1, palette: [[10, 20, 30, 0], [40, 50, 60, 255]] });
+    const palette = encode({
+      width: 2,
+      height: 1,
+      data: new Uint8Array([1, 0]),
+      depth: 8,
+      channels: 1,
+      palette: [
+        [10, 20, 30, 0],
+        [40, 50, 60, 255],
+      ],
+    });
     const rgb = decodeImage(palette);
     expect(probeImage(palette).channels).toBe(3);
     expect(rgb.channels).toBe(3);

@@ -25,7 +25,7 @@ async function probeAtUploadOf(bytes: Uint8Array) {
 
 async function agreement(bytes: Uint8Array): Promise<string | null> {
   const upload = await probeAtUploadOf(bytes);
-  let engine;
+  let engine: ReturnType<typeof probeInEngine>;
   try {
     decodeImage(bytes);
     engine = probeInEngine(bytes);
@@ -34,8 +34,17 @@ async function agreement(bytes: Uint8Array): Promise<string | null> {
     throw error;
   }
   if (upload instanceof ImageDecodeError) return `probe refuses what the engine decodes: ${upload.message}`;
-  const expected = { format: engine.format, width: engine.width, height: engine.height, channels: engine.channels, bitDepth: engine.bitDepth, planes: engine.pages };
-  return JSON.stringify(upload) === JSON.stringify({ ...upload, ...expected }) ? null : `probe says ${JSON.stringify(upload)}, engine ${JSON.stringify(expected)}`;
+  const expected = {
+    format: engine.format,
+    width: engine.width,
+    height: engine.height,
+    channels: engine.channels,
+    bitDepth: engine.bitDepth,
+    planes: engine.pages,
+  };
+  return JSON.stringify(upload) === JSON.stringify({ ...upload, ...expected })
+    ? null
+    : `probe says ${JSON.stringify(upload)}, engine ${JSON.stringify(expected)}`;
 }
 
 describe("the upload probe agrees with the engine", () => {

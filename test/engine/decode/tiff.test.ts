@@ -11,11 +11,15 @@ function pattern(width: number, height: number, spp: number, kind: SampleKind): 
       for (let s = 0; s < spp; s++) {
         const v = (x * 37 + y * 101 + s * 53) % 251;
         values.push(
-          kind === "uint8" ? v
-          : kind === "uint16" ? v * 257 + (x % 3)
-          : kind === "uint32" ? v * 16_777_259 + x
-          : kind === "int16" ? (v - 125) * 200
-          : (v - 125) / 7 + 0.125,
+          kind === "uint8"
+            ? v
+            : kind === "uint16"
+              ? v * 257 + (x % 3)
+              : kind === "uint32"
+                ? v * 16_777_259 + x
+                : kind === "int16"
+                  ? (v - 125) * 200
+                  : (v - 125) / 7 + 0.125,
         );
       }
     }
@@ -71,9 +75,10 @@ describe("TIFF decoding", () => {
   });
 
   it("reads LZW strips long enough to fill the code table and restart it", async () => {
-    const w = 300, h = 200;
+    const w = 300,
+      h = 200;
     let seed = 7;
-    const values = Array.from({ length: w * h }, () => ((seed = (seed * 1_103_515_245 + 12_345) >>> 0) >>> 20));
+    const values = Array.from({ length: w * h }, () => (seed = (seed * 1_103_515_245 + 12_345) >>> 0) >>> 20);
     const bytes = encodeTiff([{ width: w, height: h, samplesPerPixel: 1, values, kind: "uint16", compression: "lzw" }]);
     const image = decodeImage(bytes);
     expect(image.data).toEqual(Float32Array.from(values));
@@ -120,7 +125,16 @@ describe("TIFF decoding", () => {
   it("reads OME-TIFF channels from their pages following DimensionOrder", () => {
     // SizeC = 2, SizeZ = 3, XYZCT: z varies fastest, so channel c of plane z is page c * 3 + z.
     const ome = `<?xml version="1.0"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"><Image ID="Image:0"><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint16" SizeX="${width}" SizeY="${height}" SizeC="2" SizeZ="3" SizeT="1"><Channel ID="Channel:0:0" SamplesPerPixel="1"/><Channel ID="Channel:0:1" SamplesPerPixel="1"/></Pixels></Image></OME>`;
-    const pages = [0, 1, 2, 3, 4, 5].map((k): TiffPage => ({ width, height, samplesPerPixel: 1, kind: "uint16", values: new Array(width * height).fill(100 + k), ...(k === 0 ? { description: ome } : {}) }));
+    const pages = [0, 1, 2, 3, 4, 5].map(
+      (k): TiffPage => ({
+        width,
+        height,
+        samplesPerPixel: 1,
+        kind: "uint16",
+        values: new Array(width * height).fill(100 + k),
+        ...(k === 0 ? { description: ome } : {}),
+      }),
+    );
     const bytes = encodeTiff(pages);
     expect(probeImage(bytes)).toMatchObject({ channels: 2, pages: 3 });
     const plane1 = decodeImage(bytes, { page: 1 });
@@ -131,7 +145,9 @@ describe("TIFF decoding", () => {
 
   it("reads ImageJ hyperstacks with the channel varying fastest", () => {
     const description = "ImageJ=1.54f\nimages=4\nchannels=2\nslices=2\nhyperstack=true\n";
-    const pages = [0, 1, 2, 3].map((k): TiffPage => ({ width, height, samplesPerPixel: 1, kind: "uint8", values: new Array(width * height).fill(k), ...(k === 0 ? { description } : {}) }));
+    const pages = [0, 1, 2, 3].map(
+      (k): TiffPage => ({ width, height, samplesPerPixel: 1, kind: "uint8", values: new Array(width * height).fill(k), ...(k === 0 ? { description } : {}) }),
+    );
     const image = decodeImage(encodeTiff(pages), { page: 1 });
     expect(image.channels).toBe(2);
     expect([image.data[0], image.data[width * height]]).toEqual([2, 3]);

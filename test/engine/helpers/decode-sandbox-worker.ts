@@ -21,8 +21,15 @@ function saneImage(bytes: Uint8Array, options: { page?: number }): { sane: boole
   const probe = probeImage(bytes);
   const { width, height, channels, data } = image;
   const sane =
-    Number.isInteger(width) && width >= 1 && Number.isInteger(height) && height >= 1 && Number.isInteger(channels) && channels >= 1 &&
-    data.length === width * height * channels && channels === probe.channels && (options.page !== undefined || (width === probe.width && height === probe.height));
+    Number.isInteger(width) &&
+    width >= 1 &&
+    Number.isInteger(height) &&
+    height >= 1 &&
+    Number.isInteger(channels) &&
+    channels >= 1 &&
+    data.length === width * height * channels &&
+    channels === probe.channels &&
+    (options.page !== undefined || (width === probe.width && height === probe.height));
   return { sane, size: `${width}x${height}x${channels}` };
 }
 

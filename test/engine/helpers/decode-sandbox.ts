@@ -51,9 +51,13 @@ export class DecodeSandbox {
       const onMessage = (reply: SandboxReply) => {
         if (reply.id === id) done(reply, false);
       };
-      const onError = (error: Error) => done({ outcome: "crashed", message: `${(error as { code?: string }).code ?? error.name}: ${error.message}`, ms: elapsed(), memoryGrowth: NaN }, true);
+      const onError = (error: Error) =>
+        done({ outcome: "crashed", message: `${(error as { code?: string }).code ?? error.name}: ${error.message}`, ms: elapsed(), memoryGrowth: NaN }, true);
       const onExit = (code: number) => done({ outcome: "crashed", message: `worker exited with code ${code}`, ms: elapsed(), memoryGrowth: NaN }, true);
-      const timer = setTimeout(() => done({ outcome: "timeout", message: `no answer after ${this.limits.timeoutMs} ms`, ms: elapsed(), memoryGrowth: NaN }, true), this.limits.timeoutMs);
+      const timer = setTimeout(
+        () => done({ outcome: "timeout", message: `no answer after ${this.limits.timeoutMs} ms`, ms: elapsed(), memoryGrowth: NaN }, true),
+        this.limits.timeoutMs,
+      );
       worker.on("message", onMessage);
       worker.on("error", onError);
       worker.on("exit", onExit);

@@ -31,7 +31,13 @@ interface RawDirectory {
 const TIFF_TYPE_SIZE: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 16: 8 };
 
 /** Lays out a little-endian TIFF (or BigTIFF) byte for byte: header, directories, blobs. */
-export function rawTiff(size: number, first: number | bigint, directories: RawDirectory[], blobs: { at: number; bytes: Uint8Array }[] = [], big = false): Uint8Array {
+export function rawTiff(
+  size: number,
+  first: number | bigint,
+  directories: RawDirectory[],
+  blobs: { at: number; bytes: Uint8Array }[] = [],
+  big = false,
+): Uint8Array {
   const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
   view.setUint16(0, 0x4949);
@@ -102,8 +108,16 @@ function knownTagsSharingOneBlock(): Uint8Array {
 function hugeTileOnTinyImage(): Uint8Array {
   const bomb = deflateBomb(2 ** 30);
   const entries: Entry[] = [
-    [256, 4, 1, 1], [257, 4, 1, 1], [258, 3, 1, 8], [259, 3, 1, 8], [262, 3, 1, 1], [277, 3, 1, 1],
-    [322, 4, 1, 32768], [323, 4, 1, 32768], [324, 4, 1, 256], [325, 4, 1, bomb.length],
+    [256, 4, 1, 1],
+    [257, 4, 1, 1],
+    [258, 3, 1, 8],
+    [259, 3, 1, 8],
+    [262, 3, 1, 1],
+    [277, 3, 1, 1],
+    [322, 4, 1, 32768],
+    [323, 4, 1, 32768],
+    [324, 4, 1, 256],
+    [325, 4, 1, bomb.length],
   ];
   return rawTiff(256 + bomb.length, 8, [{ at: 8, entries, next: 0 }], [{ at: 256, bytes: bomb }]);
 }
@@ -138,27 +152,82 @@ function bigTiffEntryCount(count: bigint, size = 4096): Uint8Array {
 function cases(): HostileFile[] {
   const gray = (width: number, height: number, offset: number, count: number, compression = 1, size = 512) =>
     rawTiff(size, 8, [{ at: 8, entries: grayPage(width, height, offset, count, compression), next: 0 }]);
-  const lzw = (data: number[]) => rawTiff(256 + data.length, 8, [{ at: 8, entries: grayPage(4, 4, 256, data.length, 5), next: 0 }], [{ at: 256, bytes: new Uint8Array(data) }]);
+  const lzw = (data: number[]) =>
+    rawTiff(256 + data.length, 8, [{ at: 8, entries: grayPage(4, 4, 256, data.length, 5), next: 0 }], [{ at: 256, bytes: new Uint8Array(data) }]);
   return [
     { name: "TIFF: 4000 tags whose values all share one 1 MiB block", bytes: tagsSharingOneBlock(), error: /tag values claim/, refusedAtUpload: true },
-    { name: "TIFF: strip offsets and counts of 131,072 strips read from one block", bytes: knownTagsSharingOneBlock(), error: /block 0 \(0 bytes at 0\) has|too few to decode to 1/, refusedAtUpload: true },
-    { name: "TIFF: a 1x1 image with one 32768² deflate tile (a 1 GiB bomb)", bytes: hugeTileOnTinyImage(), error: /far larger than the 1x1 image/, refusedAtUpload: true },
+    {
+      name: "TIFF: strip offsets and counts of 131,072 strips read from one block",
+      bytes: knownTagsSharingOneBlock(),
+      error: /block 0 \(0 bytes at 0\) has|too few to decode to 1/,
+      refusedAtUpload: true,
+    },
+    {
+      name: "TIFF: a 1x1 image with one 32768² deflate tile (a 1 GiB bomb)",
+      bytes: hugeTileOnTinyImage(),
+      error: /far larger than the 1x1 image/,
+      refusedAtUpload: true,
+    },
     { name: "TIFF: a 1x1 image whose strip inflates to 1 GiB", bytes: stripInflatingToAGigabyte(), error: /inflates past the 1 bytes/, refusedAtUpload: false },
-    { name: "TIFF: 100,000 directories rotated over 17 blocks", bytes: directoriesRotatedOverBlocks(), error: /more than 65536 directories/, refusedAtUpload: true },
+    {
+      name: "TIFF: 100,000 directories rotated over 17 blocks",
+      bytes: directoriesRotatedOverBlocks(),
+      error: /more than 65536 directories/,
+      refusedAtUpload: true,
+    },
     { name: "TIFF: a directory chain that loops", bytes: directoryLoop(), error: /loops/, refusedAtUpload: true },
     { name: "BigTIFF: an entry count of 2^40", bytes: bigTiffEntryCount(2n ** 40n), error: /1099511627776 entries/, refusedAtUpload: true },
     { name: "BigTIFF: an entry count that spans the whole file", bytes: bigTiffEntryCount(52427n, MiB), error: /52427 entries/, refusedAtUpload: true },
-    { name: "BigTIFF: a first directory at offset 2^63", bytes: rawTiff(64, 2n ** 63n, [], [], true), error: /offset|outside|past the end|past any file size/, refusedAtUpload: true },
+    {
+      name: "BigTIFF: a first directory at offset 2^63",
+      bytes: rawTiff(64, 2n ** 63n, [], [], true),
+      error: /offset|outside|past the end|past any file size/,
+      refusedAtUpload: true,
+    },
     { name: "TIFF: a strip at offset 0xFFFFFFF0", bytes: gray(4, 4, 0xfffffff0, 16), error: /past the end/, refusedAtUpload: true },
     { name: "TIFF: a first directory past the end", bytes: rawTiff(64, 0x7fffffff, []), error: /outside the file|past the end/, refusedAtUpload: true },
     { name: "TIFF: zero width", bytes: gray(0, 4, 300, 0), error: /invalid image size 0x4/, refusedAtUpload: true },
     { name: "TIFF: 65535x65535 pixels in 16 bytes", bytes: gray(65535, 65535, 300, 16), error: /image too large/, refusedAtUpload: true },
     { name: "TIFF: 16000x16000 LZW pixels in 100 bytes", bytes: gray(16000, 16000, 300, 100, 5), error: /too few to decode/, refusedAtUpload: true },
-    { name: "TIFF: 1x1 tiles on a 16384² image (2^28 blocks)", bytes: rawTiff(512, 8, [{ at: 8, entries: [[256, 4, 1, 16384], [257, 4, 1, 16384], [258, 3, 1, 8], [322, 4, 1, 1], [323, 4, 1, 1], [324, 4, 1, 300], [325, 4, 1, 1]], next: 0 }]), error: /strips or tiles, more than/, refusedAtUpload: true },
+    {
+      name: "TIFF: 1x1 tiles on a 16384² image (2^28 blocks)",
+      bytes: rawTiff(512, 8, [
+        {
+          at: 8,
+          entries: [
+            [256, 4, 1, 16384],
+            [257, 4, 1, 16384],
+            [258, 3, 1, 8],
+            [322, 4, 1, 1],
+            [323, 4, 1, 1],
+            [324, 4, 1, 300],
+            [325, 4, 1, 1],
+          ],
+          next: 0,
+        },
+      ]),
+      error: /strips or tiles, more than/,
+      refusedAtUpload: true,
+    },
     { name: "TIFF: LZW whose first code is not a literal", bytes: lzw([0x80, 0x1f, 0xff, 0xff, 0xff]), error: /LZW data is corrupt/, refusedAtUpload: false },
-    { name: "TIFF: LZW with a code out of sequence", bytes: lzw([0x80, 0x00, 0x3f, 0xff, 0xff, 0xff]), error: /LZW data is corrupt|ends early/, refusedAtUpload: false },
-    { name: "TIFF: PackBits that ends early", bytes: rawTiff(300, 8, [{ at: 8, entries: grayPage(4, 4, 256, 4, 32773), next: 0 }], [{ at: 256, bytes: new Uint8Array([0x7f, 1, 2, 3]) }]), error: /PackBits data ends early/, refusedAtUpload: false },
-    { name: "TIFF: Deflate that is not zlib", bytes: rawTiff(300, 8, [{ at: 8, entries: grayPage(4, 4, 256, 16, 8), next: 0 }], [{ at: 256, bytes: new Uint8Array(16).fill(0x55) }]), error: /Deflate data is corrupt/, refusedAtUpload: false },
+    {
+      name: "TIFF: LZW with a code out of sequence",
+      bytes: lzw([0x80, 0x00, 0x3f, 0xff, 0xff, 0xff]),
+      error: /LZW data is corrupt|ends early/,
+      refusedAtUpload: false,
+    },
+    {
+      name: "TIFF: PackBits that ends early",
+      bytes: rawTiff(300, 8, [{ at: 8, entries: grayPage(4, 4, 256, 4, 32773), next: 0 }], [{ at: 256, bytes: new Uint8Array([0x7f, 1, 2, 3]) }]),
+      error: /PackBits data ends early/,
+      refusedAtUpload: false,
+    },
+    {
+      name: "TIFF: Deflate that is not zlib",
+      bytes: rawTiff(300, 8, [{ at: 8, entries: grayPage(4, 4, 256, 16, 8), next: 0 }], [{ at: 256, bytes: new Uint8Array(16).fill(0x55) }]),
+      error: /Deflate data is corrupt/,
+      refusedAtUpload: false,
+    },
     { name: "TIFF: compression 7 (JPEG-in-TIFF)", bytes: gray(4, 4, 300, 16, 7), error: /compression 7 is not supported/, refusedAtUpload: true },
     { name: "TIFF: header only", bytes: rawTiff(8, 8, []), error: /outside the file|past the end|truncated/, refusedAtUpload: true },
     ...pngCases(),
@@ -203,7 +272,15 @@ export const iend = () => chunk("IEND", new Uint8Array(0));
 /** An 8-bit grayscale PNG stored Adam7-interlaced (seven passes, filter 0), pixel (x, y) = value(x, y). */
 export function interlacedGrayPng(width: number, height: number, value: (x: number, y: number) => number): Uint8Array {
   const rows: number[] = [];
-  for (const [x0, y0, dx, dy] of [[0, 0, 8, 8], [4, 0, 8, 8], [0, 4, 4, 8], [2, 0, 4, 4], [0, 2, 2, 4], [1, 0, 2, 2], [0, 1, 1, 2]] as const) {
+  for (const [x0, y0, dx, dy] of [
+    [0, 0, 8, 8],
+    [4, 0, 8, 8],
+    [0, 4, 4, 8],
+    [2, 0, 4, 4],
+    [0, 2, 2, 4],
+    [1, 0, 2, 2],
+    [0, 1, 1, 2],
+  ] as const) {
     if (x0 >= width) continue;
     for (let y = y0; y < height; y += dy) {
       rows.push(0);
@@ -214,19 +291,60 @@ export function interlacedGrayPng(width: number, height: number, value: (x: numb
 }
 
 function pngCases(): HostileFile[] {
-  const rows = (width: number, height: number, value: number) => zlibSync(new Uint8Array(height * (width + 1)).map((_, i) => (i % (width + 1) === 0 ? 0 : value)));
+  const rows = (width: number, height: number, value: number) =>
+    zlibSync(new Uint8Array(height * (width + 1)).map((_, i) => (i % (width + 1) === 0 ? 0 : value)));
   const badCrc = rawPng(ihdr(4, 4, 8, 0), chunk("IDAT", rows(4, 4, 7), 0x12345678), iend());
   return [
-    { name: "PNG: a 1x1 image whose IDAT inflates to 1 GiB", bytes: rawPng(ihdr(1, 1, 8, 0), chunk("IDAT", deflateBomb(2 ** 30)), iend()), error: /inflates past the 2 bytes/, refusedAtUpload: false },
+    {
+      name: "PNG: a 1x1 image whose IDAT inflates to 1 GiB",
+      bytes: rawPng(ihdr(1, 1, 8, 0), chunk("IDAT", deflateBomb(2 ** 30)), iend()),
+      error: /inflates past the 2 bytes/,
+      refusedAtUpload: false,
+    },
     { name: "PNG: a bad CRC", bytes: badCrc, error: /CRC mismatch/, refusedAtUpload: false },
-    { name: "PNG: image data that is not zlib", bytes: rawPng(ihdr(4, 4, 8, 0), chunk("IDAT", new Uint8Array(20).fill(0x55)), iend()), error: /image data is corrupt/, refusedAtUpload: false },
-    { name: "PNG: palette indices past a 2-colour palette", bytes: rawPng(ihdr(4, 4, 8, 3), chunk("PLTE", new Uint8Array(6)), chunk("IDAT", rows(4, 4, 200)), iend()), error: /palette index 200/, refusedAtUpload: false },
-    { name: "PNG: 16000x16000 pixels in 100 bytes", bytes: rawPng(ihdr(16000, 16000, 8, 0), chunk("IDAT", new Uint8Array(100)), iend()), error: /cannot hold|truncated/, refusedAtUpload: true },
-    { name: "PNG: 100000x100000 pixels", bytes: rawPng(ihdr(100000, 100000, 8, 0), chunk("IDAT", rows(1, 1, 0)), iend()), error: /image too large/, refusedAtUpload: true },
+    {
+      name: "PNG: image data that is not zlib",
+      bytes: rawPng(ihdr(4, 4, 8, 0), chunk("IDAT", new Uint8Array(20).fill(0x55)), iend()),
+      error: /image data is corrupt/,
+      refusedAtUpload: false,
+    },
+    {
+      name: "PNG: palette indices past a 2-colour palette",
+      bytes: rawPng(ihdr(4, 4, 8, 3), chunk("PLTE", new Uint8Array(6)), chunk("IDAT", rows(4, 4, 200)), iend()),
+      error: /palette index 200/,
+      refusedAtUpload: false,
+    },
+    {
+      name: "PNG: 16000x16000 pixels in 100 bytes",
+      bytes: rawPng(ihdr(16000, 16000, 8, 0), chunk("IDAT", new Uint8Array(100)), iend()),
+      error: /cannot hold|truncated/,
+      refusedAtUpload: true,
+    },
+    {
+      name: "PNG: 100000x100000 pixels",
+      bytes: rawPng(ihdr(100000, 100000, 8, 0), chunk("IDAT", rows(1, 1, 0)), iend()),
+      error: /image too large/,
+      refusedAtUpload: true,
+    },
     { name: "PNG: zero width", bytes: rawPng(ihdr(0, 4, 8, 0), chunk("IDAT", rows(1, 1, 0)), iend()), error: /invalid image size 0x4/, refusedAtUpload: true },
-    { name: "PNG: RGB at 4 bits", bytes: rawPng(ihdr(4, 4, 4, 2), chunk("IDAT", rows(4, 4, 0)), iend()), error: /invalid colour type 2 \/ bit depth 4/, refusedAtUpload: true },
-    { name: "PNG: image data short of the rows", bytes: rawPng(ihdr(64, 64, 8, 0), chunk("IDAT", rows(64, 8, 1)), iend()), error: /inflates to \d+ of \d+ bytes|truncated/, refusedAtUpload: false },
-    { name: "PNG: a chunk longer than the file", bytes: rawPng(ihdr(4, 4, 8, 0), chunk("IDAT", rows(4, 4, 7))).slice(0, 60), error: /truncated/, refusedAtUpload: true },
+    {
+      name: "PNG: RGB at 4 bits",
+      bytes: rawPng(ihdr(4, 4, 4, 2), chunk("IDAT", rows(4, 4, 0)), iend()),
+      error: /invalid colour type 2 \/ bit depth 4/,
+      refusedAtUpload: true,
+    },
+    {
+      name: "PNG: image data short of the rows",
+      bytes: rawPng(ihdr(64, 64, 8, 0), chunk("IDAT", rows(64, 8, 1)), iend()),
+      error: /inflates to \d+ of \d+ bytes|truncated/,
+      refusedAtUpload: false,
+    },
+    {
+      name: "PNG: a chunk longer than the file",
+      bytes: rawPng(ihdr(4, 4, 8, 0), chunk("IDAT", rows(4, 4, 7))).slice(0, 60),
+      error: /truncated/,
+      refusedAtUpload: true,
+    },
   ];
 }
 
@@ -243,9 +361,24 @@ function jpegCases(): HostileFile[] {
     { name: "JPEG: a 65535x65535 frame", bytes: jpegWithFrame(65535, 65535, 3, 64), error: /image too large/, refusedAtUpload: true },
     { name: "JPEG: an 8000x8000 frame in 64 bytes", bytes: jpegWithFrame(8000, 8000, 3, 64), error: /cannot hold a 8000x8000 frame/, refusedAtUpload: true },
     { name: "JPEG: a zero-height frame", bytes: jpegWithFrame(16, 0, 1, 64), error: /invalid frame 16x0/, refusedAtUpload: true },
-    { name: "JPEG: a marker segment of length 0", bytes: new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0xff, 0xd9]), error: /shorter than its length field/, refusedAtUpload: true },
-    { name: "JPEG: scan data before any frame", bytes: new Uint8Array([0xff, 0xd8, 0xff, 0xda, 0, 8, 1, 1, 0, 0, 63, 0, 0xff, 0xd9]), error: /frame header|scan data before/, refusedAtUpload: true },
-    { name: "JPEG: 100,000 empty comment segments before any frame", bytes: new Uint8Array([0xff, 0xd8, ...Array.from({ length: 100_000 }, () => [0xff, 0xfe, 0, 2]).flat(), 0xff, 0xd9]), error: /no frame header in its first 4096 marker segments/, refusedAtUpload: true },
+    {
+      name: "JPEG: a marker segment of length 0",
+      bytes: new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0xff, 0xd9]),
+      error: /shorter than its length field/,
+      refusedAtUpload: true,
+    },
+    {
+      name: "JPEG: scan data before any frame",
+      bytes: new Uint8Array([0xff, 0xd8, 0xff, 0xda, 0, 8, 1, 1, 0, 0, 63, 0, 0xff, 0xd9]),
+      error: /frame header|scan data before/,
+      refusedAtUpload: true,
+    },
+    {
+      name: "JPEG: 100,000 empty comment segments before any frame",
+      bytes: new Uint8Array([0xff, 0xd8, ...Array.from({ length: 100_000 }, () => [0xff, 0xfe, 0, 2]).flat(), 0xff, 0xd9]),
+      error: /no frame header in its first 4096 marker segments/,
+      refusedAtUpload: true,
+    },
     { name: "JPEG: a frame with no tables or scan", bytes: jpegWithFrame(16, 16, 1, 64), error: /JPEG corrupt or truncated/, refusedAtUpload: false },
   ];
 }

@@ -16,7 +16,8 @@ export function renderNuclei(scene: LabelImage): DecodedImage {
         let same = 0;
         for (let dy = -2; dy <= 2; dy++) {
           for (let dx = -2; dx <= 2; dx++) {
-            const yy = y + dy, xx = x + dx;
+            const yy = y + dy,
+              xx = x + dx;
             if (yy >= 0 && xx >= 0 && yy < height && xx < width && labels[yy * width + xx] === k) same++;
           }
         }

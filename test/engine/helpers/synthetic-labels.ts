@@ -52,7 +52,7 @@ export function mixedScene(): LabelImage {
 export function discField(width: number, height: number, count: number, minRadius: number, maxRadius: number, seed = 1): LabelImage {
   const image = emptyLabels(width, height);
   let state = seed >>> 0;
-  const random = () => ((state = (state * 1_664_525 + 1_013_904_223) >>> 0) / 2 ** 32);
+  const random = () => (state = (state * 1_664_525 + 1_013_904_223) >>> 0) / 2 ** 32;
   let placed = 0;
   for (let attempt = 0; attempt < count * 50 && placed < count; attempt++) {
     const r = minRadius + random() * (maxRadius - minRadius);
@@ -62,7 +62,10 @@ export function discField(width: number, height: number, count: number, minRadiu
     for (let y = Math.floor(cy - r) - 1; y <= Math.ceil(cy + r) + 1 && free; y++) {
       for (let x = Math.floor(cx - r) - 1; x <= Math.ceil(cx + r) + 1; x++) {
         if (x < 0 || y < 0 || x >= width || y >= height) continue;
-        if (image.labels[y * width + x] !== 0 && (x - cx) ** 2 + (y - cy) ** 2 <= (r + 1) ** 2) { free = false; break; }
+        if (image.labels[y * width + x] !== 0 && (x - cx) ** 2 + (y - cy) ** 2 <= (r + 1) ** 2) {
+          free = false;
+          break;
+        }
       }
     }
     if (!free) continue;

@@ -47,7 +47,10 @@ export function encodeTiff(pages: TiffPage[], options: TiffOptions = {}): Uint8A
     const at = size;
     chunks.push(bytes);
     size += bytes.length;
-    if (size % 2) { chunks.push(new Uint8Array(1)); size++; }
+    if (size % 2) {
+      chunks.push(new Uint8Array(1));
+      size++;
+    }
     return at;
   };
   const header = new DataView(new ArrayBuffer(big ? 16 : 8));
@@ -120,7 +123,10 @@ export function encodeTiff(pages: TiffPage[], options: TiffOptions = {}): Uint8A
 
   const out = new Uint8Array(size);
   let o = 0;
-  for (const c of chunks) { out.set(c, o); o += c.length; }
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.length;
+  }
   const view = new DataView(out.buffer);
   for (const p of patches) {
     if (big) view.setBigUint64(p.at, BigInt(p.value), le);
@@ -131,12 +137,24 @@ export function encodeTiff(pages: TiffPage[], options: TiffOptions = {}): Uint8A
 
 function writeSample(view: DataView, at: number, kind: SampleKind, value: number, le: boolean): void {
   switch (kind) {
-    case "uint8": view.setUint8(at, value); break;
-    case "uint16": view.setUint16(at, value, le); break;
-    case "uint32": view.setUint32(at, value, le); break;
-    case "int16": view.setInt16(at, value, le); break;
-    case "float32": view.setFloat32(at, value, le); break;
-    case "float64": view.setFloat64(at, value, le); break;
+    case "uint8":
+      view.setUint8(at, value);
+      break;
+    case "uint16":
+      view.setUint16(at, value, le);
+      break;
+    case "uint32":
+      view.setUint32(at, value, le);
+      break;
+    case "int16":
+      view.setInt16(at, value, le);
+      break;
+    case "float32":
+      view.setFloat32(at, value, le);
+      break;
+    case "float64":
+      view.setFloat64(at, value, le);
+      break;
   }
 }
 
@@ -188,7 +206,10 @@ function lzw(raw: Uint8Array): Uint8Array {
   const emit = (code: number) => {
     buffer = (buffer << width) | code;
     bits += width;
-    while (bits >= 8) { out.push((buffer >>> (bits - 8)) & 0xff); bits -= 8; }
+    while (bits >= 8) {
+      out.push((buffer >>> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
     buffer &= (1 << bits) - 1;
   };
   let table = new Map<string, number>();
@@ -204,7 +225,12 @@ function lzw(raw: Uint8Array): Uint8Array {
     emit(current.length === 1 ? current.charCodeAt(0) : table.get(current)!);
     table.set(extended, next++);
     if (next + 1 > (1 << width) - 1 + 1 && width < 12) width++;
-    if (next >= 4094) { emit(256); table = new Map(); next = 258; width = 9; }
+    if (next >= 4094) {
+      emit(256);
+      table = new Map();
+      next = 258;
+      width = 9;
+    }
     current = String.fromCharCode(byte);
   }
   if (current !== "") emit(current.length === 1 ? current.charCodeAt(0) : table.get(current)!);
@@ -225,7 +251,7 @@ function encodeIfd(entries: [number, number, number[] | string][], big: boolean,
   else head.setUint16(0, entries.length, le);
   entries.forEach(([tag, type, value], i) => {
     const e = countSize + i * entrySize;
-    const payload = typeof value === "string" ? new TextEncoder().encode(value + "\0") : encodeNumbers(value, type, le);
+    const payload = typeof value === "string" ? new TextEncoder().encode(`${value}\0`) : encodeNumbers(value, type, le);
     const count = typeof value === "string" ? payload.length : value.length;
     head.setUint16(e, tag, le);
     head.setUint16(e + 2, type, le);
@@ -247,7 +273,10 @@ function encodeIfd(entries: [number, number, number[] | string][], big: boolean,
   const bytes = new Uint8Array(tableSize + extraSize);
   bytes.set(new Uint8Array(head.buffer));
   let o = tableSize;
-  for (const x of extra) { bytes.set(x, o); o += x.length; }
+  for (const x of extra) {
+    bytes.set(x, o);
+    o += x.length;
+  }
   return { bytes, nextFieldOffset: countSize + entries.length * entrySize };
 }
 

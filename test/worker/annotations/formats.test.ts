@@ -36,33 +36,27 @@ function roiManagerZip(specs: RoiSpec[]): Uint8Array {
   zip.end();
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
-  for (const p of parts) { out.set(p, at); at += p.length; }
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
   return out;
 }
 
 describe("label images", () => {
   it("every non-zero value is one object, whatever the values; objects are numbered in raster order", () => {
-    const { width, height, labels } = grid([
-      "......",
-      ".ZZ.q.",
-      ".ZZ.q.",
-      "...qq.",
-    ]);
+    const { width, height, labels } = grid(["......", ".ZZ.q.", ".ZZ.q.", "...qq."]);
     const withLarge = Uint32Array.from(labels, (v) => (v === "q".charCodeAt(0) ? 40_000 : v));
     const imported = importAnnotation(png16(width, height, withLarge), width, height);
     expect(imported.format).toBe("label-image");
-    expect(picture(imported.labels, width)).toEqual([
-      "......",
-      ".aa.b.",
-      ".aa.b.",
-      "...bb.",
-    ]);
+    expect(picture(imported.labels, width)).toEqual(["......", ".aa.b.", ".aa.b.", "...bb."]);
     expect(imported.rois.map((r) => r.area_px)).toEqual([4, 4]);
   });
 
   it("reads a label image whose pixel data inflates past 64 KiB (workerd's zlib grows its output in 64 KiB steps)", () => {
     // 320 x 256 16-bit, as dsb2018's label PNGs: 164,096 inflated bytes. A 16 x 16 block per object.
-    const width = 320, height = 256;
+    const width = 320,
+      height = 256;
     const labels = new Uint16Array(width * height);
     for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) labels[y * width + x] = x % 32 < 16 && y % 32 < 16 ? 1 + (y >> 5) * 10 + (x >> 5) : 0;
     const imported = importAnnotation(png16(width, height, labels), width, height);
@@ -84,28 +78,12 @@ describe("label images", () => {
   });
 
   it("an object in two pieces keeps its largest 8-connected piece, as the engine's masks do", () => {
-    const { width, height, labels } = grid([
-      "k....k",
-      "..kk..",
-      "..kk..",
-      "m....k",
-    ]);
-    expect(picture(importAnnotation(png16(width, height, labels), width, height).labels, width)).toEqual([
-      "......",
-      "..aa..",
-      "..aa..",
-      "b.....",
-    ]);
+    const { width, height, labels } = grid(["k....k", "..kk..", "..kk..", "m....k"]);
+    expect(picture(importAnnotation(png16(width, height, labels), width, height).labels, width)).toEqual(["......", "..aa..", "..aa..", "b....."]);
   });
 
   it("a hole is kept; an object inside the hole keeps its pixels", () => {
-    const { width, height, labels } = grid([
-      "rrrrr.ssss",
-      "r...r.s..s",
-      "r.n.r.ssss",
-      "r...r.....",
-      "rrrrr.....",
-    ]);
+    const { width, height, labels } = grid(["rrrrr.ssss", "r...r.s..s", "r.n.r.ssss", "r...r.....", "rrrrr....."]);
     expect(picture(importAnnotation(png16(width, height, labels), width, height).labels, width)).toEqual([
       "aaaaa.bbbb",
       "a...a.b..b",
@@ -120,28 +98,13 @@ describe("ImageJ ROIs", () => {
   it("a polygon with integer vertices covers the pixels whose centres lie inside", () => {
     const imported = importAnnotation(roiFile({ type: ROI_TYPE.polygon, vertices: [0, 0, 6, 0, 0, 6] }), 7, 6);
     expect(imported.format).toBe("imagej-roi");
-    expect(picture(imported.labels, 7)).toEqual([
-      "aaaaa..",
-      "aaaa...",
-      "aaa....",
-      "aa.....",
-      "a......",
-      ".......",
-    ]);
+    expect(picture(imported.labels, 7)).toEqual(["aaaaa..", "aaaa...", "aaa....", "aa.....", "a......", "......."]);
   });
 
   it("a subpixel polygon is read at its float coordinates, not its rounded ones", () => {
     const vertices = [0.6, 0.6, 3.4, 0.6, 3.4, 2.4, 0.6, 2.4];
-    expect(picture(importAnnotation(roiFile({ type: ROI_TYPE.polygon, vertices, subPixel: true }), 5, 3).labels, 5)).toEqual([
-      ".....",
-      ".aa..",
-      ".....",
-    ]);
-    expect(picture(importAnnotation(roiFile({ type: ROI_TYPE.polygon, vertices }), 5, 3).labels, 5)).toEqual([
-      "aaa..",
-      "aaa..",
-      ".....",
-    ]);
+    expect(picture(importAnnotation(roiFile({ type: ROI_TYPE.polygon, vertices, subPixel: true }), 5, 3).labels, 5)).toEqual([".....", ".aa..", "....."]);
+    expect(picture(importAnnotation(roiFile({ type: ROI_TYPE.polygon, vertices }), 5, 3).labels, 5)).toEqual(["aaa..", "aaa..", "....."]);
   });
 
   it("freehand and traced ROIs are outlines like polygons", () => {
@@ -152,12 +115,7 @@ describe("ImageJ ROIs", () => {
   });
 
   it("a rectangle covers its box; a subpixel one its float box", () => {
-    expect(picture(importAnnotation(roiFile({ type: ROI_TYPE.rect, box: [1, 1, 3, 2] }), 5, 4).labels, 5)).toEqual([
-      ".....",
-      ".aaa.",
-      ".aaa.",
-      ".....",
-    ]);
+    expect(picture(importAnnotation(roiFile({ type: ROI_TYPE.rect, box: [1, 1, 3, 2] }), 5, 4).labels, 5)).toEqual([".....", ".aaa.", ".aaa.", "....."]);
     expect(picture(importAnnotation(roiFile({ type: ROI_TYPE.rect, box: [0.8, 1.2, 1.6, 2.5], subPixel: true }), 5, 4).labels, 5)).toEqual([
       ".....",
       ".a...",
@@ -185,12 +143,7 @@ describe("ImageJ ROIs", () => {
     ]);
     const imported = importAnnotation(file, 8, 4);
     expect(imported.format).toBe("imagej-roi-zip");
-    expect(picture(imported.labels, 8)).toEqual([
-      "aaaa...b",
-      "aacccc..",
-      "aacccc..",
-      "..cccc..",
-    ]);
+    expect(picture(imported.labels, 8)).toEqual(["aaaa...b", "aacccc..", "aacccc..", "..cccc.."]);
   });
 
   it("stored archives and folders inside them read too", () => {
@@ -200,7 +153,12 @@ describe("ImageJ ROIs", () => {
 });
 
 describe("GeoJSON", () => {
-  const square = (x: number, y: number, s: number) => [[x, y], [x + s, y], [x + s, y + s], [x, y + s]];
+  const square = (x: number, y: number, s: number) => [
+    [x, y],
+    [x + s, y],
+    [x + s, y + s],
+    [x, y + s],
+  ];
 
   it("a FeatureCollection of polygons, in image pixel coordinates", () => {
     const file = geojson({ type: "FeatureCollection", features: [polygonFeature(square(4, 1, 2)), polygonFeature(square(0, 0, 2))] });

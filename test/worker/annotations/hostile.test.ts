@@ -23,7 +23,13 @@ function refusal(bytes: Uint8Array, width: number, height: number): { kind: stri
 const text = (s: string) => new TextEncoder().encode(s);
 const png = (width: number, height: number, data: Uint16Array | Uint8Array, channels = 1) =>
   encodePng({ width, height, data, depth: data instanceof Uint16Array ? 16 : 8, channels });
-const square = (x: number, y: number, s: number) => [[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]];
+const square = (x: number, y: number, s: number) => [
+  [x, y],
+  [x + s, y],
+  [x + s, y + s],
+  [x, y + s],
+  [x, y],
+];
 const feature = (coordinates: unknown, type = "Polygon") => ({ type: "Feature", geometry: { type, coordinates } });
 
 describe("files that are not annotations, or cannot be read: 415", () => {
@@ -41,17 +47,28 @@ describe("files that are not annotations, or cannot be read: 415", () => {
 
   it("a JPEG, whose compression would change the labels", () => {
     const file = jpeg.encode({ data: new Uint8Array(4 * 4 * 4), width: 4, height: 4 }, 90).data;
-    expect(refusal(new Uint8Array(file), 4, 4)).toMatchObject({ kind: "unsupported_type", status: 415, detail: expect.stringContaining("JPEG cannot be a label image") });
+    expect(refusal(new Uint8Array(file), 4, 4)).toMatchObject({
+      kind: "unsupported_type",
+      status: 415,
+      detail: expect.stringContaining("JPEG cannot be a label image"),
+    });
   });
 
   it("a truncated PNG", () => {
     const file = png(16, 16, new Uint16Array(256).fill(3));
-    expect(refusal(file.subarray(0, file.length - 30), 16, 16)).toMatchObject({ kind: "unreadable", status: 415, detail: expect.stringMatching(/^label image unreadable: PNG/) });
+    expect(refusal(file.subarray(0, file.length - 30), 16, 16)).toMatchObject({
+      kind: "unreadable",
+      status: 415,
+      detail: expect.stringMatching(/^label image unreadable: PNG/),
+    });
   });
 
   it("a .roi shorter than the vertices it announces", () => {
     const file = roiFile({ type: ROI_TYPE.polygon, vertices: [0, 0, 4, 0, 4, 4, 0, 4] });
-    expect(refusal(file.subarray(0, 70), 8, 8)).toMatchObject({ kind: "unreadable", detail: "the ROI is truncated: 4 vertices need 80 bytes, the file has 70" });
+    expect(refusal(file.subarray(0, 70), 8, 8)).toMatchObject({
+      kind: "unreadable",
+      detail: "the ROI is truncated: 4 vertices need 80 bytes, the file has 70",
+    });
   });
 
   it("a ZIP without its central directory", () => {
@@ -60,8 +77,14 @@ describe("files that are not annotations, or cannot be read: 415", () => {
   });
 
   it("JSON that does not parse, and text that is not UTF-8", () => {
-    expect(refusal(text('{"type": "FeatureCollection", '), 8, 8)).toMatchObject({ kind: "unreadable", detail: expect.stringMatching(/^GeoJSON unreadable: not valid JSON/) });
-    expect(refusal(Uint8Array.of(0x5b, 0xff, 0xfe, 0x5d), 8, 8)).toMatchObject({ kind: "unreadable", detail: "GeoJSON unreadable: the file is not UTF-8 text" });
+    expect(refusal(text('{"type": "FeatureCollection", '), 8, 8)).toMatchObject({
+      kind: "unreadable",
+      detail: expect.stringMatching(/^GeoJSON unreadable: not valid JSON/),
+    });
+    expect(refusal(Uint8Array.of(0x5b, 0xff, 0xfe, 0x5d), 8, 8)).toMatchObject({
+      kind: "unreadable",
+      detail: "GeoJSON unreadable: the file is not UTF-8 text",
+    });
   });
 });
 
@@ -83,7 +106,11 @@ describe("readable files that cannot be this image's segmentation: 422", () => {
   it("more objects than one import may hold", () => {
     const labels = new Uint32Array(400 * 300).map((_, i) => i + 1);
     const file = encodeTiff([{ width: 400, height: 300, samplesPerPixel: 1, values: labels, kind: "uint32", compression: "deflate" }]);
-    expect(refusal(file, 400, 300)).toMatchObject({ kind: "too_many_objects", status: 422, detail: `the label image holds more than 100,000 objects, the most one import may hold` });
+    expect(refusal(file, 400, 300)).toMatchObject({
+      kind: "too_many_objects",
+      status: 422,
+      detail: `the label image holds more than 100,000 objects, the most one import may hold`,
+    });
     expect(MAX_IMPORT_OBJECTS).toBe(100_000);
   });
 
@@ -104,11 +131,30 @@ describe("readable files that cannot be this image's segmentation: 422", () => {
   });
 
   it("absurd coordinates: far outside the image, or not finite", () => {
-    expect(refusal(text(JSON.stringify([feature([[[0, 0], [1e12, 0], [0, 5], [0, 0]]])])), 8, 8)).toMatchObject({
+    expect(
+      refusal(
+        text(
+          JSON.stringify([
+            feature([
+              [
+                [0, 0],
+                [1e12, 0],
+                [0, 5],
+                [0, 0],
+              ],
+            ]),
+          ]),
+        ),
+        8,
+        8,
+      ),
+    ).toMatchObject({
       kind: "limit_exceeded",
       detail: "feature 1: vertex (1000000000000, 0) lies far outside the 8x8 image; coordinates must be image pixel coordinates",
     });
-    expect(refusal(text('[{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[1e400,0],[0,5],[0,0]]]}}]'), 8, 8)).toMatchObject({ kind: "limit_exceeded" });
+    expect(refusal(text('[{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[1e400,0],[0,5],[0,0]]]}}]'), 8, 8)).toMatchObject({
+      kind: "limit_exceeded",
+    });
     const nan = roiFile({ type: ROI_TYPE.polygon, vertices: [0.5, 0.5, 3.5, 0.5, 3.5, 3.5], subPixel: true });
     new DataView(nan.buffer).setFloat32(64 + 12, NaN);
     expect(refusal(nan, 8, 8)).toMatchObject({ kind: "limit_exceeded", detail: expect.stringContaining("vertex (NaN, 0.5)") });
@@ -138,7 +184,10 @@ describe("readable files that cannot be this image's segmentation: 422", () => {
     const page = { width: 2, height: 2, samplesPerPixel: 1, values: [0, 1, 1, 0], kind: "uint16" as const };
     expect(refusal(encodeTiff([page, page]), 2, 2)).toMatchObject({ kind: "invalid_content", detail: "the label image has 2 planes; a label image has one" });
     const fractional = encodeTiff([{ ...page, values: [0, 1.5, 1, 0], kind: "float32" }]);
-    expect(refusal(fractional, 2, 2)).toMatchObject({ kind: "invalid_content", detail: "pixel (1, 0) has the value 1.5; labels are whole numbers, 0 for background" });
+    expect(refusal(fractional, 2, 2)).toMatchObject({
+      kind: "invalid_content",
+      detail: "pixel (1, 0) has the value 1.5; labels are whole numbers, 0 for background",
+    });
     const huge = encodeTiff([{ ...page, values: [0, 20_000_000, 1, 0], kind: "uint32" }]);
     expect(refusal(huge, 2, 2)).toMatchObject({ kind: "limit_exceeded", detail: expect.stringContaining("label values may be at most 16777216") });
   });
@@ -173,13 +222,22 @@ describe("bounded work", () => {
   }, 30_000);
 
   it("deeply nested JSON is refused before it is parsed", () => {
-    expect(refusal(text("[".repeat(200_000) + "]".repeat(200_000)), 8, 8)).toMatchObject({ kind: "limit_exceeded", detail: "GeoJSON nests deeper than 32 levels; a FeatureCollection of MultiPolygons needs 8" });
+    expect(refusal(text("[".repeat(200_000) + "]".repeat(200_000)), 8, 8)).toMatchObject({
+      kind: "limit_exceeded",
+      detail: "GeoJSON nests deeper than 32 levels; a FeatureCollection of MultiPolygons needs 8",
+    });
   });
 
   it("files over the size limit, images over the pixel limit, objects over the vertex limit", () => {
-    expect(refusal(new Uint8Array(MAX_IMPORT_FILE_BYTES + 1).fill(0x20), 8, 8)).toMatchObject({ kind: "limit_exceeded", detail: expect.stringContaining("41,943,041 bytes") });
+    expect(refusal(new Uint8Array(MAX_IMPORT_FILE_BYTES + 1).fill(0x20), 8, 8)).toMatchObject({
+      kind: "limit_exceeded",
+      detail: expect.stringContaining("41,943,041 bytes"),
+    });
     expect(refusal(text("[]"), 3000, 2001)).toMatchObject({ kind: "limit_exceeded", detail: expect.stringContaining("3000x2001") });
     const ring = Array.from({ length: 100_001 }, (_, i) => [4 + 3 * Math.cos(i / 20_000), 4 + 3 * Math.sin(i / 20_000)]);
-    expect(refusal(text(JSON.stringify([feature([ring])])), 8, 8)).toMatchObject({ kind: "limit_exceeded", detail: "feature 1 has 100001 vertices; an object may have at most 100,000" });
+    expect(refusal(text(JSON.stringify([feature([ring])])), 8, 8)).toMatchObject({
+      kind: "limit_exceeded",
+      detail: "feature 1 has 100001 vertices; an object may have at most 100,000",
+    });
   });
 });

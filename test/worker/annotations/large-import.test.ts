@@ -12,7 +12,8 @@ import { MAX_IMPORT_OBJECTS } from "../../../worker/annotations/limits.ts";
 import { exportFrom } from "../exports/helpers/run-export.ts";
 import { readAllBytes } from "../exports/helpers/streams.ts";
 
-const WIDTH = 2400, HEIGHT = 1500;
+const WIDTH = 2400,
+  HEIGHT = 1500;
 let labels: Uint32Array;
 let rois: Roi[];
 let coverage: number;
@@ -41,17 +42,25 @@ beforeAll(() => {
 });
 
 describe("a 100,000-object import", () => {
-  it.each(["rois.zip", "masks.png"] as const)("%s imports back as the same 100,000 objects", async (format) => {
-    expect(rois).toHaveLength(MAX_IMPORT_OBJECTS);
-    const description = { imageWidth: WIDTH, imageHeight: HEIGHT, confluency: coverage, modelName: "cpsam", modelVersion: "2" };
-    const file = await exportFrom(format, description, rois, context);
-    expect(file.contentType).toBe(format === "rois.zip" ? "application/zip" : "image/tiff");
-    const bytes = await readAllBytes(file.body);
-    const started = performance.now();
-    const imported = importAnnotation(bytes, WIDTH, HEIGHT);
-    console.log(`import of ${format} (${bytes.length} bytes, ${rois.length} objects): ${Math.round(performance.now() - started)} ms`);
-    expect(firstDifference(imported.labels, labels)).toBe(-1);
-    expect(imported.rois.length).toBe(rois.length);
-    expect(imported.rois.findIndex((roi, i) => JSON.stringify({ ...roi, polygon: Array.from(roi.polygon) }) !== JSON.stringify({ ...rois[i], polygon: Array.from(rois[i].polygon) }))).toBe(-1);
-  }, 120_000);
+  it.each(["rois.zip", "masks.png"] as const)(
+    "%s imports back as the same 100,000 objects",
+    async (format) => {
+      expect(rois).toHaveLength(MAX_IMPORT_OBJECTS);
+      const description = { imageWidth: WIDTH, imageHeight: HEIGHT, confluency: coverage, modelName: "cpsam", modelVersion: "2" };
+      const file = await exportFrom(format, description, rois, context);
+      expect(file.contentType).toBe(format === "rois.zip" ? "application/zip" : "image/tiff");
+      const bytes = await readAllBytes(file.body);
+      const started = performance.now();
+      const imported = importAnnotation(bytes, WIDTH, HEIGHT);
+      console.log(`import of ${format} (${bytes.length} bytes, ${rois.length} objects): ${Math.round(performance.now() - started)} ms`);
+      expect(firstDifference(imported.labels, labels)).toBe(-1);
+      expect(imported.rois.length).toBe(rois.length);
+      expect(
+        imported.rois.findIndex(
+          (roi, i) => JSON.stringify({ ...roi, polygon: Array.from(roi.polygon) }) !== JSON.stringify({ ...rois[i], polygon: Array.from(rois[i].polygon) }),
+        ),
+      ).toBe(-1);
+    },
+    120_000,
+  );
 });

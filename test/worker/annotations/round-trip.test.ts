@@ -33,19 +33,38 @@ describe.each(FORMATS)("%s of a model segmentation", (format) => {
 
 /** A polygon feature of rings given as [x, y] vertices, closed as GeoJSON wants. */
 const feature = (...rings: number[][][]) => ({ type: "Feature", geometry: { type: "Polygon", coordinates: rings.map((r) => [...r, r[0]]) }, properties: {} });
-const box = (x: number, y: number, w: number, h: number) => [[x, y], [x + w, y], [x + w, y + h], [x, y + h]];
+const box = (x: number, y: number, w: number, h: number) => [
+  [x, y],
+  [x + w, y],
+  [x + w, y + h],
+  [x, y + h],
+];
 
 describe.each(FORMATS)("%s of an imported segmentation with holes", (format) => {
   // Two holes in one object, one of them holding another object; a slanted hole; a hole that
   // touches another hole at a corner only (two holes, as the background is 4-connected).
-  const withHoles = new TextEncoder().encode(JSON.stringify([
-    feature(box(1, 1, 12, 8), box(3, 3, 3, 3), box(8, 2, 3, 5)),
-    feature(box(9, 4, 1, 1)),
-    feature(box(15, 1, 9, 8), [[17, 3], [22, 4], [18, 7]]),
-    feature(box(26, 1, 7, 7), box(28, 3, 1, 1), box(29, 4, 2, 2)),
-  ]));
+  const withHoles = new TextEncoder().encode(
+    JSON.stringify([
+      feature(box(1, 1, 12, 8), box(3, 3, 3, 3), box(8, 2, 3, 5)),
+      feature(box(9, 4, 1, 1)),
+      feature(box(15, 1, 9, 8), [
+        [17, 3],
+        [22, 4],
+        [18, 7],
+      ]),
+      feature(box(26, 1, 7, 7), box(28, 3, 1, 1), box(29, 4, 2, 2)),
+    ]),
+  );
   const imported = importAnnotation(withHoles, 34, 10);
-  const context = { segmentationId: "seg_holes", segmentationSource: "import" as const, modelName: null, imageName: "cells.tif", imageWidth: 34, imageHeight: 10, confluency: imported.confluency };
+  const context = {
+    segmentationId: "seg_holes",
+    segmentationSource: "import" as const,
+    modelName: null,
+    imageName: "cells.tif",
+    imageWidth: 34,
+    imageHeight: 10,
+    confluency: imported.confluency,
+  };
   const description = { imageWidth: 34, imageHeight: 10, confluency: imported.confluency, modelName: "import", modelVersion: "1" };
 
   it("keeps the holes: each object is exactly its own pixels, and its area and outline say so", () => {

@@ -11,8 +11,11 @@ import { doubledSignedArea } from "./helpers/polygons.ts";
 import { inRasterOrder, roisFromShapes, syntheticShapes } from "./helpers/rois-from-runs.ts";
 import { readZipEnd, walkStoredZip } from "./helpers/stored-zip-walker.ts";
 
-const COLUMNS = 400, ROWS = 250, TILE = 20;
-const WIDTH = COLUMNS * TILE, HEIGHT = ROWS * TILE;
+const COLUMNS = 400,
+  ROWS = 250,
+  TILE = 20;
+const WIDTH = COLUMNS * TILE,
+  HEIGHT = ROWS * TILE;
 const KEY = "orgs/test/segmentations/large/rois.artifact";
 let rois: Roi[];
 
@@ -81,7 +84,8 @@ describe("a 100,000-ROI segmentation", () => {
     const walk = await walkStoredZip(file.body, (name, data) => {
       const decoded = decodeImageJRoi(data);
       const roi = rois[index++];
-      const sameBounds = decoded.left === roi.bbox_x && decoded.top === roi.bbox_y && decoded.right === roi.bbox_x + roi.bbox_w && decoded.bottom === roi.bbox_y + roi.bbox_h;
+      const sameBounds =
+        decoded.left === roi.bbox_x && decoded.top === roi.bbox_y && decoded.right === roi.bbox_x + roi.bbox_w && decoded.bottom === roi.bbox_y + roi.bbox_h;
       if (!(name > previous) || !sameBounds || decoded.polygon.length !== roi.polygon.length) wrong.push(name);
       previous = name;
     });

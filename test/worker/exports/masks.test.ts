@@ -41,8 +41,13 @@ describe("masks.png", () => {
   it("renders thousands of touching-row ROIs exactly, wide rows batched and streamed", async () => {
     const shapes = inRasterOrder(syntheticShapes(90, 30, 16, 11));
     const rois = roisFromShapes(shapes);
-    const width = 90 * 16, height = 30 * 16;
-    const file = await exportFrom("masks.png", { imageWidth: width, imageHeight: height, confluency: 0.4, modelName: "m", modelVersion: "1" }, rois, { ...smallContext, imageWidth: width, imageHeight: height });
+    const width = 90 * 16,
+      height = 30 * 16;
+    const file = await exportFrom("masks.png", { imageWidth: width, imageHeight: height, confluency: 0.4, modelName: "m", modelVersion: "1" }, rois, {
+      ...smallContext,
+      imageWidth: width,
+      imageHeight: height,
+    });
     const png = decode(await readAllBytes(file.body));
     const expected = labelsFromShapes(width, height, shapes);
     let mismatches = 0;

@@ -9,9 +9,26 @@ import { smallContext, smallRois } from "./helpers/small-segmentation.ts";
 import { readAllText } from "./helpers/streams.ts";
 
 const SPEC_COLUMNS = [
-  "image_name", "image_width", "image_height", "segmentation_id", "segmentation_source", "model_name",
-  "confluency", "roi_index", "roi_id", "cell_type", "tags", "entity_type", "area_px", "perimeter_px",
-  "centroid_x", "centroid_y", "bbox_x", "bbox_y", "bbox_w", "bbox_h",
+  "image_name",
+  "image_width",
+  "image_height",
+  "segmentation_id",
+  "segmentation_source",
+  "model_name",
+  "confluency",
+  "roi_index",
+  "roi_id",
+  "cell_type",
+  "tags",
+  "entity_type",
+  "area_px",
+  "perimeter_px",
+  "centroid_x",
+  "centroid_y",
+  "bbox_x",
+  "bbox_y",
+  "bbox_w",
+  "bbox_h",
 ];
 
 async function csvRecords(context: ExportContext = smallContext, columns?: string[]): Promise<string[][]> {

@@ -23,17 +23,27 @@ export function ImagePage(props: { page: PageContext; image: Image; models: Mode
   const ready = image.status === "ready";
   return (
     <Layout page={props.page} section="images" title={image.name} scripts={ready ? ["viewer.js"] : []}>
-      <p class="crumbs"><a href="/dashboard">Images</a> / {image.name}</p>
+      <p class="crumbs">
+        <a href="/dashboard">Images</a> / {image.name}
+      </p>
       <div class="columns">
         <section class="card">
-          <h2>{image.name} <StatusBadge status={image.status} /></h2>
+          <h2>
+            {image.name} <StatusBadge status={image.status} />
+          </h2>
           <dl class="facts">
-            <dt>Format</dt><dd>{image.format ?? "—"}</dd>
-            <dt>Dimensions</dt><dd>{image.width ? `${image.width} × ${image.height} px` : "—"}</dd>
-            <dt>Channels</dt><dd>{image.channels ?? "—"}</dd>
-            <dt>Bit depth</dt><dd>{image.bitDepth ?? "—"}</dd>
-            <dt>Size</dt><dd>{formatBytes(image.size)}</dd>
-            <dt>Uploaded</dt><dd>{formatDate(image.createdAt)}</dd>
+            <dt>Format</dt>
+            <dd>{image.format ?? "—"}</dd>
+            <dt>Dimensions</dt>
+            <dd>{image.width ? `${image.width} × ${image.height} px` : "—"}</dd>
+            <dt>Channels</dt>
+            <dd>{image.channels ?? "—"}</dd>
+            <dt>Bit depth</dt>
+            <dd>{image.bitDepth ?? "—"}</dd>
+            <dt>Size</dt>
+            <dd>{formatBytes(image.size)}</dd>
+            <dt>Uploaded</dt>
+            <dd>{formatDate(image.createdAt)}</dd>
           </dl>
           {image.uploadError && <p class="error-text">{image.uploadError}</p>}
         </section>
@@ -44,7 +54,9 @@ export function ImagePage(props: { page: PageContext; image: Image; models: Mode
             <label class="full">
               <span>Model</span>
               <select name="model_id">
-                {models.map((m) => <option value={m.id}>{`${m.name} v${m.version}${m.orgId ? " (yours)" : ""}`}</option>)}
+                {models.map((m) => (
+                  <option value={m.id}>{`${m.name} v${m.version}${m.orgId ? " (yours)" : ""}`}</option>
+                ))}
               </select>
             </label>
             <NumberField name="diameter" label="Diameter (px)" hint="auto" min="1" />
@@ -52,7 +64,9 @@ export function ImagePage(props: { page: PageContext; image: Image; models: Mode
               <span>Modality</span>
               <select name="modality">
                 <option value="">auto</option>
-                {MODALITIES.map((m) => <option value={m}>{m}</option>)}
+                {MODALITIES.map((m) => (
+                  <option value={m}>{m}</option>
+                ))}
               </select>
             </label>
             <NumberField name="cellprob_threshold" label="Cell probability threshold" hint="0" min="-20" max="20" />
@@ -63,7 +77,9 @@ export function ImagePage(props: { page: PageContext; image: Image; models: Mode
               <input type="number" name="channel" step="1" min="0" max={String(image.channels ?? 64)} placeholder="0 = mean of all" />
             </label>
             <div class="full">
-              <button type="submit" class="primary" disabled={!ready}>Run prediction</button>
+              <button type="submit" class="primary" disabled={!ready}>
+                Run prediction
+              </button>
               <span id="predict-error" class="error-text"></span>
             </div>
           </form>
@@ -75,7 +91,9 @@ export function ImagePage(props: { page: PageContext; image: Image; models: Mode
           <div class="image-preview">
             <div class="viewer" id="viewer" data-image-id={image.id} data-width={image.width} data-height={image.height}>
               <canvas id="viewer-canvas"></canvas>
-              <div class="viewer-status" id="viewer-status">Loading…</div>
+              <div class="viewer-status" id="viewer-status">
+                Loading…
+              </div>
               <div class="viewer-hint">Scroll to zoom · drag to pan</div>
             </div>
             <ZoomControls />
@@ -85,20 +103,43 @@ export function ImagePage(props: { page: PageContext; image: Image; models: Mode
       <section>
         <h2>Predictions</h2>
         <table class="list" id="predictions">
-          <thead><tr><th>Submitted</th><th>Model</th><th>Status</th><th>Progress</th><th>Cells</th><th></th></tr></thead>
+          <thead>
+            <tr>
+              <th>Submitted</th>
+              <th>Model</th>
+              <th>Status</th>
+              <th>Progress</th>
+              <th>Cells</th>
+              <th></th>
+            </tr>
+          </thead>
           <tbody>
-            {predictions.length === 0 && <tr class="empty-row"><td colspan={6}>No predictions yet.</td></tr>}
+            {predictions.length === 0 && (
+              <tr class="empty-row">
+                <td colspan={6}>No predictions yet.</td>
+              </tr>
+            )}
             {predictions.map((p) => (
               <tr data-prediction-id={p.prediction_id} data-status={p.status}>
                 <td>{p.created_at ? formatDate(Date.parse(p.created_at)) : "—"}</td>
                 <td>{p.model_id}</td>
-                <td class="status"><StatusBadge status={p.status} /></td>
+                <td class="status">
+                  <StatusBadge status={p.status} />
+                </td>
                 <td class="progress">
-                  <div class="bar"><div style={`width:${(p.progress * 100).toFixed(0)}%`}></div></div>
+                  <div class="bar">
+                    <div style={`width:${(p.progress * 100).toFixed(0)}%`}></div>
+                  </div>
                   <span class="stage muted">{p.status === "FAILED" ? p.reason : p.stage}</span>
                 </td>
                 <td class="cells">{p.cell_count ?? "—"}</td>
-                <td class="actions">{p.segmentation_id && <a class="button small" href={`/dashboard/segmentations/${p.segmentation_id}`}>View cells</a>}</td>
+                <td class="actions">
+                  {p.segmentation_id && (
+                    <a class="button small" href={`/dashboard/segmentations/${p.segmentation_id}`}>
+                      View cells
+                    </a>
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -108,7 +149,16 @@ export function ImagePage(props: { page: PageContext; image: Image; models: Mode
         <section>
           <h2>Segmentations</h2>
           <table class="list">
-            <thead><tr><th>Created</th><th>Source</th><th>Model</th><th>Cells</th><th>Confluency</th><th></th></tr></thead>
+            <thead>
+              <tr>
+                <th>Created</th>
+                <th>Source</th>
+                <th>Model</th>
+                <th>Cells</th>
+                <th>Confluency</th>
+                <th></th>
+              </tr>
+            </thead>
             <tbody>
               {segmentations.map((s) => (
                 <tr>
@@ -117,7 +167,11 @@ export function ImagePage(props: { page: PageContext; image: Image; models: Mode
                   <td>{s.modelName ? `${s.modelName} v${s.modelVersion}` : "—"}</td>
                   <td>{s.roiCount}</td>
                   <td>{(s.confluency * 100).toFixed(1)}%</td>
-                  <td class="actions"><a class="button small" href={`/dashboard/segmentations/${s.id}`}>View cells</a></td>
+                  <td class="actions">
+                    <a class="button small" href={`/dashboard/segmentations/${s.id}`}>
+                      View cells
+                    </a>
+                  </td>
                 </tr>
               ))}
             </tbody>

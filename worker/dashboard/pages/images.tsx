@@ -30,7 +30,9 @@ export function ImagesPage(props: { page: PageContext; usage: Usage; images: Ima
   return (
     <Layout page={props.page} section="images" title="Images">
       <section class="usage">
-        <h2>Usage <span class="muted">· {usage.plan} plan</span></h2>
+        <h2>
+          Usage <span class="muted">· {usage.plan} plan</span>
+        </h2>
         <div class="meters">
           <Meter id="usage-images" label="Images stored" used={usage.images.used} cap={usage.images.cap} />
           <Meter id="usage-analyses" label="Analyses this month" used={usage.analyses_this_month.used} cap={usage.analyses_this_month.cap} />
@@ -39,30 +41,51 @@ export function ImagesPage(props: { page: PageContext; usage: Usage; images: Ima
       <section>
         <div id="dropzone" class="dropzone" tabindex={0}>
           <input id="file-input" type="file" multiple accept=".tif,.tiff,.png,.jpg,.jpeg,image/tiff,image/png,image/jpeg" hidden />
-          <p><strong>Drop microscopy images here</strong> or <button type="button" class="link" id="choose-files">choose files</button></p>
+          <p>
+            <strong>Drop microscopy images here</strong> or{" "}
+            <button type="button" class="link" id="choose-files">
+              choose files
+            </button>
+          </p>
           <p class="muted">TIFF (8/16-bit, multi-channel), PNG or JPEG. Large files upload in resumable parts.</p>
         </div>
         <ul id="uploads" class="uploads"></ul>
       </section>
       <section>
-        <h2>Images <span class="muted">· {images.length}</span></h2>
+        <h2>
+          Images <span class="muted">· {images.length}</span>
+        </h2>
         {images.length === 0 ? (
           <p class="empty">No images yet. Upload one above to segment it.</p>
         ) : (
           <table class="list" id="images">
             <thead>
-              <tr><th>Name</th><th>Status</th><th>Size</th><th>Dimensions</th><th>Uploaded</th><th></th></tr>
+              <tr>
+                <th>Name</th>
+                <th>Status</th>
+                <th>Size</th>
+                <th>Dimensions</th>
+                <th>Uploaded</th>
+                <th></th>
+              </tr>
             </thead>
             <tbody>
               {images.map((image) => (
                 <tr data-image-id={image.id}>
-                  <td><a href={`/dashboard/images/${image.id}`}>{image.name}</a>{image.uploadError && <div class="error-text">{image.uploadError}</div>}</td>
-                  <td><StatusBadge status={image.status} /></td>
+                  <td>
+                    <a href={`/dashboard/images/${image.id}`}>{image.name}</a>
+                    {image.uploadError && <div class="error-text">{image.uploadError}</div>}
+                  </td>
+                  <td>
+                    <StatusBadge status={image.status} />
+                  </td>
                   <td>{formatBytes(image.size)}</td>
                   <td>{image.width ? `${image.width} × ${image.height} · ${image.channels} ch · ${image.bitDepth}-bit` : "—"}</td>
                   <td>{formatDate(image.createdAt)}</td>
                   <td class="actions">
-                    <button type="button" class="danger small" data-delete-image={image.id} data-name={image.name}>Delete</button>
+                    <button type="button" class="danger small" data-delete-image={image.id} data-name={image.name}>
+                      Delete
+                    </button>
                   </td>
                 </tr>
               ))}

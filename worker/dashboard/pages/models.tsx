@@ -33,17 +33,33 @@ function outcome(job: JobRecord): string {
 
 function TrainingForm(props: { models: Model[]; images: TrainableImage[] }) {
   if (props.images.length === 0) {
-    return <p class="empty">No image has a segmentation to learn from yet: segment an image, or import a corrected segmentation (POST /api/v1/segmentation), then come back.</p>;
+    return (
+      <p class="empty">
+        No image has a segmentation to learn from yet: segment an image, or import a corrected segmentation (POST /api/v1/segmentation), then come back.
+      </p>
+    );
   }
   return (
     <form id="training-form" class="card">
-      <p class="muted">Fine-tune a model on the images' most recent segmentations (a correction you imported wins over the prediction it corrects). The new model appears above when the training completes.</p>
+      <p class="muted">
+        Fine-tune a model on the images' most recent segmentations (a correction you imported wins over the prediction it corrects). The new model appears above
+        when the training completes.
+      </p>
       <table class="list compact" id="trainable-images">
-        <thead><tr><th></th><th>Image</th><th>Size</th><th>Learns from</th></tr></thead>
+        <thead>
+          <tr>
+            <th></th>
+            <th>Image</th>
+            <th>Size</th>
+            <th>Learns from</th>
+          </tr>
+        </thead>
         <tbody>
           {props.images.map((i) => (
             <tr>
-              <td><input type="checkbox" name="image_id" value={i.id} aria-label={`Train on ${i.name}`} /></td>
+              <td>
+                <input type="checkbox" name="image_id" value={i.id} aria-label={`Train on ${i.name}`} />
+              </td>
               <td>{i.name}</td>
               <td>{i.width ? `${i.width} × ${i.height}` : "—"}</td>
               <td>{`${i.segmentationSource === "import" ? "imported" : "predicted"}, ${i.cellCount} cells`}</td>
@@ -55,7 +71,9 @@ function TrainingForm(props: { models: Model[]; images: TrainableImage[] }) {
         <label>
           <span>Base model</span>
           <select name="model_id">
-            {props.models.map((m) => <option value={m.id}>{`${m.name} v${m.version}${m.orgId ? " (yours)" : ""}`}</option>)}
+            {props.models.map((m) => (
+              <option value={m.id}>{`${m.name} v${m.version}${m.orgId ? " (yours)" : ""}`}</option>
+            ))}
           </select>
         </label>
         <label>
@@ -67,7 +85,9 @@ function TrainingForm(props: { models: Model[]; images: TrainableImage[] }) {
           <input type="number" name="steps" min="1" step="1" placeholder="the plan's time budget" />
         </label>
         <div class="full">
-          <button type="submit" class="primary">Start training</button>
+          <button type="submit" class="primary">
+            Start training
+          </button>
           <span id="training-error" class="error-text"></span>
         </div>
       </div>
@@ -79,13 +99,26 @@ export function ModelsPage(props: { page: PageContext; models: Model[]; trainabl
   const own = props.models.filter((m) => m.orgId !== null);
   const pub = props.models.filter((m) => m.orgId === null);
   const table = (models: Model[], empty: string) =>
-    models.length === 0 ? <p class="empty">{empty}</p> : (
+    models.length === 0 ? (
+      <p class="empty">{empty}</p>
+    ) : (
       <table class="list">
-        <thead><tr><th>Name</th><th>Version</th><th>Description</th><th>Training</th><th>Created</th></tr></thead>
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Version</th>
+            <th>Description</th>
+            <th>Training</th>
+            <th>Created</th>
+          </tr>
+        </thead>
         <tbody>
           {models.map((m) => (
             <tr data-model-id={m.id}>
-              <td><strong>{m.name}</strong><div class="muted mono">{m.id}</div></td>
+              <td>
+                <strong>{m.name}</strong>
+                <div class="muted mono">{m.id}</div>
+              </td>
               <td>{m.version}</td>
               <td>{m.description ?? "—"}</td>
               <td>{metrics(m.training)}</td>
@@ -108,16 +141,36 @@ export function ModelsPage(props: { page: PageContext; models: Model[]; trainabl
       <section>
         <h2>Trainings</h2>
         <table class="list" id="trainings">
-          <thead><tr><th>Submitted</th><th>Base model</th><th>Images</th><th>Status</th><th>Progress</th><th>Result</th></tr></thead>
+          <thead>
+            <tr>
+              <th>Submitted</th>
+              <th>Base model</th>
+              <th>Images</th>
+              <th>Status</th>
+              <th>Progress</th>
+              <th>Result</th>
+            </tr>
+          </thead>
           <tbody>
-            {props.trainings.length === 0 && <tr class="empty-row"><td colspan={6}>No trainings yet.</td></tr>}
+            {props.trainings.length === 0 && (
+              <tr class="empty-row">
+                <td colspan={6}>No trainings yet.</td>
+              </tr>
+            )}
             {props.trainings.map((t) => (
               <tr data-job-id={t.job_id} data-status={t.status}>
                 <td>{formatDate(Date.parse(t.created_at))}</td>
                 <td>{t.model_id}</td>
                 <td>{t.image_ids.length}</td>
-                <td class="status"><StatusBadge status={t.status} /></td>
-                <td class="progress"><div class="bar"><div style={`width:${(t.progress * 100).toFixed(0)}%`}></div></div><span class="stage muted">{t.status === "STARTED" || t.status === "SUBMITTED" ? t.stage : ""}</span></td>
+                <td class="status">
+                  <StatusBadge status={t.status} />
+                </td>
+                <td class="progress">
+                  <div class="bar">
+                    <div style={`width:${(t.progress * 100).toFixed(0)}%`}></div>
+                  </div>
+                  <span class="stage muted">{t.status === "STARTED" || t.status === "SUBMITTED" ? t.stage : ""}</span>
+                </td>
                 <td class="result">{outcome(t)}</td>
               </tr>
             ))}

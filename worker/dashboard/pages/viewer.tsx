@@ -14,29 +14,51 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
       <div class="viewer-layout">
         <div class="viewer" id="viewer" data-segmentation-id={s.id} data-image-id={s.imageId} data-width={s.width} data-height={s.height}>
           <canvas id="viewer-canvas"></canvas>
-          <div class="viewer-status" id="viewer-status">Loading…</div>
+          <div class="viewer-status" id="viewer-status">
+            Loading…
+          </div>
           <div class="viewer-hint">Scroll to zoom · drag to pan</div>
         </div>
         <aside class="viewer-side">
           <div class="card">
-            <div class="cell-count"><span id="cell-count">{s.roiCount.toLocaleString("en-US")}</span> cells</div>
+            <div class="cell-count">
+              <span id="cell-count">{s.roiCount.toLocaleString("en-US")}</span> cells
+            </div>
             <dl class="facts">
-              <dt>Image</dt><dd>{`${s.width} × ${s.height} px`}</dd>
-              <dt>Model</dt><dd>{s.modelName ? `${s.modelName} v${s.modelVersion}` : s.source}</dd>
-              <dt>Confluency</dt><dd>{(s.confluency * 100).toFixed(1)}%</dd>
-              {s.diameter !== null && <><dt>Diameter</dt><dd>{s.diameter.toFixed(1)} px</dd></>}
-              {s.modality && <><dt>Modality</dt><dd>{`${s.modality} (${s.modalitySource})`}</dd></>}
-              <dt>Created</dt><dd>{formatDate(s.createdAt)}</dd>
+              <dt>Image</dt>
+              <dd>{`${s.width} × ${s.height} px`}</dd>
+              <dt>Model</dt>
+              <dd>{s.modelName ? `${s.modelName} v${s.modelVersion}` : s.source}</dd>
+              <dt>Confluency</dt>
+              <dd>{(s.confluency * 100).toFixed(1)}%</dd>
+              {s.diameter !== null && (
+                <>
+                  <dt>Diameter</dt>
+                  <dd>{s.diameter.toFixed(1)} px</dd>
+                </>
+              )}
+              {s.modality && (
+                <>
+                  <dt>Modality</dt>
+                  <dd>{`${s.modality} (${s.modalitySource})`}</dd>
+                </>
+              )}
+              <dt>Created</dt>
+              <dd>{formatDate(s.createdAt)}</dd>
             </dl>
           </div>
           <div class="card downloads">
             <h3>Download</h3>
             {EXPORTS.map((f) => (
-              <a class="button" href={`/dashboard/api/export/${s.id}/${f}`} download data-export={f}>{f}</a>
+              <a class="button" href={`/dashboard/api/export/${s.id}/${f}`} download data-export={f}>
+                {f}
+              </a>
             ))}
           </div>
           <div class="card controls">
-            <label class="check"><input type="checkbox" id="show-outlines" checked /> Show outlines</label>
+            <label class="check">
+              <input type="checkbox" id="show-outlines" checked /> Show outlines
+            </label>
             <label>
               <span>Outline opacity</span>
               <input type="range" id="outline-opacity" min="0" max="1" step="0.05" value="0.9" />
@@ -45,7 +67,9 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
           </div>
           <div class="card" id="cell-info">
             <h3>Cell under the pointer</h3>
-            <p class="muted" id="cell-empty">Point at a cell to see its measurements.</p>
+            <p class="muted" id="cell-empty">
+              Point at a cell to see its measurements.
+            </p>
             <dl class="facts" id="cell-facts" hidden></dl>
           </div>
         </aside>

@@ -29,7 +29,8 @@ export function roiFile(spec: RoiSpec): Uint8Array {
     [left, top, right, bottom] = [Math.floor(x), Math.floor(y), Math.ceil(x + w), Math.ceil(y + h)];
     if (spec.subPixel) [x, y, w, h].forEach((value, i) => view.setFloat32(18 + 4 * i, value));
   } else {
-    const xs = v.filter((_, i) => i % 2 === 0), ys = v.filter((_, i) => i % 2 === 1);
+    const xs = v.filter((_, i) => i % 2 === 0),
+      ys = v.filter((_, i) => i % 2 === 1);
     [left, top, right, bottom] = [Math.floor(Math.min(...xs)), Math.floor(Math.min(...ys)), Math.ceil(Math.max(...xs)), Math.ceil(Math.max(...ys))];
   }
   view.setInt16(8, top);

@@ -2,7 +2,8 @@
 // character an object; equal characters are the same object.
 
 export function grid(rows: string[]): { width: number; height: number; labels: Uint32Array } {
-  const width = rows[0].length, height = rows.length;
+  const width = rows[0].length,
+    height = rows.length;
   const labels = new Uint32Array(width * height);
   rows.forEach((row, y) => [...row].forEach((c, x) => (labels[y * width + x] = c === "." ? 0 : c.charCodeAt(0))));
   return { width, height, labels };

@@ -30,10 +30,14 @@ export function touchingCells(width: number, height: number, spacing: number, se
   const labels = new Uint32Array(width * height);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
-      let best = -1, bestD = radius * radius;
+      let best = -1,
+        bestD = radius * radius;
       seeds.forEach(([sx, sy], k) => {
         const d = (x + 0.5 - sx) ** 2 + (y + 0.5 - sy) ** 2;
-        if (d < bestD) { bestD = d; best = k; }
+        if (d < bestD) {
+          bestD = d;
+          best = k;
+        }
       });
       labels[y * width + x] = best + 1;
     }

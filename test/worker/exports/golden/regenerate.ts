@@ -22,6 +22,6 @@ async function render(format: ExportFormatName): Promise<Uint8Array> {
 
 writeFileSync(new URL("measurements.csv", here), await render("measurements.csv"));
 writeFileSync(new URL("rois.geojson", here), await render("rois.geojson"));
-writeFileSync(new URL("rois.zip.base64", here), btoa(Array.from(await render("rois.zip"), (b) => String.fromCharCode(b)).join("")) + "\n");
+writeFileSync(new URL("rois.zip.base64", here), `${btoa(Array.from(await render("rois.zip"), (b) => String.fromCharCode(b)).join(""))}\n`);
 writeFileSync(new URL("masks.png", here), await render("masks.png"));
 console.log("golden files written to", here.pathname);

@@ -14,7 +14,10 @@ export function doubledSignedArea(ring: ArrayLike<number>): number {
 export function containsPoint(ring: ArrayLike<number>, px: number, py: number): boolean {
   let inside = false;
   for (let i = 0, j = ring.length - 2; i < ring.length; j = i, i += 2) {
-    const xi = ring[i], yi = ring[i + 1], xj = ring[j], yj = ring[j + 1];
+    const xi = ring[i],
+      yi = ring[i + 1],
+      xj = ring[j],
+      yj = ring[j + 1];
     if (yi > py !== yj > py && px < ((xj - xi) * (py - yi)) / (yj - yi) + xi) inside = !inside;
   }
   return inside;
@@ -22,7 +25,10 @@ export function containsPoint(ring: ArrayLike<number>, px: number, py: number): 
 
 /** Pixels whose centres lie inside the ring: what ImageJ counts as a traced ROI's area. */
 export function pixelsInside(ring: ArrayLike<number>): number {
-  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  let minX = Infinity,
+    minY = Infinity,
+    maxX = -Infinity,
+    maxY = -Infinity;
   for (let i = 0; i < ring.length; i += 2) {
     minX = Math.min(minX, ring[i]);
     maxX = Math.max(maxX, ring[i]);

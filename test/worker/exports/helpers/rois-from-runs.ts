@@ -29,7 +29,9 @@ export function outlineOfRuns({ top, runs }: RunShape): Int32Array {
   while (changed) {
     changed = false;
     for (let i = 0; i < pts.length; i++) {
-      const a = pts[(i + pts.length - 1) % pts.length], b = pts[i], c = pts[(i + 1) % pts.length];
+      const a = pts[(i + pts.length - 1) % pts.length],
+        b = pts[i],
+        c = pts[(i + 1) % pts.length];
       if ((a[0] === b[0] && b[0] === c[0]) || (a[1] === b[1] && b[1] === c[1])) {
         pts.splice(i, 1);
         changed = true;
@@ -42,7 +44,11 @@ export function outlineOfRuns({ top, runs }: RunShape): Int32Array {
 
 export function roiFromRuns(index: number, shape: RunShape): Roi {
   const { top, runs } = shape;
-  let area = 0, sumX = 0, sumY = 0, minX = Infinity, maxX = -Infinity;
+  let area = 0,
+    sumX = 0,
+    sumY = 0,
+    minX = Infinity,
+    maxX = -Infinity;
   runs.forEach(([x0, x1], r) => {
     for (let x = x0; x < x1; x++) {
       area++;

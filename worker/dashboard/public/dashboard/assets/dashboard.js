@@ -31,7 +31,7 @@ const el = (tag, attrs = {}, ...children) => {
   return node;
 };
 
-const fmtDate = (iso) => (iso ? iso.slice(0, 16).replace("T", " ") + " UTC" : "—");
+const fmtDate = (iso) => (iso ? `${iso.slice(0, 16).replace("T", " ")} UTC` : "—");
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---- API keys ----------------------------------------------------------------------------------
@@ -89,14 +89,18 @@ function setUpKeys() {
 function keyRow(k) {
   const state = k.revoked_at ? el("span", { class: "badge failed" }, "revoked") : el("span", { class: "badge ready" }, "active");
   const actions = el("td", { class: "actions" });
-  if (!k.revoked_at) actions.append(el("button", { type: "button", class: "danger small", "data-revoke-key": k.id, "data-label": k.name ?? k.prefix }, "Revoke"));
-  return el("tr", { "data-key-id": k.id, class: k.revoked_at ? "revoked" : "" },
+  if (!k.revoked_at)
+    actions.append(el("button", { type: "button", class: "danger small", "data-revoke-key": k.id, "data-label": k.name ?? k.prefix }, "Revoke"));
+  return el(
+    "tr",
+    { "data-key-id": k.id, class: k.revoked_at ? "revoked" : "" },
     el("td", {}, k.name ?? el("span", { class: "muted" }, "unnamed")),
     el("td", {}, el("code", {}, `${k.prefix}…`)),
     el("td", {}, fmtDate(k.created_at)),
     el("td", {}, k.last_used_at ? fmtDate(k.last_used_at) : el("span", { class: "muted" }, "never")),
     el("td", {}, state),
-    actions);
+    actions,
+  );
 }
 
 // ---- Uploads -----------------------------------------------------------------------------------
@@ -200,13 +204,16 @@ function setUpUploads() {
       const item = uploadItem(file);
       inFlight++;
       (file.size > RESUMABLE_FROM ? resumableUpload(file, item) : streamUpload(file, item))
-        .then(async (image) => {
-          item.done(`ready · ${image.width} × ${image.height}`);
-          anyDone = true;
-          // The preview is made now, so the image can be looked at before it is segmented; a
-          // failure here costs only the picture (the image page asks again and says why).
-          await api(`/images/${image.id}/preview`, { method: "POST" }).catch(() => undefined);
-        }, (error) => item.fail(error.message))
+        .then(
+          async (image) => {
+            item.done(`ready · ${image.width} × ${image.height}`);
+            anyDone = true;
+            // The preview is made now, so the image can be looked at before it is segmented; a
+            // failure here costs only the picture (the image page asks again and says why).
+            await api(`/images/${image.id}/preview`, { method: "POST" }).catch(() => undefined);
+          },
+          (error) => item.fail(error.message),
+        )
         .finally(() => {
           if (--inFlight === 0 && anyDone) setTimeout(() => location.reload(), 800);
         });
@@ -257,7 +264,7 @@ function renderPrediction(row, p) {
   row.dataset.status = p.status;
   row.querySelector(".status").replaceChildren(el("span", { class: `badge ${p.status.toLowerCase()}` }, p.status.toLowerCase()));
   row.querySelector(".progress .bar > div").style.width = `${(p.progress * 100).toFixed(0)}%`;
-  row.querySelector(".progress .stage").textContent = p.status === "FAILED" ? p.reason ?? "failed" : p.stage ?? "";
+  row.querySelector(".progress .stage").textContent = p.status === "FAILED" ? (p.reason ?? "failed") : (p.stage ?? "");
   row.querySelector(".cells").textContent = p.cell_count ?? "—";
   if (p.segmentation_id && !row.querySelector(".actions a")) {
     row.querySelector(".actions").append(el("a", { class: "button small", href: `/dashboard/segmentations/${p.segmentation_id}` }, "View cells"));
@@ -265,13 +272,16 @@ function renderPrediction(row, p) {
 }
 
 function predictionRow(p) {
-  const row = el("tr", { "data-prediction-id": p.prediction_id },
+  const row = el(
+    "tr",
+    { "data-prediction-id": p.prediction_id },
     el("td", {}, fmtDate(p.created_at ?? new Date().toISOString())),
     el("td", {}, p.model_id),
     el("td", { class: "status" }),
     el("td", { class: "progress" }, el("div", { class: "bar" }, el("div", { style: "width:0%" })), el("span", { class: "stage muted" })),
     el("td", { class: "cells" }),
-    el("td", { class: "actions" }));
+    el("td", { class: "actions" }),
+  );
   renderPrediction(row, p);
   return row;
 }
@@ -300,7 +310,10 @@ function setUpPredictions() {
     const button = form.querySelector("button[type=submit]");
     button.disabled = true;
     try {
-      const submitted = await api("/predict", { method: "POST", json: { image_id: form.dataset.imageId, model_id: form.model_id.value, params: predictionParams(form) } });
+      const submitted = await api("/predict", {
+        method: "POST",
+        json: { image_id: form.dataset.imageId, model_id: form.model_id.value, params: predictionParams(form) },
+      });
       const tbody = document.querySelector("#predictions tbody");
       tbody.querySelector(".empty-row")?.remove();
       const prediction = await api(`/predict/${submitted.prediction_id}`);
@@ -332,7 +345,7 @@ function renderTraining(row, job) {
   row.dataset.status = job.status;
   row.querySelector(".status").replaceChildren(el("span", { class: `badge ${job.status.toLowerCase()}` }, job.status.toLowerCase()));
   row.querySelector(".progress .bar > div").style.width = `${(job.progress * 100).toFixed(0)}%`;
-  row.querySelector(".progress .stage").textContent = ["SUBMITTED", "STARTED"].includes(job.status) ? job.stage ?? "" : "";
+  row.querySelector(".progress .stage").textContent = ["SUBMITTED", "STARTED"].includes(job.status) ? (job.stage ?? "") : "";
   row.querySelector(".result").textContent = trainingOutcome(job);
   // The new model belongs in the list above: the page shows it once reloaded.
   if (wasActive && job.status === "COMPLETED" && job.result_model_id) {
@@ -341,13 +354,16 @@ function renderTraining(row, job) {
 }
 
 function trainingRow(job) {
-  const row = el("tr", { "data-job-id": job.job_id, "data-status": "SUBMITTED" },
+  const row = el(
+    "tr",
+    { "data-job-id": job.job_id, "data-status": "SUBMITTED" },
     el("td", {}, fmtDate(job.created_at)),
     el("td", {}, job.model_id),
     el("td", {}, String(job.image_ids.length)),
     el("td", { class: "status" }),
     el("td", { class: "progress" }, el("div", { class: "bar" }, el("div", { style: "width:0%" })), el("span", { class: "stage muted" })),
-    el("td", { class: "result" }));
+    el("td", { class: "result" }),
+  );
   renderTraining(row, job);
   return row;
 }

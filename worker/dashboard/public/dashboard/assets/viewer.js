@@ -118,7 +118,10 @@ function toCell(feature) {
   ring.forEach(([x, y], i) => {
     if (i === 0) path.moveTo(x, y);
     else path.lineTo(x, y);
-    x0 = Math.min(x0, x); y0 = Math.min(y0, y); x1 = Math.max(x1, x); y1 = Math.max(y1, y);
+    x0 = Math.min(x0, x);
+    y0 = Math.min(y0, y);
+    x1 = Math.max(x1, x);
+    y1 = Math.max(y1, y);
   });
   path.closePath();
   return { ring, path, bbox: [x0, y0, x1, y1], props: feature.properties };
@@ -212,7 +215,25 @@ const MEASURES = [
   ["centroid_x", "Centroid x", (v) => Number(v).toFixed(1)],
   ["centroid_y", "Centroid y", (v) => Number(v).toFixed(1)],
 ];
-const SKIP = new Set(["image_name", "image_width", "image_height", "segmentation_id", "segmentation_source", "model_name", "confluency", "roi_id", "objectType", "cell_type", "tags", "entity_type", "bbox_x", "bbox_y", "bbox_w", "bbox_h", "classification"]);
+const SKIP = new Set([
+  "image_name",
+  "image_width",
+  "image_height",
+  "segmentation_id",
+  "segmentation_source",
+  "model_name",
+  "confluency",
+  "roi_id",
+  "objectType",
+  "cell_type",
+  "tags",
+  "entity_type",
+  "bbox_x",
+  "bbox_y",
+  "bbox_w",
+  "bbox_h",
+  "classification",
+]);
 
 function showCell(cell) {
   const facts = document.getElementById("cell-facts");
@@ -231,13 +252,15 @@ function showCell(cell) {
     if (shown.has(key) || SKIP.has(key) || value === null || value === "" || typeof value === "object") continue;
     rows.push([key.replaceAll("_", " "), typeof value === "number" && !Number.isInteger(value) ? value.toFixed(3) : String(value)]);
   }
-  facts.replaceChildren(...rows.flatMap(([label, value]) => {
-    const dt = document.createElement("dt");
-    dt.textContent = label;
-    const dd = document.createElement("dd");
-    dd.textContent = value;
-    return [dt, dd];
-  }));
+  facts.replaceChildren(
+    ...rows.flatMap(([label, value]) => {
+      const dt = document.createElement("dt");
+      dt.textContent = label;
+      const dd = document.createElement("dd");
+      dd.textContent = value;
+      return [dt, dd];
+    }),
+  );
 }
 
 let drag = null;
@@ -274,11 +297,15 @@ canvas.addEventListener("pointerleave", () => {
     draw();
   }
 });
-canvas.addEventListener("wheel", (e) => {
-  e.preventDefault();
-  const rect = canvas.getBoundingClientRect();
-  zoomAt(Math.exp(-e.deltaY * 0.0015), e.clientX - rect.left, e.clientY - rect.top);
-}, { passive: false });
+canvas.addEventListener(
+  "wheel",
+  (e) => {
+    e.preventDefault();
+    const rect = canvas.getBoundingClientRect();
+    zoomAt(Math.exp(-e.deltaY * 0.0015), e.clientX - rect.left, e.clientY - rect.top);
+  },
+  { passive: false },
+);
 const center = () => [canvas.clientWidth / 2, canvas.clientHeight / 2];
 document.getElementById("zoom-in").addEventListener("click", () => zoomAt(1.5, ...center()));
 document.getElementById("zoom-out").addEventListener("click", () => zoomAt(1 / 1.5, ...center()));
@@ -336,7 +363,7 @@ async function loadOutlines() {
 }
 
 async function load() {
-  fit();
+  it();
   const [previewProblem] = await Promise.all([loadPyramid(), id ? loadOutlines() : null]);
   if (previewProblem && id) legacyPreview = await loadLegacyPreview();
   const notes = [];
@@ -345,7 +372,7 @@ async function load() {
   if (previewProblem && !legacyPreview) notes.push(previewProblem);
   status.textContent = notes.join(" · ");
   root.dataset.loaded = "true";
-  fit();
+  it();
 }
 
 load().catch((error) => {
