@@ -124,7 +124,10 @@ export async function segmentImage(image: DecodedImage, model: LoadedModel, para
   let diameter = p.diameter === "auto" || p.diameter === undefined ? manifestDiameter : p.diameter;
   let estimate: DiameterEstimate | undefined;
   if (p.diameter === "auto") {
-    const fromImage = estimateDiameterFromImage(channelMean(input.data, manifest.channels, width * height), width, height);
+    // Inverted brightfield defeats the foreground average (diameter.ts); on histology and fluorescence
+    // the average did better (README, "Automatic diameter").
+    const countBlobs = modality?.modality === "brightfield";
+    const fromImage = estimateDiameterFromImage(channelMean(input.data, manifest.channels, width * height), width, height, { countBlobs });
     estimate = { fromImage, fromMasks: undefined, passes: 1 };
     // The guess errs by up to ~±40 % on real images; near the trained range the first pass runs unscaled.
     diameter = fromImage === undefined || withinTrainedSizes(fromImage, AUTO_DIAMETER_TOLERANCE) ? manifestDiameter : boundedAutoDiameter(fromImage);
