@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { blockMean, blockMeanFromTable, estimateDiameterFromImage, summedAreaTable } from "../../gpu-runner/engine/diameter.ts";
 import { normalizeImage } from "../../gpu-runner/engine/normalize.ts";
 import { medianObjectDiameter } from "../../gpu-runner/training/object-diameter.ts";
+import { renderInvertedBrightfield } from "./helpers/synthetic-brightfield.ts";
 import { renderNuclei } from "./helpers/synthetic-image.ts";
 import { discField } from "./helpers/synthetic-labels.ts";
 
@@ -51,6 +52,34 @@ describe("estimateDiameterFromImage", () => {
     let sum = 0;
     for (let y = 0; y < 8; y++) for (let x = 32; x < 37; x++) sum += plane.data[y * width + x]!;
     expect(last).toBeCloseTo(sum / 40, 6);
+  });
+
+  describe("counting blobs (brightfield)", () => {
+    for (const radius of [5, 10, 20, 40]) {
+      it(`recovers the diameter of discs of radius ${radius} px within 20 %`, () => {
+        const { plane, size, trueDiameter } = normalisedDiscs(radius);
+        const estimate = estimateDiameterFromImage(plane, size, size, { countBlobs: true })!;
+        expect(estimate / trueDiameter).toBeGreaterThan(0.8);
+        expect(estimate / trueDiameter).toBeLessThan(1.2);
+      });
+    }
+
+    // The failure seen on dsb2018 brightfield: uneven illumination and texture as strong as the
+    // nuclei fill the foreground, and the foreground average rises to the largest scale.
+    it("finds small nuclei on an unevenly lit, textured field, where the foreground average fails", () => {
+      const scene = discField(512, 512, 150, 4.5, 5.5, 3);
+      const image = renderInvertedBrightfield(scene);
+      normalizeImage(image, undefined, image.data);
+      const trueDiameter = medianObjectDiameter(scene.labels);
+      expect(estimateDiameterFromImage(image.data, 512, 512)! / trueDiameter).toBeGreaterThan(5);
+      const counted = estimateDiameterFromImage(image.data, 512, 512, { countBlobs: true })!;
+      expect(counted / trueDiameter).toBeGreaterThan(0.8);
+      expect(counted / trueDiameter).toBeLessThan(1.2);
+    });
+
+    it("finds nothing in a flat image", () => {
+      expect(estimateDiameterFromImage(new Float32Array(100 * 80), 100, 80, { countBlobs: true })).toBeUndefined();
+    });
   });
 
   it("gives the same answer for the same image (deterministic)", () => {
