@@ -153,7 +153,7 @@ function resize() {
   draw();
 }
 
-function fit() {
+function fitToView() {
   const scale = Math.min(canvas.clientWidth / width, canvas.clientHeight / height);
   view.scale = scale;
   view.x = (canvas.clientWidth - width * scale) / 2;
@@ -309,7 +309,7 @@ canvas.addEventListener(
 const center = () => [canvas.clientWidth / 2, canvas.clientHeight / 2];
 document.getElementById("zoom-in").addEventListener("click", () => zoomAt(1.5, ...center()));
 document.getElementById("zoom-out").addEventListener("click", () => zoomAt(1 / 1.5, ...center()));
-document.getElementById("zoom-fit").addEventListener("click", fit);
+document.getElementById("zoom-fit").addEventListener("click", fitToView);
 showOutlines?.addEventListener("change", draw);
 opacity?.addEventListener("input", draw);
 new ResizeObserver(resize).observe(canvas);
@@ -363,7 +363,7 @@ async function loadOutlines() {
 }
 
 async function load() {
-  it();
+  fitToView();
   const [previewProblem] = await Promise.all([loadPyramid(), id ? loadOutlines() : null]);
   if (previewProblem && id) legacyPreview = await loadLegacyPreview();
   const notes = [];
@@ -372,7 +372,7 @@ async function load() {
   if (previewProblem && !legacyPreview) notes.push(previewProblem);
   status.textContent = notes.join(" · ");
   root.dataset.loaded = "true";
-  it();
+  fitToView();
 }
 
 load().catch((error) => {
