@@ -226,7 +226,7 @@ describe("the models page", () => {
     await insert(crypto.randomUUID(), other.id, "their-nuclei");
     const page = await (await dashboardCall(await signIn(org), "/models")).text();
     expect(page).toContain("my-nuclei");
-    expect(page).toContain("AP@0.5 0.813 (base 0.700) · 150 steps · 2 image(s)");
+    expect(page).toContain("AP@0.5 0.813 (base 0.700) · 150 steps · 2 images");
     expect(page).toContain("cpsam");
     expect(page).not.toContain("their-nuclei");
   });

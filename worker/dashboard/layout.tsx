@@ -113,4 +113,7 @@ export const formatBytes = (n: number | null): string => {
   return `${v < 10 && i > 0 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
 };
 
+/** "1 step", "2 steps". */
+export const counted = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`;
+
 export const formatDate = (ms: number | null): string => (ms === null ? "—" : `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`);

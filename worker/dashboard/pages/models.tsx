@@ -1,7 +1,7 @@
 import type { JobRecord } from "../../../schema/api-records.ts";
 import type { Model } from "../../services/models.ts";
 import type { TrainableImage } from "../../services/trainings.ts";
-import { formatDate, Layout, type PageContext } from "../layout.tsx";
+import { counted, formatDate, Layout, type PageContext } from "../layout.tsx";
 import { StatusBadge } from "./images.tsx";
 
 const ap = (v: unknown) => (typeof v === "number" ? v.toFixed(3) : "—");
@@ -18,8 +18,8 @@ function metrics(training: unknown): string {
     const before = typeof validation.ap50_before === "number" ? ` (base ${validation.ap50_before.toFixed(3)})` : "";
     parts.push(`AP@0.5 ${validation.ap50_after.toFixed(3)}${before}`);
   }
-  if (typeof t.steps === "number") parts.push(`${t.steps} steps`);
-  if (Array.isArray(t.image_ids)) parts.push(`${t.image_ids.length} image(s)`);
+  if (typeof t.steps === "number") parts.push(counted(t.steps, "step"));
+  if (Array.isArray(t.image_ids)) parts.push(counted(t.image_ids.length, "image"));
   return parts.length ? parts.join(" · ") : "—";
 }
 
