@@ -47,7 +47,7 @@ export const ModelManifest = z.object({
     .partialRecord(
       z.enum(MODALITIES),
       z
-        .object({ cellprobThreshold: z.number().min(-20).max(20), flowThreshold: z.number().min(0).max(10) })
+        .object({ cellprobThreshold: z.number().min(-20).max(20), flowThreshold: z.number().min(0).max(10), minSize: z.number().int().min(0) })
         .partial()
         .strict(),
     )

@@ -175,6 +175,19 @@ describe("segmentImage", () => {
     expect((await segmentImage(image, other)).rois.length).toBe(requested.rois.length);
   });
 
+  it("takes the model's minimum object size for the modality, and a request's own over it", async () => {
+    const { onnx, manifest } = buildReferenceModel({ diameter: 15, tileSize: 128 });
+    // Larger than any object of the scene, at the network's scale: every mask is removed.
+    const onlyHuge = await loadModelFromBytes(
+      onnx,
+      { ...manifest, maskDefaults: { fluorescence: { minSize: 100_000 } } },
+      { executionProvider: "cpu", log: () => {} },
+    );
+    expect((await segmentImage(image, onlyHuge)).rois).toHaveLength(0);
+    const requested = await segmentImage(image, onlyHuge, { minSize: 15 });
+    expect(averagePrecision(scene.labels, requested.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
+  });
+
   it("rejects invalid parameters with the reasons", async () => {
     const model = await referenceModel(15);
     await expect(segmentImage(image, model, { diameter: -1, niter: 1.5 })).rejects.toThrow(
