@@ -139,8 +139,10 @@ function traceBlock(
       }
       let ny = y + dy,
         nx = x + dx;
-      ny = ny < 0 ? 0 : Math.min(ny, maxY);
-      nx = nx < 0 ? 0 : Math.min(nx, maxX);
+      // Comparisons rather than Math.min, whose NaN and -0 handling costs V8 extra branches; they
+      // give the same for every input (NaN stays NaN, -0 stays -0). 4 % of the dynamics.
+      ny = ny < 0 ? 0 : ny > maxY ? maxY : ny;
+      nx = nx < 0 ? 0 : nx > maxX ? maxX : nx;
       if (Math.abs(ny - previousY[l]!) < cycleTolerance && Math.abs(nx - previousX[l]!) < cycleTolerance) {
         // Period 1 or 2: after an odd number of further steps the point is where it is now (y, x).
         if ((iterations - step - 1) % 2 === 1) {
@@ -164,7 +166,16 @@ function traceBlock(
       l++;
     }
   }
-  for (let l = 0; l < moving; l++) ends[origin[l]!] = (py[l]! | 0) * width + (px[l]! | 0);
+  endStillMoving(block, moving, width, ends);
+}
+
+/**
+ * End pixels of the trajectories still moving after the last step; a function of its own, as code
+ * that the first blocks never reach made V8 deoptimise traceBlock when a later block got there.
+ */
+function endStillMoving(block: TrajectoryBlock, moving: number, width: number, ends: Int32Array): void {
+  const { y, x, origin } = block;
+  for (let l = 0; l < moving; l++) ends[origin[l]!] = (y[l]! | 0) * width + (x[l]! | 0);
 }
 
 /** Bilinear sample at the image border: corners outside the image contribute nothing (zero padding). */
