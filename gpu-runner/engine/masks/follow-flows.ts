@@ -141,7 +141,9 @@ function traceBlock(
         nx = x + dx;
       // Comparisons rather than Math.min, whose NaN and -0 handling costs V8 extra branches; they
       // give the same for every input (NaN stays NaN, -0 stays -0). 4 % of the dynamics.
+      // biome-ignore lint/complexity/useMathMinMax: measured faster, same results (above)
       ny = ny < 0 ? 0 : ny > maxY ? maxY : ny;
+      // biome-ignore lint/complexity/useMathMinMax: as above
       nx = nx < 0 ? 0 : nx > maxX ? maxX : nx;
       if (Math.abs(ny - previousY[l]!) < cycleTolerance && Math.abs(nx - previousX[l]!) < cycleTolerance) {
         // Period 1 or 2: after an odd number of further steps the point is where it is now (y, x).
