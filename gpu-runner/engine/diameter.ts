@@ -257,8 +257,9 @@ function normalisedBlobResponse(level: Plane, sigma: number): Float32Array {
  * Separable Gaussian blur, edges replicated. The kernel is symmetric, so each output adds the
  * centre tap and then, for i = 1..radius, weight(i) × (the two samples i away): half the
  * multiplications. Every output sums in that order, in double precision, whether near an edge
- * (clamped indices) or not. The column pass keeps a double-precision row of sums and runs a source
- * row at a time, so it reads memory in order.
+ * (clamped indices) or not. Both passes keep a double-precision row of sums and add one tap to the
+ * whole row at a time (the column pass reading a source row per tap), so the inner loops are short,
+ * independent and read memory in order; only the columns within `radius` of an edge clamp.
  */
 function gaussianBlur(level: Plane, sigma: number): Float32Array {
   const { data, width, height } = level;
@@ -273,18 +274,22 @@ function gaussianBlur(level: Plane, sigma: number): Float32Array {
   for (let i = 0; i <= radius; i++) weight[i]! /= sum;
   const centre = weight[0]!;
   const rows = new Float32Array(width * height);
+  const rowAcc = new Float64Array(width);
   for (let y = 0; y < height; y++) {
     const row = y * width;
-    for (let x = 0; x < width; x++) {
-      const at = row + x;
-      let acc = centre * data[at]!;
-      if (x >= radius && x + radius < width) {
-        for (let i = 1; i <= radius; i++) acc += weight[i]! * (data[at - i]! + data[at + i]!);
-      } else {
-        for (let i = 1; i <= radius; i++) acc += weight[i]! * (data[row + Math.max(0, x - i)]! + data[row + Math.min(width - 1, x + i)]!);
-      }
-      rows[at] = acc;
+    for (let x = 0; x < width; x++) rowAcc[x] = centre * data[row + x]!;
+    for (let i = 1; i <= radius; i++) {
+      const w = weight[i]!;
+      // Columns i..width-1-i read both neighbours without clamping; the rest clamp to the edge.
+      const lo = Math.min(i, width),
+        hi = Math.max(lo, width - i);
+      for (let x = 0; x < lo; x++) rowAcc[x]! += w * (data[row + Math.max(0, x - i)]! + data[row + Math.min(width - 1, x + i)]!);
+      const left = row - i,
+        right = row + i;
+      for (let x = lo; x < hi; x++) rowAcc[x]! += w * (data[left + x]! + data[right + x]!);
+      for (let x = hi; x < width; x++) rowAcc[x]! += w * (data[row + Math.max(0, x - i)]! + data[row + Math.min(width - 1, x + i)]!);
     }
+    rows.set(rowAcc, row);
   }
   const out = new Float32Array(width * height);
   const acc = new Float64Array(width);
