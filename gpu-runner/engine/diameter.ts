@@ -237,20 +237,22 @@ function normalisedBlobResponse(level: Plane, sigma: number): Float32Array {
   const { width, height } = level;
   const blurred = gaussianBlur(level, sigma);
   const out = new Float32Array(width * height);
-  const s2 = sigma * sigma;
-  for (let y = 0; y < height; y++) {
-    const up = Math.max(0, y - 1) * width,
-      row = y * width,
-      down = Math.min(height - 1, y + 1) * width;
-    for (let x = 0; x < width; x++) {
-      const left = Math.max(0, x - 1),
-        right = Math.min(width - 1, x + 1);
-      const centre = blurred[row + x]!;
-      const laplacian = blurred[up + x]! + blurred[down + x]! + blurred[row + left]! + blurred[row + right]! - 4 * centre;
-      out[row + x] = -s2 * laplacian;
-    }
-  }
+  for (let y = 0; y < height; y++) blobResponseRow(blurred, width, height, y, sigma * sigma, out);
   return out;
+}
+
+/** Row y of −σ²∇²: a function of its own so that V8 optimises it after a few rows (see blurRow). */
+function blobResponseRow(blurred: Float32Array, width: number, height: number, y: number, s2: number, out: Float32Array): void {
+  const up = Math.max(0, y - 1) * width,
+    row = y * width,
+    down = Math.min(height - 1, y + 1) * width;
+  for (let x = 0; x < width; x++) {
+    const left = Math.max(0, x - 1),
+      right = Math.min(width - 1, x + 1);
+    const centre = blurred[row + x]!;
+    const laplacian = blurred[up + x]! + blurred[down + x]! + blurred[row + left]! + blurred[row + right]! - 4 * centre;
+    out[row + x] = -s2 * laplacian;
+  }
 }
 
 /**
@@ -272,39 +274,79 @@ function gaussianBlur(level: Plane, sigma: number): Float32Array {
     sum += i === 0 ? weight[i]! : 2 * weight[i]!;
   }
   for (let i = 0; i <= radius; i++) weight[i]! /= sum;
-  const centre = weight[0]!;
   const rows = new Float32Array(width * height);
-  const rowAcc = new Float64Array(width);
+  const acc = new Float64Array(width);
+  // One source row with `radius` copies of its end pixels on each side: the row pass then reads
+  // the replicated edge without clamping any index.
+  const padded = new Float32Array(width + 2 * radius);
   for (let y = 0; y < height; y++) {
-    const row = y * width;
-    for (let x = 0; x < width; x++) rowAcc[x] = centre * data[row + x]!;
-    for (let i = 1; i <= radius; i++) {
-      const w = weight[i]!;
-      // Columns i..width-1-i read both neighbours without clamping; the rest clamp to the edge.
-      const lo = Math.min(i, width),
-        hi = Math.max(lo, width - i);
-      for (let x = 0; x < lo; x++) rowAcc[x]! += w * (data[row + Math.max(0, x - i)]! + data[row + Math.min(width - 1, x + i)]!);
-      const left = row - i,
-        right = row + i;
-      for (let x = lo; x < hi; x++) rowAcc[x]! += w * (data[left + x]! + data[right + x]!);
-      for (let x = hi; x < width; x++) rowAcc[x]! += w * (data[row + Math.max(0, x - i)]! + data[row + Math.min(width - 1, x + i)]!);
-    }
-    rows.set(rowAcc, row);
+    blurRow(data, y * width, padded, weight, acc);
+    rows.set(acc, y * width);
   }
   const out = new Float32Array(width * height);
-  const acc = new Float64Array(width);
   for (let y = 0; y < height; y++) {
-    const middle = y * width;
-    for (let x = 0; x < width; x++) acc[x] = centre * rows[middle + x]!;
-    for (let i = 1; i <= radius; i++) {
-      const w = weight[i]!;
-      const above = Math.max(0, y - i) * width,
-        below = Math.min(height - 1, y + i) * width;
-      for (let x = 0; x < width; x++) acc[x]! += w * (rows[above + x]! + rows[below + x]!);
-    }
-    out.set(acc, middle);
+    blurColumnsAt(rows, width, height, y, weight, acc);
+    out.set(acc, y * width);
   }
   return out;
+}
+
+// The two passes' inner loops live in functions of their own, called once per row: V8 optimises
+// them as whole functions after a few rows. Inside one large function it compiled each inner loop
+// on its own (on-stack replacement) and threw that code away at every loop exit, so a fresh
+// process ran most of its first blurs unoptimised.
+
+/**
+ * acc[x] = the row pass's value at x of the row of `data` starting at `row`. Two taps per sweep,
+ * ((acc + tap i) + tap i + 1): the same additions in the same order as one tap per sweep, with
+ * half the loads and stores of the sums.
+ */
+function blurRow(data: Float32Array, row: number, padded: Float32Array, weight: Float32Array, acc: Float64Array): void {
+  const width = acc.length;
+  const radius = weight.length - 1;
+  const centre = weight[0]!;
+  for (let x = 0; x < radius; x++) padded[x] = data[row]!;
+  for (let x = 0; x < width; x++) padded[radius + x] = data[row + x]!;
+  for (let x = radius + width; x < padded.length; x++) padded[x] = data[row + width - 1]!;
+  for (let x = 0; x < width; x++) acc[x] = centre * padded[radius + x]!;
+  let i = 1;
+  for (; i < radius; i += 2) {
+    const w1 = weight[i]!,
+      w2 = weight[i + 1]!;
+    const left1 = radius - i,
+      right1 = radius + i,
+      left2 = left1 - 1,
+      right2 = right1 + 1;
+    for (let x = 0; x < width; x++) acc[x] = acc[x]! + w1 * (padded[left1 + x]! + padded[right1 + x]!) + w2 * (padded[left2 + x]! + padded[right2 + x]!);
+  }
+  if (i === radius) {
+    const w = weight[i]!;
+    for (let x = 0; x < width; x++) acc[x]! += w * (padded[x]! + padded[2 * radius + x]!);
+  }
+}
+
+/** acc[x] = the column pass's value at (x, y) from the row pass's output, rows clamped at the top and bottom; two taps per sweep as blurRow. */
+function blurColumnsAt(rows: Float32Array, width: number, height: number, y: number, weight: Float32Array, acc: Float64Array): void {
+  const radius = weight.length - 1;
+  const centre = weight[0]!;
+  const middle = y * width;
+  for (let x = 0; x < width; x++) acc[x] = centre * rows[middle + x]!;
+  let i = 1;
+  for (; i < radius; i += 2) {
+    const w1 = weight[i]!,
+      w2 = weight[i + 1]!;
+    const above1 = Math.max(0, y - i) * width,
+      below1 = Math.min(height - 1, y + i) * width,
+      above2 = Math.max(0, y - i - 1) * width,
+      below2 = Math.min(height - 1, y + i + 1) * width;
+    for (let x = 0; x < width; x++) acc[x] = acc[x]! + w1 * (rows[above1 + x]! + rows[below1 + x]!) + w2 * (rows[above2 + x]! + rows[below2 + x]!);
+  }
+  if (i === radius) {
+    const w = weight[i]!;
+    const above = Math.max(0, y - i) * width,
+      below = Math.min(height - 1, y + i) * width;
+    for (let x = 0; x < width; x++) acc[x]! += w * (rows[above + x]! + rows[below + x]!);
+  }
 }
 
 /** Foreground-weighted mean of the positive part of the response. */
