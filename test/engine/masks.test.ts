@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
 import { FLOW_SCALE, flowsFromLabels } from "../../gpu-runner/engine/flow-targets.ts";
@@ -89,6 +90,32 @@ describe("mask reconstruction from flows (Cellpose's dynamics)", () => {
     const everyStepMasks = masks(everyStep);
     expect(everyStepMasks.count).toBeGreaterThan(80);
     expect(masks(early)).toEqual(everyStepMasks);
+  });
+
+  it("gives exactly the labels it gave before its speed work, on noisy flows that the flow check thins", () => {
+    // Each disc's flows carry noise of its own strength (none to ±1 per component), so the flow check
+    // drops 15 of the 70 masks and keeps the rest. The hashes were taken with the code before the
+    // engine-speed changes (heat diffusion on runs, clamps and the rest): any change to the dynamics,
+    // seeds, flow check or clean-up that moves one pixel fails here.
+    const scene = discField(320, 256, 70, 5, 18, 11);
+    const plane = scene.width * scene.height;
+    const unit = flowsFromLabels(scene.labels, scene.width, scene.height);
+    let seed = 2024;
+    const noise = (strength: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5) * strength;
+    const flows = new Float32Array(2 * plane),
+      cellprob = new Float32Array(plane);
+    for (let i = 0; i < plane; i++) {
+      const k = scene.labels[i]!;
+      flows[i] = (unit[i]! + noise((k % 5) * 0.5)) * FLOW_SCALE;
+      flows[plane + i] = (unit[plane + i]! + noise((k % 5) * 0.5)) * FLOW_SCALE;
+      cellprob[i] = (k ? 2 : -2) + noise(2);
+    }
+    const sha256 = (labels: Uint32Array) => createHash("sha256").update(new Uint8Array(labels.buffer)).digest("hex");
+    const checked = computeMasks(flows.slice(), cellprob, scene.width, scene.height, { ...DEFAULT_MASK_PARAMS, threads: 1 });
+    const unchecked = computeMasks(flows.slice(), cellprob, scene.width, scene.height, { ...DEFAULT_MASK_PARAMS, flowThreshold: 0, threads: 1 });
+    expect([checked.count, unchecked.count]).toEqual([55, 70]);
+    expect(sha256(checked.labels)).toBe("12dad529d2e53126163ebc20cafb10973d86f3b4604567b826c9e4c06ae40ea7");
+    expect(sha256(unchecked.labels)).toBe("35e36ce501b1875096abf535fe6a93ddc06f6d4a5794d92eebf0a91f35975f03");
   });
 
   it("numbers masks in raster order of their first pixel", () => {
