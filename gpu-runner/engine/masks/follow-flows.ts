@@ -77,19 +77,20 @@ export function followFlowsRange(
 
 /** Positions now and one step before, and the foreground position each trajectory started from. */
 class TrajectoryBlock {
-  readonly y = new Float64Array(BLOCK);
-  readonly x = new Float64Array(BLOCK);
-  readonly previousY = new Float64Array(BLOCK);
-  readonly previousX = new Float64Array(BLOCK);
+  /**
+   * Per slot: y, x, previous y, previous x, side by side (one array rather than four: 7 % less
+   * time in the dynamics, fewer checks and loads of array bases per step).
+   */
+  readonly state = new Float64Array(4 * BLOCK);
   readonly origin = new Int32Array(BLOCK);
   /** Bilinear sample near the border (dY, dX), see sampleWithZeroPadding. */
   readonly sample = new Float64Array(2);
 
   start(slot: number, origin: number, y: number, x: number): void {
-    this.y[slot] = y;
-    this.x[slot] = x;
-    this.previousY[slot] = NaN;
-    this.previousX[slot] = NaN;
+    this.state[4 * slot] = y;
+    this.state[4 * slot + 1] = x;
+    this.state[4 * slot + 2] = NaN;
+    this.state[4 * slot + 3] = NaN;
     this.origin[slot] = origin;
   }
 }
@@ -111,13 +112,14 @@ function traceBlock(
   const scaleX = width > 1 ? width / (width - 1) : 1;
   const maxY = height - 1,
     maxX = width - 1;
-  const { y: py, x: px, previousY, previousX, origin, sample } = block;
+  const { state, origin, sample } = block;
   let moving = count;
   for (let step = 0; step < iterations && moving > 0; step++) {
     let l = 0;
     while (l < moving) {
-      const y = py[l]!,
-        x = px[l]!;
+      const at = 4 * l;
+      const y = state[at]!,
+        x = state[at + 1]!;
       const sy = y * scaleY - 0.5;
       const sx = x * scaleX - 0.5;
       // Positions are >= 0, so samples are >= -0.5 and (s + 1 | 0) - 1 is floor(s).
@@ -145,7 +147,7 @@ function traceBlock(
       ny = ny < 0 ? 0 : ny > maxY ? maxY : ny;
       // biome-ignore lint/complexity/useMathMinMax: as above
       nx = nx < 0 ? 0 : nx > maxX ? maxX : nx;
-      if (Math.abs(ny - previousY[l]!) < cycleTolerance && Math.abs(nx - previousX[l]!) < cycleTolerance) {
+      if (Math.abs(ny - state[at + 2]!) < cycleTolerance && Math.abs(nx - state[at + 3]!) < cycleTolerance) {
         // Period 1 or 2: after an odd number of further steps the point is where it is now (y, x).
         if ((iterations - step - 1) % 2 === 1) {
           ny = y;
@@ -154,17 +156,18 @@ function traceBlock(
         ends[origin[l]!] = (ny | 0) * width + (nx | 0);
         // The last moving trajectory, not yet stepped in this sweep, takes over this slot.
         moving--;
-        py[l] = py[moving]!;
-        px[l] = px[moving]!;
-        previousY[l] = previousY[moving]!;
-        previousX[l] = previousX[moving]!;
+        const last = 4 * moving;
+        state[at] = state[last]!;
+        state[at + 1] = state[last + 1]!;
+        state[at + 2] = state[last + 2]!;
+        state[at + 3] = state[last + 3]!;
         origin[l] = origin[moving]!;
         continue;
       }
-      previousY[l] = y;
-      previousX[l] = x;
-      py[l] = ny;
-      px[l] = nx;
+      state[at] = ny;
+      state[at + 1] = nx;
+      state[at + 2] = y;
+      state[at + 3] = x;
       l++;
     }
   }
@@ -176,8 +179,8 @@ function traceBlock(
  * that the first blocks never reach made V8 deoptimise traceBlock when a later block got there.
  */
 function endStillMoving(block: TrajectoryBlock, moving: number, width: number, ends: Int32Array): void {
-  const { y, x, origin } = block;
-  for (let l = 0; l < moving; l++) ends[origin[l]!] = (y[l]! | 0) * width + (x[l]! | 0);
+  const { state, origin } = block;
+  for (let l = 0; l < moving; l++) ends[origin[l]!] = (state[4 * l]! | 0) * width + (state[4 * l + 1]! | 0);
 }
 
 /** Bilinear sample at the image border: corners outside the image contribute nothing (zero padding). */
