@@ -113,6 +113,8 @@ function traceBlock(
   const maxY = height - 1,
     maxX = width - 1;
   const { state, origin, sample } = block;
+  const flowY = flows.subarray(0, plane),
+    flowX = flows.subarray(plane, 2 * plane);
   let moving = count;
   for (let step = 0; step < iterations && moving > 0; step++) {
     let l = 0;
@@ -131,9 +133,10 @@ function traceBlock(
       if (y0 >= 0 && x0 >= 0 && y0 < maxY && x0 < maxX) {
         const i = y0 * width + x0;
         const j = i + width;
-        const gx = 1 - fx;
-        dy = (1 - fy) * (gx * flows[i]! + fx * flows[i + 1]!) + fy * (gx * flows[j]! + fx * flows[j + 1]!);
-        dx = (1 - fy) * (gx * flows[plane + i]! + fx * flows[plane + i + 1]!) + fy * (gx * flows[plane + j]! + fx * flows[plane + j + 1]!);
+        const gx = 1 - fx,
+          gy = 1 - fy;
+        dy = gy * (gx * flowY[i]! + fx * flowY[i + 1]!) + fy * (gx * flowY[j]! + fx * flowY[j + 1]!);
+        dx = gy * (gx * flowX[i]! + fx * flowX[i + 1]!) + fy * (gx * flowX[j]! + fx * flowX[j + 1]!);
       } else {
         sampleWithZeroPadding(flows, width, height, y0, x0, fy, fx, sample);
         dy = sample[0]!;
