@@ -217,4 +217,22 @@ describe("mask clean-up", () => {
     expect(keepLargestComponents(scene.labels, 1, 20)).toBe(4);
     expect(scene.labels.filter((v) => v === 1).length).toBe(25);
   });
+
+  it("joins pixels touching only at a corner, and of equal pieces keeps the first in raster order", () => {
+    const scene = emptyLabels(12, 8);
+    // A staircase of single pixels, each touching the next diagonally: one piece.
+    for (let i = 0; i < 5; i++) scene.labels[i * 12 + i] = 1;
+    // Two 2x2 pieces of mask 2 with a gap between them: the upper-left one comes first.
+    paintRect(scene, 8, 0, 2, 2, 2);
+    paintRect(scene, 8, 4, 2, 2, 2);
+    // A C-shape whose arms meet below: one piece, though the top row holds two runs.
+    paintRect(scene, 1, 6, 1, 2, 3);
+    paintRect(scene, 3, 6, 1, 2, 3);
+    scene.labels[7 * 12 + 2] = 3;
+    expect(keepLargestComponents(scene.labels, 3, 12)).toBe(4);
+    expect(scene.labels.filter((v) => v === 1).length).toBe(5);
+    expect(scene.labels[0 * 12 + 8]).toBe(2);
+    expect(scene.labels[4 * 12 + 8]).toBe(0);
+    expect(scene.labels.filter((v) => v === 3).length).toBe(5);
+  });
 });
