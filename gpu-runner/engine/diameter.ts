@@ -259,9 +259,10 @@ function blobResponseRow(blurred: Float32Array, width: number, height: number, y
  * Separable Gaussian blur, edges replicated. The kernel is symmetric, so each output adds the
  * centre tap and then, for i = 1..radius, weight(i) × (the two samples i away): half the
  * multiplications. Every output sums in that order, in double precision, whether near an edge
- * (clamped indices) or not. Both passes keep a double-precision row of sums and add one tap to the
- * whole row at a time (the column pass reading a source row per tap), so the inner loops are short,
- * independent and read memory in order; only the columns within `radius` of an edge clamp.
+ * (clamped indices) or not. Both passes keep a double-precision row of sums and add taps to the
+ * whole row a few at a time (the column pass reading a source row per tap), so the inner loops are
+ * independent across the row and read memory in order; the row pass reads a copy of its row padded
+ * with the edge pixels, the column pass clamps row numbers.
  */
 function gaussianBlur(level: Plane, sigma: number): Float32Array {
   const { data, width, height } = level;
