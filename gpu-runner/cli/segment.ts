@@ -2,74 +2,14 @@
 //   [--page N] [--provider auto|cuda|webgpu|cpu] [--cellprob-threshold T] [--flow-threshold T]
 //   [--min-size N] [--niter N]
 // Writes <name>_masks.png (16-bit labels), <name>_rois.geojson and <name>_measurements.csv.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { basename, extname, join } from "node:path";
-import { parseArgs } from "node:util";
-import { decodeImage } from "../engine/decode/index.ts";
-import type { ExecutionProviderChoice } from "../engine/model.ts";
-import { chooseModel } from "../engine/model-choice.ts";
-import { encodeLabelPng } from "../engine/outputs/label-png.ts";
-import { measurementsCsv, roisGeoJson } from "../engine/outputs/rois-files.ts";
-import { segmentImage, type SegmentParams } from "../engine/segment.ts";
-import { MASK_FLAG_OPTIONS, maskParamsFromFlags, numberFlag } from "./mask-flags.ts";
+//
+// A fresh process spent a fifth of its time stripping types from and compiling the engine's
+// modules. This entry turns on Node's module compile cache (os.tmpdir()/node-compile-cache, or
+// NODE_COMPILE_CACHE) before it loads the command, so later runs read that work from disk; the
+// import is dynamic because static imports are compiled before any code here runs. The mask
+// worker threads inherit the cache through the environment.
+import { enableCompileCache } from "node:module";
 
-async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: {
-      model: { type: "string" },
-      diameter: { type: "string" },
-      out: { type: "string", default: "." },
-      channels: { type: "string" },
-      page: { type: "string" },
-      provider: { type: "string", default: "auto" },
-      ...MASK_FLAG_OPTIONS,
-    },
-  });
-  if (positionals.length !== 1) throw new Error("usage: npm run segment -- <image> [--model <onnx>|reference] [--diameter D|auto|none] [--out dir]");
-  const imagePath = positionals[0]!;
-  const params: Partial<SegmentParams> = maskParamsFromFlags(values);
-  // Like the service: without a diameter the engine estimates it ("auto"); "none" keeps scale 1.
-  if (values.diameter === undefined || values.diameter === "auto") params.diameter = "auto";
-  else if (values.diameter !== "none") params.diameter = numberFlag(values.diameter, "--diameter");
-  if (values.channels !== undefined) params.channels = values.channels.split(",").map((c) => numberFlag(c, "--channels"));
-
-  const started = performance.now();
-  const model = await chooseModel(values.model, values.provider as ExecutionProviderChoice);
-  const image = decodeImage(new Uint8Array(readFileSync(imagePath)), values.page === undefined ? {} : { page: numberFlag(values.page, "--page") });
-  const decodedAt = performance.now();
-  const result = await segmentImage(image, model, params);
-
-  const name = basename(imagePath, extname(imagePath));
-  mkdirSync(values.out!, { recursive: true });
-  const context = {
-    segmentationId: name,
-    segmentationSource: "model" as const,
-    modelName: `${model.manifest.name}@${model.manifest.version}`,
-    imageName: basename(imagePath),
-    imageWidth: result.width,
-    imageHeight: result.height,
-    confluency: result.confluency,
-  };
-  const outputs = {
-    masks: join(values.out!, `${name}_masks.png`),
-    geojson: join(values.out!, `${name}_rois.geojson`),
-    csv: join(values.out!, `${name}_measurements.csv`),
-  };
-  writeFileSync(outputs.masks, encodeLabelPng(result.labels, result.width, result.height));
-  writeFileSync(outputs.geojson, roisGeoJson(result.rois, context));
-  writeFileSync(outputs.csv, measurementsCsv(result.rois, context));
-  const timings = Object.entries(result.timings)
-    .map(([stage, ms]) => `${stage} ${ms.toFixed(0)} ms`)
-    .join(", ");
-  console.log(
-    `${basename(imagePath)}: ${result.width}x${result.height}x${image.channels}, ${result.rois.length} cells, confluency ${(100 * result.confluency).toFixed(1)}%`,
-  );
-  console.log(`model ${context.modelName} on ${model.executionProvider}; decode ${(decodedAt - started).toFixed(0)} ms (incl. model load), ${timings}`);
-  for (const path of Object.values(outputs)) console.log(`wrote ${path}`);
-}
-
-main().catch((error: unknown) => {
-  console.error(`segment: ${(error as Error).message}`);
-  process.exit(1);
-});
+const cache = enableCompileCache();
+if (cache.directory) process.env.NODE_COMPILE_CACHE = cache.directory;
+await import("./segment-command.ts");

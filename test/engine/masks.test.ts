@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
 import { FLOW_SCALE, flowsFromLabels } from "../../gpu-runner/engine/flow-targets.ts";
@@ -89,6 +90,32 @@ describe("mask reconstruction from flows (Cellpose's dynamics)", () => {
     const everyStepMasks = masks(everyStep);
     expect(everyStepMasks.count).toBeGreaterThan(80);
     expect(masks(early)).toEqual(everyStepMasks);
+  });
+
+  it("gives exactly the labels it gave before its speed work, on noisy flows that the flow check thins", () => {
+    // Each disc's flows carry noise of its own strength (none to ±1 per component), so the flow check
+    // drops 15 of the 70 masks and keeps the rest. The hashes were taken with the code before the
+    // engine-speed changes (heat diffusion on runs, clamps and the rest): any change to the dynamics,
+    // seeds, flow check or clean-up that moves one pixel fails here.
+    const scene = discField(320, 256, 70, 5, 18, 11);
+    const plane = scene.width * scene.height;
+    const unit = flowsFromLabels(scene.labels, scene.width, scene.height);
+    let seed = 2024;
+    const noise = (strength: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5) * strength;
+    const flows = new Float32Array(2 * plane),
+      cellprob = new Float32Array(plane);
+    for (let i = 0; i < plane; i++) {
+      const k = scene.labels[i]!;
+      flows[i] = (unit[i]! + noise((k % 5) * 0.5)) * FLOW_SCALE;
+      flows[plane + i] = (unit[plane + i]! + noise((k % 5) * 0.5)) * FLOW_SCALE;
+      cellprob[i] = (k ? 2 : -2) + noise(2);
+    }
+    const sha256 = (labels: Uint32Array) => createHash("sha256").update(new Uint8Array(labels.buffer)).digest("hex");
+    const checked = computeMasks(flows.slice(), cellprob, scene.width, scene.height, { ...DEFAULT_MASK_PARAMS, threads: 1 });
+    const unchecked = computeMasks(flows.slice(), cellprob, scene.width, scene.height, { ...DEFAULT_MASK_PARAMS, flowThreshold: 0, threads: 1 });
+    expect([checked.count, unchecked.count]).toEqual([55, 70]);
+    expect(sha256(checked.labels)).toBe("12dad529d2e53126163ebc20cafb10973d86f3b4604567b826c9e4c06ae40ea7");
+    expect(sha256(unchecked.labels)).toBe("35e36ce501b1875096abf535fe6a93ddc06f6d4a5794d92eebf0a91f35975f03");
   });
 
   it("numbers masks in raster order of their first pixel", () => {
@@ -189,5 +216,23 @@ describe("mask clean-up", () => {
     paintRect(scene, 10, 1, 2, 2, 1); // stray piece
     expect(keepLargestComponents(scene.labels, 1, 20)).toBe(4);
     expect(scene.labels.filter((v) => v === 1).length).toBe(25);
+  });
+
+  it("joins pixels touching only at a corner, and of equal pieces keeps the first in raster order", () => {
+    const scene = emptyLabels(12, 8);
+    // A staircase of single pixels, each touching the next diagonally: one piece.
+    for (let i = 0; i < 5; i++) scene.labels[i * 12 + i] = 1;
+    // Two 2x2 pieces of mask 2 with a gap between them: the upper-left one comes first.
+    paintRect(scene, 8, 0, 2, 2, 2);
+    paintRect(scene, 8, 4, 2, 2, 2);
+    // A C-shape whose arms meet below: one piece, though the top row holds two runs.
+    paintRect(scene, 1, 6, 1, 2, 3);
+    paintRect(scene, 3, 6, 1, 2, 3);
+    scene.labels[7 * 12 + 2] = 3;
+    expect(keepLargestComponents(scene.labels, 3, 12)).toBe(4);
+    expect(scene.labels.filter((v) => v === 1).length).toBe(5);
+    expect(scene.labels[0 * 12 + 8]).toBe(2);
+    expect(scene.labels[4 * 12 + 8]).toBe(0);
+    expect(scene.labels.filter((v) => v === 3).length).toBe(5);
   });
 });

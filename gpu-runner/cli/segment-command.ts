@@ -1,0 +1,80 @@
+// npm run segment -- <image> [--model <onnx>|reference] [--diameter D|auto|none] [--out dir] [--channels 0,1]
+//   [--page N] [--provider auto|cuda|webgpu|cpu] [--cellprob-threshold T] [--flow-threshold T]
+//   [--min-size N] [--niter N]
+// Writes <name>_masks.png (16-bit labels), <name>_rois.geojson and <name>_measurements.csv.
+// The command behind segment.ts, which loads it once Node's compile cache is on.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, extname, join } from "node:path";
+import { parseArgs } from "node:util";
+import { decodeImage } from "../engine/decode/index.ts";
+import type { ExecutionProviderChoice } from "../engine/model.ts";
+import { chooseModel } from "../engine/model-choice.ts";
+import { encodeLabelPng } from "../engine/outputs/label-png.ts";
+import { measurementsCsv, roisGeoJson } from "../engine/outputs/rois-files.ts";
+import { startMaskThreads } from "../engine/masks/mask-threads.ts";
+import { segmentImage, type SegmentParams } from "../engine/segment.ts";
+import { MASK_FLAG_OPTIONS, maskParamsFromFlags, numberFlag } from "./mask-flags.ts";
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      model: { type: "string" },
+      diameter: { type: "string" },
+      out: { type: "string", default: "." },
+      channels: { type: "string" },
+      page: { type: "string" },
+      provider: { type: "string", default: "auto" },
+      ...MASK_FLAG_OPTIONS,
+    },
+  });
+  if (positionals.length !== 1) throw new Error("usage: npm run segment -- <image> [--model <onnx>|reference] [--diameter D|auto|none] [--out dir]");
+  const imagePath = positionals[0]!;
+  const params: Partial<SegmentParams> = maskParamsFromFlags(values);
+  // Like the service: without a diameter the engine estimates it ("auto"); "none" keeps scale 1.
+  if (values.diameter === undefined || values.diameter === "auto") params.diameter = "auto";
+  else if (values.diameter !== "none") params.diameter = numberFlag(values.diameter, "--diameter");
+  if (values.channels !== undefined) params.channels = values.channels.split(",").map((c) => numberFlag(c, "--channels"));
+
+  // The mask worker threads start now, while the model loads and the image decodes, rather than at
+  // the first mask reconstruction, which would then run mostly on this thread alone.
+  void startMaskThreads();
+  const started = performance.now();
+  const model = await chooseModel(values.model, values.provider as ExecutionProviderChoice);
+  const image = decodeImage(new Uint8Array(readFileSync(imagePath)), values.page === undefined ? {} : { page: numberFlag(values.page, "--page") });
+  const decodedAt = performance.now();
+  const result = await segmentImage(image, model, params);
+
+  const name = basename(imagePath, extname(imagePath));
+  mkdirSync(values.out!, { recursive: true });
+  const context = {
+    segmentationId: name,
+    segmentationSource: "model" as const,
+    modelName: `${model.manifest.name}@${model.manifest.version}`,
+    imageName: basename(imagePath),
+    imageWidth: result.width,
+    imageHeight: result.height,
+    confluency: result.confluency,
+  };
+  const outputs = {
+    masks: join(values.out!, `${name}_masks.png`),
+    geojson: join(values.out!, `${name}_rois.geojson`),
+    csv: join(values.out!, `${name}_measurements.csv`),
+  };
+  writeFileSync(outputs.masks, encodeLabelPng(result.labels, result.width, result.height));
+  writeFileSync(outputs.geojson, roisGeoJson(result.rois, context));
+  writeFileSync(outputs.csv, measurementsCsv(result.rois, context));
+  const timings = Object.entries(result.timings)
+    .map(([stage, ms]) => `${stage} ${ms.toFixed(0)} ms`)
+    .join(", ");
+  console.log(
+    `${basename(imagePath)}: ${result.width}x${result.height}x${image.channels}, ${result.rois.length} cells, confluency ${(100 * result.confluency).toFixed(1)}%`,
+  );
+  console.log(`model ${context.modelName} on ${model.executionProvider}; decode ${(decodedAt - started).toFixed(0)} ms (incl. model load), ${timings}`);
+  for (const path of Object.values(outputs)) console.log(`wrote ${path}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(`segment: ${(error as Error).message}`);
+  process.exit(1);
+});
