@@ -4,34 +4,13 @@
 // CRC computed as it goes. PNG chunk layout per the PNG specification (W3C, 2003).
 
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
-import { crc32 } from "../../schema/roi-artifact-crc32.ts";
+import { label16Header, PNG_SIGNATURE, pngChunk } from "../../schema/png-chunks.ts";
 import { LabelRowRenderer } from "../../schema/roi-raster.ts";
 import { pullStream } from "./pull-stream.ts";
 
 export const PNG_MAX_LABEL = 0xffff;
-const SIGNATURE = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const FILTER_UP = 2;
 const ROWS_BATCH_BYTES = 64 * 1024;
-
-function pngChunk(type: string, data: Uint8Array): Uint8Array {
-  const out = new Uint8Array(12 + data.length);
-  const view = new DataView(out.buffer);
-  view.setUint32(0, data.length);
-  for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
-  out.set(data, 8);
-  view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
-  return out;
-}
-
-function ihdr(width: number, height: number): Uint8Array {
-  const data = new Uint8Array(13);
-  const view = new DataView(data.buffer);
-  view.setUint32(0, width);
-  view.setUint32(4, height);
-  data[8] = 16; // bit depth
-  data[9] = 0; // grayscale
-  return pngChunk("IHDR", data); // compression, filter method and interlace stay 0
-}
 
 /**
  * Filtered scanlines, several rows per chunk. The "Up" filter stores each byte minus the byte
@@ -76,8 +55,8 @@ export function labelPng(artifact: RoiArtifactContents): ReadableStream<Uint8Arr
   if (roiCount > PNG_MAX_LABEL) throw new RangeError(`${roiCount} ROIs do not fit 16-bit PNG labels; use the 32-bit TIFF`);
   const renderer = new LabelRowRenderer(imageWidth, imageHeight, artifact.rois);
   async function* png(): AsyncGenerator<Uint8Array> {
-    yield SIGNATURE;
-    yield ihdr(imageWidth, imageHeight);
+    yield PNG_SIGNATURE;
+    yield label16Header(imageWidth, imageHeight);
     // The DOM typings declare CompressionStream's input as BufferSource, which pipeThrough will not
     // match with a Uint8Array stream; the runtime takes Uint8Array chunks.
     const deflate = new CompressionStream("deflate") as unknown as TransformStream<Uint8Array, Uint8Array>;
