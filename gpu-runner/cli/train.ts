@@ -9,7 +9,7 @@ import { weightsFromModel } from "../network/weights-from-model.ts";
 import { loadCheckpoint, saveCheckpoint } from "../training/checkpoint.ts";
 import type { TrainingState } from "../training/checkpoint.ts";
 import { describeHardware } from "../training/hardware.ts";
-import { readLabelledDirectory } from "../training/labelled-images.ts";
+import { readLabelledDirectory, setOfImage } from "../training/labelled-images.ts";
 import { exportModel, writeModel } from "../training/model-export.ts";
 import { prepareImages } from "../training/prepare-image.ts";
 import { preparedInMemory } from "../training/prepared-image-cache.ts";
@@ -24,7 +24,7 @@ import { validationAp, validationImages, validationSample } from "../training/va
 import { validationIds } from "../training/validation-split.ts";
 
 const USAGE =
-  "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128] [--zoom-range R] [--sampling per-set|per-image|sqrt] [--augmentation cellpose|microscope]";
+  "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128] [--zoom-range R] [--sampling per-set|per-image|sqrt] [--augmentation cellpose|microscope] [--groups set[/modality],...]";
 
 function fail(message: string): never {
   console.error(`train: ${message}\n${USAGE}`);
@@ -57,6 +57,7 @@ const { values } = parseArgs({
     augmentation: { type: "string" },
     threads: { type: "string" },
     widths: { type: "string" },
+    groups: { type: "string" },
     help: { type: "boolean" },
   },
   allowPositionals: false,
@@ -112,8 +113,14 @@ const held = validationIds(
   validationFraction,
   seed,
 );
-const trainPairs = pairs.filter((p) => !held.has(p.id));
-const validationPairs = pairs.filter((p) => held.has(p.id));
+// --groups narrows training and validation to some groups (a specialist, e.g. dsb2018-train/histology)
+// after the split is drawn over every image, so each group keeps the same held-out images.
+const groups = values.groups?.split(",");
+const unknownGroup = groups?.find((group) => !pairs.some((p) => setOfImage(p.id) === group));
+if (unknownGroup !== undefined) fail(`--groups: no images in group "${unknownGroup}"`);
+const inGroups = (id: string) => groups === undefined || groups.includes(setOfImage(id));
+const trainPairs = pairs.filter((p) => !held.has(p.id) && inGroups(p.id));
+const validationPairs = pairs.filter((p) => held.has(p.id) && inGroups(p.id));
 console.log(`data: ${pairs.length} labelled images, ${trainPairs.length} for training, ${validationPairs.length} held out (seed ${seed})`);
 
 // State: resumed, fine-tuned from a model, or fresh.
@@ -149,6 +156,7 @@ function writeRecord(final: boolean): void {
     name,
     final,
     data: dataDirs,
+    ...(groups === undefined ? {} : { groups }),
     images: { training: trainPairs.map((p) => p.id), validation: validationPairs.map((p) => p.id) },
     validationSplit: { fraction: validationFraction, seed },
     config,

@@ -14,14 +14,14 @@ const data = join(root, "nuclei");
 const out = join(root, "run");
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function writeDataset(): void {
-  mkdirSync(join(data, "images"), { recursive: true });
-  mkdirSync(join(data, "labels"), { recursive: true });
+function writeDataset(dir = data, seed = 20): void {
+  mkdirSync(join(dir, "images"), { recursive: true });
+  mkdirSync(join(dir, "labels"), { recursive: true });
   for (let i = 0; i < 3; i++) {
-    const { image, labels } = syntheticNuclei(96, 96, 7, 20 + i);
+    const { image, labels } = syntheticNuclei(96, 96, 7, seed + i);
     const pixels = Uint8Array.from(image, (v) => Math.max(0, Math.min(255, Math.round(40 + 200 * v))));
-    writeFileSync(join(data, "images", `img${i}.png`), encode({ width: 96, height: 96, data: pixels, depth: 8, channels: 1 }));
-    writeFileSync(join(data, "labels", `img${i}.png`), encode({ width: 96, height: 96, data: Uint16Array.from(labels), depth: 16, channels: 1 }));
+    writeFileSync(join(dir, "images", `img${i}.png`), encode({ width: 96, height: 96, data: pixels, depth: 8, channels: 1 }));
+    writeFileSync(join(dir, "labels", `img${i}.png`), encode({ width: 96, height: 96, data: Uint16Array.from(labels), depth: 16, channels: 1 }));
   }
 }
 
@@ -50,6 +50,43 @@ describe("npm run train", () => {
     const second = train("--steps", "2");
     expect(second).toMatch(/resuming .*checkpoint\.bin at step 1/);
     expect(JSON.parse(readFileSync(join(out, "training-record.json"), "utf8")).stepsCompleted).toBe(2);
+  }, 120_000);
+
+  it("trains a specialist on some groups with the hold-out drawn over all of them (--groups)", () => {
+    const more = join(root, "more");
+    writeDataset(more, 40);
+    const specialist = join(root, "specialist");
+    const log = execFileSync(
+      process.execPath,
+      [
+        "gpu-runner/cli/train.ts",
+        "--data",
+        data,
+        "--data",
+        more,
+        "--groups",
+        "more",
+        "--out",
+        specialist,
+        "--threads",
+        "1",
+        "--steps",
+        "1",
+        "--validate-every",
+        "0",
+      ],
+      { encoding: "utf8" },
+    );
+    expect(log).toMatch(/6 labelled images, 2 for training, 1 held out/);
+    const record = JSON.parse(readFileSync(join(specialist, "training-record.json"), "utf8"));
+    expect(record.groups).toEqual(["more"]);
+    expect([...record.images.training, ...record.images.validation].every((id: string) => id.startsWith("more/"))).toBe(true);
+    expect(() =>
+      execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", data, "--groups", "histology", "--out", specialist], {
+        encoding: "utf8",
+        stdio: "pipe",
+      }),
+    ).toThrow(/--groups: no images in group "histology"/);
   }, 120_000);
 
   it("explains bad arguments instead of crashing", () => {
