@@ -30,7 +30,7 @@ export function setOfImage(id: string): string {
 
 /** The one channel a one-channel model reads from a decoded image, as the engine makes it at inference. */
 export function toModelChannel(decoded: DecodedImage): { data: Float32Array; modality: Modality } {
-  const { image, modality } = modelInput(decoded, 1, undefined);
+  const { image, modality } = modelInput(decoded, { channels: 1 }, undefined);
   return { data: image.data, modality: modality!.modality };
 }
 
