@@ -1,16 +1,20 @@
-// npm run train -- --data <dir>... [--from <onnx>] [--steps N] [--out <dir>]
+// npm run train -- --data <dir>... [--from <onnx>] [--input channel|colour] [--steps N] [--out <dir>]
 // Trains the flow network from scratch (or fine-tunes --from) on image/label folders, with a
 // progress line, periodic validation AP on a fixed seeded hold-out, checkpoints, and automatic
-// resume when <out>/checkpoint.bin exists.
+// resume when <out>/checkpoint.bin exists. --input colour trains a colour model (three planes made
+// for the modality, engine/model-input.ts); with --from a one-channel model it starts from that
+// model's weights spread over the three planes (network/colour-weights.ts).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { expandToColour } from "../network/colour-weights.ts";
 import { weightsFromModel } from "../network/weights-from-model.ts";
 import { loadCheckpoint, saveCheckpoint } from "../training/checkpoint.ts";
 import type { TrainingState } from "../training/checkpoint.ts";
 import { describeHardware } from "../training/hardware.ts";
 import { readLabelledDirectory, setOfImage } from "../training/labelled-images.ts";
 import { exportModel, writeModel } from "../training/model-export.ts";
+import { networkReads } from "../training/network-input.ts";
 import { prepareImages } from "../training/prepare-image.ts";
 import { preparedInMemory } from "../training/prepared-image-cache.ts";
 import { trainLoop } from "../training/train-loop.ts";
@@ -24,7 +28,7 @@ import { validationAp, validationImages, validationSample } from "../training/va
 import { validationIds } from "../training/validation-split.ts";
 
 const USAGE =
-  "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128] [--zoom-range R] [--sampling per-set|per-image|sqrt] [--augmentation cellpose|microscope] [--groups set[/modality],...]";
+  "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--input channel|colour] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128] [--zoom-range R] [--sampling per-set|per-image|sqrt] [--augmentation cellpose|microscope] [--groups set[/modality],...]";
 
 function fail(message: string): never {
   console.error(`train: ${message}\n${USAGE}`);
@@ -42,6 +46,7 @@ const { values } = parseArgs({
   options: {
     data: { type: "string", multiple: true },
     from: { type: "string" },
+    input: { type: "string" },
     steps: { type: "string" },
     seconds: { type: "string" },
     out: { type: "string" },
@@ -100,13 +105,57 @@ const widths = values.widths === undefined ? undefined : values.widths.split(","
 if (widths !== undefined && (widths.length < 2 || widths.some((w) => w === 0)))
   fail(`--widths must list two or more positive channel counts, got "${values.widths}"`);
 const validationPerSet = positiveInteger(values["validation-per-set"], "validation-per-set", 6);
+// What the network reads: "channel" (one channel made for the image's modality) or "colour" (three
+// planes made for it, engine/README.md "Colour models"). Absent: the --from model's or the
+// checkpoint's own, else one channel.
+const INPUT_CHANNELS = { channel: 1, colour: 3 } as const;
+const inputChannels =
+  values.input === undefined
+    ? undefined
+    : values.input === "channel" || values.input === "colour"
+      ? INPUT_CHANNELS[values.input]
+      : fail(`--input must be channel or colour, got "${values.input}"`);
 mkdirSync(outDir, { recursive: true });
 const checkpointPath = join(outDir, "checkpoint.bin");
 
-// Data and the fixed hold-out.
+// State: resumed, fine-tuned from a model, or fresh.
+let state: TrainingState;
+if (existsSync(checkpointPath)) {
+  state = loadCheckpoint(checkpointPath);
+  console.log(`resuming ${checkpointPath} at step ${state.step} (its stored config applies)`);
+  if (inputChannels !== undefined && inputChannels !== state.config.network.inputChannels)
+    fail(`the checkpoint in ${outDir} trains a network of ${state.config.network.inputChannels} input channel(s); --input ${values.input} does not match it`);
+  if (steps !== state.config.schedule.totalSteps && values.steps !== undefined) {
+    state.config.schedule.totalSteps = steps;
+    console.log(`schedule length set to ${steps} steps`);
+  }
+} else if (values.from) {
+  let { network, params } = weightsFromModel(new Uint8Array(readFileSync(values.from)));
+  const expandedToColour = inputChannels !== undefined && inputChannels !== network.inputChannels;
+  if (expandedToColour) {
+    if (inputChannels !== 3) fail(`${values.from} reads ${network.inputChannels} channels; only a one-channel model can become another kind (--input colour)`);
+    ({ network, params } = expandToColour(network, params));
+  }
+  const fineTuneDefaults = defaultTrainingConfig(steps, { network, seed, ...augmentation });
+  // Fine-tuning starts lower than training from scratch, to keep what the base model learnt.
+  fineTuneDefaults.schedule.peak = learningRate ?? FINE_TUNE_PEAK_LEARNING_RATE;
+  state = freshTrainingState(fineTuneDefaults, params);
+  state.history.startedFrom = values.from;
+  if (expandedToColour) state.history.startedFromOneChannel = true;
+  console.log(`fine-tuning from ${values.from}${expandedToColour ? ", its one channel's first-layer weights spread over three colour planes" : ""}`);
+} else {
+  const network = { ...CPSAM_NETWORK, ...(inputChannels !== undefined && { inputChannels }), ...(widths && { widths }) };
+  const config = defaultTrainingConfig(steps, { seed, ...augmentation, network });
+  if (learningRate !== undefined) config.schedule.peak = learningRate;
+  state = freshTrainingState(config);
+}
+const { config } = state;
+
+// Data, read as the network reads it, and the fixed hold-out.
+const reads = networkReads(config.network.inputChannels);
 const pairs = dataDirs.flatMap((dir) => {
   if (!existsSync(join(dir, "images")) || !existsSync(join(dir, "labels"))) fail(`${dir} has no images/ and labels/ folders`);
-  return readLabelledDirectory(dir);
+  return readLabelledDirectory(dir, reads);
 });
 const held = validationIds(
   pairs.map((p) => p.id),
@@ -121,31 +170,9 @@ if (unknownGroup !== undefined) fail(`--groups: no images in group "${unknownGro
 const inGroups = (id: string) => groups === undefined || groups.includes(setOfImage(id));
 const trainPairs = pairs.filter((p) => !held.has(p.id) && inGroups(p.id));
 const validationPairs = pairs.filter((p) => held.has(p.id) && inGroups(p.id));
-console.log(`data: ${pairs.length} labelled images, ${trainPairs.length} for training, ${validationPairs.length} held out (seed ${seed})`);
-
-// State: resumed, fine-tuned from a model, or fresh.
-let state: TrainingState;
-if (existsSync(checkpointPath)) {
-  state = loadCheckpoint(checkpointPath);
-  console.log(`resuming ${checkpointPath} at step ${state.step} (its stored config applies)`);
-  if (steps !== state.config.schedule.totalSteps && values.steps !== undefined) {
-    state.config.schedule.totalSteps = steps;
-    console.log(`schedule length set to ${steps} steps`);
-  }
-} else if (values.from) {
-  const { network, params } = weightsFromModel(new Uint8Array(readFileSync(values.from)));
-  const fineTuneDefaults = defaultTrainingConfig(steps, { network, seed, ...augmentation });
-  // Fine-tuning starts lower than training from scratch, to keep what the base model learnt.
-  fineTuneDefaults.schedule.peak = learningRate ?? FINE_TUNE_PEAK_LEARNING_RATE;
-  state = freshTrainingState(fineTuneDefaults, params);
-  state.history.startedFrom = values.from;
-  console.log(`fine-tuning from ${values.from}`);
-} else {
-  const config = defaultTrainingConfig(steps, { seed, ...augmentation, ...(widths ? { network: { ...CPSAM_NETWORK, widths } } : {}) });
-  if (learningRate !== undefined) config.schedule.peak = learningRate;
-  state = freshTrainingState(config);
-}
-const { config } = state;
+console.log(
+  `data: ${pairs.length} labelled images, ${trainPairs.length} for training, ${validationPairs.length} held out (seed ${seed}), read for a ${reads.input ? "colour" : "one-channel"} network`,
+);
 
 const preparing = performance.now();
 const prepared = prepareImages(trainPairs, config.modelDiameter);
@@ -171,13 +198,14 @@ function writeRecord(final: boolean): void {
 function provenance() {
   return {
     source: state.history.startedFrom
-      ? `fine-tuned from ${state.history.startedFrom} by this project's trainer (gpu-runner/training), ${state.step} steps`
+      ? `fine-tuned from ${state.history.startedFrom}${state.history.startedFromOneChannel ? " (its one-channel first layer spread over three colour planes)" : ""} by this project's trainer (gpu-runner/training), ${state.step} steps`
       : `trained from scratch by this project's trainer (gpu-runner/training), ${state.step} steps`,
     license: "weights: project licence; training data CC0",
     trainedOn: dataDirs.map((dir) => dir.replace(/\/+$/, "").split("/").slice(-2).join("/")),
     createdAt: new Date().toISOString(),
-    notes:
-      "Cellpose-style flow network (small U-Net) reading one channel made for the image's modality (gpu-runner/engine/modality.ts): the channel mean of fluorescence, the inverted mean of brightfield and stained histology",
+    notes: reads.input
+      ? "Cellpose-style flow network (small U-Net) reading three planes made for the image's modality (gpu-runner/engine/modality.ts): the channel mean repeated for fluorescence, the inverted mean repeated for brightfield, R, G and B each inverted for stained histology"
+      : "Cellpose-style flow network (small U-Net) reading one channel made for the image's modality (gpu-runner/engine/modality.ts): the channel mean of fluorescence, the inverted mean of brightfield and stained histology",
   };
 }
 

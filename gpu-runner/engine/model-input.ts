@@ -2,34 +2,39 @@
 // reads one channel made for its modality (modality.ts): the mean of the channels for
 // fluorescence (Cellpose's grayscale mode, channels=[0,0]: a nuclear stain rendered in one colour of
 // an RGB file is found whichever colour it is), the inverted mean for brightfield and stained
-// histology. Selected channels are read first, so a user's
-// channel choice and the modality combine. Models of more channels get the selected (or first)
-// channels as they are.
+// histology. A colour model (manifest input "modality-colour") reads three planes made for its
+// modality by the same rule (modalityColour), so that the stain's colour reaches it on histology
+// and everything else reads as it does for a one-channel model. Selected channels are read first,
+// so a user's channel choice and the modality combine. Other models of more channels get the
+// selected (or first) channels as they are.
 import type { DecodedImage } from "./decode/index.ts";
-import { detectModality, modalityChannel } from "./modality.ts";
+import { detectModality, modalityChannel, modalityColour } from "./modality.ts";
 import type { Modality, ModalityDecision } from "./modality.ts";
 import { InputError } from "./faults.ts";
+import { MODALITY_COLOUR } from "./model.ts";
+import type { ModelReads } from "./model.ts";
 
 export interface ModelInput {
   image: DecodedImage;
-  /** One-channel models only: the modality the input was made for, and how it was decided. */
+  /** Models that read the modality (one channel, or colour): the modality the input was made for, and how it was decided. */
   modality?: ModalityDecision;
 }
 
-export function modelInput(image: DecodedImage, modelChannels: number, selection: number[] | undefined, modality: Modality | "auto" = "auto"): ModelInput {
+export function modelInput(image: DecodedImage, model: ModelReads, selection: number[] | undefined, modality: Modality | "auto" = "auto"): ModelInput {
   const selected = selection === undefined ? image : pickChannels(image, selection);
-  if (modelChannels === 1) {
+  if (model.channels === 1 || model.input === MODALITY_COLOUR) {
     const decision: ModalityDecision = modality === "auto" ? { modality: detectModality(selected), source: "detected" } : { modality, source: "given" };
-    return { image: { ...selected, channels: 1, data: modalityChannel(selected, decision.modality) }, modality: decision };
+    const data = model.channels === 1 ? modalityChannel(selected, decision.modality) : modalityColour(selected, decision.modality);
+    return { image: { ...selected, channels: model.channels, data }, modality: decision };
   }
   if (modality !== "auto" && modality !== "fluorescence")
-    throw new InputError(`modality "${modality}" applies to one-channel models; this model reads ${modelChannels} channels`);
-  const chosen = selection === undefined ? Array.from({ length: Math.min(modelChannels, image.channels) }, (_, i) => i) : selection.map((_, k) => k);
-  if (chosen.length > modelChannels) throw new InputError(`${chosen.length} channels selected, the model takes ${modelChannels}`);
+    throw new InputError(`modality "${modality}" applies to one-channel and colour models; this model reads ${model.channels} channels as they are`);
+  const chosen = selection === undefined ? Array.from({ length: Math.min(model.channels, image.channels) }, (_, i) => i) : selection.map((_, k) => k);
+  if (chosen.length > model.channels) throw new InputError(`${chosen.length} channels selected, the model takes ${model.channels}`);
   const plane = image.width * image.height;
-  const data = new Float32Array(modelChannels * plane);
+  const data = new Float32Array(model.channels * plane);
   chosen.forEach((c, k) => data.set(selected.data.subarray(c * plane, (c + 1) * plane), k * plane));
-  return { image: { ...image, channels: modelChannels, data } };
+  return { image: { ...image, channels: model.channels, data } };
 }
 
 function pickChannels(image: DecodedImage, selection: number[]): DecodedImage {

@@ -18,6 +18,9 @@ import { z } from "zod";
 import { ModelError } from "./faults.ts";
 import { MODALITIES } from "../../schema/modality.ts";
 
+/** The manifest's `input` of a model that reads colour made for the image's modality. */
+export const MODALITY_COLOUR = "modality-colour";
+
 /** The manifest `<name>.json`. */
 export const ModelManifest = z.object({
   /** Model name, e.g. "cpsam". */
@@ -26,6 +29,13 @@ export const ModelManifest = z.object({
   version: z.string().min(1),
   /** Input channels C the network takes; images are mapped to these with `channels` selection. */
   channels: z.number().int().min(1).max(16),
+  /**
+   * What the network's channels hold. Absent: one channel made for the image's modality when
+   * `channels` is 1, else the selected (or first) channels as they are. "modality-colour" (only
+   * with 3 channels): three planes made for the image's modality, so a stain's colour reaches the
+   * network while nuclei stay bright (model-input.ts).
+   */
+  input: z.literal(MODALITY_COLOUR).optional(),
   /** Square tile side the network runs on (Cellpose: 256). */
   tileSize: z.number().int().min(16).max(4096),
   /** Mean cell diameter (px) of the training data; images are rescaled by diameter / this. */
@@ -62,6 +72,16 @@ export const ModelManifest = z.object({
   }),
 });
 export type ModelManifest = z.infer<typeof ModelManifest>;
+
+/** What the engine needs to know to make a model's input (model-input.ts). */
+export type ModelReads = Pick<ModelManifest, "channels" | "input">;
+
+/** A colour model reads three planes made for the image's modality: its manifest must say 3 channels. */
+function inputProblem(manifest: ModelReads): string | undefined {
+  if (manifest.input === MODALITY_COLOUR && manifest.channels !== 3)
+    return `input "${MODALITY_COLOUR}" needs channels 3 (the model reads three planes), the manifest says ${manifest.channels}`;
+  return undefined;
+}
 
 export type ExecutionProvider = "cuda" | "webgpu" | "cpu";
 export type ExecutionProviderChoice = ExecutionProvider | "auto";
@@ -111,6 +131,8 @@ export function parseManifest(text: string, where = "manifest"): ModelManifest {
   const parsed = ModelManifest.safeParse(json);
   if (!parsed.success) throw new ModelError(`${where} is not a valid model manifest: ${z.prettifyError(parsed.error)}`);
   if (parsed.data.normalization.lower >= parsed.data.normalization.upper) throw new ModelError(`${where}: normalization.lower must be below upper`);
+  const problem = inputProblem(parsed.data);
+  if (problem) throw new ModelError(`${where}: ${problem}`);
   return parsed.data;
 }
 
@@ -166,6 +188,8 @@ export async function loadModelFromBytes(onnx: Uint8Array, manifest: ModelManife
 class ContractError extends ModelError {}
 
 function checkContract(session: ort.InferenceSession, manifest: ModelManifest, provider: ExecutionProvider): LoadedModel {
+  const problem = inputProblem(manifest);
+  if (problem) throw new ContractError(`model manifest: ${problem}`);
   if (session.inputNames.length !== 1 || session.outputNames.length < 1) {
     throw new ContractError(`model must have one input and at least one output; has ${session.inputNames.length} and ${session.outputNames.length}`);
   }

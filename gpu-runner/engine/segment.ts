@@ -133,7 +133,7 @@ export async function segmentImage(
   // Destructured into a `let` so that nothing else holds the model input once it is dropped.
   let input: DecodedImage | undefined;
   let modality: ModalityDecision | undefined;
-  ({ image: input, modality } = modelInput(image, manifest.channels, p.channels, p.modality));
+  ({ image: input, modality } = modelInput(image, manifest, p.channels, p.modality));
   // The model's own defaults for this modality fill in what the request left out.
   const modelDefaults = modality ? manifest.maskDefaults?.[modality.modality] : undefined;
   if (modelDefaults) p = { ...DEFAULT_SEGMENT_PARAMS, ...modelDefaults, ...params };

@@ -4,7 +4,8 @@
 // for the foreground mask; flow vectors are rotated and mirrored with the pixels they describe.
 // Intensities then get a random gain and offset, and, where the settings ask for them, the changes
 // real microscopes and cameras add: a gamma curve (detector and display non-linearity) and
-// Gaussian noise (shot and read noise; StarDist's and Cellpose 3's training add noise likewise).
+// Gaussian noise (shot and read noise; StarDist's and Cellpose 3's training add noise likewise),
+// and on colour images a small gain per channel. All channels of a crop share its warp.
 import type { SeededRandom } from "./random.ts";
 
 /** One source image prepared for sampling: normalised intensities and flow targets. */
@@ -12,6 +13,9 @@ export interface PreparedImage {
   id: string;
   width: number;
   height: number;
+  /** 1, or 3 for a colour model (training/network-input.ts). */
+  channels: number;
+  /** Planar [channels, H, W] normalised intensities. */
   image: Float32Array;
   /** Planar [2, H, W] unit flows (dY, dX). */
   flows: Float32Array;
@@ -29,12 +33,24 @@ export interface AugmentSettings {
   gammaRange?: [number, number];
   /** Standard deviation of added Gaussian noise, drawn uniformly from this range per crop (absent: none). */
   noiseRange?: [number, number];
+  /**
+   * Colour (3-channel) crops only: each channel's gain is further multiplied by a factor drawn
+   * uniformly from this range (absent: none). Stain strength and hue vary between labs and batches,
+   * and per-channel normalisation evens out the range of each channel but not every shift of
+   * balance between them. A one-channel crop has nothing to balance: its gain covers it.
+   */
+  channelGainRange?: [number, number];
 }
 
 export const CELLPOSE_AUGMENTATION: AugmentSettings = { zoomRange: 0.5, gainRange: [0.7, 1.3], offsetRange: [-0.1, 0.1] };
 
-/** Cellpose's transforms plus gamma and noise: for training on images from many microscopes. */
-export const MICROSCOPE_AUGMENTATION: AugmentSettings = { ...CELLPOSE_AUGMENTATION, gammaRange: [0.7, 1.4], noiseRange: [0, 0.06] };
+/** Cellpose's transforms plus gamma and noise (and ±10 % gain per channel on colour): for training on images from many microscopes. */
+export const MICROSCOPE_AUGMENTATION: AugmentSettings = {
+  ...CELLPOSE_AUGMENTATION,
+  gammaRange: [0.7, 1.4],
+  noiseRange: [0, 0.06],
+  channelGainRange: [0.9, 1.1],
+};
 
 function bilinear(plane: Float32Array, offset: number, width: number, height: number, sx: number, sy: number): number {
   const x0 = Math.floor(sx),
@@ -56,8 +72,8 @@ function bilinear(plane: Float32Array, offset: number, width: number, height: nu
 }
 
 /**
- * Writes one crop of `size` x `size` into images[batchIndex] ([N, 1, S, S]) and
- * targets[batchIndex] ([N, 3, S, S] = unit dY, unit dX, foreground).
+ * Writes one crop of `size` x `size` into images[batchIndex] ([N, C, S, S], C = source.channels)
+ * and targets[batchIndex] ([N, 3, S, S] = unit dY, unit dX, foreground).
  */
 export function sampleCrop(
   source: PreparedImage,
@@ -80,11 +96,15 @@ export function sampleCrop(
   const offset = random.uniform(settings.offsetRange[0], settings.offsetRange[1]);
   const gamma = settings.gammaRange ? random.uniform(settings.gammaRange[0], settings.gammaRange[1]) : 1;
   const noise = settings.noiseRange ? random.uniform(settings.noiseRange[0], settings.noiseRange[1]) : 0;
+  // Drawn last, and only for colour, so that one-channel runs draw the same numbers as before it existed.
+  const { channels } = source;
+  const channelRange = channels === 3 ? settings.channelGainRange : undefined;
+  const gains = Array.from({ length: channels }, () => (channelRange ? gain * random.uniform(channelRange[0], channelRange[1]) : gain));
 
   const cos = Math.cos(angle),
     sin = Math.sin(angle);
   const plane = size * size;
-  const imageBase = batchIndex * plane;
+  const imageBase = batchIndex * channels * plane;
   const targetBase = batchIndex * 3 * plane;
   const sourcePlane = width * height;
   for (let v = 0; v < size; v++) {
@@ -97,9 +117,11 @@ export function sampleCrop(
       const sx = centreX + rx - 0.5,
         sy = centreY + ry - 0.5;
       const out = v * size + u;
-      let value = bilinear(source.image, 0, width, height, sx, sy);
-      if (gamma !== 1) value = value < 0 ? -((-value) ** gamma) : value ** gamma;
-      images[imageBase + out] = gain * value + offset + (noise > 0 ? noise * random.normal() : 0);
+      for (let c = 0; c < channels; c++) {
+        let value = bilinear(source.image, c * sourcePlane, width, height, sx, sy);
+        if (gamma !== 1) value = value < 0 ? -((-value) ** gamma) : value ** gamma;
+        images[imageBase + c * plane + out] = gains[c]! * value + offset + (noise > 0 ? noise * random.normal() : 0);
+      }
       const nx = Math.round(sx),
         ny = Math.round(sy);
       const inside = nx >= 0 && nx < width && ny >= 0 && ny < height && source.foreground[ny * width + nx] !== 0;

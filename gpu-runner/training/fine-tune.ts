@@ -10,7 +10,7 @@ import type { DecodedImage } from "../engine/decode/index.ts";
 import { parseManifest } from "../engine/model.ts";
 import type { ModelManifest } from "../engine/model.ts";
 import { weightsFromModel } from "../network/weights-from-model.ts";
-import { toModelChannel } from "./labelled-images.ts";
+import { toModelInput } from "./labelled-images.ts";
 import type { LabelledImage } from "./labelled-images.ts";
 import { exportModel } from "./model-export.ts";
 import type { PreparedImage } from "./augment.ts";
@@ -27,6 +27,8 @@ import type { ValidationImage } from "./validate.ts";
 import { validationIds } from "./validation-split.ts";
 import { InputError } from "../engine/faults.ts";
 import { medianObjectDiameter } from "./object-diameter.ts";
+import { manifestReadsAs, networkReads } from "./network-input.ts";
+import type { PreparedSize } from "./prepared-image-cache.ts";
 
 function medianOf(values: number[]): number | undefined {
   if (values.length === 0) return undefined;
@@ -56,7 +58,7 @@ export interface FineTuneRequest {
   budget: { steps?: number; seconds?: number };
   /**
    * Bytes of prepared training images held at once (default DEFAULT_TRAINING_MEMORY_BYTES; a
-   * prepared image takes preparedImageBytes: 13 bytes a pixel). Past it the least recently drawn
+   * prepared image takes preparedImageBytes: 13 bytes a pixel, 21 for a colour model). Past it the least recently drawn
    * are dropped and prepared again when drawn again; one image being read adds its own decoding.
    */
   memoryBudgetBytes?: number;
@@ -127,14 +129,20 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
 
   const base = loadBase(request.base);
   const { network, params } = weightsFromModel(base.onnx);
+  // One-channel and colour models both train; the manifest says which the network's channels hold.
+  const reads = networkReads(network.inputChannels);
+  if (!manifestReadsAs(base.manifest, network.inputChannels))
+    throw new Error(
+      `${base.manifest.name}'s manifest (channels ${base.manifest.channels}${base.manifest.input ? `, input ${base.manifest.input}` : ""}) does not describe its network, which reads ${network.inputChannels} channel(s)${reads.input ? ` (${reads.input})` : ""}`,
+    );
   const budgetBytes = request.memoryBudgetBytes ?? DEFAULT_TRAINING_MEMORY_BYTES;
   const ids = request.pairs.map((_, i) => `custom/${String(i).padStart(5, "0")}`);
   const labelled = async (i: number): Promise<LabelledImage> => {
     const { image, labels } = await request.pairs[i]!();
     if (labels.length !== image.width * image.height)
       throw new InputError(`pair ${i}: labels hold ${labels.length} values for a ${image.width}x${image.height} image`);
-    const { data, modality } = toModelChannel(image);
-    return { id: ids[i]!, width: image.width, height: image.height, image: data, labels, modality };
+    const { data, channels, modality } = toModelInput(image, reads);
+    return { id: ids[i]!, width: image.width, height: image.height, image: data, channels, labels, modality };
   };
   const seed = request.seed ?? 1;
   const fraction = request.validationFraction ?? 0.2;
@@ -145,15 +153,15 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
 
   // One pass over the pairs, one at a time: sizes and object diameters, and the first training
   // images prepared while they fit the budget (so a job that fits reads each image once).
-  const sizes: { width: number; height: number }[] = [];
+  const sizes: PreparedSize[] = [];
   const measured: number[] = [];
   const preparedInScan = new Map<number, PreparedImage>();
   let scanBytes = 0;
   for (let i = 0; i < ids.length; i++) {
     const pair = await labelled(i);
-    sizes.push({ width: pair.width, height: pair.height });
+    sizes.push({ width: pair.width, height: pair.height, channels: pair.channels });
     measured.push(medianObjectDiameter(pair.labels));
-    const bytes = preparedImageBytes(pair.width, pair.height);
+    const bytes = preparedImageBytes(pair.width, pair.height, pair.channels);
     if (!held.has(ids[i]!) && measured[i]! > 0 && scanBytes + bytes <= budgetBytes) {
       preparedInScan.set(i, prepareImage(pair, base.manifest.diameter, measured[i]));
       scanBytes += bytes;

@@ -1,6 +1,6 @@
 // Reads a dataset laid out as <dir>/images/<name>.<ext> + <dir>/labels/<name>.png (the layout of
-// shared/data/nuclei) into the one channel the model reads (the engine's model input, modality
-// included) with instance labels. A dataset of several modalities lists them in
+// shared/data/nuclei) into what the model reads (the engine's model input, modality included: one
+// channel, or three for a colour model; network-input.ts) with instance labels. A dataset of several modalities lists them in
 // <dir>/modality.csv (columns name, modality); its images are then grouped by modality as well as
 // by set, for sampling and validation.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -10,14 +10,18 @@ import type { DecodedImage } from "../engine/decode/index.ts";
 import { modelInput } from "../engine/model-input.ts";
 import type { Modality } from "../engine/modality.ts";
 import { MODALITIES } from "../engine/modality.ts";
+import type { ModelReads } from "../engine/model.ts";
+import { ONE_CHANNEL } from "./network-input.ts";
 
 export interface LabelledImage {
   /** "<set>/<name>", e.g. "bbbc039/IXMtest_A02_s1", or "<set>/<modality>/<name>" in a set of several modalities. */
   id: string;
   width: number;
   height: number;
-  /** The one channel the model reads (modality applied), raw intensities (normalisation happens later). */
+  /** What the model reads (modality applied), planar [channels, H, W], raw intensities (normalisation happens later). */
   image: Float32Array;
+  /** 1, or 3 for a colour model. */
+  channels: number;
   labels: Uint32Array;
   /** The modality the engine detected, which made `image`. */
   modality: Modality;
@@ -28,10 +32,11 @@ export function setOfImage(id: string): string {
   return id.slice(0, Math.max(0, id.lastIndexOf("/")));
 }
 
-/** The one channel a one-channel model reads from a decoded image, as the engine makes it at inference. */
-export function toModelChannel(decoded: DecodedImage): { data: Float32Array; modality: Modality } {
-  const { image, modality } = modelInput(decoded, 1, undefined);
-  return { data: image.data, modality: modality!.modality };
+/** What a model that reads the modality (one channel, or colour) gets from a decoded image, as the engine makes it at inference. */
+export function toModelInput(decoded: DecodedImage, reads: ModelReads): { data: Float32Array; channels: number; modality: Modality } {
+  const { image, modality } = modelInput(decoded, reads, undefined);
+  if (!modality) throw new Error(`the trainer reads images for one-channel or colour models, not for a model of ${reads.channels} plain channels`);
+  return { data: image.data, channels: image.channels, modality: modality.modality };
 }
 
 export function labelsFromImage(decoded: DecodedImage): Uint32Array {
@@ -45,18 +50,18 @@ export function labelsFromImage(decoded: DecodedImage): Uint32Array {
   return labels;
 }
 
-export function pairImageWithLabels(id: string, imageBytes: Uint8Array, labelBytes: Uint8Array): LabelledImage {
+export function pairImageWithLabels(id: string, imageBytes: Uint8Array, labelBytes: Uint8Array, reads: ModelReads = ONE_CHANNEL): LabelledImage {
   const decoded = decodeImage(imageBytes);
   const labelImage = decodeImage(labelBytes);
   if (labelImage.width !== decoded.width || labelImage.height !== decoded.height) {
     throw new Error(`${id}: labels are ${labelImage.width}x${labelImage.height}, the image ${decoded.width}x${decoded.height}`);
   }
-  const { data, modality } = toModelChannel(decoded);
-  return { id, width: decoded.width, height: decoded.height, image: data, labels: labelsFromImage(labelImage), modality };
+  const { data, channels, modality } = toModelInput(decoded, reads);
+  return { id, width: decoded.width, height: decoded.height, image: data, channels, labels: labelsFromImage(labelImage), modality };
 }
 
-/** Every image in <dir>/images that has a label image in <dir>/labels, sorted by name. */
-export function readLabelledDirectory(dir: string): LabelledImage[] {
+/** Every image in <dir>/images that has a label image in <dir>/labels, sorted by name, as a model that reads `reads` gets it. */
+export function readLabelledDirectory(dir: string, reads: ModelReads = ONE_CHANNEL): LabelledImage[] {
   const set = basename(dir.replace(/\/+$/, ""));
   const labelNames = new Set(readdirSync(join(dir, "labels")));
   const listed = listedModalities(dir);
@@ -65,7 +70,7 @@ export function readLabelledDirectory(dir: string): LabelledImage[] {
     const name = basename(file, extname(file));
     if (!labelNames.has(`${name}.png`)) continue;
     const group = listed ? `${set}/${listed.get(name) ?? "unlisted"}` : set;
-    pairs.push(pairImageWithLabels(`${group}/${name}`, readFileSync(join(dir, "images", file)), readFileSync(join(dir, "labels", `${name}.png`))));
+    pairs.push(pairImageWithLabels(`${group}/${name}`, readFileSync(join(dir, "images", file)), readFileSync(join(dir, "labels", `${name}.png`)), reads));
   }
   if (pairs.length === 0) throw new Error(`no image/label pairs under ${dir} (expected images/<name>.* and labels/<name>.png)`);
   return pairs;

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { ModelManifest } from "../engine/model.ts";
 import { DEFAULT_PERCENTILES } from "../engine/normalize.ts";
 import { buildInferenceModel } from "../network/inference-model.ts";
+import { networkReads } from "./network-input.ts";
 import type { TrainingConfig } from "./training-config.ts";
 
 export function exportModel(
@@ -18,7 +19,7 @@ export function exportModel(
   const manifest: ModelManifest = {
     name,
     version,
-    channels: config.network.inputChannels,
+    ...networkReads(config.network.inputChannels),
     tileSize: config.cropSize,
     diameter: config.modelDiameter,
     normalization: DEFAULT_PERCENTILES,

@@ -1,5 +1,5 @@
-// Turns a labelled image into what the crop sampler reads: percentile-normalised intensities (the
-// engine's normalisation, as at inference), the engine's flow targets, the foreground mask, and
+// Turns a labelled image into what the crop sampler reads: percentile-normalised intensities, each
+// channel on its own (the engine's normalisation, as at inference), the engine's flow targets, the foreground mask, and
 // the scale that brings its objects to the model's diameter.
 import { flowsFromLabels } from "../engine/flow-targets.ts";
 import { normalizeImage } from "../engine/normalize.ts";
@@ -14,10 +14,20 @@ export function prepareImage(pair: LabelledImage, modelDiameter: number, objectD
   const { width, height } = pair;
   if (!(objectDiameter > 0)) throw new InputError(`${pair.id}: the label image has no objects, so its object size is unknown`);
   const diameter = objectDiameter;
-  const image = normalizeImage({ width, height, channels: 1, bitDepth: 32, sampleFormat: "float", data: pair.image });
+  const { channels } = pair;
+  const image = normalizeImage({ width, height, channels, bitDepth: 32, sampleFormat: "float", data: pair.image });
   const foreground = new Uint8Array(width * height);
   for (let i = 0; i < foreground.length; i++) foreground[i] = pair.labels[i] !== 0 ? 1 : 0;
-  return { id: pair.id, width, height, image, flows: flowsFromLabels(pair.labels, width, height), foreground, scaleToModel: modelDiameter / diameter };
+  return {
+    id: pair.id,
+    width,
+    height,
+    channels,
+    image,
+    flows: flowsFromLabels(pair.labels, width, height),
+    foreground,
+    scaleToModel: modelDiameter / diameter,
+  };
 }
 
 /**

@@ -16,9 +16,9 @@ export function preparedInMemory(images: PreparedImage[]): TrainingImages {
   return { ids: images.map((image) => image.id), get: (index) => images[index]! };
 }
 
-/** Bytes a prepared image holds: the normalised image and two flow planes (float32), the foreground mask (one byte). */
-export function preparedImageBytes(width: number, height: number): number {
-  return width * height * (4 + 2 * 4 + 1);
+/** Bytes a prepared image holds: the normalised image's channels and two flow planes (float32), the foreground mask (one byte). */
+export function preparedImageBytes(width: number, height: number, channels: number): number {
+  return width * height * (channels * 4 + 2 * 4 + 1);
 }
 
 const bytesOf = (image: PreparedImage) => image.image.byteLength + image.flows.byteLength + image.foreground.byteLength;
@@ -33,9 +33,16 @@ export interface PreparedImageCacheStats {
   preparations: number;
 }
 
+/** An image's width, height and channel count: all that its prepared size depends on. */
+export interface PreparedSize {
+  width: number;
+  height: number;
+  channels: number;
+}
+
 export class PreparedImageCache implements TrainingImages {
   readonly ids: readonly string[];
-  private readonly sizes: readonly { width: number; height: number }[];
+  private readonly sizes: readonly PreparedSize[];
   private readonly prepare: (index: number) => Promise<PreparedImage>;
   /** Held images by index; a Map iterates in insertion order, so re-inserting on use keeps it least recently used first. */
   private readonly held = new Map<number, PreparedImage>();
@@ -45,19 +52,14 @@ export class PreparedImageCache implements TrainingImages {
   private preparations = 0;
 
   /**
-   * `sizes`: each image's width and height, known before it is prepared, so that room is made
+   * `sizes`: each image's width, height and channels, known before it is prepared, so that room is made
    * before preparing. An image that alone needs more than the budget is refused up front.
    */
-  constructor(
-    ids: readonly string[],
-    sizes: readonly { width: number; height: number }[],
-    budgetBytes: number,
-    prepare: (index: number) => Promise<PreparedImage>,
-  ) {
+  constructor(ids: readonly string[], sizes: readonly PreparedSize[], budgetBytes: number, prepare: (index: number) => Promise<PreparedImage>) {
     if (!(budgetBytes > 0)) throw new Error(`the training memory budget must be positive, got ${budgetBytes}`);
     if (sizes.length !== ids.length) throw new Error(`${ids.length} ids but ${sizes.length} sizes`);
-    sizes.forEach(({ width, height }, i) => {
-      const needed = preparedImageBytes(width, height);
+    sizes.forEach(({ width, height, channels }, i) => {
+      const needed = preparedImageBytes(width, height, channels);
       if (needed > budgetBytes) {
         throw new InputError(
           `training image ${i + 1} (${width}x${height}) needs ${mebibytes(needed)} prepared for training, more than this runner's training memory budget of ${mebibytes(budgetBytes)} (TRAINING_MEMORY_MB)`,
@@ -77,8 +79,8 @@ export class PreparedImageCache implements TrainingImages {
       this.held.set(index, held);
       return held;
     }
-    const { width, height } = this.sizes[index]!;
-    this.makeRoom(preparedImageBytes(width, height));
+    const { width, height, channels } = this.sizes[index]!;
+    this.makeRoom(preparedImageBytes(width, height, channels));
     const prepared = await this.prepare(index);
     this.preparations++;
     this.hold(index, prepared);
@@ -110,7 +112,7 @@ export class PreparedImageCache implements TrainingImages {
     // Sizes were checked against the budget when the cache was made; a prepared image of another size is a bug.
     if (this.residentBytes + bytes > this.budgetBytes)
       throw new Error(
-        `prepared image ${index} holds ${bytes} bytes, not the ${preparedImageBytes(this.sizes[index]!.width, this.sizes[index]!.height)} expected`,
+        `prepared image ${index} holds ${bytes} bytes, not the ${preparedImageBytes(this.sizes[index]!.width, this.sizes[index]!.height, this.sizes[index]!.channels)} expected`,
       );
     this.held.set(index, prepared);
     this.residentBytes += bytes;

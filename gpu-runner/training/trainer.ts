@@ -58,16 +58,21 @@ export class Trainer {
     const { batchSize, cropSize } = config;
     const random = new SeededRandom(0);
     random.state = this.state.randomState;
+    const channels = config.network.inputChannels;
     const plane = cropSize * cropSize;
-    const images = new Float32Array(batchSize * plane);
+    const images = new Float32Array(batchSize * channels * plane);
     const targets = new Float32Array(batchSize * 3 * plane);
-    for (let b = 0; b < batchSize; b++) sampleCrop(await this.pickSource(random), cropSize, random, config.augmentation, images, targets, b);
+    for (let b = 0; b < batchSize; b++) {
+      const source = await this.pickSource(random);
+      if (source.channels !== channels) throw new Error(`${source.id} was prepared with ${source.channels} channels, the network reads ${channels}`);
+      sampleCrop(source, cropSize, random, config.augmentation, images, targets, b);
+    }
 
     const stepNumber = this.state.step + 1;
     const learningRate = learningRateAt(config.schedule, stepNumber);
     const count = this.state.params.length;
     const out = await this.session.run({
-      [N.images]: new ort.Tensor("float32", images, [batchSize, config.network.inputChannels, cropSize, cropSize]),
+      [N.images]: new ort.Tensor("float32", images, [batchSize, channels, cropSize, cropSize]),
       [N.targets]: new ort.Tensor("float32", targets, [batchSize, 3, cropSize, cropSize]),
       [N.params]: new ort.Tensor("float32", this.state.params, [count]),
       [N.firstMoment]: new ort.Tensor("float32", this.state.firstMoment, [count]),

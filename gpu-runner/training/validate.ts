@@ -2,7 +2,9 @@
 // masks), Cellpose-style: each image is segmented at its true object diameter, as Cellpose's
 // benchmarks do, so the score measures the network rather than a size estimate.
 import { averagePrecision } from "../engine/average-precision.ts";
+import type { DecodedImage } from "../engine/decode/index.ts";
 import { loadModelFromBytes } from "../engine/model.ts";
+import type { LoadedModel } from "../engine/model.ts";
 import { segmentImage } from "../engine/segment.ts";
 import { setOfImage } from "./labelled-images.ts";
 import type { LabelledImage } from "./labelled-images.ts";
@@ -34,16 +36,33 @@ export function validationSample(images: ValidationImage[], perSet: number): Val
   });
 }
 
+/**
+ * These weights as the engine serves them, for images that are already what the model reads
+ * (labelled-images.ts, modality applied), which the engine must pass on unchanged: a one-channel
+ * model is asked for "fluorescence", whose channel mean of one channel is that channel; a colour
+ * model's manifest loses its input "modality-colour", so that its three planes are read as they are.
+ */
+async function modelForPreparedInput(config: TrainingConfig, params: Float32Array, trainedObjectDiameter?: number): Promise<LoadedModel> {
+  const { onnx, manifest } = exportModel(config, params, "validation", "validation", { source: "validation during training" });
+  const asItIs = { ...manifest, ...(trainedObjectDiameter !== undefined && { trainedObjectDiameter }) };
+  delete asItIs.input;
+  return loadModelFromBytes(onnx, asItIs, { executionProvider: "cpu", log: () => {} });
+}
+
+/** The modality parameter that leaves a prepared input as it is (see modelForPreparedInput). */
+const PREPARED_INPUT = { modality: "fluorescence" } as const;
+
+function preparedInput(pair: LabelledImage): DecodedImage {
+  return { width: pair.width, height: pair.height, channels: pair.channels, bitDepth: 32, sampleFormat: "float", data: pair.image };
+}
+
 /** AP@0.5 and AP@0.75 averaged over the images of each set, plus "mean": the mean over sets. */
 export async function validationAp(config: TrainingConfig, params: Float32Array, images: ValidationImage[]): Promise<ValidationScores> {
-  const { onnx, manifest } = exportModel(config, params, "validation", "validation", { source: "validation during training" });
-  const model = await loadModelFromBytes(onnx, manifest, { executionProvider: "cpu", log: () => {} });
+  const model = await modelForPreparedInput(config, params);
   const perSet = new Map<string, [number, number][]>();
   for (const { load, diameter } of images) {
     const pair = await load();
-    const image = { width: pair.width, height: pair.height, channels: 1, bitDepth: 32, sampleFormat: "float" as const, data: pair.image };
-    // pair.image is already the channel the model reads (labelled-images.ts), modality applied.
-    const result = await segmentImage(image, model, { diameter, modality: "fluorescence" });
+    const result = await segmentImage(preparedInput(pair), model, { diameter, ...PREPARED_INPUT });
     const set = setOfImage(pair.id);
     const [ap50, ap75] = averagePrecision(pair.labels, result.labels, [0.5, 0.75]).ap;
     perSet.set(set, [...(perSet.get(set) ?? []), [ap50, ap75]]);
@@ -71,17 +90,11 @@ export async function autoDiameterAp(
   images: ValidationImage[],
   trainedObjectDiameter: number | undefined,
 ): Promise<number> {
-  const { onnx, manifest } = exportModel(config, params, "validation", "validation", { source: "validation during training" });
-  const model = await loadModelFromBytes(
-    onnx,
-    { ...manifest, ...(trainedObjectDiameter !== undefined && { trainedObjectDiameter }) },
-    { executionProvider: "cpu", log: () => {} },
-  );
+  const model = await modelForPreparedInput(config, params, trainedObjectDiameter);
   let sum = 0;
   for (const { load } of images) {
     const pair = await load();
-    const image = { width: pair.width, height: pair.height, channels: 1, bitDepth: 32, sampleFormat: "float" as const, data: pair.image };
-    const result = await segmentImage(image, model, { diameter: "auto", modality: "fluorescence" });
+    const result = await segmentImage(preparedInput(pair), model, { diameter: "auto", ...PREPARED_INPUT });
     sum += averagePrecision(pair.labels, result.labels, [0.5]).ap[0]!;
   }
   await model.session.release();

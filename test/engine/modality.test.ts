@@ -69,24 +69,74 @@ describe("the one channel a nuclei model reads", () => {
   });
 
   it("is made automatically by default and records how the modality was decided", () => {
-    const auto = modelInput(stained, 1, undefined);
+    const auto = modelInput(stained, { channels: 1 }, undefined);
     expect(auto.modality).toEqual({ modality: "histology", source: "detected" });
     expect(auto.image.channels).toBe(1);
-    const given = modelInput(stained, 1, undefined, "brightfield");
+    const given = modelInput(stained, { channels: 1 }, undefined, "brightfield");
     expect(given.modality).toEqual({ modality: "brightfield", source: "given" });
     expect(given.image.data[centre]!).toBeGreaterThan(given.image.data[corner]!);
   });
 
   it("applies to the selected channels: a selected single channel of a stained image reads as brightfield", () => {
-    expect(modelInput(stained, 1, [1]).modality?.modality).toBe("brightfield");
-    expect(() => modelInput(stained, 1, [3])).toThrow(/channel 3 does not exist/);
+    expect(modelInput(stained, { channels: 1 }, [1]).modality?.modality).toBe("brightfield");
+    expect(() => modelInput(stained, { channels: 1 }, [3])).toThrow(/channel 3 does not exist/);
   });
 
   it("leaves models of several channels their channels as they are", () => {
-    const two = modelInput(stained, 2, [2, 0]);
+    const two = modelInput(stained, { channels: 2 }, [2, 0]);
     expect(two.modality).toBeUndefined();
     expect(two.image.channels).toBe(2);
     expect(two.image.data[centre]).toBe(stained.data[2 * 4096 + centre]);
-    expect(() => modelInput(stained, 2, undefined, "histology")).toThrow(/one-channel models/);
+    expect(() => modelInput(stained, { channels: 2 }, undefined, "histology")).toThrow(/one-channel and colour models/);
+  });
+});
+
+describe("the three planes a colour model reads (manifest input modality-colour)", () => {
+  const colourModel = { channels: 3, input: "modality-colour" } as const;
+  const planes = (data: Float32Array, i: number) => [0, 1, 2].map((c) => data[c * 4096 + i]!);
+
+  it("on gray fluorescence: the one-channel model's channel, repeated in all three", () => {
+    const input = modelInput(fluorescence, colourModel, undefined);
+    expect(input.modality).toEqual({ modality: "fluorescence", source: "detected" });
+    expect(input.image.channels).toBe(3);
+    const channel = modelInput(fluorescence, { channels: 1 }, undefined).image.data;
+    for (const i of [centre, corner]) expect(planes(input.image.data, i)).toEqual([channel[i], channel[i], channel[i]]);
+  });
+
+  it("on gray brightfield: the inverted gray repeated, nuclei bright", () => {
+    const input = modelInput(brightfield, colourModel, undefined);
+    expect(input.modality).toEqual({ modality: "brightfield", source: "detected" });
+    const channel = modalityChannel(brightfield, "brightfield");
+    expect(planes(input.image.data, centre)).toEqual([channel[centre], channel[centre], channel[centre]]);
+    expect(input.image.data[centre]!).toBeGreaterThan(input.image.data[corner]!);
+  });
+
+  it("on a stained RGB image: R, G and B each inverted on its own, so nuclei are bright in all three and the stain's colour survives", () => {
+    const input = modelInput(stained, colourModel, undefined);
+    expect(input.modality).toEqual({ modality: "histology", source: "detected" });
+    for (let c = 0; c < 3; c++) {
+      const source = stained.data.subarray(c * 4096, (c + 1) * 4096);
+      const brightest = Math.max(...source);
+      expect(input.image.data[c * 4096 + centre]).toBe(brightest - source[centre]!);
+      expect(input.image.data[c * 4096 + centre]!).toBeGreaterThan(input.image.data[c * 4096 + corner]!);
+    }
+    // Colour kept: the nuclei (90, 60, 150) against the background (230, 170, 200) lose most red, least blue.
+    const [r, g, b] = planes(input.image.data, centre).map((v, c) => v - planes(input.image.data, corner)[c]!);
+    expect(r!).toBeGreaterThan(g!);
+    expect(g!).toBeGreaterThan(b!);
+  });
+
+  it("takes a given modality, records it as given, and reads a gray image forced to histology as the inverted gray repeated", () => {
+    const input = modelInput(brightfield, colourModel, undefined, "histology");
+    expect(input.modality).toEqual({ modality: "histology", source: "given" });
+    const inverted = modalityChannel(brightfield, "brightfield");
+    expect(planes(input.image.data, centre)).toEqual([inverted[centre], inverted[centre], inverted[centre]]);
+  });
+
+  it("reads the user's selected channels first: one selected channel of a stained image is gray, so brightfield", () => {
+    const input = modelInput(stained, colourModel, [1]);
+    expect(input.modality?.modality).toBe("brightfield");
+    const green = stained.data.subarray(4096, 8192);
+    expect(input.image.data[2 * 4096 + centre]).toBe(Math.max(...green) - green[centre]!);
   });
 });

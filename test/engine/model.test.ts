@@ -42,6 +42,16 @@ describe("model contract", () => {
     expect(() => parseManifest(JSON.stringify({ ...manifest, normalization: { lower: 99, upper: 1 } }))).toThrow(/lower must be below upper/);
   });
 
+  it("rejects a colour input (modality-colour) on a manifest that does not say 3 channels", async () => {
+    const { onnx, manifest } = buildReferenceModel({ channels: 1 });
+    expect(() => parseManifest(JSON.stringify({ ...manifest, input: "modality-colour" }), "m.json")).toThrow(
+      /m\.json: input "modality-colour" needs channels 3 .* says 1/,
+    );
+    await expect(loadModelFromBytes(onnx, { ...manifest, input: "modality-colour" }, { executionProvider: "cpu" })).rejects.toThrow(/needs channels 3/);
+    expect(parseManifest(JSON.stringify({ ...buildReferenceModel({ channels: 3 }).manifest, input: "modality-colour" })).input).toBe("modality-colour");
+    expect(() => parseManifest(JSON.stringify({ ...manifest, input: "rgb" }))).toThrow(/input/);
+  });
+
   it("rejects a network whose input channels disagree with its manifest", async () => {
     const { onnx } = buildReferenceModel({ channels: 3 });
     const { manifest } = buildReferenceModel({ channels: 1 });

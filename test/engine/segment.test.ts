@@ -153,6 +153,23 @@ describe("segmentImage", () => {
     expect(redOnly.rois).toHaveLength(0);
   });
 
+  it("gives a colour model (input modality-colour) a stained image's three channels, each inverted, and records the modality", async () => {
+    const { onnx, manifest } = buildReferenceModel({ diameter: 15, channels: 3, tileSize: 128 });
+    const colour = await loadModelFromBytes(onnx, { ...manifest, input: "modality-colour" }, { executionProvider: "cpu", log: () => {} });
+    // H&E-like: purple nuclei (absorbing red most) on a pink field, from the bright-nuclei rendering.
+    const plane = image.data.length;
+    let brightest = 0;
+    for (const v of image.data) brightest = Math.max(brightest, v);
+    const stained = { ...image, channels: 3, bitDepth: 8, sampleFormat: "uint" as const, data: new Float32Array(3 * plane) };
+    const field = [235, 175, 205],
+      absorbed = [150, 110, 60];
+    for (let c = 0; c < 3; c++)
+      for (let i = 0; i < plane; i++) stained.data[c * plane + i] = Math.round(field[c]! - (absorbed[c]! * image.data[i]!) / brightest);
+    const result = await segmentImage(stained, colour);
+    expect(result.modality).toEqual({ modality: "histology", source: "detected" });
+    expect(averagePrecision(scene.labels, result.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
+  });
+
   it("takes the model's mask defaults for the image's modality, and a request's own parameters over them", async () => {
     const { onnx, manifest } = buildReferenceModel({ diameter: 15, tileSize: 128 });
     // A cell-probability threshold no logit reaches: with the model's default nothing is foreground.

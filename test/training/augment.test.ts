@@ -1,8 +1,8 @@
 // Augmented crops keep image, mask and flow targets consistent under rotation, mirroring and zoom.
 import { describe, expect, it } from "vitest";
 import { flowsFromLabels } from "../../gpu-runner/engine/flow-targets.ts";
-import { CELLPOSE_AUGMENTATION, sampleCrop } from "../../gpu-runner/training/augment.ts";
-import type { PreparedImage } from "../../gpu-runner/training/augment.ts";
+import { CELLPOSE_AUGMENTATION, MICROSCOPE_AUGMENTATION, sampleCrop } from "../../gpu-runner/training/augment.ts";
+import type { AugmentSettings, PreparedImage } from "../../gpu-runner/training/augment.ts";
 import { SeededRandom } from "../../gpu-runner/training/random.ts";
 
 /** One bright disc of radius 12 centred in a 64x64 image. */
@@ -21,6 +21,7 @@ function disc(): PreparedImage {
     id: "test/disc",
     width: size,
     height: size,
+    channels: 1,
     image,
     flows: flowsFromLabels(labels, size, size),
     foreground: Uint8Array.from(labels),
@@ -103,5 +104,82 @@ describe("intensity changes of real microscopes", () => {
     expect(Math.abs(mean)).toBeLessThan(0.02);
     expect(sd).toBeGreaterThan(0.08);
     expect(sd).toBeLessThan(0.12);
+  });
+});
+
+describe("colour crops (3 channels)", () => {
+  /** The disc, a horizontal ramp and an inverted disc as the three channels: each plane different. */
+  function colourDisc(): PreparedImage {
+    const one = disc();
+    const plane = one.width * one.height;
+    const image = new Float32Array(3 * plane);
+    for (let i = 0; i < plane; i++) {
+      image[i] = one.image[i]!;
+      image[plane + i] = (i % one.width) / one.width;
+      image[2 * plane + i] = 1 - one.image[i]!;
+    }
+    return { ...one, channels: 3, image };
+  }
+  const planeOf = (source: PreparedImage, c: number): PreparedImage => {
+    const plane = source.width * source.height;
+    return { ...source, channels: 1, image: source.image.slice(c * plane, (c + 1) * plane) };
+  };
+
+  it("warp every plane with the crop's one geometry: each plane is the crop its channel alone would give", () => {
+    const size = 40,
+      plane = size * size;
+    const colour = colourDisc();
+    for (const seed of [1, 2, 3]) {
+      const images = new Float32Array(2 * 3 * plane),
+        targets = new Float32Array(2 * 3 * plane);
+      sampleCrop(colour, size, new SeededRandom(seed), CELLPOSE_AUGMENTATION, images, targets, 1);
+      for (let c = 0; c < 3; c++) {
+        const alone = new Float32Array(plane),
+          aloneTargets = new Float32Array(3 * plane);
+        sampleCrop(planeOf(colour, c), size, new SeededRandom(seed), CELLPOSE_AUGMENTATION, alone, aloneTargets, 0);
+        expect(images.subarray((3 + c) * plane, (4 + c) * plane)).toEqual(alone);
+        expect(targets.subarray(3 * plane)).toEqual(aloneTargets);
+      }
+      expect(images.subarray(0, 3 * plane).every((v) => v === 0)).toBe(true); // batch item 0 untouched
+    }
+  });
+
+  it("get a gain per channel within the microscope augmentation's ±10 %, and one-channel crops none", () => {
+    const size = 32,
+      plane = size * size;
+    const settings: AugmentSettings = {
+      ...MICROSCOPE_AUGMENTATION,
+      zoomRange: 0,
+      gainRange: [1, 1],
+      offsetRange: [0, 0],
+      gammaRange: undefined,
+      noiseRange: undefined,
+    };
+    const gray = disc();
+    const threeGray: PreparedImage = { ...gray, channels: 3, image: new Float32Array([...gray.image, ...gray.image, ...gray.image]) };
+    const ratios: number[] = [];
+    for (const seed of [4, 5, 6]) {
+      const images = new Float32Array(3 * plane),
+        targets = new Float32Array(3 * plane);
+      sampleCrop(threeGray, size, new SeededRandom(seed), settings, images, targets, 0);
+      const plain = new Float32Array(plane);
+      sampleCrop(gray, size, new SeededRandom(seed), { ...settings, channelGainRange: undefined }, plain, new Float32Array(3 * plane), 0);
+      const brightest = plain.indexOf(Math.max(...plain));
+      for (let c = 0; c < 3; c++) {
+        const ratio = images[c * plane + brightest]! / plain[brightest]!;
+        expect(ratio).toBeGreaterThanOrEqual(0.9);
+        expect(ratio).toBeLessThanOrEqual(1.1);
+        // The same gain over the whole plane.
+        for (let i = 0; i < plane; i++) expect(images[c * plane + i]).toBeCloseTo(ratio * plain[i]!, 5);
+        ratios.push(ratio);
+      }
+    }
+    expect(new Set(ratios.map((r) => r.toFixed(6))).size).toBe(ratios.length);
+    // One channel: the per-channel gain is not drawn, so the crop is the plain one.
+    const one = new Float32Array(plane),
+      plain = new Float32Array(plane);
+    sampleCrop(gray, size, new SeededRandom(7), settings, one, new Float32Array(3 * plane), 0);
+    sampleCrop(gray, size, new SeededRandom(7), { ...settings, channelGainRange: undefined }, plain, new Float32Array(3 * plane), 0);
+    expect(one).toEqual(plain);
   });
 });

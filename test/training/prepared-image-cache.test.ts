@@ -15,14 +15,14 @@ import { preparedSyntheticNuclei, syntheticNuclei } from "./synthetic-nuclei.ts"
 import { TINY_NETWORK } from "./tiny-network.ts";
 
 const SIZE = 48;
-const imageBytes = preparedImageBytes(SIZE, SIZE);
+const imageBytes = preparedImageBytes(SIZE, SIZE, 1);
 
 function cacheOf(count: number, budgetBytes: number) {
   const prepared: number[] = [];
   const ids = Array.from({ length: count }, (_, i) => `set/${i}`);
   const cache = new PreparedImageCache(
     ids,
-    ids.map(() => ({ width: SIZE, height: SIZE })),
+    ids.map(() => ({ width: SIZE, height: SIZE, channels: 1 })),
     budgetBytes,
     async (i) => {
       prepared.push(i);
@@ -65,7 +65,7 @@ describe("PreparedImageCache", () => {
 
   it("refuses, before preparing anything, an image that alone needs more than the budget", () => {
     const make = () =>
-      new PreparedImageCache(["set/big"], [{ width: 4000, height: 3000 }], 100 * 2 ** 20, async () => {
+      new PreparedImageCache(["set/big"], [{ width: 4000, height: 3000, channels: 1 }], 100 * 2 ** 20, async () => {
         throw new Error("not prepared");
       });
     expect(make).toThrow(InputError);

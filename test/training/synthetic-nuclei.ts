@@ -40,5 +40,5 @@ export function syntheticNuclei(width: number, height: number, radius: number, s
 export function preparedSyntheticNuclei(id: string, size: number, seed: number): PreparedImage {
   const { image, labels } = syntheticNuclei(size, size, 6, seed);
   const foreground = Uint8Array.from(labels, (l) => (l ? 1 : 0));
-  return { id, width: size, height: size, image, flows: flowsFromLabels(labels, size, size), foreground, scaleToModel: 1 };
+  return { id, width: size, height: size, channels: 1, image, flows: flowsFromLabels(labels, size, size), foreground, scaleToModel: 1 };
 }

@@ -7,6 +7,11 @@ import { join } from "node:path";
 import { encode } from "fast-png";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadModel } from "../../gpu-runner/engine/model.ts";
+import { parameterLayout } from "../../gpu-runner/network/parameter-layout.ts";
+import { weightsFromModel } from "../../gpu-runner/network/weights-from-model.ts";
+import { initialParameters } from "../../gpu-runner/training/initial-parameters.ts";
+import { exportModel, writeModel } from "../../gpu-runner/training/model-export.ts";
+import { defaultTrainingConfig } from "../../gpu-runner/training/training-config.ts";
 import { syntheticNuclei } from "./synthetic-nuclei.ts";
 
 const root = mkdtempSync(join(tmpdir(), "train-cli-"));
@@ -89,6 +94,25 @@ describe("npm run train", () => {
     ).toThrow(/--groups: no images in group "histology"/);
   }, 120_000);
 
+  it("starts a colour network from a one-channel model with --input colour, and writes a colour model", async () => {
+    const network = { inputChannels: 1, widths: [4, 8] };
+    const gray = exportModel(defaultTrainingConfig(1, { network }), initialParameters(parameterLayout(network), 2), "gray", "0", { source: "test" });
+    const from = writeModel(root, gray);
+    const colourOut = join(root, "colour-run");
+    const output = train("--from", from, "--input", "colour", "--steps", "1", "--out", colourOut, "--name", "colour");
+    expect(output).toMatch(/fine-tuning from .*gray\.onnx, its one channel's first-layer weights spread over three colour planes/);
+    expect(output).toMatch(/read for a colour network/);
+    const model = await loadModel(join(colourOut, "colour.onnx"), { executionProvider: "cpu", log: () => {} });
+    expect(model.manifest).toMatchObject({ name: "colour", channels: 3, input: "modality-colour" });
+    expect(model.manifest.provenance.source).toMatch(/one-channel first layer spread over three colour planes/);
+    expect(weightsFromModel(new Uint8Array(readFileSync(join(colourOut, "colour.onnx")))).network).toEqual({ inputChannels: 3, widths: [4, 8] });
+    // A resumed run keeps its kind; asking for another is refused.
+    const resumeAsOneChannel = ["gpu-runner/cli/train.ts", "--data", data, "--out", colourOut, "--input", "channel"];
+    expect(() => execFileSync(process.execPath, resumeAsOneChannel, { encoding: "utf8", stdio: "pipe" })).toThrow(
+      /trains a network of 3 input channel\(s\); --input channel does not match it/,
+    );
+  }, 120_000);
+
   it("explains bad arguments instead of crashing", () => {
     expect(() => execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", join(root, "missing")], { encoding: "utf8", stdio: "pipe" })).toThrow(
       /has no images\/ and labels\/ folders/,
@@ -99,5 +123,8 @@ describe("npm run train", () => {
     expect(() =>
       execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", data, "--sampling", "uniform"], { encoding: "utf8", stdio: "pipe" }),
     ).toThrow(/--sampling must be one of per-set, per-image, sqrt, got "uniform"/);
+    expect(() => execFileSync(process.execPath, ["gpu-runner/cli/train.ts", "--data", data, "--input", "rgb"], { encoding: "utf8", stdio: "pipe" })).toThrow(
+      /--input must be channel or colour, got "rgb"/,
+    );
   });
 });

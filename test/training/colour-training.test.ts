@@ -1,0 +1,147 @@
+// Training a colour model (3 channels made for the modality, manifest input "modality-colour"):
+// stained images are read as the engine makes them, prepared and cropped with their three channels,
+// trained on, and fine-tuned by the runner's entry point into a model whose manifest says colour.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { encode } from "fast-png";
+import { afterAll, describe, expect, it } from "vitest";
+import type { DecodedImage } from "../../gpu-runner/engine/decode/index.ts";
+import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
+import { parameterLayout } from "../../gpu-runner/network/parameter-layout.ts";
+import { MICROSCOPE_AUGMENTATION } from "../../gpu-runner/training/augment.ts";
+import { fineTune } from "../../gpu-runner/training/fine-tune.ts";
+import { initialParameters } from "../../gpu-runner/training/initial-parameters.ts";
+import { readLabelledDirectory } from "../../gpu-runner/training/labelled-images.ts";
+import { exportModel } from "../../gpu-runner/training/model-export.ts";
+import { COLOUR } from "../../gpu-runner/training/network-input.ts";
+import { prepareImages } from "../../gpu-runner/training/prepare-image.ts";
+import { preparedImageBytes, preparedInMemory } from "../../gpu-runner/training/prepared-image-cache.ts";
+import { defaultTrainingConfig } from "../../gpu-runner/training/training-config.ts";
+import { freshTrainingState, Trainer } from "../../gpu-runner/training/trainer.ts";
+import { preparedSyntheticNuclei, syntheticNuclei } from "./synthetic-nuclei.ts";
+import { TINY_NETWORK } from "./tiny-network.ts";
+
+const root = mkdtempSync(join(tmpdir(), "colour-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const SIZE = 64;
+// H&E-like: a pink field whose nuclei absorb red most and blue least (purple).
+const FIELD = [235, 175, 205],
+  ABSORBED = [150, 110, 60];
+
+/** A stained RGB rendering of synthetic nuclei, planar, 8-bit values. */
+function stainedNuclei(seed: number): { image: DecodedImage; labels: Uint32Array } {
+  const { image, labels } = syntheticNuclei(SIZE, SIZE, 6, seed);
+  const plane = SIZE * SIZE;
+  const data = new Float32Array(3 * plane);
+  for (let c = 0; c < 3; c++)
+    for (let i = 0; i < plane; i++) data[c * plane + i] = Math.max(0, Math.min(255, Math.round(FIELD[c]! - ABSORBED[c]! * image[i]!)));
+  return { image: { width: SIZE, height: SIZE, channels: 3, bitDepth: 8, sampleFormat: "uint", data }, labels };
+}
+
+function writeStainedSet(count: number): string {
+  const dir = join(root, "stained");
+  mkdirSync(join(dir, "images"), { recursive: true });
+  mkdirSync(join(dir, "labels"), { recursive: true });
+  for (let n = 0; n < count; n++) {
+    const { image, labels } = stainedNuclei(60 + n);
+    const plane = SIZE * SIZE;
+    const interleaved = new Uint8Array(3 * plane);
+    for (let i = 0; i < plane; i++) for (let c = 0; c < 3; c++) interleaved[3 * i + c] = image.data[c * plane + i]!;
+    writeFileSync(join(dir, "images", `s${n}.png`), encode({ width: SIZE, height: SIZE, data: interleaved, depth: 8, channels: 3 }));
+    writeFileSync(join(dir, "labels", `s${n}.png`), encode({ width: SIZE, height: SIZE, data: Uint16Array.from(labels), depth: 16, channels: 1 }));
+  }
+  return dir;
+}
+
+const colourNetwork = { ...TINY_NETWORK, inputChannels: 3 };
+
+describe("a colour model's training data", () => {
+  it("reads stained images as the engine feeds a colour model: three planes, each inverted, nuclei bright in all", () => {
+    const pairs = readLabelledDirectory(writeStainedSet(2), COLOUR);
+    const plane = SIZE * SIZE;
+    for (const pair of pairs) {
+      expect(pair.modality).toBe("histology");
+      expect(pair.channels).toBe(3);
+      expect(pair.image.length).toBe(3 * plane);
+      for (let c = 0; c < 3; c++) {
+        let inside = 0,
+          outside = 0,
+          nInside = 0;
+        pair.labels.forEach((label, i) => {
+          if (label) {
+            inside += pair.image[c * plane + i]!;
+            nInside++;
+          } else outside += pair.image[c * plane + i]!;
+        });
+        expect(inside / nInside, `${pair.id} channel ${c}`).toBeGreaterThan(outside / (plane - nInside) + 0.5 * ABSORBED[c]!);
+      }
+    }
+    // The one-channel reading of the same files is one plane, as before.
+    expect(readLabelledDirectory(join(root, "stained"))[0]!.channels).toBe(1);
+  });
+
+  it("is prepared with its three channels, each normalised, and counted as such against the memory budget", () => {
+    const [prepared] = prepareImages(readLabelledDirectory(join(root, "stained"), COLOUR).slice(0, 1), 12);
+    expect(prepared!.channels).toBe(3);
+    expect(prepared!.image.length).toBe(3 * SIZE * SIZE);
+    expect(prepared!.image.byteLength + prepared!.flows.byteLength + prepared!.foreground.byteLength).toBe(preparedImageBytes(SIZE, SIZE, 3));
+  });
+});
+
+describe("training a colour network", () => {
+  it("runs a train step on 3-channel crops with the microscope augmentation, and its loss is finite", async () => {
+    const prepared = prepareImages(readLabelledDirectory(writeStainedSet(2), COLOUR), 12);
+    const config = defaultTrainingConfig(4, { network: colourNetwork, cropSize: 32, batchSize: 2, modelDiameter: 12, augmentation: MICROSCOPE_AUGMENTATION });
+    const trainer = await Trainer.create(freshTrainingState(config), preparedInMemory(prepared), { intraOpNumThreads: 1 });
+    for (let step = 0; step < 2; step++) expect(Number.isFinite((await trainer.step()).loss)).toBe(true);
+    expect(trainer.state.step).toBe(2);
+  });
+
+  it("refuses images prepared with another channel count than the network reads", async () => {
+    const config = defaultTrainingConfig(4, { network: colourNetwork, cropSize: 32, batchSize: 1, modelDiameter: 12 });
+    const trainer = await Trainer.create(freshTrainingState(config), preparedInMemory([preparedSyntheticNuclei("gray/0", SIZE, 1)]), { intraOpNumThreads: 1 });
+    await expect(trainer.step()).rejects.toThrow(/gray\/0 was prepared with 1 channels, the network reads 3/);
+  });
+
+  it("fine-tunes a colour model into a servable colour model (channels 3, input modality-colour)", async () => {
+    const base = exportModel(
+      defaultTrainingConfig(10, { network: colourNetwork, cropSize: 32, modelDiameter: 12 }),
+      initialParameters(parameterLayout(colourNetwork), 5),
+      "tiny-colour",
+      "0",
+      { source: "test" },
+    );
+    expect(base.manifest).toMatchObject({ channels: 3, input: "modality-colour" });
+    const result = await fineTune({
+      base,
+      pairs: [1, 2, 3].map((seed) => () => stainedNuclei(seed)),
+      budget: { steps: 2 },
+      batchSize: 2,
+      threads: 1,
+      validations: 1,
+    });
+    expect(result.steps).toBe(2);
+    expect(result.memory.peakBytes).toBe(2 * preparedImageBytes(SIZE, SIZE, 3));
+    expect(result.manifest).toMatchObject({ name: "tiny-colour-finetuned", channels: 3, input: "modality-colour" });
+    expect(result.validation.apBefore).toBeGreaterThanOrEqual(0);
+    const served = await loadModelFromBytes(result.onnx, result.manifest, { executionProvider: "cpu", log: () => {} });
+    expect(served.manifest.input).toBe("modality-colour");
+  });
+
+  it("refuses to fine-tune a model whose manifest does not say what its network reads", async () => {
+    const base = exportModel(
+      defaultTrainingConfig(10, { network: colourNetwork, cropSize: 32, modelDiameter: 12 }),
+      initialParameters(parameterLayout(colourNetwork), 5),
+      "plain-rgb",
+      "0",
+      { source: "test" },
+    );
+    const withoutInput = { ...base.manifest };
+    delete withoutInput.input;
+    await expect(fineTune({ base: { onnx: base.onnx, manifest: withoutInput }, pairs: [() => stainedNuclei(1)], budget: { steps: 1 } })).rejects.toThrow(
+      /plain-rgb's manifest \(channels 3\) does not describe its network, which reads 3 channel\(s\) \(modality-colour\)/,
+    );
+  });
+});
