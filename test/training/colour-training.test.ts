@@ -105,14 +105,17 @@ describe("training a colour network", () => {
     await expect(trainer.step()).rejects.toThrow(/gray\/0 was prepared with 1 channels, the network reads 3/);
   });
 
-  it("fine-tunes a colour model into a servable colour model (channels 3, input modality-colour)", async () => {
-    const base = exportModel(
+  const untrainedColourModel = (name: string) =>
+    exportModel(
       defaultTrainingConfig(10, { network: colourNetwork, cropSize: 32, modelDiameter: 12 }),
       initialParameters(parameterLayout(colourNetwork), 5),
-      "tiny-colour",
+      name,
       "0",
       { source: "test" },
     );
+
+  it("fine-tunes a colour model into a servable colour model (channels 3, input modality-colour)", async () => {
+    const base = untrainedColourModel("tiny-colour");
     expect(base.manifest).toMatchObject({ channels: 3, input: "modality-colour" });
     const result = await fineTune({
       base,
@@ -131,13 +134,7 @@ describe("training a colour network", () => {
   });
 
   it("refuses to fine-tune a model whose manifest does not say what its network reads", async () => {
-    const base = exportModel(
-      defaultTrainingConfig(10, { network: colourNetwork, cropSize: 32, modelDiameter: 12 }),
-      initialParameters(parameterLayout(colourNetwork), 5),
-      "plain-rgb",
-      "0",
-      { source: "test" },
-    );
+    const base = untrainedColourModel("plain-rgb");
     const withoutInput = { ...base.manifest };
     delete withoutInput.input;
     await expect(fineTune({ base: { onnx: base.onnx, manifest: withoutInput }, pairs: [() => stainedNuclei(1)], budget: { steps: 1 } })).rejects.toThrow(
