@@ -34,7 +34,7 @@ if (values.help) {
   --held-out  use only the images this training record held out for validation (default: the base model's record); "none": every image
   --set       modalities of modality.csv to run (default: histology, where the base is weak, and fluorescence, where it is good; also brightfield)
   --train     images trained on per set (default 8); --test: unseen images scored per set (default 13; 21 histology images are held out)
-  --steps   training steps; default: the runner's time budget (TRAINING_SECONDS, 300 s)`);
+  --steps   training steps; default: the runner's time budget (TRAINING_SECONDS, 600 s)`);
   process.exit(0);
 }
 
