@@ -38,7 +38,7 @@ export const CONFIG_HELP = `npm run runner -- [flags]     (each flag also reads 
   --model-cache DIR           MODEL_CACHE_DIR            downloaded models (default ~/.cache/cellseg/models)
   --model-cache-mb N          MODEL_CACHE_MB             cache size before old versions are evicted (default 2048)
   --training-seconds N        TRAINING_SECONDS           fine-tuning budget when a job sets no steps (default 600)
-  --training-memory-mb N      TRAINING_MEMORY_MB         prepared training images held at once, 13 bytes a pixel (default 2048)
+  --training-memory-mb N      TRAINING_MEMORY_MB         prepared training images held at once, 13 bytes a pixel (21 for a colour model; default 2048)
   --grace-seconds N           SHUTDOWN_GRACE_SECONDS     on SIGTERM, time to finish jobs in hand (default 60)
   --max-input-mb N            MAX_INPUT_MB               largest image file a job downloads (default 6144)`;
 
