@@ -31,7 +31,7 @@ import { MODALITIES } from "../engine/modality.ts";
 import type { Modality } from "../engine/modality.ts";
 import { listedModalities } from "../training/labelled-images.ts";
 import { medianObjectDiameter } from "../training/object-diameter.ts";
-import { computeMasks, DEFAULT_MASK_PARAMS, type MaskParams } from "../engine/masks/compute-masks.ts";
+import { atImageResolution, computeMasks, DEFAULT_MASK_PARAMS, type MaskParams } from "../engine/masks/compute-masks.ts";
 import { MASK_FLAG_OPTIONS, MASK_FLAGS_USAGE, maskParamGridFromFlags } from "./mask-flags.ts";
 
 const THRESHOLDS = [0.5, 0.75, 0.9];
@@ -158,7 +158,10 @@ async function main(): Promise<void> {
       if (sweep) {
         const modelDefaults = result.modality ? model.manifest.maskDefaults?.[result.modality.modality] : undefined;
         scoreSweep(
-          maskGrid.map((combination) => ({ ...DEFAULT_MASK_PARAMS, ...modelDefaults, ...combination })),
+          // The outputs are at the image's size, made by a pass at the model's diameter / the one used.
+          maskGrid.map((combination) =>
+            atImageResolution({ ...DEFAULT_MASK_PARAMS, ...modelDefaults, ...combination }, model.manifest.diameter / result.diameter),
+          ),
           result.networkOutputs!,
           image.width,
           image.height,

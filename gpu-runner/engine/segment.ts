@@ -5,7 +5,7 @@ import { medianObjectDiameter } from "../training/object-diameter.ts";
 import type { DecodedImage } from "./decode/index.ts";
 import { estimateDiameterFromImage, MIN_ESTIMATED_DIAMETER } from "./diameter.ts";
 import { runNetwork } from "./inference.ts";
-import { computeMasks, DEFAULT_MASK_PARAMS, type MaskParams, type MaskResult } from "./masks/compute-masks.ts";
+import { atImageResolution, computeMasks, DEFAULT_MASK_PARAMS, type MaskParams, type MaskResult } from "./masks/compute-masks.ts";
 import type { LoadedModel } from "./model.ts";
 import { modelInput } from "./model-input.ts";
 import { MODALITIES } from "./modality.ts";
@@ -244,7 +244,7 @@ export async function segmentImage(
     // computeMasks scales the flows in place.
     if (keepNetworkOutputs) keptOutputs = outputs.slice();
     lap("rescale");
-    return computeMasks(outputs.subarray(0, 2 * plane), outputs.subarray(2 * plane), width, height, p);
+    return computeMasks(outputs.subarray(0, 2 * plane), outputs.subarray(2 * plane), width, height, atImageResolution(p, pass.scale));
   }
   report(0.95, "rois");
   const rois = measureRois(labels, width, height, count);

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
 import { FLOW_SCALE, flowsFromLabels } from "../../gpu-runner/engine/flow-targets.ts";
-import { computeMasks, DEFAULT_MASK_PARAMS, type MaskParams } from "../../gpu-runner/engine/masks/compute-masks.ts";
+import { atImageResolution, computeMasks, DEFAULT_MASK_PARAMS, type MaskParams } from "../../gpu-runner/engine/masks/compute-masks.ts";
 import { removeBadFlowMasks } from "../../gpu-runner/engine/masks/flow-error.ts";
 import { fillHolesAndRemoveSmall } from "../../gpu-runner/engine/masks/holes-and-sizes.ts";
 import { DiffusionScratch, diffuseInMask } from "../../gpu-runner/engine/heat-diffusion.ts";
@@ -116,6 +116,30 @@ describe("mask reconstruction from flows (Cellpose's dynamics)", () => {
     expect([checked.count, unchecked.count]).toEqual([55, 70]);
     expect(sha256(checked.labels)).toBe("12dad529d2e53126163ebc20cafb10973d86f3b4604567b826c9e4c06ae40ea7");
     expect(sha256(unchecked.labels)).toBe("35e36ce501b1875096abf535fe6a93ddc06f6d4a5794d92eebf0a91f35975f03");
+  });
+
+  it("takes 1/scale times the steps on flows resized up from a pass that shrank the image, as Cellpose's 200 / rescale", () => {
+    expect(atImageResolution(DEFAULT_MASK_PARAMS, 0.2).niter).toBe(1000);
+    expect(atImageResolution(DEFAULT_MASK_PARAMS, 24 / 148).niter).toBe(1233);
+    // An unscaled or enlarged pass keeps the steps given.
+    expect(atImageResolution(DEFAULT_MASK_PARAMS, 1)).toEqual(DEFAULT_MASK_PARAMS);
+    expect(atImageResolution(DEFAULT_MASK_PARAMS, 3).niter).toBe(200);
+  });
+
+  it("keeps a nucleus five times the model's size whole: its weak resized flows need the extra steps", () => {
+    // A network's flows inside large nuclei are weaker than the ideal unit vectors; resized up from
+    // a pass at a fifth of the image's size, a rim pixel 80 px out moves 0.2 px a step.
+    const scene = emptyLabels(320, 320);
+    paintDisc(scene, 160, 160, 80, 1);
+    const { flows, cellprob } = idealOutputs(scene);
+    const weak = flows.map((v) => v * 0.2);
+    const at = (params: MaskParams) => computeMasks(weak.slice(), cellprob, scene.width, scene.height, params);
+    const params = { ...DEFAULT_MASK_PARAMS, flowThreshold: 0 };
+    // 200 steps leave the rim short of the centre: what comes back is the middle of the nucleus.
+    expect(averagePrecision(scene.labels, at(params).labels).ap[0]).toBe(0);
+    const scaled = at(atImageResolution(params, 0.2));
+    expect(scaled.count).toBe(1);
+    expect(averagePrecision(scene.labels, scaled.labels).ap).toEqual([1, 1, 1]);
   });
 
   it("numbers masks in raster order of their first pixel", () => {

@@ -20,7 +20,10 @@ export interface MaskParams {
   minSize: number;
   /** Masks larger than this fraction of the image are removed (Cellpose: 0.4). */
   maxSizeFraction: number;
-  /** Euler steps of the flow dynamics (Cellpose: 200). */
+  /**
+   * Euler steps of the flow dynamics (Cellpose: 200), counted at the network's resolution: flows
+   * resized up from a shrunk pass take more steps (`atImageResolution`).
+   */
   niter: number;
   /**
    * Threads for flow following and the flow-error check, this one included (default: the
@@ -36,6 +39,19 @@ const MIN_FOREGROUND_FOR_THREADS = 32_768;
 const MAX_PIXELS_FOR_THREADS = 16 * 1024 * 1024;
 
 export const DEFAULT_MASK_PARAMS: MaskParams = { cellprobThreshold: 0, flowThreshold: 0.4, minSize: 15, maxSizeFraction: 0.4, niter: 200 };
+
+/**
+ * The parameters for flows resized to the image from a network pass run at `networkScale` (network
+ * pixels per image pixel). A flow step moves at most about one pixel wherever the dynamics run, so
+ * on a pass that shrank the image (objects larger than the model's size) a pixel needs 1/scale
+ * times the steps to reach its object's centre: too few left large nuclei cut into pieces (BBBC039
+ * held-out images enlarged 5×: AP@0.5 0.829 with 200 steps, 0.885 with 1000). Cellpose runs
+ * `200 / rescale` steps for the same reason. An enlarged pass keeps the steps it was given.
+ */
+export function atImageResolution(params: MaskParams, networkScale: number): MaskParams {
+  if (!(networkScale < 1)) return params;
+  return { ...params, niter: Math.round(params.niter / networkScale) };
+}
 
 export interface MaskResult {
   labels: Uint32Array;
