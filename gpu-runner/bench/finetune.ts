@@ -9,7 +9,7 @@
 // validation split (its training record): the base has never seen them, as a user's images. Histology,
 // where the base is weakest (cpsam 3: AP@0.5 0.64 on these images with the service's defaults), and
 // fluorescence, where it is good (0.85); brightfield (3 validation images) on request with
-// --held-out none. The first --train names (sorted) train, the next --test are scored.
+// --held-out none. The first --train names (sorted, then --rotate d) train, the next --test are scored.
 import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parseArgs } from "node:util";
@@ -25,6 +25,7 @@ const { values } = parseArgs({
     train: { type: "string", default: "8" },
     test: { type: "string", default: "13" },
     steps: { type: "string" },
+    rotate: { type: "string", default: "0" },
     help: { type: "boolean", default: false },
   },
 });
@@ -34,7 +35,8 @@ if (values.help) {
   --held-out  use only the images this training record held out for validation (default: the base model's record); "none": every image
   --set       modalities of modality.csv to run (default: histology, where the base is weak, and fluorescence, where it is good; also brightfield)
   --train     images trained on per set (default 8); --test: unseen images scored per set (default 13; 21 histology images are held out)
-  --steps   training steps; default: the runner's time budget (TRAINING_SECONDS, 600 s)`);
+  --steps   training steps; default: the runner's time budget (TRAINING_SECONDS, 600 s)
+  --rotate  start the split N names further along the sorted list (wrapping round): another split of the same set, to choose a setting on one split and report it on another`);
   process.exit(0);
 }
 
@@ -42,6 +44,8 @@ const sets = values.set ?? ["histology", "fluorescence"];
 const trainCount = Number(values.train);
 const testCount = Number(values.test);
 const steps = values.steps === undefined ? undefined : Number(values.steps);
+const rotate = Number(values.rotate);
+if (!(Number.isInteger(rotate) && rotate >= 0)) throw new Error(`--rotate must be a non-negative integer, got ${values.rotate}`);
 
 /** The base model's validation images of this dataset (record ids are "<dataset>/[<modality>/]<name>"), or undefined for every image. */
 function heldOutNames(): Set<string> | undefined {
@@ -114,7 +118,8 @@ async function main() {
   const summary: string[] = [];
   try {
     for (const modality of sets) {
-      const names = namesOf(modality, heldOut);
+      const sorted = namesOf(modality, heldOut);
+      const names = [...sorted.slice(rotate % sorted.length), ...sorted.slice(0, rotate % sorted.length)];
       if (names.length < trainCount + testCount)
         throw new Error(
           `${modality}: ${names.length} images${heldOut ? " held out by the base's training record" : ""}, fewer than --train ${trainCount} + --test ${testCount}`,
