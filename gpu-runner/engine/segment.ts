@@ -69,6 +69,12 @@ export interface SegmentOptions {
   onProgress?: (fraction: number, stage: string) => void;
   /** Return the network outputs too, so that other mask parameters can be tried without the network (eval's sweeps). */
   keepNetworkOutputs?: boolean;
+  /**
+   * The image is already what the model reads, made for this modality (training's prepared images,
+   * modality.ts): it goes to the network unchanged, and the modality picks the diameter estimate and
+   * the model's mask defaults as it would for the original image.
+   */
+  preparedFor?: Modality;
 }
 
 export interface DiameterEstimate {
@@ -133,7 +139,11 @@ export async function segmentImage(
   // Destructured into a `let` so that nothing else holds the model input once it is dropped.
   let input: DecodedImage | undefined;
   let modality: ModalityDecision | undefined;
-  ({ image: input, modality } = modelInput(image, manifest, p.channels, p.modality));
+  if (options.preparedFor && image.channels !== manifest.channels)
+    throw new Error(`a prepared image has the model's ${manifest.channels} channel(s), this one ${image.channels}`);
+  ({ image: input, modality } = options.preparedFor
+    ? { image: { ...image, data: image.data.slice() }, modality: { modality: options.preparedFor, source: "given" } }
+    : modelInput(image, manifest, p.channels, p.modality));
   // The model's own defaults for this modality fill in what the request left out.
   const modelDefaults = modality ? manifest.maskDefaults?.[modality.modality] : undefined;
   if (modelDefaults) p = { ...DEFAULT_SEGMENT_PARAMS, ...modelDefaults, ...params };

@@ -296,8 +296,9 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const learnedDiameter = medianOf(trainIndices.map((i) => measured[i]!).filter((d) => d > 0));
   let sizeNote = "";
   if (learnedDiameter !== undefined && heldOut.length) {
-    const withSize = await autoDiameterAp(config, returned, heldOut, learnedDiameter);
-    const withEstimate = await autoDiameterAp(config, returned, heldOut, undefined);
+    const maskDefaults = base.manifest.maskDefaults;
+    const withSize = await autoDiameterAp(config, returned, heldOut, { trainedObjectDiameter: learnedDiameter, maskDefaults });
+    const withEstimate = await autoDiameterAp(config, returned, heldOut, { maskDefaults });
     const keep = withSize > withEstimate;
     if (keep) model.manifest.trainedObjectDiameter = learnedDiameter;
     sizeNote = `; without a diameter it ${keep ? `starts from the training objects' size, ${learnedDiameter.toFixed(1)} px` : "estimates each image's object size"} (AP@0.5 ${withSize.toFixed(3)} from that size, ${withEstimate.toFixed(3)} from the estimate, diameter "auto")`;

@@ -4,7 +4,7 @@
 import { averagePrecision } from "../engine/average-precision.ts";
 import type { DecodedImage } from "../engine/decode/index.ts";
 import { loadModelFromBytes } from "../engine/model.ts";
-import type { LoadedModel } from "../engine/model.ts";
+import type { LoadedModel, ModelManifest } from "../engine/model.ts";
 import { segmentImage } from "../engine/segment.ts";
 import { setOfImage } from "./labelled-images.ts";
 import type { LabelledImage } from "./labelled-images.ts";
@@ -37,20 +37,18 @@ export function validationSample(images: ValidationImage[], perSet: number): Val
 }
 
 /**
- * These weights as the engine serves them, for images that are already what the model reads
- * (labelled-images.ts, modality applied), which the engine must pass on unchanged: a one-channel
- * model is asked for "fluorescence", whose channel mean of one channel is that channel; a colour
- * model's manifest loses its input "modality-colour", so that its three planes are read as they are.
+ * These weights as the engine serves them, with the mask defaults given (none: Cellpose's), for
+ * images that are already what the model reads (labelled-images.ts, modality applied): the engine
+ * takes them unchanged and applies each image's modality to the rest (segment.ts, `preparedFor`).
  */
-async function modelForPreparedInput(config: TrainingConfig, params: Float32Array, trainedObjectDiameter?: number): Promise<LoadedModel> {
+async function modelForPreparedInput(
+  config: TrainingConfig,
+  params: Float32Array,
+  served: Pick<ModelManifest, "trainedObjectDiameter" | "maskDefaults"> = {},
+): Promise<LoadedModel> {
   const { onnx, manifest } = exportModel(config, params, "validation", "validation", { source: "validation during training" });
-  const asItIs = { ...manifest, ...(trainedObjectDiameter !== undefined && { trainedObjectDiameter }) };
-  delete asItIs.input;
-  return loadModelFromBytes(onnx, asItIs, { executionProvider: "cpu", log: () => {} });
+  return loadModelFromBytes(onnx, { ...manifest, ...served }, { executionProvider: "cpu", log: () => {} });
 }
-
-/** The modality parameter that leaves a prepared input as it is (see modelForPreparedInput). */
-const PREPARED_INPUT = { modality: "fluorescence" } as const;
 
 function preparedInput(pair: LabelledImage): DecodedImage {
   return { width: pair.width, height: pair.height, channels: pair.channels, bitDepth: 32, sampleFormat: "float", data: pair.image };
@@ -62,7 +60,7 @@ export async function validationAp(config: TrainingConfig, params: Float32Array,
   const perSet = new Map<string, [number, number][]>();
   for (const { load, diameter } of images) {
     const pair = await load();
-    const result = await segmentImage(preparedInput(pair), model, { diameter, ...PREPARED_INPUT });
+    const result = await segmentImage(preparedInput(pair), model, { diameter }, { preparedFor: pair.modality });
     const set = setOfImage(pair.id);
     const [ap50, ap75] = averagePrecision(pair.labels, result.labels, [0.5, 0.75]).ap;
     perSet.set(set, [...(perSet.get(set) ?? []), [ap50, ap75]]);
@@ -81,20 +79,22 @@ function meansBySet(perSet: Map<string, [number, number][]>, threshold: 0 | 1): 
 
 /**
  * Mean AP@0.5 over the images segmented as a user's request without a diameter would be ("auto"),
- * by these weights, with or without the training objects' size in the manifest (engine/README.md,
- * "Automatic diameter"): what fine-tuning checks before it gives its model that size.
+ * by these weights with the served model's mask defaults, with or without the training objects'
+ * size in the manifest (engine/README.md, "Automatic diameter"): what fine-tuning checks before it
+ * gives its model that size. Each image's own modality picks the estimate, as in the service
+ * (blob counting on brightfield).
  */
 export async function autoDiameterAp(
   config: TrainingConfig,
   params: Float32Array,
   images: ValidationImage[],
-  trainedObjectDiameter: number | undefined,
+  served: Pick<ModelManifest, "trainedObjectDiameter" | "maskDefaults">,
 ): Promise<number> {
-  const model = await modelForPreparedInput(config, params, trainedObjectDiameter);
+  const model = await modelForPreparedInput(config, params, served);
   let sum = 0;
   for (const { load } of images) {
     const pair = await load();
-    const result = await segmentImage(preparedInput(pair), model, { diameter: "auto", ...PREPARED_INPUT });
+    const result = await segmentImage(preparedInput(pair), model, { diameter: "auto" }, { preparedFor: pair.modality });
     sum += averagePrecision(pair.labels, result.labels, [0.5]).ap[0]!;
   }
   await model.session.release();

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
 import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
 import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
+import { modelInput } from "../../gpu-runner/engine/model-input.ts";
 import { segmentImage } from "../../gpu-runner/engine/segment.ts";
 import { medianObjectDiameter } from "../../gpu-runner/training/object-diameter.ts";
 import { renderBrightfield } from "./helpers/synthetic-brightfield.ts";
@@ -190,6 +191,28 @@ describe("segmentImage", () => {
       { executionProvider: "cpu", log: () => {} },
     );
     expect((await segmentImage(image, other)).rois.length).toBe(requested.rois.length);
+  });
+
+  it("passes an image prepared for a modality (training's) to the network unchanged, with that modality's estimate and defaults", async () => {
+    const { onnx, manifest } = buildReferenceModel({ diameter: 15, tileSize: 128 });
+    const model = await loadModelFromBytes(
+      onnx,
+      // Removes the smaller discs (radius 6 to 9 px: 113 to 254 px), so the defaults show in the result.
+      { ...manifest, maskDefaults: { brightfield: { minSize: 200 } } },
+      { executionProvider: "cpu", log: () => {} },
+    );
+    const original = renderBrightfield(scene);
+    const prepared = modelInput(original, manifest, undefined, "brightfield").image;
+    const before = prepared.data.slice();
+    const served = await segmentImage(original, model, { diameter: "auto", modality: "brightfield" });
+    const fromPrepared = await segmentImage(prepared, model, { diameter: "auto" }, { preparedFor: "brightfield" });
+    expect(fromPrepared.modality).toEqual({ modality: "brightfield", source: "given" });
+    expect(fromPrepared.diameter).toBe(served.diameter);
+    expect(fromPrepared.labels).toEqual(served.labels);
+    expect(served.rois.length).toBeGreaterThan(0);
+    expect(served.rois.length).toBeLessThan((await segmentImage(original, model, { diameter: "auto", modality: "brightfield", minSize: 0 })).rois.length);
+    // The caller's prepared image (a training cache entry) is left as it was.
+    expect(prepared.data).toEqual(before);
   });
 
   it("takes the model's minimum object size for the modality, and a request's own over it", async () => {
