@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
-import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
+import { loadModelFromBytes, type ModelManifest } from "../../gpu-runner/engine/model.ts";
 import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
 import { modelInput } from "../../gpu-runner/engine/model-input.ts";
 import { segmentImage } from "../../gpu-runner/engine/segment.ts";
@@ -9,9 +9,10 @@ import { renderBrightfield } from "./helpers/synthetic-brightfield.ts";
 import { renderNuclei } from "./helpers/synthetic-image.ts";
 import { discField } from "./helpers/synthetic-labels.ts";
 
-async function referenceModel(diameter: number, channels = 1) {
+/** The hand-set reference network, its manifest completed by `served` (mask defaults, ...). */
+async function referenceModel(diameter: number, channels = 1, served: Partial<ModelManifest> = {}) {
   const { onnx, manifest } = buildReferenceModel({ diameter, channels, tileSize: 128 });
-  return loadModelFromBytes(onnx, manifest, { executionProvider: "cpu", log: () => {} });
+  return loadModelFromBytes(onnx, { ...manifest, ...served }, { executionProvider: "cpu", log: () => {} });
 }
 
 describe("segmentImage", () => {
@@ -172,37 +173,23 @@ describe("segmentImage", () => {
   });
 
   it("takes the model's mask defaults for the image's modality, and a request's own parameters over them", async () => {
-    const { onnx, manifest } = buildReferenceModel({ diameter: 15, tileSize: 128 });
     // A cell-probability threshold no logit reaches: with the model's default nothing is foreground.
-    const strict = await loadModelFromBytes(
-      onnx,
-      { ...manifest, maskDefaults: { fluorescence: { cellprobThreshold: 20 } } },
-      { executionProvider: "cpu", log: () => {} },
-    );
+    const strict = await referenceModel(15, 1, { maskDefaults: { fluorescence: { cellprobThreshold: 20 } } });
     const byDefault = await segmentImage(image, strict);
     expect(byDefault.modality).toEqual({ modality: "fluorescence", source: "detected" });
     expect(byDefault.rois).toHaveLength(0);
     const requested = await segmentImage(image, strict, { cellprobThreshold: 0 });
     expect(averagePrecision(scene.labels, requested.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
     // Defaults for another modality do not apply to this image.
-    const other = await loadModelFromBytes(
-      onnx,
-      { ...manifest, maskDefaults: { brightfield: { cellprobThreshold: 20 } } },
-      { executionProvider: "cpu", log: () => {} },
-    );
+    const other = await referenceModel(15, 1, { maskDefaults: { brightfield: { cellprobThreshold: 20 } } });
     expect((await segmentImage(image, other)).rois.length).toBe(requested.rois.length);
   });
 
   it("passes an image prepared for a modality (training's) to the network unchanged, with that modality's estimate and defaults", async () => {
-    const { onnx, manifest } = buildReferenceModel({ diameter: 15, tileSize: 128 });
-    const model = await loadModelFromBytes(
-      onnx,
-      // Removes the smaller discs (radius 6 to 9 px: 113 to 254 px), so the defaults show in the result.
-      { ...manifest, maskDefaults: { brightfield: { minSize: 200 } } },
-      { executionProvider: "cpu", log: () => {} },
-    );
+    // Removes the smaller discs (radius 6 to 9 px: 113 to 254 px), so the defaults show in the result.
+    const model = await referenceModel(15, 1, { maskDefaults: { brightfield: { minSize: 200 } } });
     const original = renderBrightfield(scene);
-    const prepared = modelInput(original, manifest, undefined, "brightfield").image;
+    const prepared = modelInput(original, model.manifest, undefined, "brightfield").image;
     const before = prepared.data.slice();
     const served = await segmentImage(original, model, { diameter: "auto", modality: "brightfield" });
     const fromPrepared = await segmentImage(prepared, model, { diameter: "auto" }, { preparedFor: "brightfield" });
@@ -216,13 +203,8 @@ describe("segmentImage", () => {
   });
 
   it("takes the model's minimum object size for the modality, and a request's own over it", async () => {
-    const { onnx, manifest } = buildReferenceModel({ diameter: 15, tileSize: 128 });
-    // Larger than any object of the scene, at the network's scale: every mask is removed.
-    const onlyHuge = await loadModelFromBytes(
-      onnx,
-      { ...manifest, maskDefaults: { fluorescence: { minSize: 100_000 } } },
-      { executionProvider: "cpu", log: () => {} },
-    );
+    // Larger than any object of the scene: every mask is removed.
+    const onlyHuge = await referenceModel(15, 1, { maskDefaults: { fluorescence: { minSize: 100_000 } } });
     expect((await segmentImage(image, onlyHuge)).rois).toHaveLength(0);
     const requested = await segmentImage(image, onlyHuge, { minSize: 15 });
     expect(averagePrecision(scene.labels, requested.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
