@@ -17,7 +17,7 @@ import type { PreparedImage } from "./augment.ts";
 import { prepareImage, preparingDiameters } from "./prepare-image.ts";
 import { PreparedImageCache, preparedImageBytes } from "./prepared-image-cache.ts";
 import type { PreparedImageCacheStats } from "./prepared-image-cache.ts";
-import { fineTuneNote, stepsThatFit } from "./fine-tune-guard.ts";
+import { fineTuneNote, keepsLearnedSize, stepsThatFit } from "./fine-tune-guard.ts";
 import { trainLoop } from "./train-loop.ts";
 import type { LoopOptions } from "./train-loop.ts";
 import { defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "./training-config.ts";
@@ -111,15 +111,6 @@ function loadBase(base: FineTuneRequest["base"]): { onnx: Uint8Array; manifest: 
   const stem = base.endsWith(".onnx") ? base.slice(0, -5) : base;
   return { onnx: new Uint8Array(readFileSync(`${stem}.onnx`)), manifest: parseManifest(readFileSync(`${stem}.json`, "utf8"), `${stem}.json`) };
 }
-
-/**
- * How much better (AP@0.5 on the held-out pairs) the training objects' size must segment than the
- * image's own estimate before a model is given that size. A fixed start serves every later image,
- * and the held-out pairs are few: on dsb2018 histology the size won on 2 pairs by 0.058 and then
- * cost 0.143 on 13 unseen images, some of whose nuclei were twice the training ones. The size is
- * for estimates that fail outright (0.0–0.2 against 0.7–0.8 on brightfield before blob counting).
- */
-export const LEARNED_SIZE_MARGIN = 0.1;
 
 /**
  * Steps timed before a time-only budget is turned into a schedule length. They are timed after the
@@ -301,15 +292,15 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   if (base.manifest.maskDefaults) model.manifest.maskDefaults = base.manifest.maskDefaults;
   // The training objects' size becomes the model's start for diameter "auto" only where it
   // segments the held-out images clearly better than the image's own estimate does
-  // (LEARNED_SIZE_MARGIN): a set whose objects differ in size from image to image is better served
-  // by the estimate.
+  // (keepsLearnedSize): a set whose objects differ in size from image to image is better served by
+  // the estimate.
   const learnedDiameter = medianOf(trainIndices.map((i) => measured[i]!).filter((d) => d > 0));
   let sizeNote = "";
   if (learnedDiameter !== undefined && heldOut.length) {
     const maskDefaults = base.manifest.maskDefaults;
     const withSize = await autoDiameterAp(config, returned, heldOut, { trainedObjectDiameter: learnedDiameter, maskDefaults });
     const withEstimate = await autoDiameterAp(config, returned, heldOut, { maskDefaults });
-    const keep = withSize > withEstimate + LEARNED_SIZE_MARGIN;
+    const keep = keepsLearnedSize(withSize, withEstimate);
     if (keep) model.manifest.trainedObjectDiameter = learnedDiameter;
     sizeNote = `; without a diameter it ${keep ? `starts from the training objects' size, ${learnedDiameter.toFixed(1)} px` : "estimates each image's object size"} (AP@0.5 ${withSize.toFixed(3)} from that size, ${withEstimate.toFixed(3)} from the estimate, diameter "auto")`;
   }

@@ -1,7 +1,20 @@
-// Fine-tuning's guard: the step count a time budget allows once validations are paid for, and
-// the sentence that tells the user which weights they got and why.
+// Fine-tuning's guard: the step count a time budget allows once validations are paid for, whether
+// the model keeps its training objects' size, and the sentence that tells the user which weights
+// they got and why.
 import { describe, expect, it } from "vitest";
-import { fineTuneNote, stepsThatFit } from "../../gpu-runner/training/fine-tune-guard.ts";
+import { fineTuneNote, keepsLearnedSize, stepsThatFit } from "../../gpu-runner/training/fine-tune-guard.ts";
+
+describe("keepsLearnedSize", () => {
+  it("gives the model its training objects' size where the image's own estimate fails outright", () => {
+    expect(keepsLearnedSize(0.839, 0.105)).toBe(true);
+    expect(keepsLearnedSize(0.708, 0.564)).toBe(true);
+  });
+  it("keeps the estimate on ties and on small wins, which two held-out pairs cannot tell from noise", () => {
+    expect(keepsLearnedSize(0.5, 0.5)).toBe(false);
+    expect(keepsLearnedSize(0.822, 0.764)).toBe(false);
+    expect(keepsLearnedSize(0.721, 0.739)).toBe(false);
+  });
+});
 
 describe("stepsThatFit", () => {
   it("spends the budget left after the validations on steps", () => {
