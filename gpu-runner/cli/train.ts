@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { expandToColour } from "../network/colour-weights.ts";
+import { widenNetwork } from "../network/widen-network.ts";
 import { weightsFromModel } from "../network/weights-from-model.ts";
 import { loadCheckpoint, saveCheckpoint } from "../training/checkpoint.ts";
 import type { TrainingState } from "../training/checkpoint.ts";
@@ -23,12 +24,13 @@ import { CELLPOSE_AUGMENTATION, MICROSCOPE_AUGMENTATION } from "../training/augm
 import { CPSAM_NETWORK, defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../training/training-config.ts";
 import { IMAGE_SAMPLINGS } from "../training/training-config.ts";
 import type { ImageSampling } from "../training/training-config.ts";
+import { SeededRandom } from "../training/random.ts";
 import { freshTrainingState, Trainer } from "../training/trainer.ts";
 import { validationAp, validationImages, validationSample } from "../training/validate.ts";
-import { validationIds } from "../training/validation-split.ts";
+import { selectionAndReport, validationIds } from "../training/validation-split.ts";
 
 const USAGE =
-  "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--input channel|colour] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128] [--zoom-range R] [--sampling per-set|per-image|sqrt] [--augmentation cellpose|microscope] [--groups set[/modality],...]";
+  "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--input channel|colour] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128 (with --from: widen it)] [--zoom-range R] [--sampling per-set|per-image|sqrt] [--augmentation cellpose|microscope] [--groups set[/modality],...]";
 
 function fail(message: string): never {
   console.error(`train: ${message}\n${USAGE}`);
@@ -104,6 +106,8 @@ const augmentation = {
 const widths = values.widths === undefined ? undefined : values.widths.split(",").map((w) => positiveInteger(w, "widths", 0));
 if (widths !== undefined && (widths.length < 2 || widths.some((w) => w === 0)))
   fail(`--widths must list two or more positive channel counts, got "${values.widths}"`);
+// Noise on widened copies' kernels, as a fraction of each layer's weight spread (Net2Net's symmetry breaking).
+const WIDENING_NOISE = 0.01;
 const validationPerSet = positiveInteger(values["validation-per-set"], "validation-per-set", 6);
 // What the network reads: "channel" (one channel made for the image's modality) or "colour" (three
 // planes made for it, engine/README.md "Colour models"). Absent: the --from model's or the
@@ -136,13 +140,22 @@ if (existsSync(checkpointPath)) {
     if (inputChannels !== 3) fail(`${values.from} reads ${network.inputChannels} channels; only a one-channel model can become another kind (--input colour)`);
     ({ network, params } = expandToColour(network, params));
   }
+  // --widths with --from: a wider network that starts computing what the --from model does (Net2Net).
+  const widened = widths !== undefined && widths.join(",") !== network.widths.join(",");
+  if (widened) {
+    const random = new SeededRandom(seed);
+    ({ network, params } = widenNetwork(network, params, widths, { random: () => random.next(), noise: WIDENING_NOISE }));
+  }
   const fineTuneDefaults = defaultTrainingConfig(steps, { network, seed, ...augmentation });
   // Fine-tuning starts lower than training from scratch, to keep what the base model learnt.
   fineTuneDefaults.schedule.peak = learningRate ?? FINE_TUNE_PEAK_LEARNING_RATE;
   state = freshTrainingState(fineTuneDefaults, params);
   state.history.startedFrom = values.from;
   if (expandedToColour) state.history.startedFromOneChannel = true;
-  console.log(`fine-tuning from ${values.from}${expandedToColour ? ", its one channel's first-layer weights spread over three colour planes" : ""}`);
+  if (widened) state.history.widenedTo = widths;
+  console.log(
+    `fine-tuning from ${values.from}${expandedToColour ? ", its one channel's first-layer weights spread over three colour planes" : ""}${widened ? `, widened to ${widths.join(",")} channels` : ""}`,
+  );
 } else {
   const network = { ...CPSAM_NETWORK, ...(inputChannels !== undefined && { inputChannels }), ...(widths && { widths }) };
   const config = defaultTrainingConfig(steps, { seed, ...augmentation, network });
@@ -170,8 +183,14 @@ if (unknownGroup !== undefined) fail(`--groups: no images in group "${unknownGro
 const inGroups = (id: string) => groups === undefined || groups.includes(setOfImage(id));
 const trainPairs = pairs.filter((p) => !held.has(p.id) && inGroups(p.id));
 const validationPairs = pairs.filter((p) => held.has(p.id) && inGroups(p.id));
+// Periodic checks choose the written weights, so they read only the selection part of the hold-out;
+// the report part is scored at the end and chooses nothing.
+const { selection, report: reported } = selectionAndReport(
+  validationPairs.map((p) => p.id),
+  seed,
+);
 console.log(
-  `data: ${pairs.length} labelled images, ${trainPairs.length} for training, ${validationPairs.length} held out (seed ${seed}), read for a ${reads.input ? "colour" : "one-channel"} network`,
+  `data: ${pairs.length} labelled images, ${trainPairs.length} for training, ${validationPairs.length} held out (seed ${seed}: ${selection.size} to select with, ${reported.size} to report on), read for a ${reads.input ? "colour" : "one-channel"} network`,
 );
 
 const preparing = performance.now();
@@ -184,7 +203,12 @@ function writeRecord(final: boolean): void {
     final,
     data: dataDirs,
     ...(groups === undefined ? {} : { groups }),
-    images: { training: trainPairs.map((p) => p.id), validation: validationPairs.map((p) => p.id) },
+    images: {
+      training: trainPairs.map((p) => p.id),
+      validation: validationPairs.map((p) => p.id),
+      selection: [...selection],
+      report: [...reported],
+    },
     validationSplit: { fraction: validationFraction, seed },
     config,
     stepsCompleted: state.step,
@@ -198,7 +222,7 @@ function writeRecord(final: boolean): void {
 function provenance() {
   return {
     source: state.history.startedFrom
-      ? `fine-tuned from ${state.history.startedFrom}${state.history.startedFromOneChannel ? " (its one-channel first layer spread over three colour planes)" : ""} by this project's trainer (gpu-runner/training), ${state.step} steps`
+      ? `fine-tuned from ${state.history.startedFrom}${state.history.startedFromOneChannel ? " (its one-channel first layer spread over three colour planes)" : ""}${state.history.widenedTo ? ` (widened to ${String(state.history.widenedTo)} channels, Net2Net)` : ""} by this project's trainer (gpu-runner/training), ${state.step} steps`
       : `trained from scratch by this project's trainer (gpu-runner/training), ${state.step} steps`,
     license: "weights: project licence; training data CC0",
     trainedOn: dataDirs.map((dir) => dir.replace(/\/+$/, "").split("/").slice(-2).join("/")),
@@ -231,8 +255,10 @@ function report(event: TrainingEvent): void {
 const startStep = state.step;
 const trainer = await Trainer.create(state, preparedInMemory(prepared), { intraOpNumThreads: threads, interOpNumThreads: 1 });
 const heldOut = validationImages(validationPairs);
-// Periodic checks use a few images per set; the best weights are scored on all of them at the end.
-const periodicSample = validationSample(heldOut, validationPerSet);
+const selectionImages = heldOut.filter(({ id }) => selection.has(id));
+const reportImages = heldOut.filter(({ id }) => reported.has(id));
+// Periodic checks use a few selection images per set; the best weights are scored on both parts at the end.
+const periodicSample = validationSample(selectionImages, validationPerSet);
 const validate = validateEvery > 0 && heldOut.length > 0 ? (params: Float32Array) => validationAp(config, params, periodicSample) : undefined;
 const result = await trainLoop(trainer, {
   lastStep: config.schedule.totalSteps,
@@ -250,6 +276,15 @@ if (finished && heldOut.length > 0) {
   const scores = await validationAp(config, best, heldOut);
   state.history.finalValidation = { images: heldOut.length, ap50: scores.ap50 };
   console.log(`final validation of the written model on all ${heldOut.length} held-out images: AP@0.5 ${JSON.stringify(scores.ap50)}`);
+  for (const [part, images] of [
+    ["selection", selectionImages],
+    ["report", reportImages],
+  ] as const) {
+    if (images.length === 0) continue;
+    const partScores = await validationAp(config, best, images);
+    state.history[`${part}Validation`] = { images: images.length, ap50: partScores.ap50 };
+    console.log(`  on its ${images.length} ${part} images: AP@0.5 ${JSON.stringify(partScores.ap50)}`);
+  }
 }
 writeRecord(finished);
 console.log(`${isTty ? "\n" : ""}done at step ${state.step}; model in ${outDir}/${name}.onnx`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { learningRateAt } from "../../gpu-runner/training/learning-rate.ts";
-import { validationIds } from "../../gpu-runner/training/validation-split.ts";
+import { selectionAndReport, validationIds } from "../../gpu-runner/training/validation-split.ts";
 
 describe("learning-rate schedule", () => {
   const schedule = { peak: 1e-3, warmupSteps: 10, totalSteps: 110, finalFraction: 0.1 };
@@ -27,5 +27,26 @@ describe("validation split", () => {
   it("always leaves training images and rejects impossible fractions", () => {
     expect(validationIds(["a/1", "a/2"], 0.9, 1).size).toBe(1);
     expect(() => validationIds(ids, 1, 1)).toThrow(/fraction/);
+  });
+});
+
+describe("selection and report parts of the hold-out", () => {
+  const held = [...Array.from({ length: 7 }, (_, i) => `a/${i}`), ...Array.from({ length: 4 }, (_, i) => `b/${i}`), "c/0"];
+
+  it("splits every set, the selection taking the larger half, each image in exactly one part", () => {
+    const { selection, report } = selectionAndReport(held, 1);
+    const count = (part: Set<string>, set: string) => [...part].filter((id) => id.startsWith(`${set}/`)).length;
+    expect([count(selection, "a"), count(report, "a")]).toEqual([4, 3]);
+    expect([count(selection, "b"), count(report, "b")]).toEqual([2, 2]);
+    expect([count(selection, "c"), count(report, "c")]).toEqual([1, 0]);
+    expect(new Set([...selection, ...report])).toEqual(new Set(held));
+    expect([...selection].some((id) => report.has(id))).toBe(false);
+  });
+
+  it("is reproducible from the ids and seed alone, whatever their order", () => {
+    const once = selectionAndReport(held, 3);
+    const again = selectionAndReport([...held].reverse(), 3);
+    expect(again.selection).toEqual(once.selection);
+    expect(again.report).toEqual(once.report);
   });
 });
