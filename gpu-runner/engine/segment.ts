@@ -10,7 +10,8 @@ import type { LoadedModel } from "./model.ts";
 import { modelInput } from "./model-input.ts";
 import { MODALITIES } from "./modality.ts";
 import type { Modality, ModalityDecision } from "./modality.ts";
-import { normalizeImage } from "./normalize.ts";
+import { channelBounds, normalizeWithBounds } from "./normalize.ts";
+import type { ChannelBounds } from "./normalize.ts";
 import { resizePlanar } from "./resize.ts";
 import { confluency, measureRois } from "../../schema/roi-measure.ts";
 import { InputError } from "./faults.ts";
@@ -75,6 +76,11 @@ export interface SegmentOptions {
    * the model's mask defaults as it would for the original image.
    */
   preparedFor?: Modality;
+  /**
+   * Per model-input channel, the values mapped to 0 and 1 instead of this image's own percentiles:
+   * a block of a larger image is scaled as the whole image is (blocks/image-survey.ts).
+   */
+  normalization?: ChannelBounds;
 }
 
 export interface DiameterEstimate {
@@ -147,7 +153,7 @@ export async function segmentImage(
   // The model's own defaults for this modality fill in what the request left out.
   const modelDefaults = modality ? manifest.maskDefaults?.[modality.modality] : undefined;
   if (modelDefaults) p = { ...DEFAULT_SEGMENT_PARAMS, ...modelDefaults, ...params };
-  normalizeImage(input, manifest.normalization, input.data);
+  normalizeWithBounds(input, options.normalization ?? channelBounds(input, manifest.normalization), input.data);
   lap("normalize");
 
   const manifestDiameter = manifest.diameter;

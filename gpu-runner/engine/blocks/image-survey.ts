@@ -1,0 +1,120 @@
+// What every block of a large image must share, measured on samples of the image rather than all
+// of it: the modality, the normalisation bounds (percentiles of a grid of windows spread over the
+// image, as Cellpose's distributed segmentation and QuPath normalise a whole slide from a
+// subsample) and, with diameter "auto", the cell diameter, found by the single-image pipeline on
+// one window rich in foreground. Blocks then run with these fixed, so a cell is scaled and sized
+// alike wherever the seams fall.
+import type { DecodedImage } from "../decode/index.ts";
+import type { LoadedModel } from "../model.ts";
+import { modelInput } from "../model-input.ts";
+import type { ModalityDecision } from "../modality.ts";
+import { channelBounds } from "../normalize.ts";
+import type { ChannelBounds } from "../normalize.ts";
+import { segmentImage } from "../segment.ts";
+import type { DiameterEstimate, SegmentParams } from "../segment.ts";
+import type { Rectangle } from "./block-grid.ts";
+import type { RegionSource } from "./region-source.ts";
+
+/** Windows per side of the sampling grid, and their side in pixels (16 windows of 512²: 4 MP sampled). */
+const SURVEY_GRID = 4;
+const SURVEY_WINDOW = 512;
+/** Side of the window the diameter is estimated on (the single-image pipeline's "auto"). */
+const DIAMETER_WINDOW = 1024;
+
+export interface ImageSurvey {
+  /** Models that read the modality: what the samples showed (or the request gave). */
+  modality?: ModalityDecision;
+  /** Per model-input channel, the values every block maps to 0 and 1. */
+  normalization: ChannelBounds;
+  /** Diameter (px) every block runs at: the request's, the estimate's, or undefined (the model's, no rescaling). */
+  diameter: number | undefined;
+  diameterEstimate?: DiameterEstimate;
+  /** Where the diameter was estimated. */
+  diameterWindow?: Rectangle;
+  /** Pixels read to measure all this. */
+  sampledPixels: number;
+}
+
+/** A grid of square windows spread evenly over the image (overlapping where it is small). */
+export function surveyWindows(width: number, height: number, grid = SURVEY_GRID, side = SURVEY_WINDOW): Rectangle[] {
+  const w = Math.min(side, width);
+  const h = Math.min(side, height);
+  const at = (length: number, size: number, i: number) => (grid === 1 ? Math.floor((length - size) / 2) : Math.round(((length - size) * i) / (grid - 1)));
+  const windows: Rectangle[] = [];
+  for (let gy = 0; gy < grid; gy++) for (let gx = 0; gx < grid; gx++) windows.push({ x: at(width, w, gx), y: at(height, h, gy), width: w, height: h });
+  return windows;
+}
+
+export async function surveyImage(source: RegionSource, model: LoadedModel, params: Partial<SegmentParams>): Promise<ImageSurvey> {
+  const { manifest } = model;
+  const windows = surveyWindows(source.width, source.height);
+  const samples: DecodedImage[] = [];
+  for (const window of windows) samples.push(await source.readRegion(window.x, window.y, window.width, window.height));
+  const { image: input, modality } = modelInput(sideBySide(samples), manifest, params.channels, params.modality ?? "auto");
+  const normalization = channelBounds(input, manifest.normalization);
+  const sampledPixels = windows.reduce((sum, w) => sum + w.width * w.height, 0);
+  if (params.diameter !== "auto") return { ...(modality && { modality }), normalization, diameter: params.diameter, sampledPixels };
+
+  // The window with the brightest model input (nuclei are bright in what the model reads) holds the
+  // most cells to measure; the estimate runs there at its own size, centred on that sample.
+  const brightest = windows[brightestWindow(input.data, windows)]!;
+  const side = Math.min(DIAMETER_WINDOW, source.width, source.height);
+  const diameterWindow = {
+    x: clamp(brightest.x + brightest.width / 2 - side / 2, 0, source.width - side),
+    y: clamp(brightest.y + brightest.height / 2 - side / 2, 0, source.height - side),
+    width: Math.min(side, source.width),
+    height: Math.min(side, source.height),
+  };
+  const region = await source.readRegion(diameterWindow.x, diameterWindow.y, diameterWindow.width, diameterWindow.height);
+  const estimated = await segmentImage(region, model, { ...params, ...(modality && { modality: modality.modality }) }, { normalization });
+  return {
+    ...(modality && { modality }),
+    normalization,
+    diameter: estimated.diameter,
+    ...(estimated.diameterEstimate && { diameterEstimate: estimated.diameterEstimate }),
+    diameterWindow,
+    sampledPixels: sampledPixels + diameterWindow.width * diameterWindow.height,
+  };
+}
+
+function clamp(value: number, low: number, high: number): number {
+  return Math.round(Math.min(high, Math.max(low, value)));
+}
+
+/** The windows of equal height placed left to right in one planar image. */
+function sideBySide(images: DecodedImage[]): DecodedImage {
+  const height = images[0]!.height;
+  const channels = images[0]!.channels;
+  const width = images.reduce((sum, image) => sum + image.width, 0);
+  const data = new Float32Array(channels * width * height);
+  let left = 0;
+  for (const image of images) {
+    for (let c = 0; c < channels; c++)
+      for (let y = 0; y < height; y++) {
+        const from = (c * height + y) * image.width;
+        data.set(image.data.subarray(from, from + image.width), (c * height + y) * width + left);
+      }
+    left += image.width;
+  }
+  return { ...images[0]!, width, height, data };
+}
+
+/** Index of the window whose first model-input plane has the highest mean, in the side-by-side input. */
+function brightestWindow(plane: Float32Array, windows: Rectangle[]): number {
+  const height = windows[0]!.height;
+  const width = windows.reduce((sum, w) => sum + w.width, 0);
+  let best = 0,
+    bestMean = Number.NEGATIVE_INFINITY,
+    left = 0;
+  windows.forEach((window, i) => {
+    let sum = 0;
+    for (let y = 0; y < height; y++) for (let x = 0; x < window.width; x++) sum += plane[y * width + left + x]!;
+    const mean = sum / (window.width * height);
+    if (mean > bestMean) {
+      bestMean = mean;
+      best = i;
+    }
+    left += window.width;
+  });
+  return best;
+}

@@ -1,0 +1,146 @@
+// Segments an image of any size block by block in bounded memory (the approach of Cellpose's
+// distributed segmentation and StarDist's predict_instances_big, written for this engine): the
+// image is surveyed once (image-survey.ts), cut into cores with margins (block-grid.ts), each block
+// is read from the source and segmented by the single-image pipeline with the survey's modality,
+// normalisation and diameter, and each block keeps the cells whose centroid lies in its core. A
+// cell cut by a seam is whole in the block that keeps it (margins are at least twice the
+// diameter), and no cell is kept twice. Cells leave in raster order (raster-order.ts), so the ROI
+// artifact and exports stream them; the label image of the whole is never made.
+import type { Roi } from "../../../schema/roi.ts";
+import type { LoadedModel } from "../model.ts";
+import type { ModalityDecision } from "../modality.ts";
+import { segmentImage } from "../segment.ts";
+import type { DiameterEstimate, SegmentParams, SegmentStage } from "../segment.ts";
+import { blockGrid, contains } from "./block-grid.ts";
+import type { Block } from "./block-grid.ts";
+import { surveyImage } from "./image-survey.ts";
+import type { RegionSource } from "./region-source.ts";
+import { RasterOrderQueue } from "./raster-order.ts";
+
+/**
+ * Bytes a block pixel costs at the network's scale: the model input, the network's three output
+ * planes before and after resizing, the flow following and the labels (the single-image path
+ * peaked at 34 bytes a pixel on 8192², README), with room for colour input.
+ */
+export const BLOCK_BYTES_PER_PIXEL = 64;
+/** The memory blocks may take by default (the runner's and the CLI's peak goal is 1.5 GB in all). */
+export const DEFAULT_BLOCK_MEMORY_BYTES = 768 * 2 ** 20;
+/** Margin around each core, in cell diameters (the seam merge needs a kept cell whole in its block). */
+export const MARGIN_DIAMETERS = 2;
+const MIN_CORE_SIDE = 256;
+
+export interface BlockwiseOptions {
+  /** Core side in pixels; default: the largest whose block fits `memoryBudgetBytes`. */
+  coreSide?: number;
+  memoryBudgetBytes?: number;
+  onProgress?: (fraction: number, stage: string) => void;
+  /** Receives the cells in raster order, indexed from 0 across the image, as soon as no later block can precede them. */
+  onCells: (rois: Roi[]) => void | Promise<void>;
+  /** Called after each block with the count of cells kept so far. */
+  onBlock?: (block: Block, index: number, total: number) => void;
+}
+
+export interface BlockwiseResult {
+  width: number;
+  height: number;
+  cellCount: number;
+  /** Sum of the kept cells' areas over the image's pixels. */
+  confluency: number;
+  diameter: number;
+  diameterEstimate?: DiameterEstimate;
+  modality?: ModalityDecision;
+  blocks: number;
+  coreSide: number;
+  margin: number;
+  /** Milliseconds per stage, summed over blocks, plus reading and the survey. */
+  timings: Record<SegmentStage | "read" | "survey", number>;
+}
+
+/** The largest core side whose block (core and margins) at the network's scale fits the budget. */
+export function coreSideFor(memoryBudgetBytes: number, margin: number, networkScale: number): number {
+  const blockSide = Math.floor(Math.sqrt(memoryBudgetBytes / (BLOCK_BYTES_PER_PIXEL * Math.max(1, networkScale) ** 2)));
+  return Math.max(MIN_CORE_SIDE, blockSide - 2 * margin);
+}
+
+export async function segmentInBlocks(
+  source: RegionSource,
+  model: LoadedModel,
+  params: Partial<SegmentParams>,
+  options: BlockwiseOptions,
+): Promise<BlockwiseResult> {
+  const { width, height } = source;
+  const report = (fraction: number, stage: string) => options.onProgress?.(Math.min(1, Math.max(0, fraction)), stage);
+  const timings: BlockwiseResult["timings"] = { read: 0, survey: 0, normalize: 0, diameter: 0, rescale: 0, network: 0, masks: 0, rois: 0 };
+  report(0, "survey");
+  let started = performance.now();
+  const survey = await surveyImage(source, model, params);
+  timings.survey = performance.now() - started;
+
+  const diameter = survey.diameter ?? model.manifest.diameter;
+  const margin = Math.ceil(MARGIN_DIAMETERS * diameter);
+  const coreSide = options.coreSide ?? coreSideFor(options.memoryBudgetBytes ?? DEFAULT_BLOCK_MEMORY_BYTES, margin, model.manifest.diameter / diameter);
+  const grid = blockGrid(width, height, coreSide, margin);
+  const blockParams: Partial<SegmentParams> = {
+    ...params,
+    diameter: survey.diameter,
+    ...(survey.modality && { modality: survey.modality.modality }),
+  };
+  const queue = new RasterOrderQueue(width);
+  let keptArea = 0;
+  report(0.05, "blocks");
+
+  for (const [index, block] of grid.blocks.entries()) {
+    const { read, core } = block;
+    started = performance.now();
+    const region = await source.readRegion(read.x, read.y, read.width, read.height);
+    timings.read += performance.now() - started;
+    const result = await segmentImage(region, model, blockParams, { normalization: survey.normalization });
+    for (const [stage, ms] of Object.entries(result.timings)) timings[stage as SegmentStage] += ms;
+    for (const roi of result.rois) {
+      const cx = roi.centroid_x + read.x;
+      const cy = roi.centroid_y + read.y;
+      if (!contains(core, cx, cy)) continue;
+      keptArea += roi.area_px;
+      queue.add(inImage(roi, read.x, read.y));
+    }
+    const lastInRow = block.column === grid.columns - 1;
+    if (lastInRow) {
+      const nextRow = grid.blocks[index + 1];
+      const cells = nextRow ? queue.releaseAbove(nextRow.read.y) : queue.releaseAll();
+      if (cells.length > 0) await options.onCells(cells);
+    }
+    options.onBlock?.(block, index, grid.blocks.length);
+    report(0.05 + (0.95 * (index + 1)) / grid.blocks.length, "blocks");
+  }
+
+  return {
+    width,
+    height,
+    cellCount: queue.released,
+    confluency: keptArea / (width * height),
+    diameter,
+    ...(survey.diameterEstimate && { diameterEstimate: survey.diameterEstimate }),
+    ...(survey.modality && { modality: survey.modality }),
+    blocks: grid.blocks.length,
+    coreSide,
+    margin,
+    timings,
+  };
+}
+
+/** A block's cell moved to image coordinates. */
+function inImage(roi: Roi, dx: number, dy: number): Roi {
+  const polygon = roi.polygon;
+  for (let i = 0; i < polygon.length; i += 2) {
+    polygon[i]! += dx;
+    polygon[i + 1]! += dy;
+  }
+  return {
+    ...roi,
+    centroid_x: roi.centroid_x + dx,
+    centroid_y: roi.centroid_y + dy,
+    bbox_x: roi.bbox_x + dx,
+    bbox_y: roi.bbox_y + dy,
+    polygon,
+  };
+}

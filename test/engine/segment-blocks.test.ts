@@ -1,0 +1,160 @@
+// Block-wise segmentation: an image cut into blocks with margins gives the cells the whole image
+// gives, each cell once and whole (no halves at seams, no duplicates), in raster order, with the
+// image's own scaling and size measured on samples of it.
+import { describe, expect, it } from "vitest";
+import type { Roi } from "../../schema/roi.ts";
+import { renderLabels } from "../../schema/roi-raster.ts";
+import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
+import { blockGrid } from "../../gpu-runner/engine/blocks/block-grid.ts";
+import { RasterOrderQueue } from "../../gpu-runner/engine/blocks/raster-order.ts";
+import { inMemoryRegions } from "../../gpu-runner/engine/blocks/region-source.ts";
+import { coreSideFor, segmentInBlocks } from "../../gpu-runner/engine/blocks/segment-blocks.ts";
+import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
+import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
+import { segmentImage } from "../../gpu-runner/engine/segment.ts";
+import { renderNuclei } from "./helpers/synthetic-image.ts";
+import { discField } from "./helpers/synthetic-labels.ts";
+
+async function referenceModel(diameter: number) {
+  const { onnx, manifest } = buildReferenceModel({ diameter, channels: 1, tileSize: 128 });
+  return loadModelFromBytes(onnx, manifest, { executionProvider: "cpu", log: () => {} });
+}
+
+async function* each(rois: Roi[]): AsyncGenerator<Roi> {
+  yield* rois;
+}
+
+describe("the block grid", () => {
+  it("tiles the image with cores of nearly equal size, each read with its margin inside the image", () => {
+    const grid = blockGrid(1000, 700, 300, 40);
+    expect([grid.rows, grid.columns]).toEqual([3, 4]);
+    const covered = new Uint8Array(1000 * 700);
+    for (const { core, read } of grid.blocks) {
+      expect(core.width === 250 && [233, 234].includes(core.height)).toBe(true);
+      for (let y = core.y; y < core.y + core.height; y++) for (let x = core.x; x < core.x + core.width; x++) covered[y * 1000 + x]!++;
+      expect(read.x).toBe(Math.max(0, core.x - 40));
+      expect(read.y + read.height).toBe(Math.min(700, core.y + core.height + 40));
+    }
+    expect(covered.every((n) => n === 1)).toBe(true);
+    expect(grid.blocks.map((b) => [b.row, b.column]).slice(0, 5)).toEqual([
+      [0, 0],
+      [0, 1],
+      [0, 2],
+      [0, 3],
+      [1, 0],
+    ]);
+  });
+
+  it("sizes blocks from the memory budget, smaller when the network enlarges the image", () => {
+    const plain = coreSideFor(768 * 2 ** 20, 60, 1);
+    expect((plain + 120) ** 2 * 64).toBeLessThanOrEqual(768 * 2 ** 20);
+    expect(coreSideFor(768 * 2 ** 20, 60, 2)).toBeLessThan(plain / 1.9);
+    expect(coreSideFor(1, 60, 1)).toBe(256); // never below a useful block
+  });
+});
+
+describe("cells leaving in raster order", () => {
+  const cell = (x: number, y: number): Roi => ({
+    index: -1,
+    area_px: 4,
+    perimeter_px: 8,
+    centroid_x: x + 1,
+    centroid_y: y + 1,
+    bbox_x: x,
+    bbox_y: y,
+    bbox_w: 2,
+    bbox_h: 2,
+    polygon: Int32Array.from([x, y, x + 2, y, x + 2, y + 2, x, y + 2]),
+  });
+
+  it("wait until no later block can start above them, then leave sorted by their first pixel and numbered", () => {
+    const queue = new RasterOrderQueue(100);
+    queue.add(cell(50, 10));
+    queue.add(cell(5, 40));
+    queue.add(cell(10, 10));
+    const first = queue.releaseAbove(30);
+    expect(first.map((r) => [r.bbox_x, r.bbox_y, r.index])).toEqual([
+      [10, 10, 0],
+      [50, 10, 1],
+    ]);
+    queue.add(cell(0, 35));
+    expect(queue.releaseAll().map((r) => [r.bbox_x, r.bbox_y, r.index])).toEqual([
+      [0, 35, 2],
+      [5, 40, 3],
+    ]);
+    expect(queue.released).toBe(4);
+  });
+});
+
+describe("segmentInBlocks", () => {
+  const scene = discField(640, 480, 400, 6, 9, 7);
+  const image = renderNuclei(scene);
+
+  it("agrees with the whole image's segmentation when blocks are forced small (AP@0.5 >= 0.99)", async () => {
+    const model = await referenceModel(15);
+    const whole = await segmentImage(image, model, { diameter: 15 });
+    const rois: Roi[] = [];
+    const fractions: number[] = [];
+    const result = await segmentInBlocks(
+      inMemoryRegions(image),
+      model,
+      { diameter: 15 },
+      { coreSide: 128, onCells: (cells) => void rois.push(...cells), onProgress: (f) => fractions.push(f) },
+    );
+    expect(result.blocks).toBe(20);
+    expect(result.margin).toBe(30); // twice the diameter
+    expect(result.cellCount).toBe(rois.length);
+    expect(rois.map((r) => r.index)).toEqual(rois.map((_, i) => i));
+    expect(rois.every((r, i) => i === 0 || r.bbox_y >= rois[i - 1]!.bbox_y)).toBe(true);
+
+    const labels = await renderLabels(640, 480, each(rois));
+    const agreement = averagePrecision(whole.labels, labels, [0.5, 0.9]);
+    expect(agreement.ap[0]).toBeGreaterThanOrEqual(0.99);
+    expect(Math.abs(rois.length - whole.rois.length)).toBeLessThanOrEqual(2);
+    // Against the truth, block-wise does as well as whole-image.
+    expect(averagePrecision(scene.labels, labels).ap[0]).toBeGreaterThanOrEqual(averagePrecision(scene.labels, whole.labels).ap[0]! - 0.01);
+    expect(fractions.at(-1)).toBe(1);
+    expect(fractions.every((f, i) => i === 0 || f >= fractions[i - 1]!)).toBe(true);
+  });
+
+  it("keeps every cell once and whole where seams cut through it", async () => {
+    const model = await referenceModel(15);
+    const rois: Roi[] = [];
+    await segmentInBlocks(inMemoryRegions(image), model, { diameter: 15 }, { coreSide: 100, onCells: (cells) => void rois.push(...cells) });
+    const labels = await renderLabels(640, 480, each(rois));
+    // Every true nucleus crossed by a core seam is matched by one predicted cell covering it (IoU >= 0.75).
+    const seamsX = blockGrid(640, 480, 100, 30)
+      .blocks.filter((b) => b.row === 0 && b.column > 0)
+      .map((b) => b.core.x);
+    const crossing = new Set<number>();
+    for (let y = 0; y < 480; y++)
+      for (const x of seamsX) {
+        const k = scene.labels[y * 640 + x]!;
+        if (k !== 0 && scene.labels[y * 640 + x - 1] === k) crossing.add(k);
+      }
+    expect(crossing.size).toBeGreaterThan(20);
+    for (const k of crossing) {
+      const owners = new Map<number, number>();
+      let size = 0;
+      for (let i = 0; i < labels.length; i++)
+        if (scene.labels[i] === k) {
+          size++;
+          if (labels[i]) owners.set(labels[i]!, (owners.get(labels[i]!) ?? 0) + 1);
+        }
+      const [, covered] = [...owners.entries()].sort((a, b) => b[1] - a[1])[0] ?? [0, 0];
+      expect(covered / size, `nucleus ${k}`).toBeGreaterThanOrEqual(0.75);
+    }
+  });
+
+  it("measures the diameter and the normalisation on samples of the image with diameter auto", async () => {
+    const model = await referenceModel(15);
+    const whole = await segmentImage(image, model, { diameter: "auto" });
+    const rois: Roi[] = [];
+    const result = await segmentInBlocks(inMemoryRegions(image), model, { diameter: "auto" }, { coreSide: 200, onCells: (cells) => void rois.push(...cells) });
+    expect(result.diameterEstimate).toBeDefined();
+    expect(Math.abs(Math.log(result.diameter / whole.diameter))).toBeLessThan(Math.log(1.2));
+    expect(result.modality).toEqual({ modality: "fluorescence", source: "detected" });
+    const labels = await renderLabels(640, 480, each(rois));
+    expect(averagePrecision(scene.labels, labels).ap[0]).toBeGreaterThanOrEqual(0.9);
+  });
+});
