@@ -1,19 +1,27 @@
 // npm run segment -- <image> [--model <onnx>|reference] [--diameter D|auto|none] [--out dir] [--channels 0,1]
 //   [--page N] [--provider auto|cuda|webgpu|cpu] [--cellprob-threshold T] [--flow-threshold T]
-//   [--min-size N] [--niter N]
+//   [--min-size N] [--niter N] [--block-size N] [--memory-mb N]
 // Writes <name>_masks.png (16-bit labels), <name>_rois.geojson and <name>_measurements.csv.
+// Images above SINGLE_PASS_PIXELS (or with --block-size) are segmented block by block in bounded
+// memory (engine/blocks/), and every output is streamed to disk.
 // The command behind segment.ts, which loads it once Node's compile cache is on.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import { parseArgs } from "node:util";
+import type { Roi } from "../../schema/roi.ts";
+import { inMemoryRegions } from "../engine/blocks/region-source.ts";
+import { segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
 import { decodeImage } from "../engine/decode/index.ts";
 import type { ExecutionProviderChoice } from "../engine/model.ts";
 import { chooseModel } from "../engine/model-choice.ts";
-import { encodeLabelPng } from "../engine/outputs/label-png.ts";
-import { measurementsCsv, roisGeoJson } from "../engine/outputs/rois-files.ts";
+import { writeLabelPng } from "../engine/outputs/label-png.ts";
+import { writeMeasurementsCsv, writeRoisGeoJson } from "../engine/outputs/rois-files.ts";
 import { startMaskThreads } from "../engine/masks/mask-threads.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
 import { MASK_FLAG_OPTIONS, maskParamsFromFlags, numberFlag } from "./mask-flags.ts";
+
+/** Images up to this many pixels are segmented in one pass (4096²: about 0.6 GB at the engine's 34 bytes a pixel). */
+const SINGLE_PASS_PIXELS = 4096 * 4096;
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -25,6 +33,8 @@ async function main(): Promise<void> {
       channels: { type: "string" },
       page: { type: "string" },
       provider: { type: "string", default: "auto" },
+      "block-size": { type: "string" },
+      "memory-mb": { type: "string" },
       ...MASK_FLAG_OPTIONS,
     },
   });
@@ -42,8 +52,31 @@ async function main(): Promise<void> {
   const started = performance.now();
   const model = await chooseModel(values.model, values.provider as ExecutionProviderChoice);
   const image = decodeImage(new Uint8Array(readFileSync(imagePath)), values.page === undefined ? {} : { page: numberFlag(values.page, "--page") });
+  const regions = inMemoryRegions(image);
   const decodedAt = performance.now();
-  const result = await segmentImage(image, model, params);
+  const blockSize = values["block-size"] === undefined ? undefined : numberFlag(values["block-size"], "--block-size");
+  const memoryMb = values["memory-mb"] === undefined ? undefined : numberFlag(values["memory-mb"], "--memory-mb");
+  const blockwise = blockSize !== undefined || regions.width * regions.height > SINGLE_PASS_PIXELS;
+  let rois: Roi[];
+  let result: { width: number; height: number; confluency: number; timings: Record<string, number> };
+  if (blockwise) {
+    rois = [];
+    let lastReport = 0;
+    result = await segmentInBlocks(regions, model, params, {
+      ...(blockSize !== undefined && { coreSide: blockSize }),
+      ...(memoryMb !== undefined && { memoryBudgetBytes: memoryMb * 2 ** 20 }),
+      onCells: (cells) => void rois.push(...cells),
+      onBlock: (_block, index, total) => {
+        if (performance.now() - lastReport < 5000 && index + 1 < total) return;
+        lastReport = performance.now();
+        console.log(`block ${index + 1}/${total}, ${rois.length} cells so far`);
+      },
+    });
+  } else {
+    const whole = await segmentImage(image, model, params);
+    ({ rois } = whole);
+    result = whole;
+  }
 
   const name = basename(imagePath, extname(imagePath));
   mkdirSync(values.out!, { recursive: true });
@@ -61,14 +94,14 @@ async function main(): Promise<void> {
     geojson: join(values.out!, `${name}_rois.geojson`),
     csv: join(values.out!, `${name}_measurements.csv`),
   };
-  writeFileSync(outputs.masks, encodeLabelPng(result.labels, result.width, result.height));
-  writeFileSync(outputs.geojson, roisGeoJson(result.rois, context));
-  writeFileSync(outputs.csv, measurementsCsv(result.rois, context));
+  await writeLabelPng(outputs.masks, result.width, result.height, rois);
+  await writeRoisGeoJson(outputs.geojson, rois, context);
+  await writeMeasurementsCsv(outputs.csv, rois, context);
   const timings = Object.entries(result.timings)
     .map(([stage, ms]) => `${stage} ${ms.toFixed(0)} ms`)
     .join(", ");
   console.log(
-    `${basename(imagePath)}: ${result.width}x${result.height}x${image.channels}, ${result.rois.length} cells, confluency ${(100 * result.confluency).toFixed(1)}%`,
+    `${basename(imagePath)}: ${result.width}x${result.height}x${image.channels}, ${rois.length} cells, confluency ${(100 * result.confluency).toFixed(1)}%${blockwise ? " (block by block)" : ""}`,
   );
   console.log(`model ${context.modelName} on ${model.executionProvider}; decode ${(decodedAt - started).toFixed(0)} ms (incl. model load), ${timings}`);
   for (const path of Object.values(outputs)) console.log(`wrote ${path}`);

@@ -38,6 +38,22 @@ describe("command-line tools", () => {
     expect(Number(csv[1]!.split(",")[area])).toBe(masks.data.filter((v) => v === 1).length);
   });
 
+  it("segment --block-size cuts the image into blocks and writes the same kind of outputs, cells whole across seams", () => {
+    const whole = join(dir, "whole");
+    const blocks = join(dir, "blocks");
+    const common = [join(dir, "set", "images", "cells.png"), "--model", "reference", "--diameter", "15", "--provider", "cpu"];
+    expect(run("segment.ts", [...common, "--out", whole]).status).toBe(0);
+    const result = run("segment.ts", [...common, "--block-size", "64", "--out", blocks]);
+    expect(result.stderr).not.toMatch(/^segment:/m);
+    expect(result.stdout).toMatch(/block 9\/9/);
+    expect(result.stdout).toMatch(/cells, confluency .*\(block by block\)/);
+    const read = (folder: string) => decodeImage(new Uint8Array(readFileSync(join(folder, "cells_masks.png")))).data;
+    const count = (labels: Float32Array) => Math.max(...labels);
+    expect(count(read(blocks))).toBe(count(read(whole)));
+    const csv = readFileSync(join(blocks, "cells_measurements.csv"), "utf8").trim().split("\r\n");
+    expect(csv.length - 1).toBe(count(read(blocks)));
+  });
+
   it("segment explains a missing image and bad options", () => {
     const noImage = run("segment.ts", [join(dir, "absent.tif"), "--model", "reference", "--provider", "cpu"]);
     expect(noImage.status).toBe(1);

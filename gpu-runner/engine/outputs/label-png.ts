@@ -1,30 +1,40 @@
 // The label mask as a 16-bit grayscale PNG (0 = background, ROI index + 1 = its pixels), the
-// layout of the training data's labels/ folders. Deflated with Node's native zlib into one IDAT
-// holding every row as filter type 0 then its big-endian samples (the framing is the service's:
-// schema/png-chunks.ts): fast-png's JavaScript deflate took 75–107 ms of a fresh `npm run segment`
-// process on a 1024×1024 mask, this 13–17 ms.
-import { deflateSync } from "node:zlib";
+// layout of the training data's labels/ folders. Rows are rendered from the cells' outlines
+// (schema/roi-raster.ts, the service's own rule, which gives back the masks exactly) one at a time
+// and deflated by Node's native zlib as they come, into IDAT chunks written as they fill (the
+// framing is the service's: schema/png-chunks.ts): memory is a few rows, whatever the image size.
+import { createDeflate } from "node:zlib";
 import { label16Header, PNG_SIGNATURE, pngChunk } from "../../../schema/png-chunks.ts";
+import type { Roi } from "../../../schema/roi.ts";
+import { LabelRowRenderer } from "../../../schema/roi-raster.ts";
+import { BufferedFile } from "./buffered-file.ts";
 
-export function encodeLabelPng(labels: Uint32Array, width: number, height: number): Uint8Array {
-  if (labels.length !== width * height) throw new Error(`labels hold ${labels.length} values, expected ${width}x${height}`);
+export const PNG_MAX_LABEL = 65_535;
+
+export async function writeLabelPng(path: string, width: number, height: number, rois: readonly Roi[]): Promise<void> {
+  if (rois.length > PNG_MAX_LABEL)
+    throw new RangeError(`${rois.length} cells do not fit a 16-bit PNG (at most ${PNG_MAX_LABEL} labels): use the 32-bit TIFF (masks.tif) instead`);
+  const file = await BufferedFile.create(path);
+  await file.write(PNG_SIGNATURE);
+  await file.write(label16Header(width, height));
+  const deflate = createDeflate({ level: 3 });
+  const compressed: Promise<void> = (async () => {
+    for await (const data of deflate) await file.write(pngChunk("IDAT", data as Buffer));
+  })();
+  const renderer = new LabelRowRenderer(width, height, inOrder(rois));
+  const labels = new Uint32Array(width);
   const rowBytes = 1 + 2 * width;
-  const raw = new Uint8Array(height * rowBytes); // filter bytes stay 0
-  for (let y = 0; y < height; y++) {
-    for (let x = 0, at = y * rowBytes + 1, i = y * width; x < width; x++, at += 2, i++) {
-      const v = labels[i]!;
-      if (v > 65_535) throw new Error(`label ${v} does not fit a 16-bit PNG (more than 65535 masks)`);
-      raw[at] = v >>> 8;
-      raw[at + 1] = v & 0xff;
-    }
+  while (await renderer.next(labels)) {
+    const raw = Buffer.alloc(rowBytes); // filter type 0, then big-endian samples
+    for (let x = 0, at = 1; x < width; x++, at += 2) raw.writeUInt16BE(labels[x]!, at);
+    if (!deflate.write(raw)) await new Promise((resolve) => deflate.once("drain", resolve));
   }
-  const chunks = [label16Header(width, height), pngChunk("IDAT", deflateSync(raw, { level: 3 })), pngChunk("IEND", new Uint8Array(0))];
-  const out = new Uint8Array(PNG_SIGNATURE.length + chunks.reduce((n, c) => n + c.length, 0));
-  out.set(PNG_SIGNATURE);
-  let at = PNG_SIGNATURE.length;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  deflate.end();
+  await compressed;
+  await file.write(pngChunk("IEND", new Uint8Array(0)));
+  await file.close();
+}
+
+async function* inOrder(rois: readonly Roi[]): AsyncGenerator<Roi> {
+  yield* rois;
 }

@@ -1,16 +1,29 @@
 // GeoJSON and CSV of one segmentation for the CLI, written by the same formatters as the service's
-// exports (schema/geojson-features.ts, schema/csv-rows.ts), so the files are the same.
+// exports (schema/geojson-features.ts, schema/csv-rows.ts), so the files are the same; streamed a
+// cell at a time, whatever the count.
 import { CsvRowWriter } from "../../../schema/csv-rows.ts";
 import { FEATURE_COLLECTION_END, FEATURE_COLLECTION_START, GeoJsonFeatureWriter } from "../../../schema/geojson-features.ts";
 import { type ExportContext, MEASUREMENT_COLUMNS } from "../../../schema/measurements.ts";
 import type { Roi } from "../../../schema/roi.ts";
+import { BufferedFile } from "./buffered-file.ts";
 
-export function roisGeoJson(rois: Roi[], context: ExportContext): string {
+export async function writeRoisGeoJson(path: string, rois: Iterable<Roi>, context: ExportContext): Promise<void> {
   const writer = new GeoJsonFeatureWriter(context);
-  return FEATURE_COLLECTION_START + rois.map((roi, i) => (i === 0 ? "\n" : ",\n") + writer.feature(roi)).join("") + FEATURE_COLLECTION_END;
+  const file = await BufferedFile.create(path);
+  await file.write(FEATURE_COLLECTION_START);
+  let first = true;
+  for (const roi of rois) {
+    await file.write((first ? "\n" : ",\n") + writer.feature(roi));
+    first = false;
+  }
+  await file.write(FEATURE_COLLECTION_END);
+  await file.close();
 }
 
-export function measurementsCsv(rois: Roi[], context: ExportContext): string {
+export async function writeMeasurementsCsv(path: string, rois: Iterable<Roi>, context: ExportContext): Promise<void> {
   const writer = new CsvRowWriter(MEASUREMENT_COLUMNS, context);
-  return writer.header() + rois.map((roi) => writer.row(roi)).join("");
+  const file = await BufferedFile.create(path);
+  await file.write(writer.header());
+  for (const roi of rois) await file.write(writer.row(roi));
+  await file.close();
 }
