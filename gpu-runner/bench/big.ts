@@ -27,6 +27,7 @@ const { values } = parseArgs({
     "memory-mb": { type: "string" },
     child: { type: "string" },
     compare: { type: "boolean", default: false },
+    trace: { type: "boolean", default: false },
   },
 });
 
@@ -97,6 +98,14 @@ async function child(size: number): Promise<void> {
     {
       ...(values.compare ? { coreSide: SMALL_CORE } : {}),
       ...(values["memory-mb"] ? { memoryBudgetBytes: Number(values["memory-mb"]) * 2 ** 20 } : {}),
+      ...(values.trace && {
+        onBlock: (_block: unknown, index: number, total: number) =>
+          console.error(
+            `block ${index + 1}/${total}: ${Object.entries(process.memoryUsage())
+              .map(([k, v]) => `${k} ${(v / 2 ** 20).toFixed(0)}`)
+              .join(", ")} MB, peak ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`,
+          ),
+      }),
       onCells: (rois) => {
         for (const roi of rois) if (scorer.iou(roi) > 0.5) matched++;
         if (values.compare) kept.push(...rois);
