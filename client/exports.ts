@@ -1,5 +1,7 @@
 // The four exports of a segmentation, saved as <dir>/<file>. Each is streamed to a temporary file
-// and renamed when complete, so a file on disk is always a whole export.
+// and renamed when complete, so a file on disk is always a whole export. The label mask is
+// masks.png (16-bit labels) up to 65,535 cells and masks.tif (32-bit) above, where the service
+// refuses masks.png.
 import { createWriteStream } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -18,11 +20,19 @@ export type ExportFormat = keyof typeof EXPORT_FILES;
 
 export const isExportFormat = (name: string): name is ExportFormat => Object.hasOwn(EXPORT_FILES, name);
 
-export async function downloadExport(http: Http, segmentationId: string, format: ExportFormat, dir: string): Promise<string> {
-  const target = join(dir, EXPORT_FILES[format]);
+/** The most cells masks.png can label (16 bits). */
+export const PNG_MAX_CELLS = 65_535;
+
+/** The export's file name (the service's and on disk) for a segmentation of `cellCount` cells. */
+export function exportFile(format: ExportFormat, cellCount: number): string {
+  return format === "masks" && cellCount > PNG_MAX_CELLS ? "masks.tif" : EXPORT_FILES[format];
+}
+
+export async function downloadExport(http: Http, segmentationId: string, file: string, dir: string): Promise<string> {
+  const target = join(dir, file);
   const partial = `${target}.part`;
   try {
-    const response = await http.request("GET", `/export/${segmentationId}/${EXPORT_FILES[format]}`);
+    const response = await http.request("GET", `/export/${segmentationId}/${file}`);
     await pipeline(Readable.fromWeb(response.body as import("node:stream/web").ReadableStream), createWriteStream(partial));
     await rename(partial, target);
   } catch (error) {

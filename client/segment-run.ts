@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { PredictionRecord } from "../schema/api-records.ts";
-import { downloadExport, EXPORT_FILES, type ExportFormat } from "./exports.ts";
+import { downloadExport, type ExportFormat, exportFile } from "./exports.ts";
 import { ApiError, type Http } from "./http.ts";
 import type { InputFile } from "./inputs.ts";
 import { InterruptedError, Interruption } from "./interruption.ts";
@@ -72,7 +72,7 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
 
   const record = (input: InputFile, patch: Partial<ImageProgress>) => state.update(input.path, patch);
   const exportsDone = (_input: InputFile, progress: ImageProgress) =>
-    options.formats.every((f) => progress.exports?.[f] && existsSync(join(options.out, progress.folder, EXPORT_FILES[f])));
+    options.formats.every((f) => progress.exports?.[f] && existsSync(join(options.out, progress.folder, exportFile(f, progress.cell_count ?? 0))));
 
   /** This run's starting point for one image: what the state says, less what no longer holds. */
   async function startingPoint(input: InputFile): Promise<ImageProgress> {
@@ -165,17 +165,18 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
   async function download(input: InputFile, progress: ImageProgress): Promise<void> {
     const dir = join(options.out, progress.folder);
     mkdirSync(dir, { recursive: true });
+    const file = (format: ExportFormat) => exportFile(format, progress.cell_count ?? 0);
     for (const format of options.formats) {
-      if (progress.exports?.[format] && existsSync(join(dir, EXPORT_FILES[format]))) continue;
+      if (progress.exports?.[format] && existsSync(join(dir, file(format)))) continue;
       checkpoint();
       try {
-        await downloadExport(http, progress.segmentation_id!, format, dir);
+        await downloadExport(http, progress.segmentation_id!, file(format), dir);
       } catch (error) {
-        throw new Error(`export ${EXPORT_FILES[format]}: ${message(error)}`);
+        throw new Error(`export ${file(format)}: ${message(error)}`);
       }
       progress = record(input, { exports: { ...progress.exports, [format]: true } });
     }
-    display.log(`${input.name}: saved ${options.formats.map((f) => EXPORT_FILES[f]).join(", ")} in ${dir}`);
+    display.log(`${input.name}: saved ${options.formats.map(file).join(", ")} in ${dir}`);
   }
 
   const outcomes: ImageOutcome[] = [];

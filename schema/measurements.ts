@@ -51,7 +51,7 @@ export const MEASUREMENT_COLUMNS = [
     name: "roi_index",
     type: "number",
     source: "roi",
-    description: "1-based position of the ROI, equal to its label in masks.png",
+    description: "1-based position of the ROI, equal to its label in masks.png and masks.tif",
     value: (_c, r) => r.index + 1,
   },
   { name: "roi_id", type: "string", source: "roi", description: "stable id: <segmentation_id>-<roi_index>", value: (c, r) => roiId(c.segmentationId, r.index) },

@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import type { ModelRecord } from "../../schema/api-records.ts";
 import { CLOUDFLARE_BODY_LIMIT, DEFAULT_RESUMABLE_ABOVE } from "../body-limit.ts";
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connect, UsageError } from "../connection.ts";
-import { EXPORT_FILES, type ExportFormat, isExportFormat } from "../exports.ts";
+import { EXPORT_FILES, type ExportFormat, isExportFormat, PNG_MAX_CELLS } from "../exports.ts";
 import { positiveNumber } from "../flags.ts";
 import { formatBytes } from "../format.ts";
 import type { Http } from "../http.ts";
@@ -19,7 +19,8 @@ export const SEGMENT_HELP = `npm run client -- segment <image|folder>... --out <
 
 Uploads each image (the TIFF, PNG and JPEG files directly inside each folder), segments them one
 after another (your organization runs one prediction at a time; the client waits its turn), and
-saves the exports as <dir>/<image name>/{${Object.values(EXPORT_FILES).join(",")}}.
+saves the exports as <dir>/<image name>/{${Object.values(EXPORT_FILES).join(",")}}; above
+${PNG_MAX_CELLS.toLocaleString("en-US")} cells the label mask is masks.tif (32-bit labels) instead of masks.png.
 Interrupted, run the same command again: it resumes from ${STATE_FILE} in <dir>.
 Exits 0 only if every image was segmented and exported.
 

@@ -182,7 +182,9 @@ const targets: [string, string, string[]][] = [
   ["measurements.csv", exportUrl("measurements.csv"), authorization],
   ["rois.geojson", exportUrl("rois.geojson"), authorization],
   ["rois.zip", exportUrl("rois.zip"), authorization],
-  [rois.length > 65535 ? "masks.png (32-bit TIFF)" : "masks.png", exportUrl("masks.png"), authorization],
+  // masks.png holds 65,535 cells at most (the service answers 422 above); masks.tif any number.
+  ...(rois.length <= 65_535 ? [["masks.png", exportUrl("masks.png"), authorization] as [string, string, string[]]] : []),
+  ["masks.tif", exportUrl("masks.tif"), authorization],
 ];
 
 // wrangler dev logs every request to this terminal, so the table is printed once it has stopped.

@@ -52,7 +52,12 @@ async function lease(jobId: string): Promise<LeasedForTest> {
 }
 
 /** Segments an image the way a runner does, storing the preview when asked to and `withPreview`. */
-async function segment(org: TestOrg, withPreview: boolean, imageId?: string): Promise<{ imageId: string; segmentationId: string; previewAsked: boolean }> {
+async function segment(
+  org: TestOrg,
+  withPreview: boolean,
+  imageId?: string,
+  roiCount = 1,
+): Promise<{ imageId: string; segmentationId: string; previewAsked: boolean }> {
   const image = imageId ?? (await uploadImage(org)).id;
   const { prediction_id } = await json<{ prediction_id: string }>(await call("/predict", { key: org.key, json: { image_id: image, model_id: "cpsam" } }));
   const job = await lease(prediction_id);
@@ -60,7 +65,7 @@ async function segment(org: TestOrg, withPreview: boolean, imageId?: string): Pr
   if (withPreview && job.output.preview_url) await put(job.output.preview_url, ARCHIVE);
   await call(`/internal/jobs/${job.job_id}/complete`, {
     key: RUNNER_TOKEN,
-    json: { lease_token: job.lease_token, result: { roi_count: 1, confluency: 9 / 48, width: 8, height: 6 } },
+    json: { lease_token: job.lease_token, result: { roi_count: roiCount, confluency: 9 / 48, width: 8, height: 6 } },
   });
   const done = await json<{ segmentation_id: string }>(await call(`/predict/${prediction_id}`, { key: org.key }));
   return { imageId: image, segmentationId: done.segmentation_id, previewAsked: job.output.preview_url !== undefined };
@@ -153,7 +158,7 @@ describe("the image's preview", () => {
 });
 
 describe("the viewer's data", () => {
-  it("serves a segmentation's page with its cell count and the four downloads, and a preview stored the older way", async () => {
+  it("serves a segmentation's page with its cell count and the five downloads, and a preview stored the older way", async () => {
     const org = await createOrg();
     const { segmentationId } = await segment(org, true);
     const session = await signIn(org);
@@ -165,11 +170,20 @@ describe("the viewer's data", () => {
     expect(new Uint8Array(await png.arrayBuffer())).toEqual(legacy);
     const page = await (await dashboardCall(session, `/segmentations/${segmentationId}`)).text();
     expect(page).toMatch(/<span id="cell-count">1<\/span> cells/);
-    for (const format of ["measurements.csv", "rois.geojson", "rois.zip", "masks.png"]) {
+    for (const format of ["measurements.csv", "rois.geojson", "rois.zip", "masks.png", "masks.tif"]) {
       expect(page).toContain(`href="/dashboard/api/export/${segmentationId}/${format}"`);
     }
     const geojson = await json<{ features: unknown[] }>(await dashboardCall(session, `/api/export/${segmentationId}/rois.geojson`));
     expect(geojson.features).toHaveLength(1);
+  });
+
+  it("offers masks.tif and no masks.png above 65,535 cells", async () => {
+    const org = await createOrg();
+    const { segmentationId } = await segment(org, false, undefined, 70_000);
+    const page = await (await dashboardCall(await signIn(org), `/segmentations/${segmentationId}`)).text();
+    expect(page).toMatch(/<span id="cell-count">70,000<\/span> cells/);
+    expect(page).toContain(`href="/dashboard/api/export/${segmentationId}/masks.tif"`);
+    expect(page).not.toContain(`/${segmentationId}/masks.png"`);
   });
 
   it("says plainly when a segmentation has no preview of the older kind", async () => {

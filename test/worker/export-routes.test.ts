@@ -1,5 +1,6 @@
 // The export routes end to end: a runner posts a real ROI artifact, the user downloads it.
 import { describe, expect, it } from "vitest";
+import { decodeImage } from "../../gpu-runner/engine/decode/index.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { call, createOrg, json, RUNNER_TOKEN, type TestOrg, uploadImage } from "./helpers.ts";
@@ -20,16 +21,19 @@ function rectangle(index: number, x: number, y: number, w: number, h: number): R
   };
 }
 
-async function segmented(org: TestOrg): Promise<string> {
+const TWO_CELLS = { width: 8, height: 6, rois: [rectangle(0, 1, 1, 2, 2), rectangle(1, 4, 2, 3, 3)] };
+
+async function segmented(org: TestOrg, artifact = TWO_CELLS): Promise<string> {
   const image = await uploadImage(org, "well A1, ü.png");
   const { prediction_id } = await json(await call("/predict", { key: org.key, json: { image_id: image.id, model_id: "cpsam" } }));
   for (;;) {
     const job = await json<{ job_id: string; lease_token: string; output: { artifact_url: string } }>(
       await call("/internal/jobs/lease", { key: RUNNER_TOKEN, json: { runner_id: "exporter", wait_seconds: 5 } }),
     );
-    const rois = [rectangle(0, 1, 1, 2, 2), rectangle(1, 4, 2, 3, 3)];
+    const { width, height, rois } = artifact;
+    const confluency = rois.reduce((n, r) => n + r.area_px, 0) / (width * height);
     const chunks: Uint8Array[] = [];
-    for await (const chunk of encodeRoiArtifact({ imageWidth: 8, imageHeight: 6, confluency: 13 / 48, modelName: "cpsam", modelVersion: "1" }, rois))
+    for await (const chunk of encodeRoiArtifact({ imageWidth: width, imageHeight: height, confluency, modelName: "cpsam", modelVersion: "1" }, rois))
       chunks.push(chunk);
     const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
     let at = 0;
@@ -37,7 +41,7 @@ async function segmented(org: TestOrg): Promise<string> {
     await call(job.output.artifact_url, { method: "PUT", body: bytes, headers: { "Content-Length": String(bytes.length) } });
     await call(`/internal/jobs/${job.job_id}/complete`, {
       key: RUNNER_TOKEN,
-      json: { lease_token: job.lease_token, result: { roi_count: 2, confluency: 13 / 48, width: 8, height: 6 } },
+      json: { lease_token: job.lease_token, result: { roi_count: rois.length, confluency, width, height } },
     });
     if (job.job_id === prediction_id) break;
   }
@@ -53,6 +57,7 @@ describe("GET /export/{segmentation_id}/{format}", () => {
       "rois.geojson": [/^application\/geo\+json/, "rois.geojson"],
       "rois.zip": [/^application\/zip/, "rois.zip"],
       "masks.png": [/^image\/png/, "masks.png"],
+      "masks.tif": [/^image\/tiff$/, "masks.tif"],
     };
     for (const [format, [type, suffix]] of Object.entries(expected)) {
       const response = await call(`/export/${id}/${format}`, { key: org.key });
@@ -64,6 +69,25 @@ describe("GET /export/{segmentation_id}/{format}", () => {
     const csv = await (await call(`/export/${id}/measurements.csv?columns=roi_index&columns=area_px`, { key: org.key })).text();
     expect(csv.trim().split(/\r?\n/)).toEqual(["roi_index,area_px", "1,4", "2,9"]);
   });
+
+  it("refuses masks.png above 65,535 cells with 422 naming the count and masks.tif, which serves them", async () => {
+    const org = await createOrg();
+    const [width, height] = [300, 240];
+    const rois = Array.from({ length: 70_000 }, (_, i) => rectangle(i, i % width, Math.floor(i / width), 1, 1));
+    const id = await segmented(org, { width, height, rois });
+    const png = await call(`/export/${id}/masks.png`, { key: org.key });
+    expect(png.status).toBe(422);
+    expect(await json(png)).toEqual({
+      detail:
+        "This segmentation has 70000 cells; masks.png holds at most 65535 (16-bit labels). Download masks.tif instead: the same label image with 32-bit labels",
+    });
+    const tif = await call(`/export/${id}/masks.tif`, { key: org.key });
+    expect(tif.status).toBe(200);
+    expect(tif.headers.get("Content-Type")).toBe("image/tiff");
+    const labels = decodeImage(new Uint8Array(await tif.arrayBuffer()));
+    expect([labels.width, labels.height, labels.bitDepth]).toEqual([width, height, 32]);
+    expect([labels.data[0], labels.data[69_999], labels.data[70_000]]).toEqual([1, 70_000, 0]);
+  }, 60_000);
 
   it("answers 400 naming unknown columns and listing the valid ones", async () => {
     const org = await createOrg();
@@ -79,10 +103,12 @@ describe("GET /export/{segmentation_id}/{format}", () => {
     const owner = await createOrg();
     const stranger = await createOrg();
     const id = await segmented(owner);
-    const foreign = await call(`/export/${id}/rois.geojson`, { key: stranger.key });
-    expect(foreign.status).toBe(404);
-    expect(await json(foreign)).toEqual({ detail: `Segmentation with id ${id} not found` });
-    expect((await call(`/export/${id}/rois.geojson`)).status).toBe(401);
+    for (const format of ["rois.geojson", "masks.tif"]) {
+      const foreign = await call(`/export/${id}/${format}`, { key: stranger.key });
+      expect(foreign.status).toBe(404);
+      expect(await json(foreign)).toEqual({ detail: `Segmentation with id ${id} not found` });
+      expect((await call(`/export/${id}/${format}`)).status).toBe(401);
+    }
   });
 
   it("answers 422 for malformed parameters", async () => {

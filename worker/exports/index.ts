@@ -1,7 +1,8 @@
 // The exports the route offers, one entry per format. Each takes the ROI artifact's R2 body, the
-// segmentation's export context and the query options, validates the options before reading
-// anything, reads the artifact header, and returns a streaming body with its media type and file
-// name. The route maps thrown errors with `exportErrorStatus`.
+// segmentation's export context, the query options and a way to read the artifact again (only
+// masks.tif, which renders twice, uses it), validates the options before reading anything, reads
+// the artifact header, and returns a streaming body with its media type and file name. The route
+// maps thrown errors with `exportErrorStatus`.
 
 import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
@@ -9,7 +10,7 @@ import { RoiArtifactError } from "../../schema/roi-artifact.ts";
 import { selectMeasurementColumns, UnknownMeasurementColumnsError } from "../../schema/measurements.ts";
 import type { ExportContext } from "../../schema/measurements.ts";
 import { ImageJRoiLimitError } from "./imagej-roi.ts";
-import { labelPng, PNG_MAX_LABEL } from "./label-png.ts";
+import { labelPng, MasksPngLimitError } from "./label-png.ts";
 import { labelTiff } from "./label-tiff.ts";
 import { measurementsCsv } from "./measurements-csv.ts";
 import { roisGeoJson } from "./rois-geojson.ts";
@@ -28,9 +29,17 @@ export interface ExportFile {
   fileName: string;
 }
 
-export type ExportFormatName = "measurements.csv" | "rois.geojson" | "rois.zip" | "masks.png";
+export type ExportFormatName = "measurements.csv" | "rois.geojson" | "rois.zip" | "masks.png" | "masks.tif";
 
-export type ExportFunction = (artifact: ReadableStream<Uint8Array>, context: ExportContext, options: ExportOptions) => Promise<ExportFile>;
+/** Opens the same ROI artifact again, from its start. */
+export type ArtifactReread = () => Promise<ReadableStream<Uint8Array>>;
+
+export type ExportFunction = (
+  artifact: ReadableStream<Uint8Array>,
+  context: ExportContext,
+  options: ExportOptions,
+  reread: ArtifactReread,
+) => Promise<ExportFile>;
 
 /** The image name without its extension, reduced to characters every file system accepts. */
 function baseName(context: ExportContext): string {
@@ -77,14 +86,26 @@ export const EXPORTS: Readonly<Record<ExportFormatName, ExportFunction>> = {
       throw e;
     }
   },
-  // Labels above 65,535 do not fit 16 bits, so large segmentations get a 32-bit TIFF instead.
+  // 16-bit labels: a segmentation of more than 65,535 ROIs is refused (422) and pointed to masks.tif.
   "masks.png": async (artifact, context) => {
     const contents = await open(artifact);
     try {
-      if (contents.header.roiCount > PNG_MAX_LABEL) {
-        return { body: labelTiff(contents), contentType: "image/tiff", fileName: `${baseName(context)}-masks.tif` };
-      }
       return { body: labelPng(contents), contentType: "image/png", fileName: `${baseName(context)}-masks.png` };
+    } catch (e) {
+      await contents.rois.return?.(undefined);
+      throw e;
+    }
+  },
+  "masks.tif": async (artifact, context, _options, reread) => {
+    const contents = await open(artifact);
+    const { roiCount } = contents.header;
+    const description = `Labels of segmentation ${context.segmentationId}: 0 is background, k is ROI k (roi_index); ${roiCount} ROIs`;
+    try {
+      return {
+        body: labelTiff(contents, async () => open(await reread()), description),
+        contentType: "image/tiff",
+        fileName: `${baseName(context)}-masks.tif`,
+      };
     } catch (e) {
       await contents.rois.return?.(undefined);
       throw e;
@@ -109,7 +130,7 @@ export function contentDisposition(fileName: string): string {
  */
 export function exportErrorStatus(error: unknown): 400 | 422 | 500 | null {
   if (error instanceof UnknownMeasurementColumnsError) return 400;
-  if (error instanceof ImageJRoiLimitError || error instanceof RangeError) return 422;
+  if (error instanceof ImageJRoiLimitError || error instanceof MasksPngLimitError || error instanceof RangeError) return 422;
   if (error instanceof RoiArtifactError) return 500;
   return null;
 }

@@ -1,4 +1,5 @@
-// masks.png: the label image as a 16-bit grayscale PNG (labels 1..65535, 0 = background), streamed:
+// masks.png: the label image as a 16-bit grayscale PNG (labels 1..65535, 0 = background; more ROIs
+// than that are refused, masks.tif holds them), streamed:
 // rows are rendered one at a time, PNG-filtered, deflated by CompressionStream("deflate") (zlib
 // framing, which IDAT requires), and every compressed piece leaves as its own IDAT chunk with its
 // CRC computed as it goes. PNG chunk layout per the PNG specification (W3C, 2003).
@@ -9,6 +10,16 @@ import { LabelRowRenderer } from "../../schema/roi-raster.ts";
 import { pullStream } from "./pull-stream.ts";
 
 export const PNG_MAX_LABEL = 0xffff;
+
+/** A segmentation whose labels do not fit 16 bits: the route answers 422 and names masks.tif. */
+export class MasksPngLimitError extends Error {
+  constructor(roiCount: number) {
+    super(
+      `This segmentation has ${roiCount} cells; masks.png holds at most ${PNG_MAX_LABEL} (16-bit labels). Download masks.tif instead: the same label image with 32-bit labels`,
+    );
+    this.name = "MasksPngLimitError";
+  }
+}
 const FILTER_UP = 2;
 const ROWS_BATCH_BYTES = 64 * 1024;
 
@@ -52,7 +63,7 @@ function filteredRows(renderer: LabelRowRenderer): ReadableStream<Uint8Array> {
 
 export function labelPng(artifact: RoiArtifactContents): ReadableStream<Uint8Array> {
   const { imageWidth, imageHeight, roiCount } = artifact.header;
-  if (roiCount > PNG_MAX_LABEL) throw new RangeError(`${roiCount} ROIs do not fit 16-bit PNG labels; use the 32-bit TIFF`);
+  if (roiCount > PNG_MAX_LABEL) throw new MasksPngLimitError(roiCount);
   const renderer = new LabelRowRenderer(imageWidth, imageHeight, artifact.rois);
   async function* png(): AsyncGenerator<Uint8Array> {
     yield PNG_SIGNATURE;

@@ -4,6 +4,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { segmentationPath } from "../../schema/api.ts";
 import { MEASUREMENT_COLUMNS } from "../../schema/measurements.ts";
 import type { AppContext } from "../env.ts";
+import { RoiArtifactError } from "../../schema/roi-artifact.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { contentDisposition, EXPORTS, exportErrorStatus, type ExportFormatName, type ExportOptions } from "../exports/index.ts";
 import { apiRouter, errorResponses } from "../openapi/router.ts";
@@ -32,6 +33,12 @@ async function streamExport(c: AppContext, format: ExportFormatName, id: string,
   if (!segmentation) throw notFound("Segmentation", id);
   const artifact = await c.env.BUCKET.get(segmentation.artifactKey);
   if (!artifact) throw new HttpError(404, `Segmentation ${id} has no stored ROIs`);
+  // masks.tif reads the artifact twice (worker/exports/label-tiff.ts); the key never changes.
+  const reread = async () => {
+    const again = await c.env.BUCKET.get(segmentation.artifactKey);
+    if (!again) throw new RoiArtifactError(`the ROI artifact of segmentation ${id} disappeared during the export`);
+    return again.body;
+  };
   try {
     const file = await EXPORTS[format](
       artifact.body,
@@ -45,6 +52,7 @@ async function streamExport(c: AppContext, format: ExportFormatName, id: string,
         confluency: segmentation.confluency,
       },
       options,
+      reread,
     );
     return new Response(file.body, {
       headers: { "Content-Type": file.contentType, "Content-Disposition": contentDisposition(file.fileName), "Cache-Control": "private, no-store" },
@@ -109,10 +117,26 @@ exportRoutes.openapi(
     path: "/export/{segmentation_id}/masks.png",
     operationId: "exportMasksPng",
     tags,
-    summary: "Label mask",
-    description: "Each cell's pixels carry its 1-based index, 0 is background: a 16-bit PNG, or a 32-bit TIFF (image/tiff) above 65,535 cells.",
+    summary: "Label mask as a 16-bit PNG (up to 65,535 cells)",
+    description:
+      "Each cell's pixels carry its 1-based index (`roi_index`), 0 is background, in a 16-bit grayscale PNG. A segmentation of more than 65,535 cells does not fit 16 bits: it is answered 422 with a `detail` naming the cell count and `masks.tif`, which holds any number of cells.",
     request: { params: segmentationPath },
-    responses: { 200: file("The label mask", "image/png", "image/tiff"), ...errorResponses(404) },
+    responses: { 200: file("The label mask", "image/png"), ...errorResponses(404) },
   }),
   (c) => streamExport(c, "masks.png", c.req.valid("param").segmentation_id, {}),
+);
+
+exportRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/export/{segmentation_id}/masks.tif",
+    operationId: "exportMasksTiff",
+    tags,
+    summary: "Label mask as a 32-bit tiled TIFF (any number of cells)",
+    description:
+      "The label image of masks.png with 32-bit labels, for any number of cells: each cell's pixels carry its 1-based index (`roi_index`), 0 is background. An unsigned 32-bit grayscale TIFF cut into tiles (256 x 256, shorter for very wide images), each Deflate-compressed (Adobe Deflate, compression 8); BigTIFF when the file passes 4 GiB. Opens in tifffile and napari, QuPath, and Fiji through Bio-Formats (ImageJ's own TIFF reader opens no tiled TIFF). Use it above 65,535 cells, or for whole slides.",
+    request: { params: segmentationPath },
+    responses: { 200: file("The label mask", "image/tiff"), ...errorResponses(404) },
+  }),
+  (c) => streamExport(c, "masks.tif", c.req.valid("param").segmentation_id, {}),
 );

@@ -1,5 +1,5 @@
 // The most objects one import may hold: a 100,000-cell segmentation exported as rois.zip (ZIP64
-// end records) and as its label mask (a 32-bit TIFF past 65,535 labels) imports back unchanged.
+// end records) and as its label mask (masks.tif: masks.png stops at 65,535) imports back unchanged.
 
 import { beforeAll, describe, expect, it } from "vitest";
 import { labelsFromShapes, inRasterOrder, syntheticShapes } from "../exports/helpers/rois-from-runs.ts";
@@ -42,7 +42,7 @@ beforeAll(() => {
 });
 
 describe("a 100,000-object import", () => {
-  it.each(["rois.zip", "masks.png"] as const)(
+  it.each(["rois.zip", "masks.tif"] as const)(
     "%s imports back as the same 100,000 objects",
     async (format) => {
       expect(rois).toHaveLength(MAX_IMPORT_OBJECTS);

@@ -9,7 +9,7 @@ import { readAllBytes } from "../exports/helpers/streams.ts";
 import { picture } from "./helpers/label-grid.ts";
 import { touchingCells } from "./helpers/model-segmentation.ts";
 
-const FORMATS: ExportFormatName[] = ["rois.zip", "rois.geojson", "masks.png"];
+const FORMATS: ExportFormatName[] = ["rois.zip", "rois.geojson", "masks.png", "masks.tif"];
 const segmentation = touchingCells(160, 120, 14, 7);
 
 describe.each(FORMATS)("%s of a model segmentation", (format) => {

@@ -1,10 +1,12 @@
-// A 100,000-ROI synthetic segmentation (8000 x 5000 pixels) through every export. The outputs are
+// A 100,000-ROI synthetic segmentation (8000 x 5000 pixels) through every export (masks.png refuses it). The outputs are
 // checked as they stream, never collected, as a client with little memory would read them.
 
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Roi } from "../../../schema/roi.ts";
 import type { ExportContext } from "../../../schema/measurements.ts";
-import { EXPORTS } from "../../../worker/exports/index.ts";
+import { inflateSync } from "node:zlib";
+import { readTiffFile, Tag } from "../../../gpu-runner/engine/decode/tiff-directory.ts";
+import { EXPORTS, exportErrorStatus } from "../../../worker/exports/index.ts";
 import { artifactBody, encodeToBytes, storeArtifact } from "./helpers/artifact-store.ts";
 import { decodeImageJRoi } from "../../../worker/annotations/imagej-roi-decoder.ts";
 import { doubledSignedArea } from "./helpers/polygons.ts";
@@ -18,6 +20,7 @@ const WIDTH = COLUMNS * TILE,
   HEIGHT = ROWS * TILE;
 const KEY = "orgs/test/segmentations/large/rois.artifact";
 let rois: Roi[];
+const reread = () => artifactBody(KEY);
 
 const context: ExportContext = {
   segmentationId: "seg_large",
@@ -50,7 +53,7 @@ describe("a 100,000-ROI segmentation", () => {
   });
 
   it("measurements.csv: a header and 100,000 rows in order", async () => {
-    const file = await EXPORTS["measurements.csv"](await artifactBody(KEY), context, { columns: ["roi_index", "area_px"] });
+    const file = await EXPORTS["measurements.csv"](await artifactBody(KEY), context, { columns: ["roi_index", "area_px"] }, reread);
     let count = 0;
     for await (const line of lines(file.body)) {
       if (count === 0) expect(line).toBe("roi_index,area_px\r");
@@ -61,7 +64,7 @@ describe("a 100,000-ROI segmentation", () => {
   }, 60_000);
 
   it("rois.geojson: 100,000 closed, counter-clockwise polygons of the right area", async () => {
-    const file = await EXPORTS["rois.geojson"](await artifactBody(KEY), context, {});
+    const file = await EXPORTS["rois.geojson"](await artifactBody(KEY), context, {}, reread);
     let features = 0;
     const wrong: number[] = [];
     for await (const line of lines(file.body)) {
@@ -77,7 +80,7 @@ describe("a 100,000-ROI segmentation", () => {
   }, 60_000);
 
   it("rois.zip: 100,000 ordered .roi entries and ZIP64 end records that count them", async () => {
-    const file = await EXPORTS["rois.zip"](await artifactBody(KEY), context, {});
+    const file = await EXPORTS["rois.zip"](await artifactBody(KEY), context, {}, reread);
     let previous = "";
     let index = 0;
     const wrong: string[] = [];
@@ -97,53 +100,65 @@ describe("a 100,000-ROI segmentation", () => {
     expect(end.directoryOffset + end.directorySize).toBe(walk.totalBytes - 56 - 20 - 22);
   }, 60_000);
 
-  it("masks.png becomes a 32-bit TIFF whose label histogram equals every ROI's area", async () => {
-    const file = await EXPORTS["masks.png"](await artifactBody(KEY), context, {});
+  it("masks.png refuses it (422), naming the cell count and masks.tif", async () => {
+    const refusal = await EXPORTS["masks.png"](await artifactBody(KEY), context, {}, reread).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(exportErrorStatus(refusal)).toBe(422);
+    expect((refusal as Error).message).toMatch(/has 100000 cells; masks\.png holds at most 65535 .*masks\.tif/);
+  });
+
+  it("masks.tif streams its directory, then one band of tiles at a time, whose labels count every ROI's area", async () => {
+    const file = await EXPORTS["masks.tif"](await artifactBody(KEY), context, {}, reread);
     expect(file.contentType).toBe("image/tiff");
     expect(file.fileName).toBe("plate 3, well B7-masks.tif");
     const histogram = new Float64Array(rois.length + 1);
-    let header: DataView | null = null;
-    let dataOffset = 0;
-    let total = 0;
-    let carry = new Uint8Array(0);
+    let tiles: { offsets: readonly number[]; counts: readonly number[]; width: number; length: number; across: number } | null = null;
+    let position = 0;
+    let band = 0;
+    let largest = 0;
     for await (const chunk of file.body) {
-      let bytes = chunk;
-      if (header === null) {
-        header = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-        expect(header.getUint16(0, true)).toBe(0x4949);
-        expect(header.getUint16(2, true)).toBe(42);
-        const ifd = header.getUint32(4, true);
-        const tags = new Map<number, number>();
-        for (let i = 0; i < header.getUint16(ifd, true); i++) {
-          const at = ifd + 2 + 12 * i;
-          const type = header.getUint16(at + 2, true);
-          tags.set(header.getUint16(at, true), type === 3 ? header.getUint16(at + 8, true) : header.getUint32(at + 8, true));
-        }
-        expect(tags.get(256)).toBe(WIDTH);
-        expect(tags.get(257)).toBe(HEIGHT);
-        expect(tags.get(258)).toBe(32);
-        expect(tags.get(339)).toBe(1);
-        dataOffset = tags.get(273)!;
-        expect(chunk.length).toBe(dataOffset); // the header travels alone, pixels follow
-        total += chunk.length;
+      if (tiles === null) {
+        // The header travels alone: directory and tile tables, nothing of the pixels.
+        const dir = readTiffFile(chunk).directory(0);
+        expect([dir.numbers(Tag.ImageWidth), dir.numbers(Tag.ImageLength), dir.numbers(Tag.BitsPerSample)]).toEqual([[WIDTH], [HEIGHT], [32]]);
+        expect([dir.numbers(Tag.Compression), dir.numbers(Tag.SampleFormat)]).toEqual([[8], [1]]);
+        const width = dir.numbers(Tag.TileWidth)![0];
+        tiles = {
+          offsets: dir.numbers(Tag.TileOffsets)!,
+          counts: dir.numbers(Tag.TileByteCounts)!,
+          width,
+          length: dir.numbers(Tag.TileLength)![0],
+          across: Math.ceil(WIDTH / width),
+        };
+        expect(tiles.offsets[0]).toBe(chunk.length);
+        position = chunk.length;
         continue;
       }
-      total += bytes.length;
-      if (carry.length > 0) {
-        const joined = new Uint8Array(carry.length + bytes.length);
-        joined.set(carry);
-        joined.set(bytes, carry.length);
-        bytes = joined;
+      // Every later chunk is exactly one band: the next `across` tiles, each inflating to a whole tile.
+      largest = Math.max(largest, chunk.length);
+      let at = 0;
+      for (let t = band * tiles.across; t < (band + 1) * tiles.across; t++) {
+        expect(tiles.offsets[t]).toBe(position + at);
+        const labels = new Uint32Array(inflateSync(chunk.subarray(at, at + tiles.counts[t])).buffer.slice(0));
+        expect(labels.length).toBe(tiles.width * tiles.length);
+        const x0 = (t % tiles.across) * tiles.width;
+        const y0 = band * tiles.length;
+        for (let y = 0; y < Math.min(tiles.length, HEIGHT - y0); y++)
+          for (let x = 0; x < Math.min(tiles.width, WIDTH - x0); x++) histogram[labels[y * tiles.width + x]]++;
+        at += tiles.counts[t];
       }
-      const whole = bytes.length - (bytes.length % 4);
-      const view = new DataView(bytes.buffer, bytes.byteOffset, whole);
-      for (let i = 0; i < whole; i += 4) histogram[view.getUint32(i, true)]++;
-      carry = bytes.slice(whole);
+      expect(at).toBe(chunk.length);
+      position += chunk.length;
+      band++;
     }
-    expect(total).toBe(dataOffset + WIDTH * HEIGHT * 4);
+    expect(band).toBe(Math.ceil(HEIGHT / tiles!.length));
+    // Far smaller than the 160 MB of raw labels: the body never held the image.
+    expect(largest).toBeLessThan(WIDTH * tiles!.length * 4);
     let mismatched = 0;
     for (const roi of rois) if (histogram[roi.index + 1] !== roi.area_px) mismatched++;
     expect(mismatched).toBe(0);
     expect(histogram[0]).toBe(WIDTH * HEIGHT - rois.reduce((s, r) => s + r.area_px, 0));
-  }, 60_000);
+  }, 120_000);
 });

@@ -1,8 +1,21 @@
+import { PNG_MAX_LABEL } from "../../exports/label-png.ts";
 import type { Segmentation } from "../../services/segmentations.ts";
 import { formatDate, Layout, type PageContext } from "../layout.tsx";
 import { ZoomControls } from "./zoom-controls.tsx";
 
-const EXPORTS = ["measurements.csv", "rois.geojson", "rois.zip", "masks.png"] as const;
+const EXPORTS = ["measurements.csv", "rois.geojson", "rois.zip", "masks.png", "masks.tif"] as const;
+
+/** What each download is, shown on hover. */
+const TITLES: Record<(typeof EXPORTS)[number], string> = {
+  "measurements.csv": "One row of measurements per cell",
+  "rois.geojson": "Cell outlines as GeoJSON polygons (QuPath, GIS tools)",
+  "rois.zip": "Cell outlines for ImageJ/Fiji's ROI Manager",
+  "masks.png": "Label image, 16-bit PNG: each cell's pixels hold its number, 0 is background",
+  "masks.tif": "Label image, 32-bit tiled TIFF, for any number of cells (Fiji: File > Import > Bio-Formats; QuPath, napari)",
+};
+
+/** masks.png holds at most 65,535 cells; masks.tif any number. */
+const exportsFor = (roiCount: number) => EXPORTS.filter((f) => f !== "masks.png" || roiCount <= PNG_MAX_LABEL);
 
 export function ViewerPage(props: { page: PageContext; segmentation: Segmentation }) {
   const s = props.segmentation;
@@ -49,8 +62,8 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
           </div>
           <div class="card downloads">
             <h3>Download</h3>
-            {EXPORTS.map((f) => (
-              <a class="button" href={`/dashboard/api/export/${s.id}/${f}`} download data-export={f}>
+            {exportsFor(s.roiCount).map((f) => (
+              <a class="button" href={`/dashboard/api/export/${s.id}/${f}`} download data-export={f} title={TITLES[f]}>
                 {f}
               </a>
             ))}

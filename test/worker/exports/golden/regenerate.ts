@@ -15,8 +15,8 @@ const { writeFileSync } = (await import("node:fs" as string)) as { writeFileSync
 const here = new URL(".", (import.meta as unknown as { url: string }).url);
 
 async function render(format: ExportFormatName): Promise<Uint8Array> {
-  const artifact = pullStream(encodeRoiArtifact(smallDescription, smallRois));
-  const file = await EXPORTS[format](artifact, smallContext, {});
+  const artifact = () => pullStream(encodeRoiArtifact(smallDescription, smallRois));
+  const file = await EXPORTS[format](artifact(), smallContext, {}, async () => artifact());
   return new Uint8Array(await new Response(file.body).arrayBuffer());
 }
 

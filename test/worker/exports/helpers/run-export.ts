@@ -20,7 +20,7 @@ export async function exportFrom(
 ): Promise<ExportFile> {
   const key = `orgs/test/segmentations/${context.segmentationId}/rois-${keys++}.artifact`;
   await storeArtifact(key, await encodeToBytes(description, rois));
-  return EXPORTS[format](await artifactBody(key), context, options);
+  return EXPORTS[format](await artifactBody(key), context, options, () => artifactBody(key));
 }
 
 export function exportSmall(format: ExportFormatName, options: ExportOptions = {}, context: ExportContext = smallContext): Promise<ExportFile> {
