@@ -3,7 +3,15 @@
 export { ImageDecodeError, type ImageDecodeErrorKind } from "./errors.ts";
 export * from "./limits.ts";
 export { sniffImageFormat, SNIFF_BYTES, type ImageFormat } from "./sniff.ts";
-export { readPngHeader, pngInflatedBytes, pngEndsWithIend, pngWorkingChannels, type PngHeader } from "./png.ts";
+export {
+  readPngHeader,
+  pngInflatedBytes,
+  pngEndsWithIend,
+  pngRowBytes,
+  pngStoredSamples,
+  pngWorkingChannels,
+  type PngHeader,
+} from "./png.ts";
 export {
   isJpegFrameMarker,
   isJpegStandaloneMarker,

@@ -40,6 +40,9 @@ export function maxBlockBytes(pageBytes: number): number {
  */
 export const MAX_TIFF_BLOCK_BYTES = 256 * 1024 * 1024;
 
+/** Bytes of one row of a PNG read by region (rows are decoded one after another): 8 Mi pixels of 16-bit RGBA. */
+export const MAX_PNG_ROW_BYTES = 64 * 1024 * 1024;
+
 /** Samples (width × height × channels) of one region request: the size of one decoded image. */
 export const MAX_REGION_SAMPLES = MAX_SAMPLES;
 
