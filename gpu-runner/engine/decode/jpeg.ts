@@ -54,7 +54,18 @@ export function readFrame(bytes: Uint8Array): JpegFrame {
       if (width === 0 || height === 0 || components === 0)
         throw new ImageDecodeError(`JPEG has an invalid frame ${width}x${height} with ${components} components`);
       const channels = jpegChannels(components);
-      return { format: "jpeg", width, height, channels, components, bitDepth: bytes[at + 4]!, sampleFormat: "uint", pages: 1, end: at + 2 + length };
+      return {
+        format: "jpeg",
+        width,
+        height,
+        channels,
+        components,
+        bitDepth: bytes[at + 4]!,
+        sampleFormat: "uint",
+        pages: 1,
+        lossy: true,
+        end: at + 2 + length,
+      };
     }
     at += 2 + length;
   }

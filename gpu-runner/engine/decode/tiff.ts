@@ -3,7 +3,15 @@
 // OME-TIFF and ImageJ hyperstacks (see tiff-hyperstack.ts), classic TIFF and BigTIFF. The whole
 // file is in memory here; tiff-regions.ts reads rectangles of a file through ranged reads, with the
 // same block decoding (tiff-blocks.ts).
-import { checkImageSize, checkTiffBlock, ImageDecodeError, type PageLayout, tiffBlockBytes, tiffPageLayout } from "../../../schema/image-formats/index.ts";
+import {
+  checkImageSize,
+  checkTiffBlock,
+  Compression,
+  ImageDecodeError,
+  type PageLayout,
+  tiffBlockBytes,
+  tiffPageLayout,
+} from "../../../schema/image-formats/index.ts";
 import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
 import { blockGrid, blockPixels, checkSameLayout, copyPixels, decodeBlock, type PageInfo, pageInfo, type Rect, samplesByPage } from "./tiff-blocks.ts";
 import { readTiffFile, stringOf, Tag, type TiffFile } from "./tiff-directory.ts";
@@ -45,6 +53,7 @@ export function probeTiff(bytes: Uint8Array): ImageProbe {
     bitDepth: first.bitsPerSample,
     sampleFormat: first.sampleFormat,
     pages: layout.planes,
+    lossy: first.compression === Compression.Jpeg,
   };
 }
 
