@@ -33,6 +33,9 @@ export function readPngHeader(ihdr: Uint8Array): PngHeader {
     throw new ImageDecodeError(`PNG has an invalid colour type ${colourType} / bit depth ${bitDepth}`);
   }
   if (interlace > 1) throw new ImageDecodeError(`PNG has an unknown interlace method ${interlace}`);
+  // Method 0 (Deflate; adaptive filtering with five filter types) is the only one defined.
+  if (ihdr[10] !== 0) throw new ImageDecodeError(`PNG has an unknown compression method ${ihdr[10]}`);
+  if (ihdr[11] !== 0) throw new ImageDecodeError(`PNG has an unknown filter method ${ihdr[11]}`);
   return { width, height, bitDepth, colourType, interlaced: interlace === 1, channels, sampleBits: colourType === 3 ? 8 : bitDepth };
 }
 

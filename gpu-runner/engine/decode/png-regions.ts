@@ -2,7 +2,9 @@
 // each row filtered against the one above, so it cannot be read at random: rows are inflated and
 // unfiltered one after another (a streaming inflate fed a few kilobytes at a time), keeping only the
 // current position. A region at or below that position reads on; one above it starts again from
-// the first row. Memory is the region, two rows, and what one small input push inflates to.
+// the first row. Memory is the region, two rows, one IDAT chunk (up to VERIFIED_CHUNK_BYTES) and
+// what one small input push inflates to. Checked: IHDR, PLTE and IDAT CRCs; not checked: chunks
+// past the last row read, and the zlib stream's Adler-32 (the whole-image decoder checks both).
 // Interlaced PNGs (Adam7 spreads each row over seven passes) are read whole if small enough, else refused.
 import { Unzlib } from "fflate";
 import {
@@ -27,6 +29,12 @@ import { openWholeRegions } from "./whole-regions.ts";
 const PUSH_BYTES = 8 * 1024;
 /** Bytes fetched from the source per read while walking the file. */
 const WINDOW_BYTES = 256 * 1024;
+/**
+ * IDAT chunks up to this size are read whole and their CRC checked before any of their data is
+ * used (writers use 8 KiB to 1 MiB); a larger chunk is checked when its end is reached, so rows
+ * read from it before then are not covered by its CRC.
+ */
+const VERIFIED_CHUNK_BYTES = 16 * 1024 * 1024;
 
 const IDAT = 0x49444154;
 const IEND = 0x49454e44;
@@ -140,6 +148,7 @@ class PngRowStream {
   private left = 0; // data bytes of the current IDAT not yet pushed
   private crc = 0;
   private inIdat = false;
+  private verified = false; // the current IDAT's CRC was checked up front
   private ended = false;
   private inflated = 0;
   private pending: Uint8Array[] = [];
@@ -230,8 +239,9 @@ class PngRowStream {
     while (this.left === 0) {
       if (this.ended) return false;
       if (this.inIdat) {
-        const stored = u32(await this.reader.read(this.at, 4), 0);
-        if (stored !== this.crc) throw new ImageDecodeError(`PNG corrupt: CRC mismatch in an IDAT chunk ending at byte ${this.at}`);
+        if (!this.verified && u32(await this.reader.read(this.at, 4), 0) !== this.crc) {
+          throw new ImageDecodeError(`PNG corrupt: CRC mismatch in an IDAT chunk ending at byte ${this.at}`);
+        }
         this.at += 4;
         this.inIdat = false;
       }
@@ -239,7 +249,15 @@ class PngRowStream {
       if (type === IDAT) {
         this.inIdat = true;
         this.left = length;
-        this.crc = crc32(await this.reader.read(this.at + 4, 4));
+        this.verified = length <= VERIFIED_CHUNK_BYTES;
+        if (this.verified) {
+          // Type, data and CRC in one read; the pushes below are served from the same window.
+          const chunk = await this.reader.read(this.at + 4, length + 8);
+          if (crc32(chunk.subarray(0, 4 + length)) !== u32(chunk, 4 + length))
+            throw new ImageDecodeError(`PNG corrupt: CRC mismatch in chunk at byte ${this.at}`);
+        } else {
+          this.crc = crc32(await this.reader.read(this.at + 4, 4));
+        }
         this.at += 8;
       } else if (type === IEND) {
         this.ended = true;
@@ -249,7 +267,7 @@ class PngRowStream {
     }
     const n = Math.min(PUSH_BYTES, this.left);
     const data = await this.reader.read(this.at, n);
-    this.crc = crc32(data, this.crc);
+    if (!this.verified) this.crc = crc32(data, this.crc);
     this.at += n;
     this.left -= n;
     try {
