@@ -17,8 +17,11 @@ import {
   openImageRegions,
 } from "../../../gpu-runner/engine/decode/region-reader.ts";
 import { MAX_TIFF_TAG_VALUES } from "../../../schema/image-formats/index.ts";
+import { crc32 } from "../../../schema/roi-artifact-crc32.ts";
 import { deflateBomb } from "../helpers/deflate-bomb.ts";
+import { fuzzSeeds } from "../helpers/fuzz-seeds.ts";
 import { chunk, ihdr, iend, interlacedGrayPng, rawPng, rawTiff } from "../helpers/hostile-images.ts";
+import { mutate, repairPngChecksums } from "../helpers/mutate.ts";
 import { encodePng, type PngImage } from "../helpers/png-writer.ts";
 import { encodeTiff, encodeTiffParts, type SampleKind, type TiffPage } from "../helpers/tiff-writer.ts";
 
@@ -568,6 +571,36 @@ describe("hostile files read by region", () => {
   it("a directory with 2^40 entries", async () => {
     const bytes = rawTiff(4096, 16, [{ at: 16, entries: [], next: 0, count: 2n ** 40n }], [], true);
     await expect(openImageRegions(bytesSource(bytes))).rejects.toThrow(/1099511627776 entries/);
+  });
+});
+
+describe("mutated files read by region", () => {
+  it("give the whole decode's pixels or an ImageDecodeError, never another error", async () => {
+    const seeds = fuzzSeeds();
+    const outcomes = { equal: 0, refused: 0 };
+    for (let i = 0; i < 400; i++) {
+      const seed = seeds[i % seeds.length]!;
+      const mutation = mutate(seed.bytes, 91 * 1_000_003 + i);
+      const bytes = seed.name.startsWith("PNG") && i % 4 !== 0 ? repairPngChecksums(mutation.bytes, crc32) : mutation.bytes;
+      let whole: DecodedImage | undefined;
+      try {
+        whole = decodeImage(bytes);
+      } catch (error) {
+        expect(error).toBeInstanceOf(ImageDecodeError);
+      }
+      try {
+        const image = await openImageRegions(bytesSource(bytes));
+        const region = await image.readRegion(0, 0, image.width, image.height);
+        // The region reader checks less of a PNG than the whole decode (chunks after the last row, the Adler-32).
+        if (whole) expect(region.data, `case ${i}: ${mutation.steps.join(", ")}`).toEqual(whole.data);
+        outcomes.equal++;
+      } catch (error) {
+        expect(error, `case ${i} (${seed.name}): ${mutation.steps.join(", ")}`).toBeInstanceOf(ImageDecodeError);
+        outcomes.refused++;
+      }
+    }
+    expect(outcomes.equal).toBeGreaterThan(0);
+    expect(outcomes.refused).toBeGreaterThan(0);
   });
 });
 
