@@ -3,7 +3,15 @@
 export { ImageDecodeError, type ImageDecodeErrorKind } from "./errors.ts";
 export * from "./limits.ts";
 export { sniffImageFormat, SNIFF_BYTES, type ImageFormat } from "./sniff.ts";
-export { readPngHeader, pngInflatedBytes, pngEndsWithIend, pngWorkingChannels, type PngHeader } from "./png.ts";
+export {
+  readPngHeader,
+  pngInflatedBytes,
+  pngEndsWithIend,
+  pngRowBytes,
+  pngStoredSamples,
+  pngWorkingChannels,
+  type PngHeader,
+} from "./png.ts";
 export {
   isJpegFrameMarker,
   isJpegStandaloneMarker,
@@ -13,6 +21,6 @@ export {
   JPEG_WORKING_CHANNELS,
   MAX_JPEG_SEGMENTS_BEFORE_FRAME,
 } from "./jpeg.ts";
-export { Tag, TAGS_READ, TYPE_SIZE, Compression, COMPRESSION_NAMES, SAMPLE_FORMATS, type SampleFormat } from "./tiff-tags.ts";
-export { checkTiffBlock, describeTiffPage, tiffBlockBytes, type TiffPage, type TiffTags } from "./tiff-page.ts";
+export { Tag, TAGS_READ, TYPE_SIZE, Compression, COMPRESSION_NAMES, SUPPORTED_COMPRESSIONS, SAMPLE_FORMATS, type SampleFormat } from "./tiff-tags.ts";
+export { checkTiffBlock, describeTiffPage, tiffBlockBytes, type DescribeOptions, type TiffPage, type TiffTags } from "./tiff-page.ts";
 export { tiffPageLayout, type PageLayout } from "./tiff-hyperstack.ts";

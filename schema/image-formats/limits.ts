@@ -31,12 +31,38 @@ export function maxBlockBytes(pageBytes: number): number {
   return Math.max(4 * pageBytes, 16 * 1024 * 1024);
 }
 
-/** Throws unless width × height × channels is a positive size within MAX_SAMPLES. */
-export function checkImageSize(width: number, height: number, channels: number): void {
+/**
+ * Reading by region (gpu-runner/engine/decode/region-reader.ts) lifts MAX_SAMPLES from the image
+ * and bounds each piece instead. Decoded bytes of one strip or tile read for a region, and stored
+ * bytes of one compressed block: 256 MiB holds a 8192² tile of 32-bit floats or a 16384-wide RGB
+ * strip of 5461 rows (tiled writers use 256² to 1024² tiles). Uncompressed blocks are read a row
+ * at a time, so there the bound is on one row of a block.
+ */
+export const MAX_TIFF_BLOCK_BYTES = 256 * 1024 * 1024;
+
+/** Bytes of one row of a PNG read by region (rows are decoded one after another): 8 Mi pixels of 16-bit RGBA. */
+export const MAX_PNG_ROW_BYTES = 64 * 1024 * 1024;
+
+/** Samples (width × height × channels) of one region request: the size of one decoded image. */
+export const MAX_REGION_SAMPLES = MAX_SAMPLES;
+
+/**
+ * A format that cannot be read by region (JPEG, interlaced PNG) is read and decoded whole by the
+ * region reader, under MAX_SAMPLES, when its file is at most this size.
+ */
+export const MAX_WHOLE_READ_BYTES = 1024 * 1024 * 1024;
+
+/** Throws unless width and height are positive integers and `channels` a positive count; no size cap. */
+export function checkImageDimensions(width: number, height: number, channels: number): void {
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) {
     throw new ImageDecodeError(`invalid image size ${width}x${height}`);
   }
   if (!Number.isInteger(channels) || channels < 1) throw new ImageDecodeError(`invalid channel count ${channels}`);
+}
+
+/** Throws unless width × height × channels is a positive size within MAX_SAMPLES. */
+export function checkImageSize(width: number, height: number, channels: number): void {
+  checkImageDimensions(width, height, channels);
   if (width * height * channels > MAX_SAMPLES) {
     throw new ImageDecodeError(`image too large: ${width}x${height}x${channels} exceeds ${MAX_SAMPLES} samples`, "too-large");
   }
@@ -46,7 +72,7 @@ export function checkImageSize(width: number, height: number, channels: number):
  * The most bytes `inputBytes` of compressed data can decode to with TIFF compression `compression`
  * (also PNG's, which is Deflate): Deflate at most 1032:1 (a 258-byte match per 2-bit code, RFC 1951),
  * TIFF LZW one string of at most 4096 bytes per code of at least 9 bits, PackBits 128 bytes per
- * two. A block or stream shorter than its decoded size allows is truncated or forged, which a
+ * two, JPEG 2048 per byte. A block or stream shorter than its decoded size allows is truncated or forged, which a
  * reader can tell before allocating anything.
  */
 export function maxInflatedBytes(compression: number, inputBytes: number): number {
@@ -55,6 +81,10 @@ export function maxInflatedBytes(compression: number, inputBytes: number): numbe
       return inputBytes;
     case 5:
       return 4096 * (Math.floor((8 * inputBytes) / 9) + 1);
+    case 7:
+      // JPEG: every 8x8 block of the full-resolution component costs at least one bit (its DC
+      // code), and a pixel has at most 4 samples: 64 × 4 bytes per bit.
+      return 2048 * (inputBytes + 1);
     case 32773:
       return 64 * (inputBytes + 2);
     default:

@@ -33,6 +33,9 @@ export function readPngHeader(ihdr: Uint8Array): PngHeader {
     throw new ImageDecodeError(`PNG has an invalid colour type ${colourType} / bit depth ${bitDepth}`);
   }
   if (interlace > 1) throw new ImageDecodeError(`PNG has an unknown interlace method ${interlace}`);
+  // Method 0 (Deflate; adaptive filtering with five filter types) is the only one defined.
+  if (ihdr[10] !== 0) throw new ImageDecodeError(`PNG has an unknown compression method ${ihdr[10]}`);
+  if (ihdr[11] !== 0) throw new ImageDecodeError(`PNG has an unknown filter method ${ihdr[11]}`);
   return { width, height, bitDepth, colourType, interlaced: interlace === 1, channels, sampleBits: colourType === 3 ? 8 : bitDepth };
 }
 
@@ -47,10 +50,19 @@ const ADAM7 = [
   [0, 1, 1, 2],
 ] as const;
 
+/** Samples per pixel as the file stores them (a palette index is one sample). */
+export function pngStoredSamples(header: PngHeader): number {
+  return STORED_SAMPLES[header.colourType]!;
+}
+
+/** Bytes of one row of `pixels` pixels, without its filter byte. */
+export function pngRowBytes(header: PngHeader, pixels = header.width): number {
+  return Math.ceil((pixels * pngStoredSamples(header) * header.bitDepth) / 8);
+}
+
 /** Bytes the image data inflates to: each row of each pass is a filter byte and its packed samples. */
 export function pngInflatedBytes(header: PngHeader): number {
-  const bitsPerPixel = STORED_SAMPLES[header.colourType]! * header.bitDepth;
-  const rowBytes = (pixels: number) => (pixels === 0 ? 0 : 1 + Math.ceil((pixels * bitsPerPixel) / 8));
+  const rowBytes = (pixels: number) => (pixels === 0 ? 0 : 1 + pngRowBytes(header, pixels));
   if (!header.interlaced) return header.height * rowBytes(header.width);
   let total = 0;
   for (const [x0, y0, dx, dy] of ADAM7) {

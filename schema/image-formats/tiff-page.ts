@@ -2,8 +2,8 @@
 // rules the worker's probe and the engine's decoder apply to the same tags, so an upload the probe
 // accepts is one the engine decodes (short of damage in the pixel data itself).
 import { ImageDecodeError } from "./errors.ts";
-import { checkImageSize, MAX_TIFF_TAG_VALUES, maxBlockBytes, maxInflatedBytes } from "./limits.ts";
-import { COMPRESSION_NAMES, SAMPLE_FORMATS, Tag, type SampleFormat } from "./tiff-tags.ts";
+import { checkImageDimensions, checkImageSize, MAX_TIFF_BLOCK_BYTES, MAX_TIFF_TAG_VALUES, maxBlockBytes, maxInflatedBytes } from "./limits.ts";
+import { Compression, COMPRESSION_NAMES, SAMPLE_FORMATS, SUPPORTED_COMPRESSIONS, Tag, type SampleFormat } from "./tiff-tags.ts";
 
 /** A directory's tags as the readers hold them: numbers (possibly only the first few) and their count. */
 export interface TiffTags {
@@ -21,6 +21,8 @@ export interface TiffPage {
   compression: number;
   predictor: number;
   planar: boolean;
+  /** 0 white is zero, 1 black is zero, 2 RGB, 6 YCbCr (JPEG-compressed only: the JPEG decoder converts it to RGB). */
+  photometric: number;
   whiteIsZero: boolean;
   tiled: boolean;
   /** Strips are blocks as wide as the image. */
@@ -36,11 +38,20 @@ function numberOf(tags: TiffTags, tag: number, index: number, fallback?: number)
   return value;
 }
 
-export function describeTiffPage(tags: TiffTags, index: number): TiffPage {
+export interface DescribeOptions {
+  /**
+   * Reading by region: the page may hold more than MAX_SAMPLES; each block read must then fit in
+   * MAX_TIFF_BLOCK_BYTES (a row of it, for uncompressed blocks, which are read by rows).
+   */
+  regions?: boolean;
+}
+
+export function describeTiffPage(tags: TiffTags, index: number, options: DescribeOptions = {}): TiffPage {
   const width = numberOf(tags, Tag.ImageWidth, index);
   const height = numberOf(tags, Tag.ImageLength, index);
   const samplesPerPixel = numberOf(tags, Tag.SamplesPerPixel, index, 1);
-  checkImageSize(width, height, samplesPerPixel);
+  if (options.regions) checkImageDimensions(width, height, samplesPerPixel);
+  else checkImageSize(width, height, samplesPerPixel);
   const bits = tags.numbers(Tag.BitsPerSample) ?? [1];
   const bitsPerSample = bits[0]!;
   if (bits.some((b) => b !== bitsPerSample)) throw new ImageDecodeError(`TIFF page ${index}: mixed bits per sample are not supported`, "unsupported");
@@ -50,13 +61,24 @@ export function describeTiffPage(tags: TiffTags, index: number): TiffPage {
   const supported = sampleFormat === "float" ? bitsPerSample === 32 || bitsPerSample === 64 : [8, 16, 32].includes(bitsPerSample);
   if (!supported) throw new ImageDecodeError(`TIFF page ${index}: ${bitsPerSample}-bit ${sampleFormat} samples are not supported`, "unsupported");
   const photometric = numberOf(tags, Tag.Photometric, index, 1);
-  if (photometric === 3) throw new ImageDecodeError(`TIFF page ${index}: palette-colour images are not supported`, "unsupported");
-  if (photometric > 2) throw new ImageDecodeError(`TIFF page ${index}: photometric interpretation ${photometric} is not supported`, "unsupported");
   const compression = numberOf(tags, Tag.Compression, index, 1);
+  const jpeg = compression === Compression.Jpeg;
+  const planarCode = numberOf(tags, Tag.PlanarConfiguration, index, 1);
+  if (photometric === 3) throw new ImageDecodeError(`TIFF page ${index}: palette-colour images are not supported`, "unsupported");
+  // YCbCr only inside JPEG blocks, whose decoder converts it (uncompressed YCbCr is subsampled by a layout of its own).
+  const ycbcr = photometric === 6 && jpeg && samplesPerPixel === 3 && planarCode !== 2;
+  if (photometric > 2 && !ycbcr) throw new ImageDecodeError(`TIFF page ${index}: photometric interpretation ${photometric} is not supported`, "unsupported");
   if (!COMPRESSION_NAMES[compression]) {
-    throw new ImageDecodeError(`TIFF compression ${compression} is not supported (supported: none, LZW, Deflate, PackBits)`, "unsupported");
+    throw new ImageDecodeError(`TIFF compression ${compression} is not supported (supported: ${SUPPORTED_COMPRESSIONS})`, "unsupported");
   }
-  const predictor = numberOf(tags, Tag.Predictor, index, 1);
+  if (jpeg && (bitsPerSample !== 8 || sampleFormat !== "uint" || (planarCode !== 2 && samplesPerPixel !== 1 && samplesPerPixel !== 3))) {
+    throw new ImageDecodeError(
+      `TIFF page ${index}: JPEG compression of ${samplesPerPixel} ${bitsPerSample}-bit ${sampleFormat} samples is not supported`,
+      "unsupported",
+    );
+  }
+  // A predictor means nothing to JPEG data (libtiff ignores it there too).
+  const predictor = jpeg ? 1 : numberOf(tags, Tag.Predictor, index, 1);
   if (![1, 2, 3].includes(predictor)) throw new ImageDecodeError(`TIFF predictor ${predictor} is not supported`, "unsupported");
 
   const tiled = tags.count(Tag.TileWidth) > 0;
@@ -65,14 +87,19 @@ export function describeTiffPage(tags: TiffTags, index: number): TiffPage {
   if (!(Number.isInteger(blockWidth) && Number.isInteger(blockHeight) && blockWidth >= 1 && blockHeight >= 1)) {
     throw new ImageDecodeError(`TIFF page ${index}: invalid strip or tile size ${blockWidth}x${blockHeight}`);
   }
-  const planar = numberOf(tags, Tag.PlanarConfiguration, index, 1) === 2 && samplesPerPixel > 1;
+  const planar = planarCode === 2 && samplesPerPixel > 1;
   const bytesPerSample = bitsPerSample / 8;
   const pageBytes = width * height * samplesPerPixel * bytesPerSample;
-  const blockBytes = blockWidth * blockHeight * (planar ? 1 : samplesPerPixel) * bytesPerSample;
+  const rowBytes = blockWidth * (planar ? 1 : samplesPerPixel) * bytesPerSample;
+  const blockBytes = rowBytes * blockHeight;
   if (blockBytes > maxBlockBytes(pageBytes)) {
     throw new ImageDecodeError(
       `TIFF page ${index}: a ${blockWidth}x${blockHeight} ${tiled ? "tile" : "strip"} is far larger than the ${width}x${height} image`,
     );
+  }
+  if (options.regions && (compression === Compression.None ? rowBytes : blockBytes) > MAX_TIFF_BLOCK_BYTES) {
+    const what = compression === Compression.None ? `a row of a ${blockWidth}-pixel-wide block` : `a ${blockWidth}x${blockHeight} ${tiled ? "tile" : "strip"}`;
+    throw new ImageDecodeError(`TIFF page ${index}: ${what} decodes to more than the ${MAX_TIFF_BLOCK_BYTES} bytes a region read allows`, "too-large");
   }
   const blocks = Math.ceil(width / blockWidth) * Math.ceil(height / blockHeight) * (planar ? samplesPerPixel : 1);
   if (blocks > MAX_TIFF_TAG_VALUES) {
@@ -93,6 +120,7 @@ export function describeTiffPage(tags: TiffTags, index: number): TiffPage {
     compression,
     predictor,
     planar,
+    photometric,
     whiteIsZero: photometric === 0,
     tiled,
     blockWidth,

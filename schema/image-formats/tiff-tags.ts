@@ -18,7 +18,11 @@ export const Tag = {
   TileLength: 323,
   TileOffsets: 324,
   TileByteCounts: 325,
+  /** Offsets of reduced-resolution levels (pyramidal OME-TIFF) or other child images. */
+  SubIFDs: 330,
   SampleFormat: 339,
+  /** Quantisation and Huffman tables shared by the JPEG-compressed blocks (an abbreviated JPEG stream). */
+  JpegTables: 347,
 } as const;
 
 /** The tags a reader reads; every other tag is skipped without touching its value. */
@@ -44,9 +48,12 @@ export const TYPE_SIZE: Readonly<Record<number, number>> = {
   18: 8,
 };
 
-export const Compression = { None: 1, Lzw: 5, AdobeDeflate: 8, PackBits: 32773, Deflate: 32946 } as const;
+export const Compression = { None: 1, Lzw: 5, Jpeg: 7, AdobeDeflate: 8, PackBits: 32773, Deflate: 32946 } as const;
 
-export const COMPRESSION_NAMES: Readonly<Record<number, string>> = { 1: "none", 5: "LZW", 8: "Deflate", 32773: "PackBits", 32946: "Deflate" };
+export const COMPRESSION_NAMES: Readonly<Record<number, string>> = { 1: "none", 5: "LZW", 7: "JPEG", 8: "Deflate", 32773: "PackBits", 32946: "Deflate" };
+
+/** The message naming what the readers decode, for every refusal of a compression. */
+export const SUPPORTED_COMPRESSIONS = "none, LZW, Deflate, PackBits, JPEG";
 
 export const SAMPLE_FORMATS = { 1: "uint", 2: "int", 3: "float" } as const;
 export type SampleFormat = (typeof SAMPLE_FORMATS)[keyof typeof SAMPLE_FORMATS];

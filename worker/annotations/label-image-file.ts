@@ -37,6 +37,12 @@ export function labelsFromImageFile(bytes: Uint8Array, width: number, height: nu
       "a JPEG cannot be a label image (lossy compression changes the labels); save the labels as PNG or TIFF",
     );
   }
+  if (probe.lossy) {
+    throw new AnnotationImportError(
+      "unsupported_type",
+      "a JPEG-compressed TIFF cannot be a label image (lossy compression changes the labels); save the labels uncompressed, or with LZW or Deflate",
+    );
+  }
   if (probe.width !== width || probe.height !== height) {
     throw new AnnotationImportError("wrong_size", `the label image is ${probe.width}x${probe.height} but the image is ${width}x${height}`);
   }

@@ -29,6 +29,8 @@ export interface ImageProbe {
   sampleFormat: SampleFormat;
   /** Planes selectable with `page`: TIFF pages (or OME/ImageJ Z×T planes); 1 for PNG/JPEG. */
   pages: number;
+  /** Whether the pixels went through lossy compression (a JPEG, or a JPEG-compressed TIFF). */
+  lossy: boolean;
 }
 
 export interface DecodeOptions {

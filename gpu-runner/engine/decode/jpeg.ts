@@ -20,14 +20,14 @@ export function isJpeg(bytes: Uint8Array): boolean {
   return bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff;
 }
 
-interface JpegFrame extends ImageProbe {
+export interface JpegFrame extends ImageProbe {
   components: number;
   /** Byte offset just past the frame header, where the entropy-coded data can begin at the earliest. */
   end: number;
 }
 
 /** Walks the marker segments to the first start-of-frame (ITU T.81, B.1.1). */
-function readFrame(bytes: Uint8Array): JpegFrame {
+export function readFrame(bytes: Uint8Array): JpegFrame {
   if (!jpegEndsWithEoi(bytes.subarray(bytes.length - 2))) throw new ImageDecodeError("JPEG truncated: it does not end with an EOI marker");
   let at = 2;
   for (let segments = 0; at + 4 <= bytes.length; segments++) {
@@ -54,7 +54,18 @@ function readFrame(bytes: Uint8Array): JpegFrame {
       if (width === 0 || height === 0 || components === 0)
         throw new ImageDecodeError(`JPEG has an invalid frame ${width}x${height} with ${components} components`);
       const channels = jpegChannels(components);
-      return { format: "jpeg", width, height, channels, components, bitDepth: bytes[at + 4]!, sampleFormat: "uint", pages: 1, end: at + 2 + length };
+      return {
+        format: "jpeg",
+        width,
+        height,
+        channels,
+        components,
+        bitDepth: bytes[at + 4]!,
+        sampleFormat: "uint",
+        pages: 1,
+        lossy: true,
+        end: at + 2 + length,
+      };
     }
     at += 2 + length;
   }

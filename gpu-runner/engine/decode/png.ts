@@ -24,7 +24,16 @@ export function isPng(bytes: Uint8Array): boolean {
 /** Reads width, height, depth and colour type from the IHDR chunk, which must come first. */
 export function probePng(bytes: Uint8Array): ImageProbe {
   const header = pngHeader(bytes);
-  return { format: "png", width: header.width, height: header.height, channels: header.channels, bitDepth: header.sampleBits, sampleFormat: "uint", pages: 1 };
+  return {
+    format: "png",
+    width: header.width,
+    height: header.height,
+    channels: header.channels,
+    bitDepth: header.sampleBits,
+    sampleFormat: "uint",
+    pages: 1,
+    lossy: false,
+  };
 }
 
 function pngHeader(bytes: Uint8Array): PngHeader {

@@ -4,6 +4,11 @@
 // bounded (schema/image-formats limits): the chain is walked reading only each directory's entry
 // count and next offset, and a directory's tags are read when its page is used, only the tags the
 // decoder knows, so many directories or tags pointing at one big block cost no memory.
+//
+// The parsing is written once, as generators that yield the byte ranges they need (a request) and
+// receive those bytes: readTiffFile answers them from bytes in memory, synchronously (decodeImage),
+// openTiffSource from a ByteSource with ranged reads (the region reader), so a directory of a huge
+// file is read without reading the file.
 import {
   checkTiffValueBytes,
   ImageDecodeError,
@@ -16,6 +21,7 @@ import {
   TYPE_SIZE,
   type TiffTags,
 } from "../../../schema/image-formats/index.ts";
+import type { ByteSource } from "./byte-source.ts";
 
 export { Tag };
 
@@ -26,15 +32,39 @@ export interface TiffDirectory extends TiffTags {
   tags: Map<number, TagValue>;
 }
 
-export interface TiffFile {
-  bytes: Uint8Array;
-  view: DataView;
+/** What both readers know once the header and the directory chain are read. */
+export interface TiffStructure {
   littleEndian: boolean;
   bigTiff: boolean;
+  /** Where each page's directory starts, in chain order. */
+  directories: readonly number[];
+}
+
+export interface TiffFile extends TiffStructure {
+  bytes: Uint8Array;
+  view: DataView;
   pageCount: number;
   /** The directory of page `index`, its tags read on first use. */
   directory(index: number): TiffDirectory;
 }
+
+export interface TiffSource extends TiffStructure {
+  size: number;
+  pageCount: number;
+  /** The directory of page `index`, its tags read on first use. */
+  directory(index: number): Promise<TiffDirectory>;
+  /** The directory at byte `offset` (a SubIFD: a reduced-resolution level). */
+  directoryAt(offset: number): Promise<TiffDirectory>;
+}
+
+/** A parser's request: `length` bytes at `offset`, named `what` in the error if they lie outside the file. */
+export interface ByteRequest {
+  offset: number;
+  length: number;
+  what: string;
+}
+
+export type Parse<T> = Generator<ByteRequest, T, Uint8Array>;
 
 export function isTiff(bytes: Uint8Array): boolean {
   if (bytes.length < 4) return false;
@@ -47,146 +77,231 @@ function truncated(what: string): never {
   throw new ImageDecodeError(`TIFF truncated or corrupt: ${what} lies outside the file`);
 }
 
-export function readTiffFile(bytes: Uint8Array): TiffFile {
-  if (!isTiff(bytes)) throw new ImageDecodeError("not a TIFF file", "unsupported");
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const littleEndian = bytes[0] === 0x49;
-  const size = bytes.length;
-  const u16 = (at: number) => (at + 2 <= size ? view.getUint16(at, littleEndian) : truncated("a header field"));
-  const bigTiff = u16(2) === 43;
-  const u32 = (at: number) => (at + 4 <= size ? view.getUint32(at, littleEndian) : truncated("a header field"));
-  const u64 = (at: number) => {
-    if (at + 8 > size) truncated("a header field");
-    const value = view.getBigUint64(at, littleEndian);
+function outside(offset: number, length: number, size: number): boolean {
+  return !(Number.isSafeInteger(offset) && Number.isSafeInteger(length)) || offset < 0 || length < 0 || offset + length > size;
+}
+
+/** Runs a parser on bytes in memory. */
+export function parseBytes<T>(parse: Parse<T>, bytes: Uint8Array): T {
+  let step = parse.next();
+  while (!step.done) {
+    const { offset, length, what } = step.value;
+    if (outside(offset, length, bytes.length)) truncated(what);
+    step = parse.next(bytes.subarray(offset, offset + length));
+  }
+  return step.value;
+}
+
+/** Runs a parser on a ByteSource, one ranged read per request. */
+export async function parseSource<T>(parse: Parse<T>, source: ByteSource): Promise<T> {
+  let step = parse.next();
+  while (!step.done) {
+    const { offset, length, what } = step.value;
+    if (outside(offset, length, source.size)) truncated(what);
+    step = parse.next(await source.read(offset, length));
+  }
+  return step.value;
+}
+
+/** Numbers of a TIFF's byte order, read from a request's bytes. */
+class Fields {
+  readonly littleEndian: boolean;
+  constructor(littleEndian: boolean) {
+    this.littleEndian = littleEndian;
+  }
+  view(bytes: Uint8Array): DataView {
+    return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+  u16(bytes: Uint8Array, at: number): number {
+    return this.view(bytes).getUint16(at, this.littleEndian);
+  }
+  u32(bytes: Uint8Array, at: number): number {
+    return this.view(bytes).getUint32(at, this.littleEndian);
+  }
+  /** A 64-bit offset or count; past 2^53 no file holds it. */
+  u64(bytes: Uint8Array, at: number): number {
+    const value = this.view(bytes).getBigUint64(at, this.littleEndian);
     if (value > BigInt(Number.MAX_SAFE_INTEGER)) truncated("an offset");
     return Number(value);
-  };
-  const offsetAt = bigTiff ? u64 : u32;
-  const entrySize = bigTiff ? 20 : 12;
-  const countSize = bigTiff ? 8 : 2;
+  }
+}
 
+/** Header and directory chain; per directory only its entry count and next offset are read. */
+export function* readStructure(size: number): Parse<TiffStructure> {
+  const head = yield { offset: 0, length: 4, what: "a header field" };
+  if (!isTiff(head)) throw new ImageDecodeError("not a TIFF file", "unsupported");
+  const f = new Fields(head[0] === 0x49);
+  const bigTiff = f.u16(head, 2) === 43;
   let next: number;
   if (bigTiff) {
-    if (u16(4) !== 8 || u16(6) !== 0) throw new ImageDecodeError("BigTIFF header has an unsupported offset size", "unsupported");
-    next = u64(8);
+    const rest = yield { offset: 4, length: 12, what: "a header field" };
+    if (f.u16(rest, 0) !== 8 || f.u16(rest, 2) !== 0) throw new ImageDecodeError("BigTIFF header has an unsupported offset size", "unsupported");
+    next = f.u64(rest, 4);
   } else {
-    next = u32(4);
+    next = f.u32(yield { offset: 4, length: 4, what: "a header field" }, 0);
   }
+  const entrySize = bigTiff ? 20 : 12;
+  const countSize = bigTiff ? 8 : 2;
+  const nextSize = bigTiff ? 8 : 4;
 
-  // Walk the chain: per directory only its entry count and next offset.
-  const starts: { first: number; count: number }[] = [];
+  const directories: number[] = [];
   const seen = new Set<number>();
   while (next !== 0) {
     if (seen.has(next)) throw new ImageDecodeError("TIFF corrupt: directory chain loops");
-    if (starts.length >= MAX_TIFF_DIRECTORIES) throw new ImageDecodeError(`TIFF has more than ${MAX_TIFF_DIRECTORIES} directories`, "too-large");
+    if (directories.length >= MAX_TIFF_DIRECTORIES) throw new ImageDecodeError(`TIFF has more than ${MAX_TIFF_DIRECTORIES} directories`, "too-large");
     seen.add(next);
-    const count = bigTiff ? u64(next) : u16(next);
-    if (count > MAX_TIFF_ENTRIES) throw new ImageDecodeError(`TIFF directory has ${count} entries, more than the ${MAX_TIFF_ENTRIES} allowed`);
-    const first = next + countSize;
-    if (first + count * entrySize + (bigTiff ? 8 : 4) > size) truncated("an image directory");
-    starts.push({ first, count });
-    next = offsetAt(first + count * entrySize);
+    const count = yield* entryCount(f, bigTiff, next);
+    const end = next + countSize + count * entrySize;
+    if (outside(end, nextSize, size)) truncated("an image directory");
+    directories.push(next);
+    const field = yield { offset: end, length: nextSize, what: "an image directory" };
+    next = bigTiff ? f.u64(field, 0) : f.u32(field, 0);
   }
-  if (starts.length === 0) throw new ImageDecodeError("TIFF has no image directory");
+  if (directories.length === 0) throw new ImageDecodeError("TIFF has no image directory");
+  return { littleEndian: f.littleEndian, bigTiff, directories };
+}
 
-  const readDirectory = ({ first, count }: { first: number; count: number }): TiffDirectory => {
-    const tags = new Map<number, TagValue>();
-    const counts = new Map<number, number>();
-    let valueBytes = 0;
-    for (let i = 0; i < count; i++) {
-      const entry = first + i * entrySize;
-      const tag = u16(entry);
-      const type = u16(entry + 2);
-      const n = bigTiff ? u64(entry + 4) : u32(entry + 4);
-      const typeSize = TYPE_SIZE[type] ?? 0;
-      if (typeSize === 0) continue; // unknown types are skipped, as the spec asks of readers
-      const inline = n * typeSize <= (bigTiff ? 8 : 4);
-      if (!inline) valueBytes += n * typeSize;
-      if (!TAGS_READ.has(tag) || tags.has(tag)) continue;
-      const valueField = entry + (bigTiff ? 12 : 8);
-      const at = inline ? valueField : offsetAt(valueField);
-      if (at + n * typeSize > size) truncated(`tag ${tag}`);
-      if (type === 2) {
-        // Only the description is text; its first bytes hold everything a reader looks at.
-        tags.set(tag, readText(bytes, at, Math.min(n, MAX_TIFF_DESCRIPTION_BYTES)));
-      } else {
-        if (n > MAX_TIFF_TAG_VALUES) throw new ImageDecodeError(`TIFF tag ${tag} has ${n} values, more than the ${MAX_TIFF_TAG_VALUES} allowed`, "too-large");
-        tags.set(tag, readNumbers(view, at, type, n, littleEndian));
-      }
-      counts.set(tag, n);
+function* entryCount(f: Fields, bigTiff: boolean, at: number): Parse<number> {
+  const field = yield { offset: at, length: bigTiff ? 8 : 2, what: "a header field" };
+  const count = bigTiff ? f.u64(field, 0) : f.u16(field, 0);
+  if (count > MAX_TIFF_ENTRIES) throw new ImageDecodeError(`TIFF directory has ${count} entries, more than the ${MAX_TIFF_ENTRIES} allowed`);
+  return count;
+}
+
+/** The tags the readers use of the directory at `at`, values and all. */
+export function* readDirectory(structure: TiffStructure, at: number, size: number): Parse<TiffDirectory> {
+  const { bigTiff, littleEndian } = structure;
+  const f = new Fields(littleEndian);
+  const entrySize = bigTiff ? 20 : 12;
+  const count = yield* entryCount(f, bigTiff, at);
+  const first = at + (bigTiff ? 8 : 2);
+  if (outside(first, count * entrySize + (bigTiff ? 8 : 4), size)) truncated("an image directory");
+  const table = yield { offset: first, length: count * entrySize, what: "an image directory" };
+  const tags = new Map<number, TagValue>();
+  const counts = new Map<number, number>();
+  let valueBytes = 0;
+  for (let i = 0; i < count; i++) {
+    const entry = table.subarray(i * entrySize, (i + 1) * entrySize);
+    const tag = f.u16(entry, 0);
+    const type = f.u16(entry, 2);
+    const n = bigTiff ? f.u64(entry, 4) : f.u32(entry, 4);
+    const typeSize = TYPE_SIZE[type] ?? 0;
+    if (typeSize === 0) continue; // unknown types are skipped, as the spec asks of readers
+    const inline = n * typeSize <= (bigTiff ? 8 : 4);
+    if (!inline) valueBytes += n * typeSize;
+    if (!TAGS_READ.has(tag) || tags.has(tag)) continue;
+    const valueField = bigTiff ? 12 : 8;
+    if (!inline) {
+      const valueAt = bigTiff ? f.u64(entry, valueField) : f.u32(entry, valueField);
+      if (outside(valueAt, n * typeSize, size)) truncated(`tag ${tag}`);
     }
-    checkTiffValueBytes(valueBytes, size);
-    return {
-      tags,
-      numbers: (tag) => {
-        const value = tags.get(tag);
-        return Array.isArray(value) ? value : undefined;
-      },
-      count: (tag) => counts.get(tag) ?? 0,
-    };
+    if (type !== 2 && n > MAX_TIFF_TAG_VALUES) {
+      throw new ImageDecodeError(`TIFF tag ${tag} has ${n} values, more than the ${MAX_TIFF_TAG_VALUES} allowed`, "too-large");
+    }
+    // Only the description is text; its first bytes hold everything a reader looks at.
+    const wanted = type === 2 ? Math.min(n, MAX_TIFF_DESCRIPTION_BYTES) : n;
+    const value = inline
+      ? entry.subarray(valueField, valueField + n * typeSize)
+      : yield { offset: bigTiff ? f.u64(entry, valueField) : f.u32(entry, valueField), length: wanted * typeSize, what: `tag ${tag}` };
+    tags.set(tag, type === 2 ? readText(value) : readNumbers(f.view(value), type, n, littleEndian));
+    counts.set(tag, n);
+  }
+  checkTiffValueBytes(valueBytes, size);
+  return {
+    tags,
+    numbers: (tag) => {
+      const value = tags.get(tag);
+      return Array.isArray(value) ? value : undefined;
+    },
+    count: (tag) => counts.get(tag) ?? 0,
   };
+}
 
+export function readTiffFile(bytes: Uint8Array): TiffFile {
+  if (!isTiff(bytes)) throw new ImageDecodeError("not a TIFF file", "unsupported");
+  const structure = parseBytes(readStructure(bytes.length), bytes);
   const cache = new Map<number, TiffDirectory>();
   return {
+    ...structure,
     bytes,
-    view,
-    littleEndian,
-    bigTiff,
-    pageCount: starts.length,
+    view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    pageCount: structure.directories.length,
     directory(index) {
-      const start = starts[index];
-      if (!start) throw new ImageDecodeError(`TIFF page ${index} is missing`);
+      const at = structure.directories[index];
+      if (at === undefined) throw new ImageDecodeError(`TIFF page ${index} is missing`);
       let dir = cache.get(index);
-      if (!dir) cache.set(index, (dir = readDirectory(start)));
+      if (!dir) cache.set(index, (dir = parseBytes(readDirectory(structure, at, bytes.length), bytes)));
       return dir;
     },
   };
 }
 
-function readText(bytes: Uint8Array, at: number, n: number): string {
-  let end = at + n;
-  while (end > at && bytes[end - 1] === 0) end--;
-  return new TextDecoder("latin1").decode(bytes.subarray(at, end));
+/** The same file through ranged reads: `source` should cache small reads (byte-ranges.ts cachedSource). */
+export async function openTiffSource(source: ByteSource): Promise<TiffSource> {
+  const structure = await parseSource(readStructure(source.size), source);
+  const cache = new Map<number, Promise<TiffDirectory>>();
+  const directoryAt = (at: number): Promise<TiffDirectory> => {
+    let dir = cache.get(at);
+    if (!dir) cache.set(at, (dir = parseSource(readDirectory(structure, at, source.size), source)));
+    return dir;
+  };
+  return {
+    ...structure,
+    size: source.size,
+    pageCount: structure.directories.length,
+    directory(index) {
+      const at = structure.directories[index];
+      if (at === undefined) return Promise.reject(new ImageDecodeError(`TIFF page ${index} is missing`));
+      return directoryAt(at);
+    },
+    directoryAt,
+  };
 }
 
-function readNumbers(view: DataView, at: number, type: number, n: number, le: boolean): number[] {
+function readText(bytes: Uint8Array): string {
+  let end = bytes.length;
+  while (end > 0 && bytes[end - 1] === 0) end--;
+  return new TextDecoder("latin1").decode(bytes.subarray(0, end));
+}
+
+function readNumbers(view: DataView, type: number, n: number, le: boolean): number[] {
   const values = new Array<number>(n);
   for (let i = 0; i < n; i++) {
     switch (type) {
       case 1:
       case 7:
-        values[i] = view.getUint8(at + i);
+        values[i] = view.getUint8(i);
         break;
       case 6:
-        values[i] = view.getInt8(at + i);
+        values[i] = view.getInt8(i);
         break;
       case 3:
-        values[i] = view.getUint16(at + 2 * i, le);
+        values[i] = view.getUint16(2 * i, le);
         break;
       case 8:
-        values[i] = view.getInt16(at + 2 * i, le);
+        values[i] = view.getInt16(2 * i, le);
         break;
       case 4:
       case 13:
-        values[i] = view.getUint32(at + 4 * i, le);
+        values[i] = view.getUint32(4 * i, le);
         break;
       case 9:
-        values[i] = view.getInt32(at + 4 * i, le);
+        values[i] = view.getInt32(4 * i, le);
         break;
       case 5:
-        values[i] = view.getUint32(at + 8 * i, le) / view.getUint32(at + 8 * i + 4, le);
+        values[i] = view.getUint32(8 * i, le) / view.getUint32(8 * i + 4, le);
         break;
       case 10:
-        values[i] = view.getInt32(at + 8 * i, le) / view.getInt32(at + 8 * i + 4, le);
+        values[i] = view.getInt32(8 * i, le) / view.getInt32(8 * i + 4, le);
         break;
       case 11:
-        values[i] = view.getFloat32(at + 4 * i, le);
+        values[i] = view.getFloat32(4 * i, le);
         break;
       case 12:
-        values[i] = view.getFloat64(at + 8 * i, le);
+        values[i] = view.getFloat64(8 * i, le);
         break;
       default:
-        values[i] = Number(type === 17 ? view.getBigInt64(at + 8 * i, le) : view.getBigUint64(at + 8 * i, le));
+        values[i] = Number(type === 17 ? view.getBigInt64(8 * i, le) : view.getBigUint64(8 * i, le));
     }
   }
   return values;

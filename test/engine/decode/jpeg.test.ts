@@ -31,7 +31,7 @@ describe("JPEG decoding", () => {
 
   it("probes the frame header", () => {
     const file = jpeg.encode({ width, height, data: smoothRgba() }, 80).data;
-    expect(probeImage(file)).toEqual({ format: "jpeg", width, height, channels: 3, bitDepth: 8, sampleFormat: "uint", pages: 1 });
+    expect(probeImage(file)).toEqual({ format: "jpeg", width, height, channels: 3, bitDepth: 8, sampleFormat: "uint", pages: 1, lossy: true });
   });
 
   it("reports truncated and corrupt files", () => {

@@ -54,6 +54,15 @@ describe("files that are not annotations, or cannot be read: 415", () => {
     });
   });
 
+  it("a JPEG-compressed TIFF, for the same reason", () => {
+    const file = encodeTiff([{ width: 8, height: 8, samplesPerPixel: 3, values: new Array(8 * 8 * 3).fill(1), kind: "uint8", compression: "jpeg" }]);
+    expect(refusal(file, 8, 8)).toMatchObject({
+      kind: "unsupported_type",
+      status: 415,
+      detail: expect.stringContaining("JPEG-compressed TIFF cannot be a label image"),
+    });
+  });
+
   it("a truncated PNG", () => {
     const file = png(16, 16, new Uint16Array(256).fill(3));
     expect(refusal(file.subarray(0, file.length - 30), 16, 16)).toMatchObject({

@@ -1,0 +1,207 @@
+// Rectangles of a TIFF or BigTIFF read through ranged reads: the header and the directories of the
+// pages used are read in small cached reads, then each region reads only the strips or tiles it
+// intersects (uncompressed ones only the rows, and columns, it needs), merged into few reads, and
+// decodes them with the whole-image decoder's block code (tiff-blocks.ts). The image may exceed
+// MAX_SAMPLES; each block is bounded instead (MAX_TIFF_BLOCK_BYTES), and each region (checkRegion).
+import { checkTiffBlock, Compression, ImageDecodeError, MAX_TIFF_BLOCK_BYTES, Tag, tiffPageLayout } from "../../../schema/image-formats/index.ts";
+import { cachedSource, type RangeRead, readRanges } from "./byte-ranges.ts";
+import type { ByteSource } from "./byte-source.ts";
+import { checkRegion, type ImageRegions } from "./region.ts";
+import {
+  blockGrid,
+  blockPixels,
+  checkSameLayout,
+  copyPixels,
+  decodeBlock,
+  type PageInfo,
+  pageInfo,
+  type Rect,
+  samplesByPage,
+  samplesInBlock,
+} from "./tiff-blocks.ts";
+import { openTiffSource, stringOf, type TiffDirectory, type TiffSource } from "./tiff-directory.ts";
+import { undoPredictor } from "./tiff-predictor.ts";
+
+/** Decoded blocks kept for the next regions (neighbouring regions share edge tiles, a strip spans many). */
+const BLOCK_CACHE_BYTES = 64 * 1024 * 1024;
+
+/** SubIFDs read for their sizes: pyramids have a handful of levels. */
+const MAX_LEVELS = 32;
+
+export async function openTiffRegions(source: ByteSource, options: { page?: number } = {}): Promise<ImageRegions> {
+  const file = await openTiffSource(cachedSource(source));
+  const infos = new Map<number, Promise<PageInfo>>();
+  const infoOf = (page: number): Promise<PageInfo> => {
+    let info = infos.get(page);
+    if (!info) infos.set(page, (info = file.directory(page).then((dir) => pageInfo(dir, page, file.littleEndian, { regions: true }))));
+    return info;
+  };
+  const first = await infoOf(0);
+  const layout = tiffPageLayout(stringOf(await file.directory(0), Tag.ImageDescription), file.pageCount, first.samplesPerPixel);
+  const plane = options.page ?? 0;
+  if (!Number.isInteger(plane) || plane < 0 || plane >= layout.planes) {
+    throw new ImageDecodeError(`page ${plane} does not exist (file has ${layout.planes} plane${layout.planes === 1 ? "" : "s"})`);
+  }
+  // As in decodeTiff: a plain stack's selected page defines the geometry, else the first page does.
+  const geometryPage = layout.kind === "plain" ? layout.pageOf(plane, 0) : 0;
+  const geometry = await infoOf(geometryPage);
+  const spp = geometry.samplesPerPixel;
+  const cache = new BlockCache(BLOCK_CACHE_BYTES);
+  const image = { width: geometry.width, height: geometry.height, channels: layout.channelPages * spp };
+  return {
+    ...image,
+    bitDepth: geometry.bitsPerSample,
+    sampleFormat: geometry.sampleFormat,
+    format: "tiff",
+    pages: layout.planes,
+    levels: await levelsOf(file, await file.directory(geometryPage)),
+    async readRegion(x, y, w, h, regionOptions) {
+      const wanted = checkRegion(image, x, y, w, h, regionOptions);
+      const rect: Rect = { x, y, width: w, height: h };
+      const data = new Float32Array(wanted.length * w * h);
+      const reads: RangeRead[] = [];
+      for (const { page, samples } of samplesByPage(layout, plane, spp, wanted, file.pageCount)) {
+        const info = await infoOf(page);
+        checkSameLayout(info, geometry, page);
+        planBlocks({ info, page, samples, rect, out: data, fileSize: source.size, cache }, reads);
+      }
+      await readRanges(source, reads);
+      return { width: w, height: h, channels: wanted.length, bitDepth: geometry.bitsPerSample, sampleFormat: geometry.sampleFormat, data };
+    },
+  };
+}
+
+interface BlockPlan {
+  info: PageInfo;
+  page: number;
+  samples: { sample: number; target: number }[];
+  rect: Rect;
+  out: Float32Array;
+  fileSize: number;
+  cache: BlockCache;
+}
+
+/** Lists the reads a region needs of one page: the blocks it intersects, or their rows if uncompressed. */
+function planBlocks(plan: BlockPlan, reads: RangeRead[]): void {
+  const { info, page, samples, rect, out, fileSize, cache } = plan;
+  const { across, perPlane } = blockGrid(info);
+  const [bx0, bx1] = [Math.floor(rect.x / info.blockWidth), Math.floor((rect.x + rect.width - 1) / info.blockWidth)];
+  const [by0, by1] = [Math.floor(rect.y / info.blockHeight), Math.floor((rect.y + rect.height - 1) / info.blockHeight)];
+  // A planar page keeps each sample in blocks of its own.
+  for (const group of info.planar ? samples.map((s) => [s]) : [samples]) {
+    const planeStart = info.planar ? group[0]!.sample * perPlane : 0;
+    for (let by = by0; by <= by1; by++) {
+      for (let bx = bx0; bx <= bx1; bx++) {
+        const index = planeStart + by * across + bx;
+        const offset = info.offsets[index]!;
+        const count = checkTiffBlock(info, page, index, offset, info.byteCounts?.[index], fileSize);
+        if (info.compression === Compression.None) {
+          planRows(info, index, offset, group, rect, out, reads);
+          continue;
+        }
+        if (count > MAX_TIFF_BLOCK_BYTES) {
+          throw new ImageDecodeError(
+            `TIFF page ${page} data block ${index} stores ${count} bytes, more than the ${MAX_TIFF_BLOCK_BYTES} a region read allows`,
+            "too-large",
+          );
+        }
+        const key = `${page}:${index}`;
+        const cached = cache.get(key);
+        if (cached) {
+          copyPixels(info, blockPixels(info, index, cached), group, rect, out);
+          continue;
+        }
+        reads.push({
+          offset,
+          length: count,
+          use: (stored) => {
+            const block = decodeBlock(info, index, stored);
+            cache.set(key, block);
+            copyPixels(info, blockPixels(info, index, block), group, rect, out);
+          },
+        });
+      }
+    }
+  }
+}
+
+/**
+ * An uncompressed block is read by rows, each only as far as the region's columns (from the row's
+ * start when a predictor makes each sample depend on the ones before it).
+ */
+function planRows(
+  info: PageInfo,
+  index: number,
+  offset: number,
+  group: { sample: number; target: number }[],
+  rect: Rect,
+  out: Float32Array,
+  reads: RangeRead[],
+) {
+  const block = blockPixels(info, index, new Uint8Array(0));
+  const pixelBytes = samplesInBlock(info) * (info.bitsPerSample / 8);
+  const xs = Math.max(rect.x, block.x0);
+  const xe = Math.min(rect.x + rect.width, block.x0 + block.columns, info.width);
+  const ys = Math.max(rect.y, block.y0);
+  const ye = Math.min(rect.y + rect.height, block.y0 + block.rows);
+  const [c0, c1] = info.predictor === 1 ? [xs - block.x0, xe - block.x0] : [0, info.blockWidth];
+  for (let y = ys; y < ye; y++) {
+    reads.push({
+      offset: offset + (y - block.y0) * block.rowStride + c0 * pixelBytes,
+      length: (c1 - c0) * pixelBytes,
+      use: (stored) => {
+        let row = stored;
+        if (info.predictor !== 1) {
+          row = stored.slice();
+          undoPredictor(info.predictor, row, info.blockWidth, 1, samplesInBlock(info), info.bitsPerSample / 8, info.littleEndian);
+        }
+        copyPixels(info, { bytes: row, x0: block.x0 + c0, y0: y, columns: c1 - c0, rows: 1, rowStride: row.length }, group, rect, out);
+      },
+    });
+  }
+}
+
+/** Sizes of the reduced-resolution levels in a page's SubIFDs; levels whose directory cannot be read are left out. */
+async function levelsOf(file: TiffSource, dir: TiffDirectory): Promise<{ width: number; height: number }[]> {
+  const levels: { width: number; height: number }[] = [];
+  for (const offset of (dir.numbers(Tag.SubIFDs) ?? []).slice(0, MAX_LEVELS)) {
+    try {
+      const sub = await file.directoryAt(offset);
+      const [width, height] = [sub.numbers(Tag.ImageWidth)?.[0], sub.numbers(Tag.ImageLength)?.[0]];
+      if (width !== undefined && height !== undefined) levels.push({ width, height });
+    } catch (error) {
+      if (!(error instanceof ImageDecodeError)) throw error;
+    }
+  }
+  return levels;
+}
+
+/** Least recently used decoded blocks within a byte budget; the latest block is kept whatever its size. */
+class BlockCache {
+  private readonly blocks = new Map<string, Uint8Array>();
+  private bytes = 0;
+  private readonly budget: number;
+  constructor(budget: number) {
+    this.budget = budget;
+  }
+  get(key: string): Uint8Array | undefined {
+    const block = this.blocks.get(key);
+    if (block) {
+      this.blocks.delete(key);
+      this.blocks.set(key, block);
+    }
+    return block;
+  }
+  set(key: string, block: Uint8Array): void {
+    const old = this.blocks.get(key);
+    if (old) this.bytes -= old.byteLength;
+    this.blocks.delete(key);
+    this.blocks.set(key, block);
+    this.bytes += block.byteLength;
+    while (this.bytes > this.budget && this.blocks.size > 1) {
+      const [oldest, evicted] = this.blocks.entries().next().value!;
+      this.blocks.delete(oldest);
+      this.bytes -= evicted.byteLength;
+    }
+  }
+}
