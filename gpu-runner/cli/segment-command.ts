@@ -1,20 +1,22 @@
 // npm run segment -- <image> [--model <onnx>|reference] [--diameter D|auto|none] [--out dir] [--channels 0,1]
 //   [--page N] [--provider auto|cuda|webgpu|cpu] [--cellprob-threshold T] [--flow-threshold T]
 //   [--min-size N] [--niter N] [--block-size N] [--memory-mb N]
-// Writes <name>_masks.png (16-bit labels), <name>_rois.geojson and <name>_measurements.csv.
-// Images above SINGLE_PASS_PIXELS (or with --block-size) are segmented block by block in bounded
-// memory (engine/blocks/), and every output is streamed to disk.
+// Writes <name>_masks.png (16-bit labels; <name>_masks.tif, 32-bit, above 65,535 cells),
+// <name>_rois.geojson and <name>_measurements.csv. The image is read through the decoders' region
+// reader (a TIFF tile by tile, never the whole file); images above SINGLE_PASS_PIXELS (or with
+// --block-size) are segmented block by block in bounded memory (engine/blocks/), and every output
+// is streamed to disk.
 // The command behind segment.ts, which loads it once Node's compile cache is on.
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Roi } from "../../schema/roi.ts";
-import { inMemoryRegions } from "../engine/blocks/region-source.ts";
 import { segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
-import { decodeImage } from "../engine/decode/index.ts";
+import { fileSource, openImageRegions } from "../engine/decode/region-reader.ts";
 import type { ExecutionProviderChoice } from "../engine/model.ts";
 import { chooseModel } from "../engine/model-choice.ts";
-import { writeLabelPng } from "../engine/outputs/label-png.ts";
+import { PNG_MAX_LABEL, writeLabelPng } from "../engine/outputs/label-png.ts";
+import { writeLabelTiff } from "../engine/outputs/label-tiff-file.ts";
 import { writeMeasurementsCsv, writeRoisGeoJson } from "../engine/outputs/rois-files.ts";
 import { startMaskThreads } from "../engine/masks/mask-threads.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
@@ -51,8 +53,8 @@ async function main(): Promise<void> {
   void startMaskThreads();
   const started = performance.now();
   const model = await chooseModel(values.model, values.provider as ExecutionProviderChoice);
-  const image = decodeImage(new Uint8Array(readFileSync(imagePath)), values.page === undefined ? {} : { page: numberFlag(values.page, "--page") });
-  const regions = inMemoryRegions(image);
+  const file = await fileSource(imagePath);
+  const regions = await openImageRegions(file, values.page === undefined ? {} : { page: numberFlag(values.page, "--page") });
   const decodedAt = performance.now();
   const blockSize = values["block-size"] === undefined ? undefined : numberFlag(values["block-size"], "--block-size");
   const memoryMb = values["memory-mb"] === undefined ? undefined : numberFlag(values["memory-mb"], "--memory-mb");
@@ -73,7 +75,7 @@ async function main(): Promise<void> {
       },
     });
   } else {
-    const whole = await segmentImage(image, model, params);
+    const whole = await segmentImage(await regions.readRegion(0, 0, regions.width, regions.height), model, params);
     ({ rois } = whole);
     result = whole;
   }
@@ -89,21 +91,24 @@ async function main(): Promise<void> {
     imageHeight: result.height,
     confluency: result.confluency,
   };
+  await file.close();
   const outputs = {
-    masks: join(values.out!, `${name}_masks.png`),
+    masks: join(values.out!, `${name}_masks.${rois.length > PNG_MAX_LABEL ? "tif" : "png"}`),
     geojson: join(values.out!, `${name}_rois.geojson`),
     csv: join(values.out!, `${name}_measurements.csv`),
   };
-  await writeLabelPng(outputs.masks, result.width, result.height, rois);
+  if (rois.length > PNG_MAX_LABEL)
+    await writeLabelTiff(outputs.masks, result.width, result.height, rois, `${context.modelName} labels of ${context.imageName}`);
+  else await writeLabelPng(outputs.masks, result.width, result.height, rois);
   await writeRoisGeoJson(outputs.geojson, rois, context);
   await writeMeasurementsCsv(outputs.csv, rois, context);
   const timings = Object.entries(result.timings)
     .map(([stage, ms]) => `${stage} ${ms.toFixed(0)} ms`)
     .join(", ");
   console.log(
-    `${basename(imagePath)}: ${result.width}x${result.height}x${image.channels}, ${rois.length} cells, confluency ${(100 * result.confluency).toFixed(1)}%${blockwise ? " (block by block)" : ""}`,
+    `${basename(imagePath)}: ${result.width}x${result.height}x${regions.channels}, ${rois.length} cells, confluency ${(100 * result.confluency).toFixed(1)}%${blockwise ? " (block by block)" : ""}`,
   );
-  console.log(`model ${context.modelName} on ${model.executionProvider}; decode ${(decodedAt - started).toFixed(0)} ms (incl. model load), ${timings}`);
+  console.log(`model ${context.modelName} on ${model.executionProvider}; opened in ${(decodedAt - started).toFixed(0)} ms (incl. model load), ${timings}`);
   for (const path of Object.values(outputs)) console.log(`wrote ${path}`);
 }
 
