@@ -11,7 +11,7 @@ import { mkdirSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Roi } from "../../schema/roi.ts";
-import { segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
+import { SINGLE_PASS_PIXELS, segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
 import { fileSource, openImageRegions } from "../engine/decode/region-reader.ts";
 import type { ExecutionProviderChoice } from "../engine/model.ts";
 import { chooseModel } from "../engine/model-choice.ts";
@@ -21,9 +21,6 @@ import { writeMeasurementsCsv, writeRoisGeoJson } from "../engine/outputs/rois-f
 import { startMaskThreads } from "../engine/masks/mask-threads.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
 import { MASK_FLAG_OPTIONS, maskParamsFromFlags, numberFlag } from "./mask-flags.ts";
-
-/** Images up to this many pixels are segmented in one pass (4096²: about 0.6 GB at the engine's 34 bytes a pixel). */
-const SINGLE_PASS_PIXELS = 4096 * 4096;
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({

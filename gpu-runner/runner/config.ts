@@ -2,6 +2,7 @@
 import { hostname, homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { DEFAULT_BLOCK_MEMORY_BYTES, SINGLE_PASS_PIXELS } from "../engine/blocks/segment-blocks.ts";
 import type { ExecutionProviderChoice } from "../engine/model.ts";
 import { DEFAULT_TRAINING_MEMORY_BYTES } from "../training/fine-tune.ts";
 
@@ -26,6 +27,10 @@ export interface RunnerConfig {
   shutdownGraceSeconds: number;
   /** Largest image file a job downloads (it is held in memory to decode); a larger one fails the job. */
   maxInputBytes: number;
+  /** Images of more pixels are read in parts and segmented block by block (engine/blocks/). */
+  singlePassPixels: number;
+  /** Memory the blocks of such an image may take; sets the block size. */
+  blockMemoryBytes: number;
 }
 
 export const CONFIG_HELP = `npm run runner -- [flags]     (each flag also reads from the environment variable shown)
@@ -40,7 +45,9 @@ export const CONFIG_HELP = `npm run runner -- [flags]     (each flag also reads 
   --training-seconds N        TRAINING_SECONDS           fine-tuning budget when a job sets no steps (default 600)
   --training-memory-mb N      TRAINING_MEMORY_MB         prepared training images held at once, 13 bytes a pixel (21 for a colour model; default 2048)
   --grace-seconds N           SHUTDOWN_GRACE_SECONDS     on SIGTERM, time to finish jobs in hand (default 60)
-  --max-input-mb N            MAX_INPUT_MB               largest image file a job downloads (default 6144)`;
+  --max-input-mb N            MAX_INPUT_MB               largest image file a job downloads whole (default 6144)
+  --single-pass-mp N          SINGLE_PASS_MP             larger images (megapixels) are read in parts and segmented block by block (default 16.8, 4096²)
+  --block-memory-mb N         BLOCK_MEMORY_MB            memory those blocks may take; sets the block size (default 768)`;
 
 function number(value: string | undefined, name: string, fallback: number, min: number): number {
   if (value === undefined || value === "") return fallback;
@@ -65,6 +72,8 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       "training-memory-mb": { type: "string" },
       "grace-seconds": { type: "string" },
       "max-input-mb": { type: "string" },
+      "single-pass-mp": { type: "string" },
+      "block-memory-mb": { type: "string" },
     },
   });
   const workerUrl = values["worker-url"] ?? env.WORKER_URL;
@@ -89,5 +98,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       number(values["training-memory-mb"] ?? env.TRAINING_MEMORY_MB, "training memory", DEFAULT_TRAINING_MEMORY_BYTES / 2 ** 20, 1) * 1024 * 1024,
     shutdownGraceSeconds: number(values["grace-seconds"] ?? env.SHUTDOWN_GRACE_SECONDS, "grace seconds", 60, 0),
     maxInputBytes: number(values["max-input-mb"] ?? env.MAX_INPUT_MB, "max input size", 6144, 1) * 1024 * 1024,
+    singlePassPixels: number(values["single-pass-mp"] ?? env.SINGLE_PASS_MP, "single-pass megapixels", SINGLE_PASS_PIXELS / 1e6, 0) * 1e6,
+    blockMemoryBytes: number(values["block-memory-mb"] ?? env.BLOCK_MEMORY_MB, "block memory", DEFAULT_BLOCK_MEMORY_BYTES / 2 ** 20, 1) * 2 ** 20,
   };
 }

@@ -2,6 +2,7 @@
 // timeouts) is retried with backoff; a lost lease (409) is its own error so a job can stop at once.
 import { isRetryableFault, type JobFault } from "../../schema/db.ts";
 import { leasedJob, type LeasedJob } from "../../schema/internal-api.ts";
+import { type ByteSource, httpRangeSource } from "../engine/decode/byte-source.ts";
 import type { RunnerConfig } from "./config.ts";
 import { TransientError, withRetry } from "./retry.ts";
 
@@ -32,6 +33,8 @@ export interface InternalApi {
   release(job: LeasedJob): Promise<void>;
   /** Reads a whole file; past `maxBytes` it stops reading and throws DownloadTooLargeError. */
   download(url: string, maxBytes?: number): Promise<Uint8Array>;
+  /** A file read by HTTP range requests, a part at a time (never whole), each read retried like a download. */
+  rangeSource(url: string): Promise<ByteSource>;
   upload(url: string, bytes: Uint8Array): Promise<void>;
 }
 
@@ -126,6 +129,17 @@ export function internalApi(config: RunnerConfig, log: (m: string) => void = con
         if (!response.ok) throw new Error(`download refused (${response.status}): ${await detail(response)}`);
         return readBounded(response, maxBytes);
       });
+    },
+    async rangeSource(url) {
+      const size = await retry("image size", async () => {
+        const response = await send(url, { method: "GET", headers: { Range: "bytes=0-0" } });
+        await response.body?.cancel().catch(() => {});
+        const total = /\/(\d+)$/.exec(response.headers.get("content-range") ?? "")?.[1];
+        if (response.status !== 206 || total === undefined) throw new Error(`range request refused (${response.status}): the image cannot be read in parts`);
+        return Number(total);
+      });
+      const source = httpRangeSource(url, size, (input, init) => send(String(input), init ?? {}));
+      return { size, read: (offset, length) => retry("image read", () => source.read(offset, length)) };
     },
     async upload(url, bytes) {
       await retry("upload", async () => {

@@ -14,6 +14,9 @@ export interface JobContext {
   trainingMemoryBytes: number;
   /** Largest image file a job downloads. */
   maxInputBytes: number;
+  /** Images of more pixels are read in parts and segmented block by block. */
+  singlePassPixels: number;
+  blockMemoryBytes: number;
   log(message: string): void;
 }
 

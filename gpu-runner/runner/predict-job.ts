@@ -2,7 +2,10 @@
 import { requestedDiameter } from "../../schema/api.ts";
 import type { LeasedPrediction } from "../../schema/internal-api.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
+import type { Roi } from "../../schema/roi.ts";
+import { segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
 import { decodeImage } from "../engine/decode/index.ts";
+import { openImageRegions } from "../engine/decode/region-reader.ts";
 import { InputError } from "../engine/faults.ts";
 import { previewTiles } from "../engine/preview.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
@@ -49,6 +52,8 @@ export async function concatChunks(chunks: AsyncIterable<Uint8Array>): Promise<U
 }
 
 export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
+  const { width, height } = job.image;
+  if (width !== null && height !== null && width * height > ctx.singlePassPixels) return runBlockwisePrediction(job, ctx);
   const started = performance.now();
   ctx.progress(0, "fetching");
   const [bytes, model] = await Promise.all([fetchImage(ctx, job.image), ctx.models.session(ctx.api, job.model)]);
@@ -75,16 +80,7 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   const result = await segmentImage(image, model, params, { onProgress: (fraction, stage) => ctx.progress(0.1 + 0.8 * fraction, stage) });
   ctx.checkpoint();
 
-  ctx.progress(0.9, "uploading");
-  // URLs signed at lease time may have expired during a long run: ask for fresh ones first.
-  const { output } = (await ctx.api.urls(job)) as LeasedPrediction;
-  const artifact = await concatChunks(
-    encodeRoiArtifact(
-      { imageWidth: result.width, imageHeight: result.height, confluency: result.confluency, modelName: job.model.name, modelVersion: job.model.version },
-      result.rois,
-    ),
-  );
-  await ctx.api.upload(output.artifact_url, artifact);
+  const output = await uploadArtifact(job, ctx, result, result.rois);
   if (preview && output.preview_url) await ctx.api.upload(output.preview_url, preview);
   return {
     roi_count: result.rois.length,
@@ -98,6 +94,67 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
       fetch_ms: Math.round(fetchedMs),
       decode_ms: Math.round(decodedMs),
       ...Object.fromEntries(Object.entries(result.timings).map(([stage, ms]) => [`${stage}_ms`, Math.round(ms)])),
+      total_ms: Math.round(performance.now() - started),
+    },
+    execution_provider: model.executionProvider,
+  };
+}
+
+async function uploadArtifact(
+  job: LeasedPrediction,
+  ctx: JobContext,
+  result: { width: number; height: number; confluency: number },
+  rois: readonly Roi[],
+): Promise<LeasedPrediction["output"]> {
+  ctx.progress(0.9, "uploading");
+  // URLs signed at lease time may have expired during a long run: ask for fresh ones first.
+  const { output } = (await ctx.api.urls(job)) as LeasedPrediction;
+  const artifact = await concatChunks(
+    encodeRoiArtifact(
+      { imageWidth: result.width, imageHeight: result.height, confluency: result.confluency, modelName: job.model.name, modelVersion: job.model.version },
+      rois,
+    ),
+  );
+  await ctx.api.upload(output.artifact_url, artifact);
+  return output;
+}
+
+/**
+ * An image too large for one pass: read by range requests a block at a time (the file is never
+ * downloaded whole) and segmented block by block (engine/blocks/). The cells, not the pixels, are
+ * held until the artifact is written. Such an image gets no preview here yet.
+ */
+async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext) {
+  const started = performance.now();
+  ctx.progress(0, "opening");
+  const [source, model] = await Promise.all([ctx.api.rangeSource(job.image.url), ctx.models.session(ctx.api, job.model)]);
+  const regions = await openImageRegions(source);
+  ctx.checkpoint();
+  const openedMs = performance.now() - started;
+  const params = segmentParams(job.params, model.manifest.channels);
+  const missing = params.channels?.find((c) => c >= regions.channels);
+  if (missing !== undefined) throw new InputError(`params.channels asks for channel ${missing + 1}; the image has ${regions.channels}`);
+  const rois: Roi[] = [];
+  const result = await segmentInBlocks(regions, model, params, {
+    memoryBudgetBytes: ctx.blockMemoryBytes,
+    onCells: (cells) => void rois.push(...cells),
+    onBlock: () => ctx.checkpoint(),
+    onProgress: (fraction, stage) => ctx.progress(0.05 + 0.85 * fraction, stage),
+  });
+  if (job.output.preview_url) ctx.log(`[runner] ${job.job_id}: no preview for an image segmented block by block`);
+  await uploadArtifact(job, ctx, result, rois);
+  const { read, ...stages } = result.timings;
+  return {
+    roi_count: rois.length,
+    confluency: result.confluency,
+    width: result.width,
+    height: result.height,
+    diameter: result.diameter,
+    ...(result.modality ? { modality: result.modality } : {}),
+    timings: {
+      fetch_ms: Math.round(openedMs),
+      decode_ms: Math.round(read),
+      ...Object.fromEntries(Object.entries(stages).map(([stage, ms]) => [`${stage}_ms`, Math.round(ms)])),
       total_ms: Math.round(performance.now() - started),
     },
     execution_provider: model.executionProvider,

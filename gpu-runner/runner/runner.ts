@@ -127,6 +127,8 @@ export class Runner {
       trainingSeconds: this.config.trainingSeconds,
       trainingMemoryBytes: this.config.trainingMemoryBytes,
       maxInputBytes: this.config.maxInputBytes,
+      singlePassPixels: this.config.singlePassPixels,
+      blockMemoryBytes: this.config.blockMemoryBytes,
       log: this.log,
       progress: (fraction, name) => {
         progress = fraction;

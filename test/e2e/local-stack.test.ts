@@ -66,6 +66,25 @@ describe("the local stack", () => {
     await stopRunner(runner);
   }, 180_000);
 
+  it("segments an image above the runner's single-pass size block by block, read in parts, its cells whole and once", async () => {
+    // A runner that treats 0.1 MP as large and has memory for blocks of the smallest size (256-px cores).
+    const runner = stack.startRunner({ SINGLE_PASS_MP: "0.1", BLOCK_MEMORY_MB: "1" });
+    const image = await upload("mosaic.png", 768, 512);
+    const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam" });
+    const done = await until(() => api(`/predict/${prediction_id}`), finished, 120_000);
+    expect(done).toMatchObject({ status: "COMPLETED", progress: 1 });
+    expect(done.cell_count).toBeGreaterThanOrEqual(Math.round(image.nuclei * 0.9));
+    expect(done.cell_count).toBeLessThanOrEqual(Math.round(image.nuclei * 1.1));
+    const geojson = (await (
+      await fetch(`${stack.api}/export/${done.segmentation_id}/rois.geojson`, { headers: { Authorization: `Bearer ${stack.key}` } })
+    ).json()) as { features: { properties: { area_px: number } }[] };
+    expect(geojson.features).toHaveLength(done.cell_count as number);
+    // Whole nuclei (radius 11: about 380 px), not halves cut at a block seam.
+    const areas = geojson.features.map((f) => f.properties.area_px).sort((a, b) => a - b);
+    expect(areas[0]).toBeGreaterThan(200);
+    await stopRunner(runner);
+  }, 180_000);
+
   it("fails a prediction whose channels the image lacks at once, with the reason", async () => {
     const runner = stack.startRunner();
     const image = await upload("gray.png", 128, 128);

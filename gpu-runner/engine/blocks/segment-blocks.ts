@@ -25,6 +25,11 @@ import { RasterOrderQueue } from "./raster-order.ts";
 export const BLOCK_BYTES_PER_PIXEL = 64;
 /** The memory blocks may take by default (the runner's and the CLI's peak goal is 1.5 GB in all). */
 export const DEFAULT_BLOCK_MEMORY_BYTES = 768 * 2 ** 20;
+/**
+ * Images up to this many pixels are segmented in one pass by the CLI and the runner (4096²: about
+ * 0.6 GB at the single-image path's 34 bytes a pixel); larger ones block by block.
+ */
+export const SINGLE_PASS_PIXELS = 4096 * 4096;
 /** Margin around each core, in cell diameters (the seam merge needs a kept cell whole in its block). */
 export const MARGIN_DIAMETERS = 2;
 const MIN_CORE_SIDE = 256;
@@ -117,7 +122,8 @@ export async function segmentInBlocks(
     width,
     height,
     cellCount: queue.released,
-    confluency: keptArea / (width * height),
+    // Cells kept by neighbouring blocks may overlap by a few pixels at a seam.
+    confluency: Math.min(1, keptArea / (width * height)),
     diameter,
     ...(survey.diameterEstimate && { diameterEstimate: survey.diameterEstimate }),
     ...(survey.modality && { modality: survey.modality }),
