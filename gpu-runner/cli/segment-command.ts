@@ -1,4 +1,4 @@
-// npm run segment -- <image> [--model <onnx>|reference] [--diameter D|auto|none] [--out dir] [--channels 0,1]
+// npm run segment -- <image> [--model <name>|<onnx>|reference] [--diameter D|auto|none] [--out dir] [--channels 0,1]
 //   [--page N] [--provider auto|cuda|webgpu|cpu] [--cellprob-threshold T] [--flow-threshold T]
 //   [--min-size N] [--niter N] [--block-size N] [--memory-mb N]
 // Writes <name>_masks.png (16-bit labels; <name>_masks.tif, 32-bit, above 65,535 cells),
@@ -37,7 +37,8 @@ async function main(): Promise<void> {
       ...MASK_FLAG_OPTIONS,
     },
   });
-  if (positionals.length !== 1) throw new Error("usage: npm run segment -- <image> [--model <onnx>|reference] [--diameter D|auto|none] [--out dir]");
+  if (positionals.length !== 1)
+    throw new Error("usage: npm run segment -- <image> [--model <name>|<onnx>|reference] [--diameter D|auto|none] [--out dir] [--block-size N]");
   const imagePath = positionals[0]!;
   const params: Partial<SegmentParams> = maskParamsFromFlags(values);
   // Like the service: without a diameter the engine estimates it ("auto"); "none" keeps scale 1.

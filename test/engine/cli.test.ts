@@ -54,6 +54,15 @@ describe("command-line tools", () => {
     expect(csv.length - 1).toBe(count(read(blocks)));
   });
 
+  it("segment takes a public model by name and lists them when the name is unknown", () => {
+    const byName = run("segment.ts", [join(dir, "set", "images", "cells.png"), "--model", "cpsam", "--provider", "cpu", "--out", join(dir, "named")]);
+    expect(byName.status).toBe(0);
+    expect(byName.stdout).toMatch(/model cpsam@/);
+    const unknown = run("segment.ts", [join(dir, "set", "images", "cells.png"), "--model", "no-such-model", "--provider", "cpu"]);
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toMatch(/no public model named "no-such-model" \(public models: .*cpsam/);
+  });
+
   it("segment explains a missing image and bad options", () => {
     const noImage = run("segment.ts", [join(dir, "absent.tif"), "--model", "reference", "--provider", "cpu"]);
     expect(noImage.status).toBe(1);
