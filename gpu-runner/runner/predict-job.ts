@@ -7,6 +7,7 @@ import { segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
 import { decodeImage } from "../engine/decode/index.ts";
 import { openImageRegions } from "../engine/decode/region-reader.ts";
 import { InputError } from "../engine/faults.ts";
+import type { ModalityDecision } from "../engine/modality.ts";
 import { previewTiles } from "../engine/preview.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
 import { fetchImage } from "./fetch-image.ts";
@@ -82,22 +83,7 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
 
   const output = await uploadArtifact(job, ctx, result, result.rois);
   if (preview && output.preview_url) await ctx.api.upload(output.preview_url, preview);
-  return {
-    roi_count: result.rois.length,
-    confluency: result.confluency,
-    width: result.width,
-    height: result.height,
-    /** The diameter the image was segmented at: the job's, or the estimate. */
-    diameter: result.diameter,
-    ...(result.modality ? { modality: result.modality } : {}),
-    timings: {
-      fetch_ms: Math.round(fetchedMs),
-      decode_ms: Math.round(decodedMs),
-      ...Object.fromEntries(Object.entries(result.timings).map(([stage, ms]) => [`${stage}_ms`, Math.round(ms)])),
-      total_ms: Math.round(performance.now() - started),
-    },
-    execution_provider: model.executionProvider,
-  };
+  return predictionResult(result, result.rois.length, { fetch: fetchedMs, decode: decodedMs, total: performance.now() - started }, model.executionProvider);
 }
 
 async function uploadArtifact(
@@ -144,19 +130,30 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext) {
   if (job.output.preview_url) ctx.log(`[runner] ${job.job_id}: no preview for an image segmented block by block`);
   await uploadArtifact(job, ctx, result, rois);
   const { read, ...stages } = result.timings;
+  const timings = { fetch: openedMs, decode: read, total: performance.now() - started };
+  return predictionResult({ ...result, timings: stages }, rois.length, timings, model.executionProvider);
+}
+
+/** What a prediction reports: counts, size, the diameter it ran at (the job's or the estimate), and milliseconds per stage. */
+function predictionResult(
+  result: { confluency: number; width: number; height: number; diameter: number; modality?: ModalityDecision; timings: Record<string, number> },
+  roiCount: number,
+  around: { fetch: number; decode: number; total: number },
+  executionProvider: string,
+) {
   return {
-    roi_count: rois.length,
+    roi_count: roiCount,
     confluency: result.confluency,
     width: result.width,
     height: result.height,
     diameter: result.diameter,
     ...(result.modality ? { modality: result.modality } : {}),
     timings: {
-      fetch_ms: Math.round(openedMs),
-      decode_ms: Math.round(read),
-      ...Object.fromEntries(Object.entries(stages).map(([stage, ms]) => [`${stage}_ms`, Math.round(ms)])),
-      total_ms: Math.round(performance.now() - started),
+      fetch_ms: Math.round(around.fetch),
+      decode_ms: Math.round(around.decode),
+      ...Object.fromEntries(Object.entries(result.timings).map(([stage, ms]) => [`${stage}_ms`, Math.round(ms)])),
+      total_ms: Math.round(around.total),
     },
-    execution_provider: model.executionProvider,
+    execution_provider: executionProvider,
   };
 }

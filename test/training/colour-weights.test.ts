@@ -1,20 +1,12 @@
 // A colour network started from a one-channel network computes what that network did on a gray
 // image repeated in its three channels: training starts from what the one-channel model knows.
-import * as ort from "onnxruntime-node";
 import { describe, expect, it } from "vitest";
 import { expandToColour } from "../../gpu-runner/network/colour-weights.ts";
-import { buildInferenceModel, INFERENCE_INPUT, INFERENCE_OUTPUT } from "../../gpu-runner/network/inference-model.ts";
+import { buildInferenceModel } from "../../gpu-runner/network/inference-model.ts";
 import { parameterLayout } from "../../gpu-runner/network/parameter-layout.ts";
 import { initialParameters } from "../../gpu-runner/training/initial-parameters.ts";
 import { randomData } from "./gradient-check.ts";
-
-async function run(onnx: Uint8Array, input: Float32Array, channels: number, size: number): Promise<Float32Array> {
-  const session = await ort.InferenceSession.create(onnx);
-  const out = await session.run({ [INFERENCE_INPUT]: new ort.Tensor("float32", input, [1, channels, size, size]) });
-  const data = (out[INFERENCE_OUTPUT]!.data as Float32Array).slice();
-  await session.release();
-  return data;
-}
+import { runInference } from "./run-inference.ts";
 
 describe("a colour network started from a one-channel network", () => {
   const gray = { inputChannels: 1, widths: [6, 8, 10] };
@@ -26,8 +18,8 @@ describe("a colour network started from a one-channel network", () => {
     expect(colour.params.length).toBe(parameterLayout(colour.network).totalSize);
     const size = 32;
     const image = randomData(size * size, 11, 0, 1);
-    const expected = await run(buildInferenceModel(gray, params), image, 1, size);
-    const actual = await run(buildInferenceModel(colour.network, colour.params), new Float32Array([...image, ...image, ...image]), 3, size);
+    const expected = await runInference(buildInferenceModel(gray, params), image, 1, size);
+    const actual = await runInference(buildInferenceModel(colour.network, colour.params), new Float32Array([...image, ...image, ...image]), 3, size);
     let largest = 0,
       difference = 0;
     for (let i = 0; i < expected.length; i++) {

@@ -1,21 +1,13 @@
 // A wider network started from a narrower one computes what the narrow one did (Net2WiderNet), so a
 // larger model's training starts from what the smaller model knows.
-import * as ort from "onnxruntime-node";
 import { describe, expect, it } from "vitest";
-import { buildInferenceModel, INFERENCE_INPUT, INFERENCE_OUTPUT } from "../../gpu-runner/network/inference-model.ts";
+import { buildInferenceModel } from "../../gpu-runner/network/inference-model.ts";
 import { parameterLayout } from "../../gpu-runner/network/parameter-layout.ts";
 import { widenNetwork } from "../../gpu-runner/network/widen-network.ts";
 import { initialParameters } from "../../gpu-runner/training/initial-parameters.ts";
 import { SeededRandom } from "../../gpu-runner/training/random.ts";
 import { randomData } from "./gradient-check.ts";
-
-async function run(onnx: Uint8Array, input: Float32Array, channels: number, size: number): Promise<Float32Array> {
-  const session = await ort.InferenceSession.create(onnx);
-  const out = await session.run({ [INFERENCE_INPUT]: new ort.Tensor("float32", input, [1, channels, size, size]) });
-  const data = (out[INFERENCE_OUTPUT]!.data as Float32Array).slice();
-  await session.release();
-  return data;
-}
+import { runInference } from "./run-inference.ts";
 
 function largestDifference(a: Float32Array, b: Float32Array): { largest: number; difference: number } {
   let largest = 0,
@@ -38,8 +30,8 @@ describe("a network widened from a narrower one", () => {
     const wide = widenNetwork(narrow, params, [12, 16, 20], { random: () => random.next(), noise: 0 });
     expect(wide.network).toEqual({ inputChannels: 3, widths: [12, 16, 20] });
     expect(wide.params.length).toBe(parameterLayout(wide.network).totalSize);
-    const expected = await run(buildInferenceModel(narrow, params), image, 3, size);
-    const actual = await run(buildInferenceModel(wide.network, wide.params), image, 3, size);
+    const expected = await runInference(buildInferenceModel(narrow, params), image, 3, size);
+    const actual = await runInference(buildInferenceModel(wide.network, wide.params), image, 3, size);
     const { largest, difference } = largestDifference(expected, actual);
     expect(largest).toBeGreaterThan(0.01);
     expect(difference).toBeLessThan(1e-5 * Math.max(1, largest));
@@ -48,8 +40,8 @@ describe("a network widened from a narrower one", () => {
   it("copies channels drawn at random, each level by its own width", async () => {
     const random = new SeededRandom(2);
     const wide = widenNetwork(narrow, params, [9, 8, 17], { random: () => random.next(), noise: 0 });
-    const expected = await run(buildInferenceModel(narrow, params), image, 3, size);
-    const actual = await run(buildInferenceModel(wide.network, wide.params), image, 3, size);
+    const expected = await runInference(buildInferenceModel(narrow, params), image, 3, size);
+    const actual = await runInference(buildInferenceModel(wide.network, wide.params), image, 3, size);
     const { largest, difference } = largestDifference(expected, actual);
     expect(difference).toBeLessThan(1e-5 * Math.max(1, largest));
   });
@@ -60,8 +52,8 @@ describe("a network widened from a narrower one", () => {
     const slot = parameterLayout(wide.network).slots.find((s) => s.name === "down0.conv1.weight")!;
     const kernel = (channel: number) => wide.params.subarray(slot.offset + channel * 12 * 9, slot.offset + (channel + 1) * 12 * 9);
     for (let copy = 6; copy < 12; copy++) for (let original = 0; original < 6; original++) expect(kernel(copy)).not.toEqual(kernel(original));
-    const expected = await run(buildInferenceModel(narrow, params), image, 3, size);
-    const actual = await run(buildInferenceModel(wide.network, wide.params), image, 3, size);
+    const expected = await runInference(buildInferenceModel(narrow, params), image, 3, size);
+    const actual = await runInference(buildInferenceModel(wide.network, wide.params), image, 3, size);
     const { largest, difference } = largestDifference(expected, actual);
     expect(difference).toBeGreaterThan(0);
     expect(difference).toBeLessThan(0.1 * largest);
