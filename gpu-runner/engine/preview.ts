@@ -84,16 +84,29 @@ function encodeTile(channels: Uint8Array[], width: number, height: number): Uint
   return encodePng({ width, height, data: rgb, depth: 8, channels: 3 });
 }
 
-/** The preview tile archive of a decoded image (made before anything normalises its pixels in place). */
-export function previewTiles(image: DecodedImage): Uint8Array {
+/** What an image given to previewTiles stands for: a full image of width × height, reduced by `factor` (1: itself). */
+export interface PreviewSource {
+  factor: number;
+  width: number;
+  height: number;
+}
+
+/**
+ * The preview tile archive of a decoded image (made before anything normalises its pixels in place),
+ * or of the finest level of a larger one already reduced (preview-reduction.ts, block by block).
+ */
+export function previewTiles(image: DecodedImage, full: PreviewSource = { factor: 1, width: image.width, height: image.height }): Uint8Array {
   const plane = image.width * image.height;
   const planes = Array.from({ length: Math.min(image.channels, 3) }, (_, c) => image.data.subarray(c * plane, (c + 1) * plane));
   const stretches = planes.map((p) => stretchOf(p, image.width, image.height));
   const levels: Omit<PreviewLevel, "tiles">[] = [];
   const tiles: Uint8Array[][] = [];
-  for (const factor of previewFactors(image.width, image.height)) {
-    const width = Math.ceil(image.width / factor);
-    const height = Math.ceil(image.height / factor);
+  for (const factor of previewFactors(full.width, full.height)) {
+    // ceil(ceil(W / f) / r) = ceil(W / (f r)): a level of the reduced image is that level of the full one.
+    const relative = factor / full.factor;
+    if (!Number.isInteger(relative) || relative < 1) throw new Error(`a preview reduced by ${full.factor} cannot make the level reduced by ${factor}`);
+    const width = Math.ceil(full.width / factor);
+    const height = Math.ceil(full.height / factor);
     const columns = Math.ceil(width / PREVIEW_TILE_SIDE);
     const rows = Math.ceil(height / PREVIEW_TILE_SIDE);
     const pngs: Uint8Array[] = [];
@@ -101,12 +114,12 @@ export function previewTiles(image: DecodedImage): Uint8Array {
       for (let column = 0; column < columns; column++) {
         const [x0, y0] = [column * PREVIEW_TILE_SIDE, row * PREVIEW_TILE_SIDE];
         const [x1, y1] = [Math.min(width, x0 + PREVIEW_TILE_SIDE), Math.min(height, y0 + PREVIEW_TILE_SIDE)];
-        const channels = planes.map((p, c) => toBytes(shrinkRegion(p, image.width, image.height, factor, x0, y0, x1, y1), stretches[c]!));
+        const channels = planes.map((p, c) => toBytes(shrinkRegion(p, image.width, image.height, relative, x0, y0, x1, y1), stretches[c]!));
         pngs.push(encodeTile(channels, x1 - x0, y1 - y0));
       }
     }
     levels.push({ factor, width, height, columns, rows });
     tiles.push(pngs);
   }
-  return writePreviewArchive({ width: image.width, height: image.height, tile: PREVIEW_TILE_SIDE, levels }, tiles);
+  return writePreviewArchive({ width: full.width, height: full.height, tile: PREVIEW_TILE_SIDE, levels }, tiles);
 }

@@ -9,6 +9,7 @@ import { openImageRegions } from "../engine/decode/region-reader.ts";
 import { InputError } from "../engine/faults.ts";
 import type { ModalityDecision } from "../engine/modality.ts";
 import { previewTiles } from "../engine/preview.ts";
+import { PreviewReduction } from "../engine/preview-reduction.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
 import { fetchImage } from "./fetch-image.ts";
 import type { JobContext } from "./job-context.ts";
@@ -107,8 +108,8 @@ async function uploadArtifact(
 
 /**
  * An image too large for one pass: read by range requests a block at a time (the file is never
- * downloaded whole) and segmented block by block (engine/blocks/). The cells, not the pixels, are
- * held until the artifact is written. Such an image gets no preview here yet.
+ * downloaded whole) and segmented block by block (engine/blocks/), its preview summed from the
+ * blocks as they are read. The cells, not the pixels, are held until the artifact is written.
  */
 async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext) {
   const started = performance.now();
@@ -121,14 +122,27 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext) {
   const missing = params.channels?.find((c) => c >= regions.channels);
   if (missing !== undefined) throw new InputError(`params.channels asks for channel ${missing + 1}; the image has ${regions.channels}`);
   const rois: Roi[] = [];
+  // The image's preview, while it has none, from the blocks' pixels as they are read.
+  const preview = job.output.preview_url ? new PreviewReduction(regions.width, regions.height, regions.channels) : undefined;
   const result = await segmentInBlocks(regions, model, params, {
     memoryBudgetBytes: ctx.blockMemoryBytes,
+    onRead: (region, { read, core }) =>
+      preview?.add(region, { x: read.x, y: read.y, from: { x: core.x - read.x, y: core.y - read.y, width: core.width, height: core.height } }),
     onCells: (cells) => void rois.push(...cells),
     onBlock: () => ctx.checkpoint(),
     onProgress: (fraction, stage) => ctx.progress(0.05 + 0.85 * fraction, stage),
   });
-  if (job.output.preview_url) ctx.log(`[runner] ${job.job_id}: no preview for an image segmented block by block`);
-  await uploadArtifact(job, ctx, result, rois);
+  const output = await uploadArtifact(job, ctx, result, rois);
+  if (preview && output.preview_url) {
+    // As for a whole image: a preview that cannot be made costs the viewer its picture, never the segmentation.
+    let tiles: Uint8Array | undefined;
+    try {
+      tiles = preview.tiles();
+    } catch (error) {
+      ctx.log(`[runner] ${job.job_id}: no preview (${(error as Error).message})`);
+    }
+    if (tiles) await ctx.api.upload(output.preview_url, tiles);
+  }
   const { read, ...stages } = result.timings;
   const timings = { fetch: openedMs, decode: read, total: performance.now() - started };
   return predictionResult({ ...result, timings: stages }, rois.length, timings, model.executionProvider);

@@ -1,12 +1,31 @@
 // A preview job: decode the image and store its preview tile archive for the dashboard's viewer.
+// An image above the single-pass size is read by range requests a part at a time and its preview
+// summed from the parts (preview-reduction.ts), so no image is held whole.
 import type { LeasedPreview, PreviewResult } from "../../schema/internal-api.ts";
 import { readPreviewHeader } from "../../schema/preview-tiles.ts";
+import { blockGrid } from "../engine/blocks/block-grid.ts";
 import { decodeImage } from "../engine/decode/index.ts";
+import { openImageRegions } from "../engine/decode/region-reader.ts";
 import { previewTiles } from "../engine/preview.ts";
+import { PreviewReduction } from "../engine/preview-reduction.ts";
 import { fetchImage } from "./fetch-image.ts";
 import type { JobContext } from "./job-context.ts";
 
+/** Side of the parts a large image's preview is read in (4096²: 64 MB a channel). */
+const PREVIEW_PART_SIDE = 4096;
+
 export async function runPreview(job: LeasedPreview, ctx: JobContext): Promise<PreviewResult> {
+  const { width, height } = job.image;
+  const large = width !== null && height !== null && width * height > ctx.singlePassPixels;
+  const archive = large ? await previewInParts(job, ctx) : await previewWhole(job, ctx);
+  ctx.checkpoint();
+  ctx.progress(0.9, "uploading");
+  const { output } = (await ctx.api.urls(job)) as LeasedPreview;
+  await ctx.api.upload(output.preview_url, archive);
+  return { preview_bytes: archive.length, levels: readPreviewHeader(archive).index.levels.length };
+}
+
+async function previewWhole(job: LeasedPreview, ctx: JobContext): Promise<Uint8Array> {
   ctx.progress(0, "fetching");
   const bytes = await fetchImage(ctx, job.image);
   ctx.checkpoint();
@@ -14,10 +33,20 @@ export async function runPreview(job: LeasedPreview, ctx: JobContext): Promise<P
   const image = decodeImage(bytes);
   ctx.checkpoint();
   ctx.progress(0.5, "tiling");
-  const archive = previewTiles(image);
-  ctx.checkpoint();
-  ctx.progress(0.9, "uploading");
-  const { output } = (await ctx.api.urls(job)) as LeasedPreview;
-  await ctx.api.upload(output.preview_url, archive);
-  return { preview_bytes: archive.length, levels: readPreviewHeader(archive).index.levels.length };
+  return previewTiles(image);
+}
+
+async function previewInParts(job: LeasedPreview, ctx: JobContext): Promise<Uint8Array> {
+  ctx.progress(0, "opening");
+  const regions = await openImageRegions(await ctx.api.rangeSource(job.image.url));
+  const reduction = new PreviewReduction(regions.width, regions.height, regions.channels);
+  const { blocks } = blockGrid(regions.width, regions.height, PREVIEW_PART_SIDE, 0);
+  const shown = Array.from({ length: Math.min(3, regions.channels) }, (_, c) => c);
+  for (const [i, { core }] of blocks.entries()) {
+    const part = await regions.readRegion(core.x, core.y, core.width, core.height, { channels: shown });
+    reduction.add(part, { x: core.x, y: core.y, from: { x: 0, y: 0, width: core.width, height: core.height } });
+    ctx.checkpoint();
+    ctx.progress((0.8 * (i + 1)) / blocks.length, "reading");
+  }
+  return reduction.tiles();
 }

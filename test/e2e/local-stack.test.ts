@@ -3,7 +3,7 @@
 import { type ChildProcess, execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
-import { encode as encodePng } from "fast-png";
+import { decode as decodePng, encode as encodePng } from "fast-png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stackClient, syntheticNuclei } from "./stack.ts";
 
@@ -82,6 +82,15 @@ describe("the local stack", () => {
     // Whole nuclei (radius 11: about 380 px), not halves cut at a block seam.
     const areas = geojson.features.map((f) => f.properties.area_px).sort((a, b) => a - b);
     expect(areas[0]).toBeGreaterThan(200);
+    // The image's first segmentation also made its preview, summed from the blocks as they were read.
+    const signIn = await fetch(await stack.loginLink(), { redirect: "manual" });
+    const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
+    const origin = new URL(stack.api).origin;
+    const preview = await (await fetch(`${origin}/dashboard/api/images/${image.id}/preview`, { headers: { cookie } })).json();
+    expect(preview).toMatchObject({ status: "ready", index: { width: 768, height: 512, levels: [{ factor: 1, columns: 2, rows: 1 }] } });
+    const tile = await fetch(`${origin}/dashboard/api/images/${image.id}/preview/0/1/0`, { headers: { cookie } });
+    expect(tile.headers.get("content-type")).toBe("image/png");
+    expect(decodePng(new Uint8Array(await tile.arrayBuffer()))).toMatchObject({ width: 256, height: 512 });
     await stopRunner(runner);
   }, 180_000);
 

@@ -7,6 +7,7 @@
 // diameter), and no cell is kept twice. Cells leave in raster order (raster-order.ts), so the ROI
 // artifact and exports stream them; the label image of the whole is never made.
 import type { Roi } from "../../../schema/roi.ts";
+import type { DecodedImage } from "../decode/index.ts";
 import type { LoadedModel } from "../model.ts";
 import type { ModalityDecision } from "../modality.ts";
 import { segmentImage } from "../segment.ts";
@@ -41,8 +42,10 @@ export interface BlockwiseOptions {
   onProgress?: (fraction: number, stage: string) => void;
   /** Receives the cells in raster order, indexed from 0 across the image, as soon as no later block can precede them. */
   onCells: (rois: Roi[]) => void | Promise<void>;
-  /** Called after each block with the count of cells kept so far. */
+  /** Called after each block. */
   onBlock?: (block: Block, index: number, total: number) => void;
+  /** Each block's pixels as read, before segmenting (the preview is made from them: its core's pixels, once each). */
+  onRead?: (region: DecodedImage, block: Block) => void;
 }
 
 export interface BlockwiseResult {
@@ -99,6 +102,7 @@ export async function segmentInBlocks(
     started = performance.now();
     const region = await source.readRegion(read.x, read.y, read.width, read.height);
     timings.read += performance.now() - started;
+    options.onRead?.(region, block);
     const result = await segmentImage(region, model, blockParams, { normalization: survey.normalization });
     for (const [stage, ms] of Object.entries(result.timings)) timings[stage as SegmentStage] += ms;
     for (const roi of result.rois) {
