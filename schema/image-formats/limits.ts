@@ -60,6 +60,24 @@ export function checkImageDimensions(width: number, height: number, channels: nu
   if (!Number.isInteger(channels) || channels < 1) throw new ImageDecodeError(`invalid channel count ${channels}`);
 }
 
+/**
+ * Samples (width × height × channels) of an image read by region and segmented block by block.
+ * Segmenting costs time in proportion to pixels, and a small compressed file can declare a vast
+ * image, so this is refused before any work: 2^35 holds a 100,000 × 100,000 RGB whole slide.
+ */
+export const MAX_REGION_IMAGE_SAMPLES = 2 ** 35;
+
+/** Throws unless width × height × channels is a positive size within MAX_REGION_IMAGE_SAMPLES (an image read by region). */
+export function checkRegionImageSize(width: number, height: number, channels: number): void {
+  checkImageDimensions(width, height, channels);
+  if (width * height * channels > MAX_REGION_IMAGE_SAMPLES) {
+    throw new ImageDecodeError(
+      `image too large: ${width}x${height}x${channels} exceeds ${MAX_REGION_IMAGE_SAMPLES} samples, the most one segmentation reads`,
+      "too-large",
+    );
+  }
+}
+
 /** Throws unless width × height × channels is a positive size within MAX_SAMPLES. */
 export function checkImageSize(width: number, height: number, channels: number): void {
   checkImageDimensions(width, height, channels);

@@ -2,7 +2,7 @@
 // rules the worker's probe and the engine's decoder apply to the same tags, so an upload the probe
 // accepts is one the engine decodes (short of damage in the pixel data itself).
 import { ImageDecodeError } from "./errors.ts";
-import { checkImageDimensions, checkImageSize, MAX_TIFF_BLOCK_BYTES, MAX_TIFF_TAG_VALUES, maxBlockBytes, maxInflatedBytes } from "./limits.ts";
+import { checkImageSize, checkRegionImageSize, MAX_TIFF_BLOCK_BYTES, MAX_TIFF_TAG_VALUES, maxBlockBytes, maxInflatedBytes } from "./limits.ts";
 import { Compression, COMPRESSION_NAMES, SAMPLE_FORMATS, SUPPORTED_COMPRESSIONS, Tag, type SampleFormat } from "./tiff-tags.ts";
 
 /** A directory's tags as the readers hold them: numbers (possibly only the first few) and their count. */
@@ -40,7 +40,7 @@ function numberOf(tags: TiffTags, tag: number, index: number, fallback?: number)
 
 export interface DescribeOptions {
   /**
-   * Reading by region: the page may hold more than MAX_SAMPLES; each block read must then fit in
+   * Reading by region: the page may hold more than MAX_SAMPLES (up to MAX_REGION_IMAGE_SAMPLES); each block read must then fit in
    * MAX_TIFF_BLOCK_BYTES (a row of it, for uncompressed blocks, which are read by rows).
    */
   regions?: boolean;
@@ -50,7 +50,7 @@ export function describeTiffPage(tags: TiffTags, index: number, options: Describ
   const width = numberOf(tags, Tag.ImageWidth, index);
   const height = numberOf(tags, Tag.ImageLength, index);
   const samplesPerPixel = numberOf(tags, Tag.SamplesPerPixel, index, 1);
-  if (options.regions) checkImageDimensions(width, height, samplesPerPixel);
+  if (options.regions) checkRegionImageSize(width, height, samplesPerPixel);
   else checkImageSize(width, height, samplesPerPixel);
   const bits = tags.numbers(Tag.BitsPerSample) ?? [1];
   const bitsPerSample = bits[0]!;

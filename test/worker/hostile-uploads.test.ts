@@ -36,6 +36,41 @@ describe("uploading crafted hostile files", () => {
 });
 
 describe("the upload probe's reads", () => {
+  it("accepts a whole slide of 10^10 samples from its headers alone: the runner reads it by region", async () => {
+    // 100000² 8-bit pixels in 256² tiles that all share one stored tile (a 1.3 MB file).
+    const side = 100_000;
+    const tile = 256;
+    const tiles = Math.ceil(side / tile) ** 2;
+    const offsetsAt = 512;
+    const countsAt = offsetsAt + 4 * tiles;
+    const tileAt = countsAt + 4 * tiles;
+    const entries: [number, number, number, number][] = [
+      [256, 4, 1, side],
+      [257, 4, 1, side],
+      [258, 3, 1, 8],
+      [259, 3, 1, 1],
+      [262, 3, 1, 1],
+      [277, 3, 1, 1],
+      [322, 4, 1, tile],
+      [323, 4, 1, tile],
+      [324, 4, tiles, offsetsAt],
+      [325, 4, tiles, countsAt],
+    ];
+    const bytes = rawTiff(
+      tileAt + tile * tile,
+      8,
+      [{ at: 8, entries, next: 0 }],
+      [
+        { at: offsetsAt, bytes: new Uint8Array(new Uint32Array(tiles).fill(tileAt).buffer) },
+        { at: countsAt, bytes: new Uint8Array(new Uint32Array(tiles).fill(tile * tile).buffer) },
+      ],
+    );
+    await env.BUCKET.put("probe-test/slide.tif", bytes);
+    const { bucket, reads } = countingBucket();
+    expect(await probeStoredObject(bucket, "probe-test/slide.tif", bytes.length)).toMatchObject({ format: "tiff", width: side, height: side, channels: 1 });
+    expect(reads()).toBeLessThanOrEqual(PROBE_READ_BUDGET.reads);
+  });
+
   it("reads 100,000 directories rotated over 17 blocks from a few dozen ranges before refusing them", async () => {
     const file = hostileFiles().find((f) => f.name.includes("100,000 directories"))!;
     await env.BUCKET.put("probe-test/rotated.tif", file.bytes);

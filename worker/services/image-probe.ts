@@ -4,6 +4,7 @@
 // header bytes, cheaply and from a budgeted number of ranged reads, out of a stored file.
 import {
   checkImageSize,
+  checkRegionImageSize,
   checkTiffBlock,
   checkTiffValueBytes,
   describeTiffPage,
@@ -76,7 +77,8 @@ async function probePng(source: ByteSource): Promise<ImageInfo> {
   const view = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
   if (view.getUint32(0) !== 13 || String.fromCharCode(...chunk.subarray(4, 8)) !== "IHDR") throw invalid("PNG does not start with an IHDR chunk");
   const header = readPngHeader(chunk.subarray(8, 21));
-  checkImageSize(header.width, header.height, pngWorkingChannels(header));
+  // The runner reads a PNG by rows, so only an interlaced one (decoded whole) is held to the whole-image bound.
+  (header.interlaced ? checkImageSize : checkRegionImageSize)(header.width, header.height, pngWorkingChannels(header));
   if (maxInflatedBytes(8, source.size) < pngInflatedBytes(header)) {
     throw invalid(`PNG is truncated: ${source.size} bytes cannot hold a ${header.width}x${header.height} image`);
   }
@@ -238,10 +240,11 @@ async function probeTiff(source: ByteSource): Promise<ImageInfo> {
     numbers: (tag) => (first.get(tag)?.text === undefined ? first.get(tag)?.values : undefined),
     count: (tag) => first.get(tag)?.count ?? 0,
   };
-  const page = describeTiffPage(tags, 0);
+  // The runner reads TIFFs by region: the bounds are per block and the whole image's is the one segmentation reads.
+  const page = describeTiffPage(tags, 0, { regions: true });
   const layout = tiffPageLayout(first.get(Tag.ImageDescription)?.text, pages, page.samplesPerPixel);
   const channels = layout.channelPages * page.samplesPerPixel;
-  checkImageSize(page.width, page.height, channels);
+  checkRegionImageSize(page.width, page.height, channels);
   const offsets = tags.numbers(page.tiled ? Tag.TileOffsets : Tag.StripOffsets)!;
   const counts = tags.numbers(page.tiled ? Tag.TileByteCounts : Tag.StripByteCounts);
   for (let b = 0; b < Math.min(page.blocks, offsets.length); b++) checkTiffBlock(page, 0, b, offsets[b], counts?.[b], source.size);

@@ -8,7 +8,7 @@
 // Interlaced PNGs (Adam7 spreads each row over seven passes) are read whole if small enough, else refused.
 import { Unzlib } from "fflate";
 import {
-  checkImageDimensions,
+  checkRegionImageSize,
   ImageDecodeError,
   MAX_PNG_ROW_BYTES,
   maxInflatedBytes,
@@ -48,7 +48,7 @@ export async function openPngRegions(source: ByteSource): Promise<ImageRegions> 
   if (u32(head, 8) !== 13 || u32(head, 12) !== 0x49484452) throw new ImageDecodeError("PNG corrupt: first chunk is not IHDR");
   if (crc32(head.subarray(12, 29)) !== u32(head, 29)) throw new ImageDecodeError("PNG corrupt: CRC mismatch in chunk at byte 8");
   const header = readPngHeader(head.subarray(16, 29));
-  checkImageDimensions(header.width, header.height, pngWorkingChannels(header));
+  checkRegionImageSize(header.width, header.height, pngWorkingChannels(header));
   if (!pngEndsWithIend(await source.read(source.size - 8, 8))) throw new ImageDecodeError("PNG truncated: it does not end with an IEND chunk");
   if (header.interlaced) return openWholeRegions(source, "png", "an interlaced PNG cannot be read by rows");
   if (maxInflatedBytes(8, source.size) < pngInflatedBytes(header)) {

@@ -187,7 +187,15 @@ function cases(): HostileFile[] {
     { name: "TIFF: a strip at offset 0xFFFFFFF0", bytes: gray(4, 4, 0xfffffff0, 16), error: /past the end/, refusedAtUpload: true },
     { name: "TIFF: a first directory past the end", bytes: rawTiff(64, 0x7fffffff, []), error: /outside the file|past the end/, refusedAtUpload: true },
     { name: "TIFF: zero width", bytes: gray(0, 4, 300, 0), error: /invalid image size 0x4/, refusedAtUpload: true },
-    { name: "TIFF: 65535x65535 pixels in 16 bytes", bytes: gray(65535, 65535, 300, 16), error: /image too large/, refusedAtUpload: true },
+    // Past MAX_REGION_IMAGE_SAMPLES: more than any segmentation reads, refused before any work.
+    { name: "TIFF: 200000x200000 pixels in 16 bytes", bytes: gray(200_000, 200_000, 300, 16), error: /image too large/, refusedAtUpload: true },
+    // Within it, but 16 bytes cannot hold the one strip: refused for that (by the engine's whole decode, for its size).
+    {
+      name: "TIFF: 65535x65535 pixels in 16 bytes",
+      bytes: gray(65535, 65535, 300, 16),
+      error: /image too large|too few to decode|truncated/,
+      refusedAtUpload: true,
+    },
     { name: "TIFF: 16000x16000 LZW pixels in 100 bytes", bytes: gray(16000, 16000, 300, 100, 5), error: /too few to decode/, refusedAtUpload: true },
     {
       name: "TIFF: 1x1 tiles on a 16384² image (2^28 blocks)",
@@ -322,8 +330,14 @@ function pngCases(): HostileFile[] {
       refusedAtUpload: true,
     },
     {
-      name: "PNG: 100000x100000 pixels",
+      name: "PNG: 100000x100000 pixels in a few bytes",
       bytes: rawPng(ihdr(100000, 100000, 8, 0), chunk("IDAT", rows(1, 1, 0)), iend()),
+      error: /image too large|truncated/,
+      refusedAtUpload: true,
+    },
+    {
+      name: "PNG: 200000x200000 pixels",
+      bytes: rawPng(ihdr(200_000, 200_000, 8, 0), chunk("IDAT", rows(1, 1, 0)), iend()),
       error: /image too large/,
       refusedAtUpload: true,
     },
