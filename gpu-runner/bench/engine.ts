@@ -1,4 +1,4 @@
-// npm run bench:engine [-- --memory | --masks | --fresh]
+// npm run bench:engine [-- --memory | --masks | --fresh | --model <name|onnx>]
 // Prints the engine's speed figures on this machine against the issue's targets:
 //  1. mask reconstruction for a 1024x1024 image with ~400 cells (ideal flows), target < 0.4 s, on
 //     one thread and on the worker pool (--masks: this figure only);
@@ -219,6 +219,22 @@ async function speed(): Promise<void> {
     `   training-size tiles (${model.manifest.tileSize}, the engine before large tiles): ${ms(median(network.trainingTiles))} per megapixel${network.whole.length ? `, ${(median(network.trainingTiles) / median(network.whole)).toFixed(2)}x the one call` : ""}`,
   );
   if (!shipped) console.log(`   ${DEFAULT_MODEL_PATH} does not exist yet: this is the hand-set reference network, not cpsam`);
+  // --model <name|onnx>: another model's network time per megapixel, beside the one above, in the same run.
+  const otherModel = args.includes("--model") ? args[args.indexOf("--model") + 1] : undefined;
+  if (otherModel !== undefined) {
+    const other = await chooseModel(otherModel);
+    const input = new Float32Array(other.manifest.channels * plane);
+    for (let c = 0; c < other.manifest.channels; c++) input.set(image.data, c * plane);
+    const times: number[] = [];
+    for (let r = 0; r < 3; r++) {
+      const t = performance.now();
+      await runNetwork(input, other.manifest.channels, 1024, 1024, other);
+      times.push(performance.now() - t);
+    }
+    console.log(
+      `   --model ${other.manifest.name}@${other.manifest.version} (${other.manifest.channels} channel${other.manifest.channels > 1 ? "s" : ""}): ${ms(median(times))} per megapixel, ${(median(times) / engineMs).toFixed(2)}x ${model.manifest.name} (target <= 2000 ms on the 2-core CPU)`,
+    );
+  }
 
   // 4. A real image end to end, when the shared data is present.
   const kromp = fileURLToPath(new URL("../../../shared/data/nuclei/kromp/images/", import.meta.url));
