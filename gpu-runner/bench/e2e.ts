@@ -10,7 +10,7 @@ import { createKeySql, createOrganizationSql } from "../../scripts/admin-sql.ts"
 import { BASE_MODEL_DIR } from "../../scripts/base-model.ts";
 import { startStack } from "../../scripts/local-stack.ts";
 import { syntheticNuclei } from "../../test/e2e/stack.ts";
-import { decodeImage, type DecodedImage } from "../engine/decode/index.ts";
+import { decodeImage, type DecodedImage } from "../../common/decode/index.ts";
 import { loadModel } from "../engine/model.ts";
 import { segmentImage } from "../engine/segment.ts";
 

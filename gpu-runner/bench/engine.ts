@@ -17,7 +17,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { decodeImage } from "../engine/decode/index.ts";
+import { decodeImage } from "../../common/decode/index.ts";
 import { FLOW_SCALE, flowsFromLabels } from "../engine/flow-targets.ts";
 import { runNetwork, tileLayout } from "../engine/inference.ts";
 import { computeMasks, DEFAULT_MASK_PARAMS } from "../engine/masks/compute-masks.ts";

@@ -24,7 +24,7 @@ import { floatTensor } from "../network/graph.ts";
 import { initialParameters } from "../training/initial-parameters.ts";
 import { CPSAM_NETWORK, defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../training/training-config.ts";
 import type { TrainingConfig } from "../training/training-config.ts";
-import type { DecodedImage } from "../engine/decode/index.ts";
+import type { DecodedImage } from "../../common/decode/index.ts";
 import { parseManifest } from "../engine/model.ts";
 import { weightsFromModel } from "../network/weights-from-model.ts";
 import { fineTune } from "../training/fine-tune.ts";

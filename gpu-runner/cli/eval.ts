@@ -22,7 +22,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { averagePrecision } from "../engine/average-precision.ts";
-import { decodeImage } from "../engine/decode/index.ts";
+import { decodeImage } from "../../common/decode/index.ts";
 import type { ExecutionProviderChoice } from "../engine/model.ts";
 import { chooseModel } from "../engine/model-choice.ts";
 import { resizePlanar } from "../engine/resize.ts";

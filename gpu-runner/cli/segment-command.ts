@@ -12,7 +12,7 @@ import { basename, extname, join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Roi } from "../../schema/roi.ts";
 import { SINGLE_PASS_PIXELS, segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
-import { fileSource, openImageRegions } from "../engine/decode/region-reader.ts";
+import { fileSource, openImageRegions } from "../../common/decode/region-reader.ts";
 import type { ExecutionProviderChoice } from "../engine/model.ts";
 import { chooseModel } from "../engine/model-choice.ts";
 import { PNG_MAX_LABEL, writeLabelPng } from "../engine/outputs/label-png.ts";

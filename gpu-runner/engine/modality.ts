@@ -13,7 +13,7 @@
 // mean scored higher on the held-out dsb2018 histology images both before fine-tuning (AP@0.5
 // 0.534 vs 0.485 with cpsam version 2) and after 150 fine-tuning steps on each (0.643 vs 0.625).
 import type { Modality } from "../../schema/modality.ts";
-import type { DecodedImage } from "./decode/index.ts";
+import type { DecodedImage } from "../../common/decode/index.ts";
 
 export { MODALITIES } from "../../schema/modality.ts";
 export type { Modality, ModalityDecision } from "../../schema/modality.ts";

@@ -7,7 +7,7 @@
 // and everything else reads as it does for a one-channel model. Selected channels are read first,
 // so a user's channel choice and the modality combine. Other models of more channels get the
 // selected (or first) channels as they are.
-import type { DecodedImage } from "./decode/index.ts";
+import type { DecodedImage } from "../../common/decode/index.ts";
 import { detectModality, modalityChannel, modalityColour } from "./modality.ts";
 import type { Modality, ModalityDecision } from "./modality.ts";
 import { InputError } from "./faults.ts";

@@ -1,7 +1,7 @@
 // Per-channel percentile normalisation, Cellpose's normalize99: x' = (x - p_low) / (p_high - p_low)
 // with p_low, p_high the 1st and 99th percentiles by default, computed like numpy's percentile
 // (linear interpolation between order statistics). Shared by inference and training.
-import type { DecodedImage } from "./decode/index.ts";
+import type { DecodedImage } from "../../common/decode/index.ts";
 
 export interface PercentileRange {
   /** Percentile mapped to 0 (default 1). */

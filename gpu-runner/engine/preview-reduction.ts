@@ -2,7 +2,7 @@
 // pixels are summed into the boxes of the preview's finest level (previewFactors: at most 4096²,
 // so this holds 4 bytes a pixel of that level per channel shown, at most three), and the pyramid is
 // made from that level once every part was added (preview.ts). Each pixel must be added once.
-import type { DecodedImage } from "./decode/index.ts";
+import type { DecodedImage } from "../../common/decode/index.ts";
 import { previewFactors, previewTiles } from "./preview.ts";
 
 export interface PreviewPart {

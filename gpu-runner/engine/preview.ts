@@ -10,7 +10,7 @@
 // the PNGs; the stretch uses percentiles of one overview, so all levels and tiles match.
 import { encode as encodePng } from "fast-png";
 import { PREVIEW_TILE_SIDE, type PreviewLevel, writePreviewArchive } from "../../schema/preview-tiles.ts";
-import type { DecodedImage } from "./decode/index.ts";
+import type { DecodedImage } from "../../common/decode/index.ts";
 import { percentiles } from "./normalize.ts";
 
 /** The finest level holds at most this many pixels (4096 × 4096); larger images start reduced. */

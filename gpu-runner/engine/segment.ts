@@ -2,7 +2,7 @@
 // confluency and per-stage timings out. The runner calls exactly segmentImage.
 import type { Roi } from "../../schema/roi.ts";
 import { medianObjectDiameter } from "../training/object-diameter.ts";
-import type { DecodedImage } from "./decode/index.ts";
+import type { DecodedImage } from "../../common/decode/index.ts";
 import { estimateDiameterFromImage, MIN_ESTIMATED_DIAMETER } from "./diameter.ts";
 import { runNetwork } from "./inference.ts";
 import { atImageResolution, computeMasks, DEFAULT_MASK_PARAMS, type MaskParams, type MaskResult } from "./masks/compute-masks.ts";

@@ -2,7 +2,7 @@
 // timeouts) is retried with backoff; a lost lease (409) is its own error so a job can stop at once.
 import { isRetryableFault, type JobFault } from "../../schema/db.ts";
 import { leasedJob, type LeasedJob } from "../../schema/internal-api.ts";
-import { type ByteSource, httpRangeSource } from "../engine/decode/byte-source.ts";
+import { type ByteSource, httpRangeSource } from "../../common/decode/byte-source.ts";
 import type { RunnerConfig } from "./config.ts";
 import { TransientError, withRetry } from "./retry.ts";
 

@@ -2,7 +2,7 @@
 // it with the failure and the worker decides from it whether the job is tried again.
 import type { JobFault } from "../../schema/db.ts";
 import { RoiArtifactError } from "../../schema/roi-artifact.ts";
-import { ImageDecodeError } from "../engine/decode/index.ts";
+import { ImageDecodeError } from "../../common/decode/index.ts";
 import { InputError, ModelError } from "../engine/faults.ts";
 import { TransientError } from "./retry.ts";
 

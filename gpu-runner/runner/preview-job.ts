@@ -4,8 +4,8 @@
 import type { LeasedPreview, PreviewResult } from "../../schema/internal-api.ts";
 import { readPreviewHeader } from "../../schema/preview-tiles.ts";
 import { blockGrid } from "../engine/blocks/block-grid.ts";
-import { decodeImage } from "../engine/decode/index.ts";
-import { openImageRegions } from "../engine/decode/region-reader.ts";
+import { decodeImage } from "../../common/decode/index.ts";
+import { openImageRegions } from "../../common/decode/region-reader.ts";
 import { previewTiles } from "../engine/preview.ts";
 import { PreviewReduction } from "../engine/preview-reduction.ts";
 import { fetchImage } from "./fetch-image.ts";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { LeasedTraining, TrainingResult } from "../../schema/internal-api.ts";
 import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
 import { renderLabels } from "../../schema/roi-raster.ts";
-import { decodeImage, type DecodedImage } from "../engine/decode/index.ts";
+import { decodeImage, type DecodedImage } from "../../common/decode/index.ts";
 import { InputError } from "../engine/faults.ts";
 import { fineTune, type TrainingPairSource } from "../training/fine-tune.ts";
 import { fetchImage } from "./fetch-image.ts";

@@ -6,7 +6,7 @@
 // the base returns the base weights unchanged and says so, so a customer never receives a model
 // that scores worse than the base on their own held-out images.
 import { readFileSync } from "node:fs";
-import type { DecodedImage } from "../engine/decode/index.ts";
+import type { DecodedImage } from "../../common/decode/index.ts";
 import { parseManifest } from "../engine/model.ts";
 import type { ModelManifest } from "../engine/model.ts";
 import { weightsFromModel } from "../network/weights-from-model.ts";

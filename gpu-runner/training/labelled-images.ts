@@ -5,8 +5,8 @@
 // by set, for sampling and validation.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, extname, join } from "node:path";
-import { decodeImage } from "../engine/decode/index.ts";
-import type { DecodedImage } from "../engine/decode/index.ts";
+import { decodeImage } from "../../common/decode/index.ts";
+import type { DecodedImage } from "../../common/decode/index.ts";
 import { modelInput } from "../engine/model-input.ts";
 import type { Modality } from "../engine/modality.ts";
 import { MODALITIES } from "../engine/modality.ts";

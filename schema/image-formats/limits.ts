@@ -32,7 +32,7 @@ export function maxBlockBytes(pageBytes: number): number {
 }
 
 /**
- * Reading by region (gpu-runner/engine/decode/region-reader.ts) lifts MAX_SAMPLES from the image
+ * Reading by region (common/decode/region-reader.ts) lifts MAX_SAMPLES from the image
  * and bounds each piece instead. Decoded bytes of one strip or tile read for a region, and stored
  * bytes of one compressed block: 256 MiB holds a 8192² tile of 32-bit floats or a 16384-wide RGB
  * strip of 5461 rows (tiled writers use 256² to 1024² tiles). Uncompressed blocks are read a row

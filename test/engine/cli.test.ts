@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encode } from "fast-png";
 import { describe, expect, it } from "vitest";
-import { decodeImage } from "../../gpu-runner/engine/decode/index.ts";
+import { decodeImage } from "../../common/decode/index.ts";
 import { renderNuclei } from "./helpers/synthetic-image.ts";
 import { discField } from "./helpers/synthetic-labels.ts";
 

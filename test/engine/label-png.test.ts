@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decode } from "fast-png";
 import { afterAll, describe, expect, it } from "vitest";
-import { decodeImage } from "../../gpu-runner/engine/decode/index.ts";
+import { decodeImage } from "../../common/decode/index.ts";
 import { writeLabelPng } from "../../gpu-runner/engine/outputs/label-png.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { renumberInRasterOrder } from "../../schema/label-image.ts";

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { decodeImage } from "../../gpu-runner/engine/decode/index.ts";
+import { decodeImage } from "../../common/decode/index.ts";
 import { writeLabelTiff } from "../../gpu-runner/engine/outputs/label-tiff-file.ts";
 import { renumberInRasterOrder } from "../../schema/label-image.ts";
 import { measureRois } from "../../schema/roi-measure.ts";

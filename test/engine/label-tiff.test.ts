@@ -2,8 +2,8 @@
 // decoder: labels above 65,535, edge tiles, classic and BigTIFF, one pass or two.
 import { describe, expect, it } from "vitest";
 import { LABEL_TIFF_BAND_BYTES, LabelTiffWriter, type LabelTiffOptions } from "../../schema/label-tiff.ts";
-import { decodeImage, probeImage } from "../../gpu-runner/engine/decode/index.ts";
-import { readTiffFile, Tag } from "../../gpu-runner/engine/decode/tiff-directory.ts";
+import { decodeImage, probeImage } from "../../common/decode/index.ts";
+import { readTiffFile, Tag } from "../../common/decode/tiff-directory.ts";
 
 /** Labels from 70,000 upwards with background holes, so 32 bits and zeros both show. */
 function labelsOf(width: number, height: number): Uint32Array {

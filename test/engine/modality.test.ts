@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { DecodedImage } from "../../gpu-runner/engine/decode/index.ts";
+import type { DecodedImage } from "../../common/decode/index.ts";
 import { modelInput } from "../../gpu-runner/engine/model-input.ts";
 import { detectModality, modalityChannel } from "../../gpu-runner/engine/modality.ts";
 

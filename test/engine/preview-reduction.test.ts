@@ -3,8 +3,8 @@
 import { decode as decodePng } from "fast-png";
 import { describe, expect, it } from "vitest";
 import { blockGrid } from "../../gpu-runner/engine/blocks/block-grid.ts";
-import { cutRegion } from "../../gpu-runner/engine/decode/region.ts";
-import type { DecodedImage } from "../../gpu-runner/engine/decode/index.ts";
+import { cutRegion } from "../../common/decode/region.ts";
+import type { DecodedImage } from "../../common/decode/index.ts";
 import { previewTiles } from "../../gpu-runner/engine/preview.ts";
 import { PreviewReduction } from "../../gpu-runner/engine/preview-reduction.ts";
 import { readPreviewHeader, tileRange } from "../../schema/preview-tiles.ts";

@@ -4,7 +4,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ImageDecodeError } from "../../gpu-runner/engine/decode/index.ts";
+import { ImageDecodeError } from "../../common/decode/index.ts";
 import { readConfig } from "../../gpu-runner/runner/config.ts";
 import { fetchImage } from "../../gpu-runner/runner/fetch-image.ts";
 import { internalApi } from "../../gpu-runner/runner/internal-api.ts";

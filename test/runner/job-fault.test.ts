@@ -1,6 +1,6 @@
 // Whose fault a failure is comes from the error's type, never its message text.
 import { describe, expect, it } from "vitest";
-import { decodeImage } from "../../gpu-runner/engine/decode/index.ts";
+import { decodeImage } from "../../common/decode/index.ts";
 import { InputError, ModelError } from "../../gpu-runner/engine/faults.ts";
 import { loadModelFromBytes, parseManifest } from "../../gpu-runner/engine/model.ts";
 import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";

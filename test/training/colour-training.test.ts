@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encode } from "fast-png";
 import { afterAll, describe, expect, it } from "vitest";
-import type { DecodedImage } from "../../gpu-runner/engine/decode/index.ts";
+import type { DecodedImage } from "../../common/decode/index.ts";
 import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
 import { parameterLayout } from "../../gpu-runner/network/parameter-layout.ts";
 import { MICROSCOPE_AUGMENTATION } from "../../gpu-runner/training/augment.ts";

@@ -1,7 +1,7 @@
 // The runner's fine-tuning entry point: base model + (image, labels) pairs + budget in, a servable
 // model and held-out AP before/after out; bad requests are refused clearly.
 import { describe, expect, it } from "vitest";
-import type { DecodedImage } from "../../gpu-runner/engine/decode/index.ts";
+import type { DecodedImage } from "../../common/decode/index.ts";
 import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
 import { parameterLayout } from "../../gpu-runner/network/parameter-layout.ts";
 import { weightsFromModel } from "../../gpu-runner/network/weights-from-model.ts";

@@ -2,7 +2,7 @@
 // dropped past the budget and prepared again when drawn again; fine-tuning a job whose images need
 // more than the budget still trains, holding no more than the budget.
 import { describe, expect, it } from "vitest";
-import type { DecodedImage } from "../../gpu-runner/engine/decode/index.ts";
+import type { DecodedImage } from "../../common/decode/index.ts";
 import { InputError } from "../../gpu-runner/engine/faults.ts";
 import { parameterLayout } from "../../gpu-runner/network/parameter-layout.ts";
 import { fineTune } from "../../gpu-runner/training/fine-tune.ts";

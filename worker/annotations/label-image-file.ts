@@ -1,10 +1,10 @@
 // Label images (PNG 8/16-bit, TIFF 8/16/32-bit integer or float holding whole numbers): 0 is
 // background, every other value one object; values need not be consecutive. Decoded by the
-// engine's decoders (gpu-runner/engine/decode) once the headers say the size is the image's; the
+// engine's decoders (common/decode) once the headers say the size is the image's; the
 // TIFF decoder inflates each strip to at most its expected size, and a PNG's image data is
 // inflated here first with a bound (fast-png, under the PNG decoder, inflates without one).
 
-import { decodeImage, ImageDecodeError, probeImage, type ImageProbe } from "../../gpu-runner/engine/decode/index.ts";
+import { decodeImage, ImageDecodeError, probeImage, type ImageProbe } from "../../common/decode/index.ts";
 import { AnnotationImportError } from "./errors.ts";
 import { inflateBounded } from "./inflate-bounded.ts";
 import { MAX_IMPORT_OBJECTS } from "./limits.ts";

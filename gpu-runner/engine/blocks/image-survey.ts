@@ -4,7 +4,7 @@
 // subsample) and, with diameter "auto", the cell diameter, found by the single-image pipeline on
 // one window rich in foreground. Blocks then run with these fixed, so a cell is scaled and sized
 // alike wherever the seams fall.
-import type { DecodedImage } from "../decode/index.ts";
+import type { DecodedImage } from "../../../common/decode/index.ts";
 import type { LoadedModel } from "../model.ts";
 import { modelInput } from "../model-input.ts";
 import type { ModalityDecision } from "../modality.ts";

@@ -2,8 +2,8 @@
 // image larger than memory is never held whole. The decoders' region readers
 // (decode/region-reader.ts: a TIFF tile by tile through ranged reads, a PNG row by row) are such
 // sources, and so is an image already decoded.
-import type { DecodedImage } from "../decode/index.ts";
-import { checkRegion, cutRegion, type ImageRegions } from "../decode/region.ts";
+import type { DecodedImage } from "../../../common/decode/index.ts";
+import { checkRegion, cutRegion, type ImageRegions } from "../../../common/decode/region.ts";
 
 export type RegionSource = Pick<ImageRegions, "width" | "height" | "channels" | "readRegion">;
 

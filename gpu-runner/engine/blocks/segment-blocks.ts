@@ -7,7 +7,7 @@
 // diameter), and no cell is kept twice. Cells leave in raster order (raster-order.ts), so the ROI
 // artifact and exports stream them; the label image of the whole is never made.
 import type { Roi } from "../../../schema/roi.ts";
-import type { DecodedImage } from "../decode/index.ts";
+import type { DecodedImage } from "../../../common/decode/index.ts";
 import type { LoadedModel } from "../model.ts";
 import type { ModalityDecision } from "../modality.ts";
 import { segmentImage } from "../segment.ts";

@@ -1,6 +1,6 @@
 import jpeg from "jpeg-js";
 import { describe, expect, it } from "vitest";
-import { decodeImage, ImageDecodeError, probeImage } from "../../../gpu-runner/engine/decode/index.ts";
+import { decodeImage, ImageDecodeError, probeImage } from "../../../common/decode/index.ts";
 
 const width = 32;
 const height = 24;

@@ -1,6 +1,6 @@
 import { encode } from "fast-png";
 import { describe, expect, it } from "vitest";
-import { decodeImage, ImageDecodeError, probeImage } from "../../../gpu-runner/engine/decode/index.ts";
+import { decodeImage, ImageDecodeError, probeImage } from "../../../common/decode/index.ts";
 import { interlacedGrayPng } from "../helpers/hostile-images.ts";
 
 const width = 13;

@@ -4,7 +4,7 @@
 // round the probe may accept more: it reads headers only, so damaged pixel data passes it.) On
 // every mutation, the probe answers or throws an ImageDecodeError, never another error.
 import { describe, expect, it } from "vitest";
-import { decodeImage, ImageDecodeError, probeImage as probeInEngine } from "../../../gpu-runner/engine/decode/index.ts";
+import { decodeImage, ImageDecodeError, probeImage as probeInEngine } from "../../../common/decode/index.ts";
 import { crc32 } from "../../../schema/roi-artifact-crc32.ts";
 import { memoryByteSource } from "../../../worker/services/byte-source.ts";
 import { probeImage as probeAtUpload } from "../../../worker/services/image-probe.ts";

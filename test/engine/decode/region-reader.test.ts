@@ -7,15 +7,8 @@ import { join } from "node:path";
 import { zlibSync } from "fflate";
 import jpeg from "jpeg-js";
 import { afterAll, describe, expect, it } from "vitest";
-import { decodeImage, ImageDecodeError, type DecodedImage } from "../../../gpu-runner/engine/decode/index.ts";
-import {
-  type ByteSource,
-  ByteSourceError,
-  bytesSource,
-  fileSource,
-  httpRangeSource,
-  openImageRegions,
-} from "../../../gpu-runner/engine/decode/region-reader.ts";
+import { decodeImage, ImageDecodeError, type DecodedImage } from "../../../common/decode/index.ts";
+import { type ByteSource, ByteSourceError, bytesSource, fileSource, httpRangeSource, openImageRegions } from "../../../common/decode/region-reader.ts";
 import { MAX_TIFF_TAG_VALUES } from "../../../schema/image-formats/index.ts";
 import { crc32 } from "../../../schema/roi-artifact-crc32.ts";
 import { deflateBomb } from "../helpers/deflate-bomb.ts";

@@ -1,6 +1,6 @@
 import { fromArrayBuffer } from "geotiff";
 import { describe, expect, it } from "vitest";
-import { decodeImage, ImageDecodeError, probeImage } from "../../../gpu-runner/engine/decode/index.ts";
+import { decodeImage, ImageDecodeError, probeImage } from "../../../common/decode/index.ts";
 import { encodeTiff, type Compression, type SampleKind, type TiffPage } from "../helpers/tiff-writer.ts";
 
 /** Deterministic test pattern spanning the sample type's range. */

@@ -1,7 +1,7 @@
 // The worker side of decode-sandbox.ts: decodes and probes each file it is sent and reports what
 // happened, how long it took and how much memory it grew by.
 import { parentPort } from "node:worker_threads";
-import { decodeImage, ImageDecodeError, probeImage } from "../../../gpu-runner/engine/decode/index.ts";
+import { decodeImage, ImageDecodeError, probeImage } from "../../../common/decode/index.ts";
 
 export interface SandboxReply {
   id: number;

@@ -2,7 +2,7 @@
 // darker towards the corners) and cell-scale texture are as strong as the nuclei themselves.
 // renderInvertedBrightfield is the plane the diameter estimate sees (inverted, bright nuclei);
 // renderBrightfield is what a camera records.
-import type { DecodedImage } from "../../../gpu-runner/engine/decode/index.ts";
+import type { DecodedImage } from "../../../common/decode/index.ts";
 import type { LabelImage } from "./synthetic-labels.ts";
 
 export function renderInvertedBrightfield(scene: LabelImage): DecodedImage {

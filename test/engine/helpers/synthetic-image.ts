@@ -1,6 +1,6 @@
 // Renders label images as fluorescence-like 16-bit images: bright nuclei with a soft edge on a dark,
 // slightly uneven background, so the reference model has something realistic to segment.
-import type { DecodedImage } from "../../../gpu-runner/engine/decode/index.ts";
+import type { DecodedImage } from "../../../common/decode/index.ts";
 import type { LabelImage } from "./synthetic-labels.ts";
 
 export function renderNuclei(scene: LabelImage): DecodedImage {

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Roi } from "../../../schema/roi.ts";
 import type { ExportContext } from "../../../schema/measurements.ts";
 import { inflateSync } from "node:zlib";
-import { readTiffFile, Tag } from "../../../gpu-runner/engine/decode/tiff-directory.ts";
+import { readTiffFile, Tag } from "../../../common/decode/tiff-directory.ts";
 import { EXPORTS, exportErrorStatus } from "../../../worker/exports/index.ts";
 import { artifactBody, encodeToBytes, storeArtifact } from "./helpers/artifact-store.ts";
 import { decodeImageJRoi } from "../../../worker/annotations/imagej-roi-decoder.ts";

@@ -2,8 +2,8 @@
 // the ROIs were made from, for the small segmentation and for one of more than 65,535 cells, which
 // masks.png refuses.
 import { describe, expect, it } from "vitest";
-import { decodeImage } from "../../../gpu-runner/engine/decode/index.ts";
-import { readTiffFile, Tag } from "../../../gpu-runner/engine/decode/tiff-directory.ts";
+import { decodeImage } from "../../../common/decode/index.ts";
+import { readTiffFile, Tag } from "../../../common/decode/tiff-directory.ts";
 import { exportErrorStatus } from "../../../worker/exports/index.ts";
 import { MasksPngLimitError } from "../../../worker/exports/label-png.ts";
 import { exportFrom, exportSmall } from "./helpers/run-export.ts";

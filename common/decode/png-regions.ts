@@ -18,8 +18,8 @@ import {
   pngWorkingChannels,
   readPngHeader,
   type PngHeader,
-} from "../../../schema/image-formats/index.ts";
-import { crc32 } from "../../../schema/roi-artifact-crc32.ts";
+} from "../../schema/image-formats/index.ts";
+import { crc32 } from "../../schema/roi-artifact-crc32.ts";
 import type { ByteSource } from "./byte-source.ts";
 import { copyRowSamples, filterStep, unfilterRow } from "./png-rows.ts";
 import { checkRegion, type ImageRegions } from "./region.ts";

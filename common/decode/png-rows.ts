@@ -2,7 +2,7 @@
 // against the row above, and reading samples out of the unfiltered row: 1 to 16 bits, gray, gray +
 // alpha, RGB, RGBA, palette indices expanded to the palette's RGB (the whole-image decoder, png.ts,
 // gives the same values through fast-png).
-import { ImageDecodeError, type PngHeader, pngStoredSamples } from "../../../schema/image-formats/index.ts";
+import { ImageDecodeError, type PngHeader, pngStoredSamples } from "../../schema/image-formats/index.ts";
 
 /** Bytes a filter looks back: one pixel, at least one byte. */
 export function filterStep(header: PngHeader): number {

@@ -12,7 +12,7 @@ import {
   type TiffPage,
   type TiffTags,
   tiffBlockBytes,
-} from "../../../schema/image-formats/index.ts";
+} from "../../schema/image-formats/index.ts";
 import { decompress } from "./tiff-codecs.ts";
 import { decodeJpegBlock } from "./tiff-jpeg.ts";
 import { undoPredictor } from "./tiff-predictor.ts";

@@ -2,7 +2,7 @@
 // the whole frame; the files are small) or an interlaced PNG. The file is read and decoded whole,
 // under the whole-image limits (MAX_SAMPLES, and MAX_WHOLE_READ_BYTES for the file), and regions
 // are cut out of the decoded image.
-import { checkImageSize, ImageDecodeError, JPEG_WORKING_CHANNELS, MAX_WHOLE_READ_BYTES } from "../../../schema/image-formats/index.ts";
+import { checkImageSize, ImageDecodeError, JPEG_WORKING_CHANNELS, MAX_WHOLE_READ_BYTES } from "../../schema/image-formats/index.ts";
 import type { ByteSource } from "./byte-source.ts";
 import type { DecodedImage } from "./decoded-image.ts";
 import { decodeJpeg, probeJpeg } from "./jpeg.ts";

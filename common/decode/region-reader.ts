@@ -6,7 +6,7 @@
 //   Interlaced PNGs are read whole when small enough (whole-regions.ts).
 // - JPEG: read and decoded whole, under the whole-image limits (whole-regions.ts).
 // decodeImage (index.ts) stays the synchronous whole-image decoder; this is the runner's way in.
-import { ImageDecodeError, SNIFF_BYTES, sniffImageFormat } from "../../../schema/image-formats/index.ts";
+import { ImageDecodeError, SNIFF_BYTES, sniffImageFormat } from "../../schema/image-formats/index.ts";
 import type { ByteSource } from "./byte-source.ts";
 import { openPngRegions } from "./png-regions.ts";
 import type { ImageRegions } from "./region.ts";

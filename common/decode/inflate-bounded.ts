@@ -3,7 +3,7 @@
 // gigabyte costs no more than `limit` bytes and the time to produce them. A stream cut short
 // yields what it has (the caller decides whether that is enough).
 import { constants, inflateSync } from "node:zlib";
-import { ImageDecodeError } from "../../../schema/image-formats/index.ts";
+import { ImageDecodeError } from "../../schema/image-formats/index.ts";
 
 /**
  * Headroom above the limit given to zlib: workerd's node:zlib grows its output 64 KiB at a time and

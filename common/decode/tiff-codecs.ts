@@ -2,7 +2,7 @@
 // so the output and the work are bounded by the image size whatever the compressed stream claims.
 // geotiff has these codecs too, but only behind its Promise-based API; decodeImage is synchronous
 // by contract (training calls it in tight loops), so the few small codecs live here.
-import { Compression, ImageDecodeError, SUPPORTED_COMPRESSIONS } from "../../../schema/image-formats/index.ts";
+import { Compression, ImageDecodeError, SUPPORTED_COMPRESSIONS } from "../../schema/image-formats/index.ts";
 import { inflateBounded } from "./inflate-bounded.ts";
 
 /**

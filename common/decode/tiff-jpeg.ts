@@ -4,7 +4,7 @@
 // the JPEG decoder; photometric RGB (2) means the components are RGB already (libtiff and tifffile
 // read them so, Aperio's SVS files rely on it).
 import jpeg from "jpeg-js";
-import { ImageDecodeError, jpegFrameFits, MAX_TIFF_BLOCK_BYTES } from "../../../schema/image-formats/index.ts";
+import { ImageDecodeError, jpegFrameFits, MAX_TIFF_BLOCK_BYTES } from "../../schema/image-formats/index.ts";
 import { readFrame } from "./jpeg.ts";
 
 /** The block's stream with the shared tables in front: tables' SOI and markers, then the block after its SOI. */

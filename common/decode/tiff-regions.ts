@@ -3,7 +3,7 @@
 // intersects (uncompressed ones only the rows, and columns, it needs), merged into few reads, and
 // decodes them with the whole-image decoder's block code (tiff-blocks.ts). The image may exceed
 // MAX_SAMPLES; each block is bounded instead (MAX_TIFF_BLOCK_BYTES), and each region (checkRegion).
-import { checkTiffBlock, Compression, ImageDecodeError, MAX_TIFF_BLOCK_BYTES, Tag, tiffPageLayout } from "../../../schema/image-formats/index.ts";
+import { checkTiffBlock, Compression, ImageDecodeError, MAX_TIFF_BLOCK_BYTES, Tag, tiffPageLayout } from "../../schema/image-formats/index.ts";
 import { cachedSource, type RangeRead, readRanges } from "./byte-ranges.ts";
 import type { ByteSource } from "./byte-source.ts";
 import { checkRegion, type ImageRegions } from "./region.ts";

@@ -20,7 +20,7 @@ import {
   Tag,
   TYPE_SIZE,
   type TiffTags,
-} from "../../../schema/image-formats/index.ts";
+} from "../../schema/image-formats/index.ts";
 import type { ByteSource } from "./byte-source.ts";
 
 export { Tag };

@@ -13,7 +13,7 @@ import {
   jpegFrameFits,
   MAX_JPEG_SEGMENTS_BEFORE_FRAME,
   MAX_SAMPLES,
-} from "../../../schema/image-formats/index.ts";
+} from "../../schema/image-formats/index.ts";
 import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
 
 export function isJpeg(bytes: Uint8Array): boolean {

@@ -2,9 +2,9 @@
 // Every decoding failure (unknown format, corrupt or truncated data, limits) is an ImageDecodeError
 // with a kind; the error, the limits and the header rules are shared with the worker's upload
 // probe in schema/image-formats.
-import { ImageDecodeError, type ImageFormat, type SampleFormat } from "../../../schema/image-formats/index.ts";
+import { ImageDecodeError, type ImageFormat, type SampleFormat } from "../../schema/image-formats/index.ts";
 
-export { ImageDecodeError, MAX_SAMPLES, type ImageDecodeErrorKind } from "../../../schema/image-formats/index.ts";
+export { ImageDecodeError, MAX_SAMPLES, type ImageDecodeErrorKind } from "../../schema/image-formats/index.ts";
 export type { ImageFormat, SampleFormat };
 
 export interface DecodedImage {

@@ -11,7 +11,7 @@ import {
   type PageLayout,
   tiffBlockBytes,
   tiffPageLayout,
-} from "../../../schema/image-formats/index.ts";
+} from "../../schema/image-formats/index.ts";
 import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
 import { blockGrid, blockPixels, checkSameLayout, copyPixels, decodeBlock, type PageInfo, pageInfo, type Rect, samplesByPage } from "./tiff-blocks.ts";
 import { readTiffFile, stringOf, Tag, type TiffFile } from "./tiff-directory.ts";

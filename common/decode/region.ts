@@ -1,6 +1,6 @@
 // What reading an image by region means, whatever the format: the image's description, a
 // rectangle's bounds and size limit, and cutting a rectangle out of an image already decoded.
-import { ImageDecodeError, MAX_REGION_SAMPLES } from "../../../schema/image-formats/index.ts";
+import { ImageDecodeError, MAX_REGION_SAMPLES } from "../../schema/image-formats/index.ts";
 import { type DecodedImage, type ImageFormat, type SampleFormat, selectChannels } from "./decoded-image.ts";
 
 export interface RegionOptions {
