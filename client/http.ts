@@ -96,7 +96,11 @@ export class Http {
           if (body instanceof ReadableStream) init.duplex = "half";
           response = await this.fetch(url, init);
         } catch (error) {
-          throw new TransientError(`${what}: ${(error as Error).message}`);
+          // "fetch failed" alone does not say where: name the address and the system's reason
+          // (ECONNREFUSED, ENOTFOUND...). A signed URL is named by its origin, its query is a secret.
+          const cause = (error as { cause?: { code?: string } }).cause?.code;
+          const address = options.signed ? new URL(url).origin : url.split("?")[0];
+          throw new TransientError(`${what}: ${(error as Error).message}${cause ? ` (${cause})` : ""} at ${address}`);
         }
         if (response.status >= 500 || response.status === 429) throw new TransientError(`${what}: ${response.status} ${await detailOf(response)}`);
         if (!response.ok) throw new ApiError(what, response.status, await detailOf(response));

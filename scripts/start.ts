@@ -7,6 +7,7 @@ import type { ChildProcess } from "node:child_process";
 import { uploadBaseModel } from "./base-model.ts";
 import { operatorBackend } from "./admin-backends.ts";
 import { prepareLocalState, startRunner, startWorker, waitUntilServing } from "./local-stack.ts";
+import { readyBanner } from "./ready-banner.ts";
 import { announceStack } from "./running-stack.ts";
 
 const port = Number(process.env.PORT ?? 8787);
@@ -34,7 +35,8 @@ function devVars(): Record<string, string> {
 const vars = devVars();
 console.log("Applying D1 migrations to the local database...");
 const { createdKey } = await prepareLocalState(local);
-if (createdKey) console.log(`\nCreated organization 'demo'. Its API key (shown once, only its hash is stored):\n\n  ${createdKey}\n`);
+// The key is printed in the closing block, where the startup messages below cannot scroll it away.
+if (createdKey) console.log("Created organization 'demo' with an API key (printed below once everything is up).");
 if (!uploadBaseModel(local)) console.log("No trained base model at gpu-runner/models/cpsam/ yet: predictions will fail until one is committed.");
 
 const url = `http://127.0.0.1:${port}`;
@@ -44,12 +46,22 @@ const stack = { url, pid: process.pid, secret: vars.OPERATOR_SECRET };
 const withdrawStack = announceStack(local, stack);
 process.on("exit", withdrawStack);
 const children: ChildProcess[] = [startWorker(local, port)];
-await waitUntilServing(`${url}/api/v1/models`);
-children.push(startRunner({ WORKER_URL: url, RUNNER_TOKEN: vars.RUNNER_TOKENS.split(",")[0] }));
-console.log(`\nAPI: ${url}/api/v1  (Ctrl-C stops everything)`);
-// The last line: a one-time sign-in to the dashboard for `demo` (15 minutes; make more with
-// `npm run admin -- login-link demo`), made through the running worker like every admin command.
-console.log(`Dashboard: ${url}/dashboard — sign in once (15 minutes) with:\n${await operatorBackend(stack).createLoginLink("demo", url)}\n`);
+// A path that needs no key, so the wait logs 200 OK rather than 401s that read as failures.
+await waitUntilServing(`${url}/api/v1/openapi.json`);
+const runner = startRunner({ WORKER_URL: url, RUNNER_TOKEN: vars.RUNNER_TOKENS.split(",")[0] }, "pipe");
+children.push(runner);
+runner.stdout?.pipe(process.stdout);
+runner.stderr?.pipe(process.stderr);
+// The runner's first line (its onnxruntime backends) comes before the closing block, not after it.
+await new Promise<void>((resolve) => {
+  runner.stderr?.once("data", () => setImmediate(resolve));
+  runner.once("exit", () => resolve());
+  setTimeout(resolve, 10_000).unref();
+});
+// A one-time sign-in to the dashboard for `demo` (15 minutes), made through the running worker like
+// every admin command.
+const loginLink = await operatorBackend(stack).createLoginLink("demo", url);
+console.log(readyBanner({ url, slug: "demo", loginLink, createdKey }));
 
 let stopping = false;
 const stop = () => {

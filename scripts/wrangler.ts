@@ -6,6 +6,14 @@ import { createRequire } from "node:module";
 // wrangler's package exports do not include its bin; find it next to its package.json.
 const wranglerBin = join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin", "wrangler.js");
 
+/**
+ * Wrangler's network calls that only fail offline and change nothing here. WRANGLER_SEND_METRICS:
+ * no telemetry. CLOUDFLARE_CF_FETCH_ENABLED=false: miniflare does not download the `Request.cf`
+ * sample from workers.cloudflare.com/cf.json (offline it printed `getaddrinfo ENOTFOUND
+ * workers.cloudflare.com`) and uses its built-in placeholder, which nothing in this worker reads.
+ */
+const quietEnv = { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
+
 export interface Target {
   /** undefined = local state; otherwise a deployed environment. */
   env?: "staging" | "production";
@@ -17,7 +25,7 @@ export function wrangler(args: string[], options: { capture?: boolean } = {}): s
   const result = spawnSync(process.execPath, [wranglerBin, ...args], {
     encoding: "utf8",
     stdio: options.capture ? ["ignore", "pipe", "pipe"] : "inherit",
-    env: { ...process.env, CI: "1", WRANGLER_SEND_METRICS: "false" },
+    env: { ...process.env, CI: "1", ...quietEnv },
   });
   if (result.status !== 0) {
     throw new Error(`wrangler ${args.slice(0, 3).join(" ")} failed (exit ${result.status}):\n${result.stderr ?? ""}${result.stdout ?? ""}`);
@@ -26,7 +34,7 @@ export function wrangler(args: string[], options: { capture?: boolean } = {}): s
 }
 
 export function spawnWrangler(args: string[], env: NodeJS.ProcessEnv = {}) {
-  return spawn(process.execPath, [wranglerBin, ...args], { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false", ...env } });
+  return spawn(process.execPath, [wranglerBin, ...args], { stdio: "inherit", env: { ...process.env, ...quietEnv, ...env } });
 }
 
 function targetFlags(target: Target): string[] {

@@ -174,8 +174,23 @@ describe("the dashboard in a browser", () => {
     expect(await page.locator("#usage-images").innerText()).toContain("2 / 100");
   }, 120_000);
 
-  it("runs a prediction, shows its progress, and opens the cells over the image", async () => {
+  it("shows, as each mask field's placeholder, what the model uses when the field is left blank", async () => {
     await open("#images a:has-text('nuclei.png')");
+    const placeholders = () =>
+      Promise.all(["cellprob_threshold", "flow_threshold", "min_size"].map((name) => page.locator(`input[name=${name}]`).getAttribute("placeholder")));
+    // cpsam's manifest (gpu-runner/models/cpsam/cpsam.json): fluorescence 0.5, 0, 30; histology
+    // flow 0 and size 30; everything else Cellpose's 0, 0.4, 15. Before any prediction, "auto"
+    // could be any modality: fluorescence / brightfield / histology.
+    expect(await placeholders()).toEqual(["0.5 / 0 / 0", "0 / 0.4 / 0", "30 / 15 / 30"]);
+    await page.selectOption("select[name=modality]", "fluorescence");
+    expect(await placeholders()).toEqual(["0.5", "0", "30"]);
+    expect(await page.locator("#predict-defaults").innerText()).toContain("defaults for fluorescence");
+    await page.selectOption("select[name=modality]", "brightfield");
+    expect(await placeholders()).toEqual(["0", "0.4", "15"]);
+    await page.selectOption("select[name=modality]", "");
+  });
+
+  it("runs a prediction, shows its progress, and opens the cells over the image", async () => {
     await page.fill("input[name=diameter]", "22");
     await page.click("button:has-text('Run prediction')");
     const row = page.locator("#predictions tbody tr").first();

@@ -108,6 +108,27 @@ describe("the API reference page", () => {
     expect(await response.text()).toContain("/api/v1/openapi.json");
   });
 
+  it("describes every operation and schema of the document in the page itself", async () => {
+    const document = await fetchDocument();
+    const html = await (await call("/docs")).text();
+    for (const item of Object.values(document.paths)) {
+      for (const op of Object.values(item)) expect(html).toContain(`id="${op.operationId}"`);
+    }
+    for (const name of Object.keys(document.components.schemas)) expect(html).toContain(`id="schema-${name}"`);
+    expect(html).toContain("/upload/{image_id}/complete");
+  });
+
+  it("needs no script and nothing from another origin, and its policy allows nothing else", async () => {
+    const response = await call("/docs");
+    const html = await response.text();
+    expect(html).not.toMatch(/<script|<link[^>]+stylesheet|https?:\/\/(?!127\.0\.0\.1)[^"<\s]*"/);
+    const policy = response.headers.get("Content-Security-Policy")!;
+    expect(policy).toMatch(/^default-src 'none'; style-src 'nonce-[A-Za-z0-9+/=]+';/);
+    // The one inline stylesheet carries the nonce the policy names.
+    const nonce = /'nonce-([^']+)'/.exec(policy)![1];
+    expect(html).toContain(`<style nonce="${nonce}">`);
+  });
+
   it("/docs leads there", async () => {
     const response = await call("http://cellseg.test/docs", { redirect: "manual" });
     expect(response.status).toBe(302);

@@ -14,7 +14,7 @@ import { getImage, recentImages } from "../services/images.ts";
 import { listJobs } from "../services/job-lists.ts";
 import { jobView, predictionView } from "../services/job-views.ts";
 import { recentPredictions } from "../services/jobs.ts";
-import { listModels } from "../services/models.ts";
+import { listModels, maskDefaultsOf } from "../services/models.ts";
 import { getSegmentation, segmentationsOfImage } from "../services/segmentations.ts";
 import { trainableImages } from "../services/trainings.ts";
 import { usage } from "../services/usage.ts";
@@ -114,12 +114,14 @@ dashboard.get("/images/:id", async (c) => {
   const id = c.req.param("id");
   const image = await getImage(c.env.DB, org.id, id);
   if (!image) throw notFound("Image", id);
+  const models = await listModels(c.env.DB, org);
   return render(
     c,
     <ImagePage
       page={await pageContext(c)}
       image={image}
-      models={await listModels(c.env.DB, org)}
+      models={models}
+      maskDefaults={Object.fromEntries(await Promise.all(models.map(async (m) => [m.id, await maskDefaultsOf(c.env.BUCKET, m)])))}
       predictions={(await recentPredictions(c.env.DB, org.id, id)).map(predictionView)}
       segmentations={await segmentationsOfImage(c.env.DB, org.id, id)}
     />,

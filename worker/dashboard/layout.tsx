@@ -26,6 +26,7 @@ export function Document(props: { title: string; children: Child; scripts?: stri
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         {props.csrfToken && <meta name="csrf-token" content={props.csrfToken} />}
         <title>{`${props.title} · cellseg`}</title>
+        <link rel="icon" href="/dashboard/assets/favicon.svg" type="image/svg+xml" />
         <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
         {(props.scripts ?? []).map((src) => (
           <script type="module" src={`/dashboard/assets/${src}`}></script>

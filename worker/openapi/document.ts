@@ -1,8 +1,8 @@
 // The OpenAPI 3.1 document of the public API, generated from the routes' own zod schemas, and the
 // interactive reference page that reads it. Neither needs an API key.
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { Scalar } from "@scalar/hono-api-reference";
 import type { AppEnv } from "../env.ts";
+import { referencePage } from "./reference-page.tsx";
 
 export const DOCUMENT_PATH = "/api/v1/openapi.json";
 
@@ -20,19 +20,16 @@ export function describeApi(publicApi: OpenAPIHono<AppEnv>) {
     scheme: "bearer",
     description: "An organization's API key (created in the dashboard or with `npm run admin -- key create`)",
   });
-  let document: ReturnType<typeof publicApi.getOpenAPI31Document> | undefined;
-  return {
-    /** Built once per isolate: the routes do not change while it runs. */
-    document() {
-      document ??= publicApi.getOpenAPI31Document({
-        openapi: "3.1.0",
-        info: { title: "cellseg API", version: "1.0.0", description },
-        servers: [{ url: "/api/v1", description: "This service" }],
-        security: [{ bearer: [] }],
-      });
-      return document;
-    },
-    /** Scalar's reference page; its script comes from Scalar's CDN, which the user's browser loads. */
-    page: Scalar<AppEnv>({ url: DOCUMENT_PATH, pageTitle: "cellseg API reference" }),
+  let built: ReturnType<typeof publicApi.getOpenAPI31Document> | undefined;
+  /** Built once per isolate: the routes do not change while it runs. */
+  const document = () => {
+    built ??= publicApi.getOpenAPI31Document({
+      openapi: "3.1.0",
+      info: { title: "cellseg API", version: "1.0.0", description },
+      servers: [{ url: "/api/v1", description: "This service" }],
+      security: [{ bearer: [] }],
+    });
+    return built;
   };
+  return { document, page: referencePage(document, DOCUMENT_PATH) };
 }

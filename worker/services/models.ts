@@ -1,6 +1,9 @@
 import { and, eq, inArray, isNull, notExists, or } from "drizzle-orm";
 import type { ModelRecord, TrainingSummary } from "../../schema/api-records.ts";
 import { jobs, models } from "../../schema/db.ts";
+import { effectiveMaskDefaults, type MaskDefaults, type ModelMaskDefaults } from "../../schema/mask-defaults.ts";
+import { MODALITIES, type Modality } from "../../schema/modality.ts";
+import { MODEL_FILES } from "../../schema/storage-keys.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { database } from "./database.ts";
@@ -84,4 +87,19 @@ export async function deleteModel(env: Bindings, orgId: string, id: string): Pro
   }
   // The record goes first: a model is never listed without its files.
   await deletePrefix(env.BUCKET, model.r2Prefix);
+}
+
+/**
+ * The parameters a prediction with `model` takes when left out, per modality: its manifest's
+ * `maskDefaults` (in R2 beside its weights) over Cellpose's. A manifest that is missing or
+ * unreadable gives Cellpose's, as the engine would use.
+ */
+export async function maskDefaultsOf(bucket: R2Bucket, model: Model): Promise<Record<Modality, MaskDefaults>> {
+  let manifest: { maskDefaults?: ModelMaskDefaults } = {};
+  try {
+    manifest = ((await (await bucket.get(model.r2Prefix + MODEL_FILES.manifest))?.json()) ?? {}) as typeof manifest;
+  } catch {
+    // not valid JSON: the runner would refuse the model anyway; the form falls back to Cellpose's
+  }
+  return Object.fromEntries(MODALITIES.map((m) => [m, effectiveMaskDefaults(manifest.maskDefaults, m)])) as Record<Modality, MaskDefaults>;
 }

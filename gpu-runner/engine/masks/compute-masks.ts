@@ -2,6 +2,7 @@
 // probability, flow dynamics, seeds and growth, removal of oversized masks, flow-error QC, removal
 // of small masks and hole filling; then each mask keeps its largest piece (schema/label-largest-piece.ts).
 // Labels come out in raster order of each mask's first pixel.
+import { CELLPOSE_MASK_DEFAULTS } from "../../../schema/mask-defaults.ts";
 import { FLOW_SCALE } from "../flow-targets.ts";
 import { renumberInRasterOrder } from "../../../schema/label-image.ts";
 import { removeBadFlowMasks } from "./flow-error.ts";
@@ -38,7 +39,7 @@ const MIN_FOREGROUND_FOR_THREADS = 32_768;
 // copy would undo the memory bound that scaling the flows in place keeps (8192x8192 and up).
 const MAX_PIXELS_FOR_THREADS = 16 * 1024 * 1024;
 
-export const DEFAULT_MASK_PARAMS: MaskParams = { cellprobThreshold: 0, flowThreshold: 0.4, minSize: 15, maxSizeFraction: 0.4, niter: 200 };
+export const DEFAULT_MASK_PARAMS: MaskParams = { ...CELLPOSE_MASK_DEFAULTS, maxSizeFraction: 0.4, niter: 200 };
 
 /**
  * The parameters for flows resized to the image from a network pass run at `networkScale` (network

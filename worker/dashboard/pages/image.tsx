@@ -1,4 +1,5 @@
-import { MODALITIES } from "../../../schema/modality.ts";
+import type { MaskDefaults } from "../../../schema/mask-defaults.ts";
+import { MODALITIES, type Modality } from "../../../schema/modality.ts";
 import type { Image } from "../../services/images.ts";
 import type { predictionView } from "../../services/job-views.ts";
 import type { Model } from "../../services/models.ts";
@@ -9,7 +10,8 @@ import { StatusBadge } from "./images.tsx";
 
 type Prediction = ReturnType<typeof predictionView>;
 
-function NumberField(props: { name: string; label: string; hint: string; step?: string; min?: string; max?: string }) {
+/** A number left blank to the model; `hint` is the placeholder (the mask parameters' are set by the page's script). */
+function NumberField(props: { name: string; label: string; hint?: string; step?: string; min?: string; max?: string }) {
   return (
     <label>
       <span>{props.label}</span>
@@ -18,8 +20,18 @@ function NumberField(props: { name: string; label: string; hint: string; step?: 
   );
 }
 
-export function ImagePage(props: { page: PageContext; image: Image; models: Model[]; predictions: Prediction[]; segmentations: Segmentation[] }) {
+export function ImagePage(props: {
+  page: PageContext;
+  image: Image;
+  models: Model[];
+  /** Each model's effective mask defaults per modality (services/models.ts maskDefaultsOf). */
+  maskDefaults: Record<string, Record<Modality, MaskDefaults>>;
+  predictions: Prediction[];
+  segmentations: Segmentation[];
+}) {
   const { image, models, predictions, segmentations } = props;
+  // What "auto" will most likely pick: the modality detected on this image last time, if any.
+  const detected = segmentations.find((s) => s.modality && s.modalitySource === "detected")?.modality ?? "";
   const ready = image.status === "ready";
   return (
     <Layout page={props.page} section="images" title={image.name} scripts={ready ? ["viewer.js"] : []}>
@@ -50,12 +62,15 @@ export function ImagePage(props: { page: PageContext; image: Image; models: Mode
         <section class="card">
           <h2>Run a prediction</h2>
           {!ready && <p class="muted">The image is {image.status}; predictions start once it is ready.</p>}
-          <form id="predict-form" data-image-id={image.id} class="form-grid">
+          <form id="predict-form" data-image-id={image.id} data-detected-modality={detected} class="form-grid">
             <label class="full">
               <span>Model</span>
               <select name="model_id">
                 {models.map((m) => (
-                  <option value={m.id}>{`${m.name} v${m.version}${m.orgId ? " (yours)" : ""}`}</option>
+                  <option
+                    value={m.id}
+                    data-mask-defaults={JSON.stringify(props.maskDefaults[m.id])}
+                  >{`${m.name} v${m.version}${m.orgId ? " (yours)" : ""}`}</option>
                 ))}
               </select>
             </label>
@@ -69,9 +84,9 @@ export function ImagePage(props: { page: PageContext; image: Image; models: Mode
                 ))}
               </select>
             </label>
-            <NumberField name="cellprob_threshold" label="Cell probability threshold" hint="0" min="-20" max="20" />
-            <NumberField name="flow_threshold" label="Flow threshold" hint="0.4" min="0" max="10" />
-            <NumberField name="min_size" label="Minimum size (px)" hint="15" step="1" min="0" />
+            <NumberField name="cellprob_threshold" label="Cell probability threshold" min="-20" max="20" />
+            <NumberField name="flow_threshold" label="Flow threshold" min="0" max="10" />
+            <NumberField name="min_size" label="Minimum size (px)" step="1" min="0" />
             <label>
               <span>Channel to segment</span>
               <input type="number" name="channel" step="1" min="0" max={String(image.channels ?? 64)} placeholder="0 = mean of all" />
@@ -82,6 +97,7 @@ export function ImagePage(props: { page: PageContext; image: Image; models: Mode
               </button>
               <span id="predict-error" class="error-text"></span>
             </div>
+            <p class="full muted" id="predict-defaults"></p>
           </form>
         </section>
       </div>

@@ -304,6 +304,9 @@ function setUpPredictions() {
   const form = document.getElementById("predict-form");
   if (!form) return;
   const error = document.getElementById("predict-error");
+  showMaskDefaults(form);
+  form.model_id.addEventListener("change", () => showMaskDefaults(form));
+  form.modality.addEventListener("change", () => showMaskDefaults(form));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     error.textContent = "";
@@ -327,6 +330,29 @@ function setUpPredictions() {
     }
   });
   watchPredictions();
+}
+
+/**
+ * Shows, as each mask field's placeholder, the value a blank field gets: the chosen model's default
+ * for the chosen modality ("auto": the one detected on this image before, else each modality's).
+ * The defaults come from the server (data-mask-defaults); blank fields are still left to the model.
+ */
+function showMaskDefaults(form) {
+  const option = form.model_id.selectedOptions[0];
+  const note = document.getElementById("predict-defaults");
+  if (!option) return;
+  const byModality = JSON.parse(option.dataset.maskDefaults);
+  const modality = form.modality.value || form.dataset.detectedModality;
+  const fields = { cellprob_threshold: "cellprobThreshold", flow_threshold: "flowThreshold", min_size: "minSize" };
+  const modalities = Object.keys(byModality);
+  for (const [name, key] of Object.entries(fields)) {
+    const values = modalities.map((m) => byModality[m][key]);
+    form.elements[name].placeholder = modality ? String(byModality[modality][key]) : new Set(values).size === 1 ? String(values[0]) : values.join(" / ");
+  }
+  const model = option.textContent;
+  if (!modality) note.textContent = `Blank fields take ${model}'s defaults for the modality detected when it runs (${modalities.join(" / ")}).`;
+  else if (form.modality.value) note.textContent = `Blank fields take ${model}'s defaults for ${modality}.`;
+  else note.textContent = `Blank fields take ${model}'s defaults for ${modality}, the modality detected on this image before.`;
 }
 
 // ---- Trainings ---------------------------------------------------------------------------------
