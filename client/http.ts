@@ -2,7 +2,7 @@
 // is retried with exponential backoff and full jitter (the runner's retry rule, reused); anything
 // else comes back as an ApiError carrying the status and the service's `detail`. The key travels
 // only in the Authorization header of API requests: never on signed part URLs, never in a message.
-import { TransientError, withRetry } from "../gpu-runner/runner/retry.ts";
+import { TransientError, withRetry } from "../common/retry.ts";
 
 export class ApiError extends Error {
   readonly status: number;

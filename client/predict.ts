@@ -2,7 +2,7 @@
 // (another prediction is queued or running, maybe someone else's) waits and tries again instead of
 // failing; an image still converting (409) is waited for the same way. Then it polls to the end.
 import type { PredictionRecord, PredictionSubmission } from "../schema/api-records.ts";
-import { sleep } from "../gpu-runner/runner/retry.ts";
+import { sleep } from "../common/retry.ts";
 import { ApiError, type Http } from "./http.ts";
 
 export interface PredictionRequest {

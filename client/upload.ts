@@ -5,7 +5,7 @@
 // so an interrupted upload resumes where it stopped.
 import { openAsBlob } from "node:fs";
 import type { ImageRecord } from "../schema/api-records.ts";
-import { sleep } from "../gpu-runner/runner/retry.ts";
+import { sleep } from "../common/retry.ts";
 import { MULTIPART_OVERHEAD } from "./body-limit.ts";
 import { ApiError, type Http } from "./http.ts";
 

@@ -4,7 +4,7 @@ import { isRetryableFault, type JobFault } from "../../schema/db.ts";
 import { leasedJob, type LeasedJob } from "../../schema/internal-api.ts";
 import { type ByteSource, httpRangeSource } from "../../common/decode/byte-source.ts";
 import type { RunnerConfig } from "./config.ts";
-import { TransientError, withRetry } from "./retry.ts";
+import { TransientError, withRetry } from "../../common/retry.ts";
 
 export class LeaseLostError extends Error {}
 

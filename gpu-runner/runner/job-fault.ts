@@ -4,7 +4,7 @@ import type { JobFault } from "../../schema/db.ts";
 import { RoiArtifactError } from "../../schema/roi-artifact.ts";
 import { ImageDecodeError } from "../../common/decode/index.ts";
 import { InputError, ModelError } from "../engine/faults.ts";
-import { TransientError } from "./retry.ts";
+import { TransientError } from "../../common/retry.ts";
 
 export function faultOf(error: unknown): JobFault {
   if (error instanceof InputError || error instanceof ImageDecodeError || error instanceof RoiArtifactError) return "input";

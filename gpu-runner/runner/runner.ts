@@ -13,7 +13,7 @@ import { faultOf } from "./job-fault.ts";
 import type { ModelCache } from "./model-cache.ts";
 import { runPreview } from "./preview-job.ts";
 import { runPrediction } from "./predict-job.ts";
-import { sleep } from "./retry.ts";
+import { sleep } from "../../common/retry.ts";
 import { runTraining } from "./train-job.ts";
 
 const LEASE_WAIT_SECONDS = 20;

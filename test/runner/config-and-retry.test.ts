@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readConfig } from "../../gpu-runner/runner/config.ts";
 import { segmentParams } from "../../gpu-runner/runner/predict-job.ts";
-import { TransientError, withRetry } from "../../gpu-runner/runner/retry.ts";
+import { TransientError, withRetry } from "../../common/retry.ts";
 import { leasedPrediction } from "../../schema/internal-api.ts";
 
 describe("runner configuration", () => {

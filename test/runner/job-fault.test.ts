@@ -7,7 +7,7 @@ import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts"
 import { segmentImage } from "../../gpu-runner/engine/segment.ts";
 import { JobStopped } from "../../gpu-runner/runner/job-context.ts";
 import { faultOf } from "../../gpu-runner/runner/job-fault.ts";
-import { TransientError } from "../../gpu-runner/runner/retry.ts";
+import { TransientError } from "../../common/retry.ts";
 
 const failure = async (run: () => unknown) => {
   try {
