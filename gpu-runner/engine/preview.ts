@@ -1,7 +1,8 @@
 // The dashboard viewer's picture of an image: a pyramid of 8-bit PNG tiles (schema/preview-tiles.ts),
 // each channel contrast-stretched between its 0.5th and 99.8th percentiles (16-bit microscopy is
 // mostly dark when shown linearly). One channel is gray, two are a magenta/green composite, three
-// or more show the first three as red, green and blue.
+// or more show the first three as red, green and blue: the rule in common/stretch.ts, which the
+// client's overlay pictures follow too.
 //
 // Levels halve the resolution from the finest (full resolution when the image has at most
 // PREVIEW_MAX_PIXELS, else the first power-of-two reduction below it: stored bytes stay bounded)
@@ -11,57 +12,12 @@
 import { encode as encodePng } from "fast-png";
 import { PREVIEW_TILE_SIDE, type PreviewLevel, writePreviewArchive } from "../../schema/preview-tiles.ts";
 import type { DecodedImage } from "../../common/decode/index.ts";
-import { percentiles } from "./normalize.ts";
+import { shrinkRegion, stretchOf, toBytes, toRgb } from "../../common/stretch.ts";
 
 /** The finest level holds at most this many pixels (4096 × 4096); larger images start reduced. */
 export const PREVIEW_MAX_PIXELS = 4096 * 4096;
 /** The coarsest level's long side: at most 2 × 2 tiles, the viewer's first picture. */
 export const COARSEST_MAX_SIDE = 1024;
-/** The percentiles are taken from an overview this size (long side). */
-const STRETCH_OVERVIEW_SIDE = 2048;
-const LOW_PERCENTILE = 0.5;
-const HIGH_PERCENTILE = 99.8;
-
-interface Stretch {
-  low: number;
-  scale: number;
-}
-
-/**
- * Box-average of one planar channel over the output rectangle [ox0, ox1) × [oy0, oy1) of a level
- * reduced by `factor` (edge boxes average what they cover).
- */
-function shrinkRegion(channel: Float32Array, width: number, height: number, factor: number, ox0: number, oy0: number, ox1: number, oy1: number): Float32Array {
-  const outWidth = ox1 - ox0;
-  const out = new Float32Array(outWidth * (oy1 - oy0));
-  for (let oy = oy0; oy < oy1; oy++) {
-    const y1 = Math.min(height, (oy + 1) * factor);
-    for (let ox = ox0; ox < ox1; ox++) {
-      const x1 = Math.min(width, (ox + 1) * factor);
-      let sum = 0;
-      let n = 0;
-      for (let y = oy * factor; y < y1; y++) {
-        for (let x = ox * factor, row = y * width; x < x1; x++, n++) sum += channel[row + x]!;
-      }
-      out[(oy - oy0) * outWidth + (ox - ox0)] = sum / n;
-    }
-  }
-  return out;
-}
-
-function stretchOf(channel: Float32Array, width: number, height: number): Stretch {
-  const factor = Math.max(1, Math.ceil(Math.max(width, height) / STRETCH_OVERVIEW_SIDE));
-  const overview = shrinkRegion(channel, width, height, factor, 0, 0, Math.ceil(width / factor), Math.ceil(height / factor));
-  const [low, high] = percentiles(overview, [LOW_PERCENTILE, HIGH_PERCENTILE]) as [number, number];
-  const spread = high - low;
-  return { low, scale: spread > 0 ? 255 / spread : 0 };
-}
-
-function toBytes(values: Float32Array, { low, scale }: Stretch): Uint8Array {
-  const out = new Uint8Array(values.length);
-  for (let i = 0; i < values.length; i++) out[i] = Math.max(0, Math.min(255, Math.round((values[i]! - low) * scale)));
-  return out;
-}
 
 /** Powers of two from the finest level the pixel bound allows to the coarsest the viewer starts with. */
 export function previewFactors(width: number, height: number): number[] {
@@ -74,14 +30,7 @@ export function previewFactors(width: number, height: number): number[] {
 
 function encodeTile(channels: Uint8Array[], width: number, height: number): Uint8Array {
   if (channels.length === 1) return encodePng({ width, height, data: channels[0]!, depth: 8, channels: 1 });
-  const [r, g, b] = channels.length === 2 ? [channels[0]!, channels[1]!, channels[0]!] : channels;
-  const rgb = new Uint8Array(width * height * 3);
-  for (let i = 0; i < width * height; i++) {
-    rgb[3 * i] = r![i]!;
-    rgb[3 * i + 1] = g![i]!;
-    rgb[3 * i + 2] = b![i]!;
-  }
-  return encodePng({ width, height, data: rgb, depth: 8, channels: 3 });
+  return encodePng({ width, height, data: toRgb(channels, width * height), depth: 8, channels: 3 });
 }
 
 /** What an image given to previewTiles stands for: a full image of width × height, reduced by `factor` (1: itself). */

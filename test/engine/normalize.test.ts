@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { normalizeImage, percentiles } from "../../gpu-runner/engine/normalize.ts";
+import { percentiles } from "../../common/percentiles.ts";
+import { normalizeImage } from "../../gpu-runner/engine/normalize.ts";
 
 describe("percentile normalisation (Cellpose's normalize99)", () => {
   it("computes percentiles as numpy does, with linear interpolation", () => {
