@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { PredictionRecord } from "../schema/api-records.ts";
 import { downloadExport, type ExportFormat, exportFile } from "./exports.ts";
 import { ApiError, type Http } from "./http.ts";
+import { OverlaySkipped, overlayFile, writeOverlay } from "./overlay.ts";
 import type { InputFile } from "./inputs.ts";
 import { InterruptedError, Interruption } from "./interruption.ts";
 import { pollPrediction, submitWhenFree, type WaitOptions } from "./predict.ts";
@@ -25,6 +26,8 @@ export interface SegmentOptions {
   resumableAbove: number;
   bodyLimit: number;
   wait: WaitOptions;
+  /** Write <name>-overlay.png beside the exports (needs the geojson export among `formats`). */
+  overlay?: boolean;
   /** Ctrl-C: start nothing new, let what is in flight finish. */
   interruption?: Interruption;
 }
@@ -36,9 +39,18 @@ export interface ImageOutcome {
   alreadyDone: boolean;
   /** Stopped by an interruption before it was done; a rerun carries on. */
   interrupted: boolean;
+  /** The service's id of the uploaded image (what `import` and `train` take); null if none yet. */
+  imageId: string | null;
   cellCount: number | null;
   /** Where it failed and why. */
   error: string | null;
+  /** Something to know about a success (the overlay skipped for a huge image). */
+  note?: string;
+  /**
+   * Time spent on this image alone: its upload, its prediction from submission to result, its
+   * exports. Not the wait for the uploads before it or for the organization's one prediction slot,
+   * which would make each image's time the sum of those before it.
+   */
   ms: number;
 }
 
@@ -66,7 +78,16 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
   const wait = { ...options.wait, checkpoint, signal: interruption.signal };
   const state = new ResumeState(options.out, http.api);
   const request = JSON.stringify({ model_id: options.modelId, params: options.params });
-  const started = new Map<InputFile, number>();
+  const busy = new Map<InputFile, number>();
+  /** Adds the time `step` takes to the image's own time. */
+  async function timed<T>(input: InputFile, step: () => Promise<T>): Promise<T> {
+    const start = Date.now();
+    try {
+      return await step();
+    } finally {
+      busy.set(input, (busy.get(input) ?? 0) + Date.now() - start);
+    }
+  }
   let finished = 0;
   display.count(0, options.inputs.length);
 
@@ -93,7 +114,6 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
   }
 
   async function prepare(input: InputFile): Promise<Prepared> {
-    started.set(input, Date.now());
     try {
       checkpoint();
       const progress = await startingPoint(input);
@@ -145,10 +165,12 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
         );
         progress = record(input, { prediction_id: predictionId });
       }
-      const done = await pollPrediction(http, predictionId, {
-        ...wait,
-        onUpdate: (p) => bar.update(p.progress, p.stage ? `${p.status} ${p.stage}` : p.status),
-      });
+      const done = await timed(input, () =>
+        pollPrediction(http, predictionId, {
+          ...wait,
+          onUpdate: (p) => bar.update(p.progress, p.stage ? `${p.status} ${p.stage}` : p.status),
+        }),
+      );
       if (done.status === "FAILED") throw new Error(done.reason ?? "the prediction failed");
       bar.finish(`${input.name}: ${done.cell_count} cells (prediction ${predictionId})`);
       return record(input, { segmentation_id: done.segmentation_id!, cell_count: done.cell_count! });
@@ -179,9 +201,29 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
     display.log(`${input.name}: saved ${options.formats.map(file).join(", ")} in ${dir}`);
   }
 
+  /**
+   * The overlay (`redraw`: over any earlier one, after new exports; otherwise only if missing);
+   * a note if the image is too large for one.
+   */
+  async function overlay(input: InputFile, progress: ImageProgress, redraw: boolean): Promise<string | undefined> {
+    const dir = join(options.out, progress.folder);
+    if (!options.overlay || (!redraw && existsSync(join(dir, overlayFile(input.name))))) return undefined;
+    checkpoint();
+    try {
+      display.log(`${input.name}: drew ${await writeOverlay(input.path, dir)}`);
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof OverlaySkipped)) throw new Error(`overlay: ${(error as Error).message}`);
+      display.log(`${input.name}: no overlay: ${error.message}`);
+      return `no overlay: ${error.message}`;
+    }
+  }
+
   const outcomes: ImageOutcome[] = [];
-  const conclude = (input: InputFile, outcome: Omit<ImageOutcome, "input" | "ms">) => {
-    outcomes.push({ input, ...outcome, ms: Date.now() - (started.get(input) ?? Date.now()) });
+  /** The image id is the one recorded, unless `uploaded` is false: an unfinished or refused upload's id names no usable image. */
+  const conclude = (input: InputFile, outcome: Omit<ImageOutcome, "input" | "ms" | "imageId">, uploaded = true) => {
+    const imageId = uploaded ? (state.get(input.path)?.image_id ?? null) : null;
+    outcomes.push({ input, ...outcome, imageId, ms: busy.get(input) ?? 0 });
     display.count(++finished, options.inputs.length);
   };
 
@@ -192,7 +234,7 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
     const settled = state.get(input.path);
     const done = settled && settled.size === input.size && settled.mtime_ms === input.mtimeMs && settled.request === request && exportsDone(input, settled);
     if (done) return Promise.resolve<Prepared | "done">("done");
-    const upload = previousUpload.then(() => prepare(input));
+    const upload = previousUpload.then(() => timed(input, () => prepare(input)));
     previousUpload = upload;
     return upload;
   });
@@ -203,15 +245,25 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
     if (next === "done") {
       const progress = state.get(input.path)!;
       display.log(`${input.name}: already done (${progress.cell_count} cells in ${join(options.out, progress.folder)})`);
-      conclude(input, { ok: true, alreadyDone: true, interrupted: false, cellCount: progress.cell_count ?? null, error: null });
+      const cellCount = progress.cell_count ?? null;
+      // An earlier run without --overlay (or one stopped before it) leaves the overlay to draw.
+      downloads.push(
+        overlay(input, progress, false).then(
+          (note) => conclude(input, { ok: true, alreadyDone: true, interrupted: false, cellCount, error: null, note }),
+          (error) => {
+            const interrupted = error instanceof InterruptedError;
+            conclude(input, { ok: false, alreadyDone: true, interrupted, cellCount, error: interrupted ? "interrupted" : (error as Error).message });
+          },
+        ),
+      );
       continue;
     }
     if ("interrupted" in next) {
-      conclude(input, { ok: false, alreadyDone: false, interrupted: true, cellCount: null, error: "interrupted" });
+      conclude(input, { ok: false, alreadyDone: false, interrupted: true, cellCount: null, error: "interrupted" }, false);
       continue;
     }
     if ("failed" in next) {
-      conclude(input, { ok: false, alreadyDone: false, interrupted: false, cellCount: null, error: next.failed });
+      conclude(input, { ok: false, alreadyDone: false, interrupted: false, cellCount: null, error: next.failed }, false);
       continue;
     }
     let progress: ImageProgress;
@@ -223,8 +275,11 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
       continue;
     }
     downloads.push(
-      download(input, progress).then(
-        () => conclude(input, { ok: true, alreadyDone: false, interrupted: false, cellCount: progress.cell_count ?? null, error: null }),
+      timed(input, async () => {
+        await download(input, progress);
+        return overlay(input, progress, true);
+      }).then(
+        (note) => conclude(input, { ok: true, alreadyDone: false, interrupted: false, cellCount: progress.cell_count ?? null, error: null, note }),
         (error) => {
           const interrupted = error instanceof InterruptedError;
           conclude(input, {

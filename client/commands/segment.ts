@@ -10,6 +10,7 @@ import { formatBytes } from "../format.ts";
 import type { Http } from "../http.ts";
 import { collectInputs } from "../inputs.ts";
 import type { Interruption } from "../interruption.ts";
+import { OVERLAY_MAX_PIXELS } from "../overlay.ts";
 import { createDisplay } from "../progress.ts";
 import { STATE_FILE } from "../resume-state.ts";
 import { type ImageOutcome, runSegment, type SegmentOptions } from "../segment-run.ts";
@@ -32,6 +33,9 @@ Exits 0 only if every image was segmented and exported.
   --resumable-above BYTES files above this size upload in parts (default ${formatBytes(DEFAULT_RESUMABLE_ABOVE)})
   --body-limit BYTES      the largest request your zone accepts (default ${CLOUDFLARE_BODY_LIMIT}, Cloudflare's
                           Free and Pro limit); no one-call upload or part goes above it
+  --overlay               also draw the cells' outlines over the image (contrast-stretched as the
+                          dashboard shows it) into <dir>/<image name>/<image name>-overlay.png;
+                          needs the geojson export; images above ${OVERLAY_MAX_PIXELS / 2 ** 20} megapixels get none
   --poll SECONDS          first wait between status polls (default 1; grows to 10 while nothing changes)
 
 ${CONNECTION_HELP}`;
@@ -46,6 +50,7 @@ const SEGMENT_OPTIONS = {
   "resumable-above": { type: "string" },
   "body-limit": { type: "string" },
   poll: { type: "string", default: "1" },
+  overlay: { type: "boolean", default: false },
 } as const;
 
 function predictionParams(values: { diameter?: string; channels?: string }): Record<string, unknown> {
@@ -92,12 +97,15 @@ export async function segmentCommand(args: string[], io: SegmentIo): Promise<num
   const inputs = collectInputs(positionals, out);
   if (inputs.length === 0) throw new UsageError(`No images (${[".tif", ".tiff", ".png", ".jpg", ".jpeg"].join(", ")}) in ${positionals.join(", ")}`);
   const pollMs = positiveNumber(values.poll, "--poll") * 1000;
+  const formats = exportFormats(values.formats);
+  if (values.overlay && !formats.includes("geojson")) throw new UsageError("--overlay draws the outlines from rois.geojson: add geojson to --formats");
   const options: SegmentOptions = {
     inputs,
     out,
     modelId: values.model,
     params: predictionParams(values),
-    formats: exportFormats(values.formats),
+    formats,
+    overlay: values.overlay,
     resumableAbove: values["resumable-above"] === undefined ? DEFAULT_RESUMABLE_ABOVE : positiveNumber(values["resumable-above"], "--resumable-above", true),
     bodyLimit: values["body-limit"] === undefined ? CLOUDFLARE_BODY_LIMIT : positiveNumber(values["body-limit"], "--body-limit"),
     wait: { pollMs, maxPollMs: Math.max(pollMs, 10_000) },

@@ -7,12 +7,16 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { encode as encodePng } from "fast-png";
+import { decode as decodePng, encode as encodePng } from "fast-png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MEASUREMENT_COLUMN_NAMES } from "../../schema/measurements.ts";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { segmentCommand } from "../../client/commands/segment.ts";
 import { Http } from "../../client/http.ts";
+import { OUTLINE_RGB } from "../../client/overlay.ts";
+import { SUMMARY_COLUMNS } from "../../client/summary.ts";
+import { decodeImage } from "../../common/decode/index.ts";
+import { stretchOf, toBytes } from "../../common/stretch.ts";
 import { STATE_FILE } from "../../client/resume-state.ts";
 import { UploadFailedError, uploadImage } from "../../client/upload.ts";
 import { syntheticNuclei } from "../e2e/stack.ts";
@@ -102,6 +106,64 @@ async function counts(): Promise<{ images: number; predictions: number }> {
   return { images: await all("/images"), predictions: await all("/predictions") };
 }
 
+/** The final table's rows, each cell by its column's name (columns start where their header does). */
+function summaryRows(output: string): Record<(typeof SUMMARY_COLUMNS)[number], string>[] {
+  const lines = output.split("\n");
+  const header = lines.findIndex((l) => SUMMARY_COLUMNS.every((c) => l.includes(c)));
+  expect(header, output).toBeGreaterThanOrEqual(0);
+  const starts = SUMMARY_COLUMNS.map((c) => lines[header]!.indexOf(c));
+  const rows = [];
+  for (const line of lines.slice(header + 2)) {
+    if (/^\d+ of \d+ images? segmented/.test(line)) break;
+    rows.push(Object.fromEntries(SUMMARY_COLUMNS.map((c, i) => [c, line.slice(starts[i], starts[i + 1]).trim()])));
+  }
+  return rows as Record<(typeof SUMMARY_COLUMNS)[number], string>[];
+}
+
+const seconds = (time: string) => Number(time.match(/^(\d+(?:\.\d+)?) s$/)![1]);
+
+/**
+ * The overlay beside an image's exports: the image's size, every pixel on a cell's border (by the
+ * label mask, masks.png) in the outline colour, every pixel two or more pixels from any cell the
+ * plain stretched image's gray.
+ */
+function expectOverlay(imagePath: string, dir: string, file: string): void {
+  const picture = decodePng(readFileSync(join(dir, file)));
+  const image = decodeImage(readFileSync(imagePath));
+  const { width, height } = image;
+  expect([picture.width, picture.height, picture.channels, picture.depth]).toEqual([width, height, 3, 8]);
+  const gray = toBytes(image.data, stretchOf(image.data, width, height));
+  const labels = decodePng(readFileSync(join(dir, "masks.png"))).data;
+  const label = (x: number, y: number) => (x < 0 || y < 0 || x >= width || y >= height ? -1 : labels[y * width + x]!);
+  const near = (x: number, y: number, r: number) => {
+    for (let dy = -r; dy <= r; dy++) for (let dx = -r; dx <= r; dx++) if (label(x + dx, y + dy) > 0) return true;
+    return false;
+  };
+  const outline: string[] = [];
+  const plain: string[] = [];
+  const farGrays = new Set<number>();
+  let borderPixels = 0;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = y * width + x;
+      const rgb = [...picture.data.subarray(3 * i, 3 * i + 3)];
+      const l = label(x, y);
+      if (l > 0 && [label(x + 1, y), label(x - 1, y), label(x, y + 1), label(x, y - 1)].some((n) => n !== l)) {
+        borderPixels++;
+        if (rgb.join() !== OUTLINE_RGB.join() || rgb.join() === [gray[i], gray[i], gray[i]].join()) outline.push(`(${x}, ${y}): ${rgb}`);
+      } else if (!near(x, y, 2)) {
+        farGrays.add(gray[i]!);
+        if (rgb.join() !== [gray[i], gray[i], gray[i]].join()) plain.push(`(${x}, ${y}): ${rgb}, not ${gray[i]}`);
+      }
+    }
+  }
+  expect(outline.slice(0, 10)).toEqual([]);
+  expect(plain.slice(0, 10)).toEqual([]);
+  expect(borderPixels).toBeGreaterThan(100);
+  // The background is not one flat gray, so "unchanged" is a real check.
+  expect(farGrays.size).toBeGreaterThan(10);
+}
+
 const ZIP_SIGNATURE = [0x50, 0x4b];
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
@@ -123,7 +185,8 @@ describe("npm run client -- segment", () => {
 
   it("segments a folder of three images: all four exports of each on disk, a summary, exit 0", async () => {
     firstFolder = folderOf("three", {
-      "a.tif": nucleiTiff(200, 160),
+      // The first is the largest: its prediction takes several times the others' (see the times below).
+      "a.tif": nucleiTiff(640, 640),
       "b.png": nucleiPng(160, 160),
       "c.tiff": nucleiTiff(128, 192),
       "notes.txt": "not an image, not picked up",
@@ -132,8 +195,21 @@ describe("npm run client -- segment", () => {
     const before = await counts();
     const { code, output } = await runClient(["segment", firstFolder, "--out", firstOut, "--poll", "0.2"]);
     expect(code, output).toBe(0);
-    for (const image of ["a", "b", "c"]) expect(expectExports(join(firstOut, image))).toBeGreaterThan(5);
+    const cells = ["a", "b", "c"].map((image) => expectExports(join(firstOut, image)));
+    for (const n of cells) expect(n).toBeGreaterThan(5);
     expect(output).toMatch(/3 of 3 images segmented/);
+
+    // The table: per image its id (as the service knows it), result, cells, own time, output folder.
+    const rows = summaryRows(output);
+    expect(rows.map((r) => [r.image, r.result, r.cells, r["output folder / reason"]])).toEqual(
+      ["a.tif", "b.png", "c.tiff"].map((name, i) => [name, "done", String(cells[i]), join(firstOut, name.split(".")[0]!)]),
+    );
+    for (const row of rows) expect((await api<{ name: string }>(`/image/${row["image id"]}`)).name).toBe(row.image);
+    // Each image's own time, not a running total: the small images after the large one took a
+    // fraction of its time, where a running total (or a time counting the wait for its turn)
+    // would hold all of the large one's prediction.
+    const [large, ...small] = rows.map((r) => seconds(r.time));
+    for (const t of small) expect(t, output).toBeLessThan(large! / 2);
     expect(output).not.toContain(stack.key);
     expect(await counts()).toEqual({ images: before.images + 3, predictions: before.predictions + 3 });
   }, 240_000);
@@ -145,11 +221,47 @@ describe("npm run client -- segment", () => {
     const { code, output } = await runClient(["segment", firstFolder, join(withBadFile, "broken.tif"), "--out", firstOut, "--poll", "0.2"]);
     expect(code, output).toBe(1);
     expect(output).toMatch(/broken\.tif\s+FAILED\s+.*upload: File is not a supported image/);
+    // A refused upload names no image; the three done earlier keep theirs.
+    expect(summaryRows(output).map((r) => [r.image, r["image id"] !== "", r.result])).toEqual([
+      ["a.tif", true, "done (earlier run)"],
+      ["b.png", true, "done (earlier run)"],
+      ["c.tiff", true, "done (earlier run)"],
+      ["broken.tif", false, "FAILED"],
+    ]);
     expect(output).toMatch(/3 of 4 images segmented, 1 failed/);
     expect(output.match(/already done/g)).toHaveLength(3);
     // Nothing was uploaded or predicted again, and the refused file left no record behind.
     expect(await counts()).toEqual(before);
   }, 120_000);
+
+  it("--overlay draws each image's outlines over its stretched picture beside the exports; a rerun draws a missing one without predicting again", async () => {
+    const [width, height] = [208, 176];
+    const { data } = syntheticNuclei(width, height);
+    // A gradient under the nuclei, so that far from the cells the picture is not one flat gray.
+    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) data[y * width + x]! += (x * 3 + y * 2) % 400;
+    const folder = folderOf("overlay", {
+      "h.tif": encodeTiff([{ width, height, samplesPerPixel: 1, values: data, kind: "uint16" }]),
+      "i.png": encodePng({ width, height, data, depth: 16, channels: 1 }),
+    });
+    const out = join(work, "overlay-out");
+    const args = ["segment", folder, "--out", out, "--poll", "0.2", "--overlay"];
+    const { code, output } = await runClient(args);
+    expect(code, output).toBe(0);
+    expectOverlay(join(folder, "h.tif"), join(out, "h"), "h-overlay.png");
+    expectOverlay(join(folder, "i.png"), join(out, "i"), "i-overlay.png");
+
+    rmSync(join(out, "i", "i-overlay.png"));
+    const before = await counts();
+    const again = await runClient(args);
+    expect(again.code, again.output).toBe(0);
+    expect(again.output.match(/already done/g)).toHaveLength(2);
+    expectOverlay(join(folder, "i.png"), join(out, "i"), "i-overlay.png");
+    expect(await counts()).toEqual(before);
+
+    const noOutlines = await runClient([...args, "--formats", "csv,masks"]);
+    expect(noOutlines.code).toBe(2);
+    expect(noOutlines.output).toContain("--overlay draws the outlines from rois.geojson: add geojson to --formats");
+  }, 240_000);
 
   it("resumes an interrupted run: the second run uploads and predicts nothing already done", async () => {
     const folder = folderOf("interrupted", { "d.tif": nucleiTiff(192, 192), "e.tif": nucleiTiff(160, 200), "f.png": nucleiPng(176, 176) });
