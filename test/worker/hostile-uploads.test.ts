@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { PROBE_READ_BUDGET, probeStoredObject } from "../../worker/services/image-probe.ts";
-import { rawTiff, hostileFiles } from "../engine/helpers/hostile-images.ts";
+import { hostileFiles, rawTiff, sharedTileSlide } from "../engine/helpers/hostile-images.ts";
 import { ImageDecodeError } from "../../schema/image-formats/index.ts";
 import { call, createOrg, json, multipartFile } from "./helpers.ts";
 
@@ -37,34 +37,8 @@ describe("uploading crafted hostile files", () => {
 
 describe("the upload probe's reads", () => {
   it("accepts a whole slide of 10^10 samples from its headers alone: the runner reads it by region", async () => {
-    // 100000² 8-bit pixels in 256² tiles that all share one stored tile (a 1.3 MB file).
     const side = 100_000;
-    const tile = 256;
-    const tiles = Math.ceil(side / tile) ** 2;
-    const offsetsAt = 512;
-    const countsAt = offsetsAt + 4 * tiles;
-    const tileAt = countsAt + 4 * tiles;
-    const entries: [number, number, number, number][] = [
-      [256, 4, 1, side],
-      [257, 4, 1, side],
-      [258, 3, 1, 8],
-      [259, 3, 1, 1],
-      [262, 3, 1, 1],
-      [277, 3, 1, 1],
-      [322, 4, 1, tile],
-      [323, 4, 1, tile],
-      [324, 4, tiles, offsetsAt],
-      [325, 4, tiles, countsAt],
-    ];
-    const bytes = rawTiff(
-      tileAt + tile * tile,
-      8,
-      [{ at: 8, entries, next: 0 }],
-      [
-        { at: offsetsAt, bytes: new Uint8Array(new Uint32Array(tiles).fill(tileAt).buffer) },
-        { at: countsAt, bytes: new Uint8Array(new Uint32Array(tiles).fill(tile * tile).buffer) },
-      ],
-    );
+    const bytes = sharedTileSlide(side);
     await env.BUCKET.put("probe-test/slide.tif", bytes);
     const { bucket, reads } = countingBucket();
     expect(await probeStoredObject(bucket, "probe-test/slide.tif", bytes.length)).toMatchObject({ format: "tiff", width: side, height: side, channels: 1 });

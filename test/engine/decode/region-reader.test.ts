@@ -13,7 +13,7 @@ import { MAX_TIFF_TAG_VALUES } from "../../../schema/image-formats/index.ts";
 import { crc32 } from "../../../schema/roi-artifact-crc32.ts";
 import { deflateBomb } from "../helpers/deflate-bomb.ts";
 import { fuzzSeeds } from "../helpers/fuzz-seeds.ts";
-import { chunk, ihdr, iend, interlacedGrayPng, rawPng, rawTiff } from "../helpers/hostile-images.ts";
+import { chunk, ihdr, iend, interlacedGrayPng, rawPng, rawTiff, sharedTileSlide } from "../helpers/hostile-images.ts";
 import { mutate, repairPngChecksums } from "../helpers/mutate.ts";
 import { encodePng, type PngImage } from "../helpers/png-writer.ts";
 import { encodeTiff, encodeTiffParts, type SampleKind, type TiffPage } from "../helpers/tiff-writer.ts";
@@ -254,35 +254,7 @@ describe("reading regions of a TIFF far larger than one decode", () => {
   // past MAX_SAMPLES (2^28), in a 1.3 MB file. decodeImage refuses it; regions of it read.
   const side = 100_000;
   const tile = 256;
-  const tiles = Math.ceil(side / tile) ** 2;
-  const offsetsAt = 512;
-  const countsAt = offsetsAt + 4 * tiles;
-  const tileAt = countsAt + 4 * tiles;
-  const tileBytes = Uint8Array.from({ length: tile * tile }, (_, i) => (i % tile) + Math.floor(i / tile));
-  const offsets = new Uint8Array(new Uint32Array(tiles).fill(tileAt).buffer);
-  const counts = new Uint8Array(new Uint32Array(tiles).fill(tile * tile).buffer);
-  const entries: [number, number, number, number][] = [
-    [256, 4, 1, side],
-    [257, 4, 1, side],
-    [258, 3, 1, 8],
-    [259, 3, 1, 1],
-    [262, 3, 1, 1],
-    [277, 3, 1, 1],
-    [322, 4, 1, tile],
-    [323, 4, 1, tile],
-    [324, 4, tiles, offsetsAt],
-    [325, 4, tiles, countsAt],
-  ];
-  const bytes = rawTiff(
-    tileAt + tileBytes.length,
-    8,
-    [{ at: 8, entries, next: 0 }],
-    [
-      { at: offsetsAt, bytes: offsets },
-      { at: countsAt, bytes: counts },
-      { at: tileAt, bytes: tileBytes },
-    ],
-  );
+  const bytes = sharedTileSlide(side, tile);
 
   it("reads regions anywhere in it, and refuses a region past MAX_REGION_SAMPLES", async () => {
     expect(() => decodeImage(bytes)).toThrow(/image too large/);

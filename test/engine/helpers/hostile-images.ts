@@ -402,3 +402,36 @@ function jpegCases(): HostileFile[] {
 export function hostileFiles(): HostileFile[] {
   return cases();
 }
+
+/**
+ * A whole slide in a small file: side² 8-bit pixels in tile² uncompressed tiles that all share one
+ * stored tile, whose pixel (x, y) is x + y (mod 256). 100000² is 10^10 samples in 1.3 MB.
+ */
+export function sharedTileSlide(side: number, tile = 256): Uint8Array {
+  const tiles = Math.ceil(side / tile) ** 2;
+  const offsetsAt = 512;
+  const countsAt = offsetsAt + 4 * tiles;
+  const tileAt = countsAt + 4 * tiles;
+  const entries: Entry[] = [
+    [256, 4, 1, side],
+    [257, 4, 1, side],
+    [258, 3, 1, 8],
+    [259, 3, 1, 1],
+    [262, 3, 1, 1],
+    [277, 3, 1, 1],
+    [322, 4, 1, tile],
+    [323, 4, 1, tile],
+    [324, 4, tiles, offsetsAt],
+    [325, 4, tiles, countsAt],
+  ];
+  return rawTiff(
+    tileAt + tile * tile,
+    8,
+    [{ at: 8, entries, next: 0 }],
+    [
+      { at: offsetsAt, bytes: new Uint8Array(new Uint32Array(tiles).fill(tileAt).buffer) },
+      { at: countsAt, bytes: new Uint8Array(new Uint32Array(tiles).fill(tile * tile).buffer) },
+      { at: tileAt, bytes: Uint8Array.from({ length: tile * tile }, (_, i) => (i % tile) + Math.floor(i / tile)) },
+    ],
+  );
+}
