@@ -135,18 +135,47 @@ function decodeRecord(cursor: ByteCursor, index: number, _header: RoiArtifactHea
   return { index, area_px, perimeter_px, centroid_x, centroid_y, bbox_x, bbox_y, bbox_w, bbox_h, polygon };
 }
 
-async function* readRois(input: ExactReader, header: RoiArtifactHeader): AsyncGenerator<Roi> {
-  let index = 0;
+/** Where one chunk lies in the file and what its ROIs span, for schema/roi-artifact-index.ts. */
+export interface RoiChunkExtent {
+  /** Byte offset of the chunk's framing from the start of the file. */
+  offset: number;
+  /** Framing and payload: 12 + L. */
+  bytes: number;
+  firstIndex: number;
+  count: number;
+  /** Smallest and largest bbox_x of its ROIs. */
+  minBboxX: number;
+  maxBboxX: number;
+  /** bbox_y of its first and last ROI (ROIs are in raster order, so every other lies between). */
+  firstBboxY: number;
+  lastBboxY: number;
+  /** Largest bbox_w or bbox_h of its ROIs. */
+  maxExtent: number;
+}
+
+interface ChunkWalk {
+  /** The index of the first ROI the stream holds. */
+  firstIndex: number;
+  /** Stop after this many chunks instead of at the end marker (a ranged read of some chunks). */
+  chunkLimit: number | null;
+  onChunk?: (extent: RoiChunkExtent) => void;
+}
+
+async function* readRois(input: ExactReader, header: RoiArtifactHeader, walk: ChunkWalk): AsyncGenerator<Roi> {
+  const whole = walk.chunkLimit === null;
+  let index = walk.firstIndex;
   let verticesSeen = 0;
   let previousBboxY = 0;
   let chunkNumber = 0;
   try {
-    for (;;) {
+    while (walk.chunkLimit === null || chunkNumber < walk.chunkLimit) {
+      const offset = input.position;
       const frame = viewOf(await input.read(12, `chunk ${chunkNumber} framing`));
       const records = frame.getUint32(0, true);
       const length = frame.getUint32(4, true);
       const storedCrc = frame.getUint32(8, true);
       if (records === 0) {
+        if (!whole) throw new RoiArtifactError(`ROI artifact: the end marker came before chunk ${chunkNumber} of ${walk.chunkLimit}`);
         if (length !== 0 || storedCrc !== 0) throw new RoiArtifactError(`ROI artifact: malformed end marker at chunk ${chunkNumber}`);
         break;
       }
@@ -159,17 +188,35 @@ async function* readRois(input: ExactReader, header: RoiArtifactHeader): AsyncGe
       const payload = await input.read(length, `chunk ${chunkNumber}`);
       if (crc32(payload) !== storedCrc) throw new RoiArtifactError(`ROI artifact: chunk ${chunkNumber} is corrupt (CRC mismatch)`);
       const cursor = new ByteCursor(payload, `chunk ${chunkNumber}`);
+      const extent: RoiChunkExtent = {
+        offset,
+        bytes: 12 + length,
+        firstIndex: index,
+        count: records,
+        minBboxX: Number.POSITIVE_INFINITY,
+        maxBboxX: 0,
+        firstBboxY: 0,
+        lastBboxY: 0,
+        maxExtent: 0,
+      };
       for (let r = 0; r < records; r++) {
         const roi = decodeRecord(cursor, index, header, header.vertexCount - verticesSeen);
         checkRoi(roi, header, index, previousBboxY);
         verticesSeen += roi.polygon.length / 2;
         previousBboxY = roi.bbox_y;
+        if (r === 0) extent.firstBboxY = roi.bbox_y;
+        extent.lastBboxY = roi.bbox_y;
+        extent.minBboxX = Math.min(extent.minBboxX, roi.bbox_x);
+        extent.maxBboxX = Math.max(extent.maxBboxX, roi.bbox_x);
+        extent.maxExtent = Math.max(extent.maxExtent, roi.bbox_w, roi.bbox_h);
         index++;
         yield roi;
       }
       if (cursor.remaining !== 0) throw new RoiArtifactError(`ROI artifact: chunk ${chunkNumber} has ${cursor.remaining} bytes after its ${records} records`);
+      walk.onChunk?.(extent);
       chunkNumber++;
     }
+    if (!whole) return;
     if (index !== header.roiCount || verticesSeen !== header.vertexCount) {
       throw new RoiArtifactError(
         `ROI artifact: ended after ${index} ROIs with ${verticesSeen} vertices; the header announces ${header.roiCount} ROIs with ${header.vertexCount} vertices`,
@@ -186,7 +233,10 @@ async function* readRois(input: ExactReader, header: RoiArtifactHeader): AsyncGe
  * Reads the header, then returns it with an iterator over the ROIs that decodes one chunk at a
  * time as the consumer asks for more.
  */
-export async function readRoiArtifact(stream: ReadableStream<Uint8Array>): Promise<RoiArtifactContents> {
+export async function readRoiArtifact(
+  stream: ReadableStream<Uint8Array>,
+  options: { onChunk?: (extent: RoiChunkExtent) => void } = {},
+): Promise<RoiArtifactContents> {
   const input = new ExactReader(stream);
   let header: RoiArtifactHeader;
   try {
@@ -195,5 +245,19 @@ export async function readRoiArtifact(stream: ReadableStream<Uint8Array>): Promi
     await input.cancel();
     throw e;
   }
-  return { header, rois: readRois(input, header) };
+  return { header, rois: readRois(input, header, { firstIndex: 0, chunkLimit: null, onChunk: options.onChunk }) };
+}
+
+/**
+ * The ROIs of `chunkCount` consecutive chunks, from a stream that starts at the framing of the
+ * chunk whose first ROI is `firstIndex` (a ranged read found through the artifact's index). Every
+ * chunk is checked as in a whole read; only the end marker and the totals are not there to check.
+ */
+export function readRoiArtifactChunks(
+  stream: ReadableStream<Uint8Array>,
+  header: RoiArtifactHeader,
+  firstIndex: number,
+  chunkCount: number,
+): AsyncGenerator<Roi> {
+  return readRois(new ExactReader(stream), header, { firstIndex, chunkLimit: chunkCount });
 }

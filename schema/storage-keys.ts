@@ -3,7 +3,7 @@
 //
 //   orgs/<org>/images/<image>/original          an uploaded image, as uploaded
 //   orgs/<org>/images/<image>/preview.tiles     its dashboard preview (schema/preview-tiles.ts)
-//   orgs/<org>/segmentations/<segmentation>/    a segmentation's outputs: rois.bin (+ preview.png of old ones)
+//   orgs/<org>/segmentations/<segmentation>/    a segmentation's outputs: rois.bin, rois.index.json once viewed (+ preview.png of old ones)
 //   models/<model>/<version>/                   a model's files: model.onnx + model.json
 
 export function imageKey(orgId: string, imageId: string): string {
@@ -23,6 +23,11 @@ export function segmentationPrefix(orgId: string, segmentationId: string): strin
 /** A segmentation's ROIs (schema/roi-artifact-writer.ts), from which every export is made. */
 export function artifactKey(orgId: string, segmentationId: string): string {
   return `${segmentationPrefix(orgId, segmentationId)}rois.bin`;
+}
+
+/** The artifact's chunk index (schema/roi-artifact-index.ts), made when the viewer first asks. */
+export function artifactIndexKey(orgId: string, segmentationId: string): string {
+  return `${segmentationPrefix(orgId, segmentationId)}rois.index.json`;
 }
 
 /**

@@ -7,6 +7,9 @@ import { writePreviewArchive } from "../../schema/preview-tiles.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import { call, createOrg, json, pngBytes, RUNNER_TOKEN, type TestOrg, uploadImage } from "./helpers.ts";
 import { dashboardCall, signIn } from "./dashboard-helpers.ts";
+import type { Roi } from "../../schema/roi.ts";
+import { encodeToBytes } from "./exports/helpers/artifact-store.ts";
+import { inRasterOrder, roisFromShapes, syntheticShapes } from "./exports/helpers/rois-from-runs.ts";
 
 /** A runner's tile archive for an 8 × 6 image: one full-resolution tile. */
 const TILE = pngBytes(8, 6);
@@ -51,24 +54,36 @@ async function lease(jobId: string): Promise<LeasedForTest> {
   }
 }
 
-/** Segments an image the way a runner does, storing the preview when asked to and `withPreview`. */
-async function segment(
+interface Segmented {
+  imageId: string;
+  segmentationId: string;
+  previewAsked: boolean;
+}
+
+/** Segments an image the way a runner does, storing `rois` as its artifact and the preview when `withPreview` and asked. */
+async function segmentWith(
   org: TestOrg,
-  withPreview: boolean,
+  rois: Uint8Array,
+  result: { roi_count: number; width: number; height: number },
+  withPreview = false,
   imageId?: string,
-  roiCount = 1,
-): Promise<{ imageId: string; segmentationId: string; previewAsked: boolean }> {
+): Promise<Segmented> {
   const image = imageId ?? (await uploadImage(org)).id;
   const { prediction_id } = await json<{ prediction_id: string }>(await call("/predict", { key: org.key, json: { image_id: image, model_id: "cpsam" } }));
   const job = await lease(prediction_id);
-  await put(job.output.artifact_url!, await artifact());
+  await put(job.output.artifact_url!, rois);
   if (withPreview && job.output.preview_url) await put(job.output.preview_url, ARCHIVE);
   await call(`/internal/jobs/${job.job_id}/complete`, {
     key: RUNNER_TOKEN,
-    json: { lease_token: job.lease_token, result: { roi_count: roiCount, confluency: 9 / 48, width: 8, height: 6 } },
+    json: { lease_token: job.lease_token, result: { confluency: 9 / 48, ...result } },
   });
   const done = await json<{ segmentation_id: string }>(await call(`/predict/${prediction_id}`, { key: org.key }));
   return { imageId: image, segmentationId: done.segmentation_id, previewAsked: job.output.preview_url !== undefined };
+}
+
+/** Segments the 8 x 6 test image into one square. */
+async function segment(org: TestOrg, withPreview: boolean, imageId?: string, roiCount = 1): Promise<Segmented> {
+  return segmentWith(org, await artifact(), { roi_count: roiCount, width: 8, height: 6 }, withPreview, imageId);
 }
 
 describe("the image's preview", () => {
@@ -274,5 +289,113 @@ describe("the models page", () => {
     const stranger = await (await dashboardCall(await signIn(await createOrg()), "/models")).text();
     expect(stranger).not.toContain(job_id);
     expect(stranger).not.toContain(imageId);
+  });
+});
+
+describe("the viewer's outlines, a tile at a time", () => {
+  interface Feature {
+    properties: { roi_index: number; bbox_x: number; bbox_y: number };
+    geometry: { coordinates: number[][][] };
+  }
+  const features = async (response: Response) => (await json<{ features: Feature[] }>(response)).features;
+  const wide = roisFromShapes(inRasterOrder(syntheticShapes(150, 100, 20, 5)));
+  const wideArtifact = () => encodeToBytes({ imageWidth: 3000, imageHeight: 2000, confluency: 0.3, modelName: "cpsam", modelVersion: "1" }, wide);
+
+  it("cuts the image into 1024-px tiles, each holding the cells whose bounding box starts in it, exactly as rois.geojson has them", async () => {
+    const org = await createOrg();
+    const { segmentationId } = await segmentWith(org, await wideArtifact(), { roi_count: wide.length, width: 3000, height: 2000 });
+    const session = await signIn(org);
+    const grid = await dashboardCall(session, `/api/segmentation/${segmentationId}/outlines`);
+    expect(await json(grid)).toEqual({
+      tile: 1024,
+      columns: 3,
+      rows: 2,
+      roi_count: wide.length,
+      max_extent: Math.max(...wide.map((r) => Math.max(r.bbox_w, r.bbox_h))),
+    });
+
+    const tiled: Feature[] = [];
+    for (let row = 0; row < 2; row++) {
+      for (let column = 0; column < 3; column++) {
+        const tile = await dashboardCall(session, `/api/segmentation/${segmentationId}/outlines/${column}/${row}`);
+        expect(tile.headers.get("Content-Type")).toBe("application/geo+json");
+        const cells = await features(tile);
+        expect(cells.length).toBeGreaterThan(1000);
+        for (const { properties: p } of cells) {
+          expect([Math.floor(p.bbox_x / 1024), Math.floor(p.bbox_y / 1024)]).toEqual([column, row]);
+        }
+        tiled.push(...cells);
+      }
+    }
+    const whole = await features(await dashboardCall(session, `/api/export/${segmentationId}/rois.geojson`));
+    expect(tiled.sort((a, b) => a.properties.roi_index - b.properties.roi_index)).toEqual(whole);
+    expect(whole.length).toBe(wide.length);
+  });
+
+  it("keeps the index beside the artifact, gone with the segmentation; tiles outside the image and other organizations' are 404", async () => {
+    const org = await createOrg();
+    const { segmentationId } = await segmentWith(org, await wideArtifact(), { roi_count: wide.length, width: 3000, height: 2000 });
+    const session = await signIn(org);
+    expect((await dashboardCall(session, `/api/segmentation/${segmentationId}/outlines/1/1`)).status).toBe(200);
+    const prefix = `orgs/${org.id}/segmentations/${segmentationId}/`;
+    const bucket = (env as unknown as { BUCKET: R2Bucket }).BUCKET;
+    expect((await bucket.list({ prefix })).objects.map((o) => o.key.slice(prefix.length)).sort()).toEqual(["rois.bin", "rois.index.json"]);
+
+    const outside = await dashboardCall(session, `/api/segmentation/${segmentationId}/outlines/3/0`);
+    expect(outside.status).toBe(404);
+    expect(await json(outside)).toEqual({ detail: `Segmentation ${segmentationId} has no outline tile 3/0: it has 3 x 2 of 1024 px` });
+    const stranger = await signIn(await createOrg());
+    expect((await dashboardCall(stranger, `/api/segmentation/${segmentationId}/outlines`)).status).toBe(404);
+    expect((await dashboardCall(stranger, `/api/segmentation/${segmentationId}/outlines/0/0`)).status).toBe(404);
+
+    expect((await call(`/segmentation/${segmentationId}`, { key: org.key, method: "DELETE" })).status).toBe(204);
+    expect((await bucket.list({ prefix })).objects).toEqual([]);
+  });
+
+  it("refuses, before reading, a tile whose cells would cost more than 8 MiB of stored outlines", async () => {
+    // Four combs across a 600,000-px-wide image: 1.2 million vertices each, all starting in tile 0/0.
+    const width = 600_000;
+    const comb = (index: number): Roi => {
+      const top = index * 3;
+      const polygon = new Int32Array(2 * (2 + 2 * width));
+      let at = 0;
+      const vertex = (x: number, y: number) => {
+        polygon[at++] = x;
+        polygon[at++] = y;
+      };
+      vertex(0, top + 2);
+      vertex(0, top);
+      for (let x = 1; x < width; x += 2) {
+        vertex(x, top);
+        vertex(x, top + 1);
+        vertex(x + 1, top + 1);
+        vertex(x + 1, top);
+      }
+      polygon[at - 1] = top + 2; // the last tooth's top is the outline's far corner
+      return {
+        index,
+        polygon: polygon.subarray(0, at),
+        area_px: (3 * width) / 2,
+        perimeter_px: 3 * width,
+        centroid_x: width / 2,
+        centroid_y: top + 1,
+        bbox_x: 0,
+        bbox_y: top,
+        bbox_w: width,
+        bbox_h: 2,
+      };
+    };
+    const combs = [0, 1, 2, 3].map(comb);
+    const bytes = await encodeToBytes({ imageWidth: width, imageHeight: 12, confluency: 0.5, modelName: "cpsam", modelVersion: "1" }, combs);
+    expect(bytes.length).toBeGreaterThan(8 * 1024 * 1024);
+    const org = await createOrg();
+    const { segmentationId } = await segmentWith(org, bytes, { roi_count: 4, width, height: 12 });
+    const session = await signIn(org);
+    const refused = await dashboardCall(session, `/api/segmentation/${segmentationId}/outlines/0/0`);
+    expect(refused.status).toBe(422);
+    expect((await json<{ detail: string }>(refused)).detail).toMatch(
+      /^Outline tile 0\/0 would read \d+ bytes of stored ROIs, more than the 8388608 a tile may; download rois\.geojson or masks\.tif instead$/,
+    );
+    expect(await features(await dashboardCall(session, `/api/segmentation/${segmentationId}/outlines/1/0`))).toEqual([]);
   });
 });

@@ -17,13 +17,21 @@ import { getImage } from "../services/images.ts";
 import { predictionView } from "../services/job-views.ts";
 import { recentPredictions } from "../services/jobs.ts";
 import { getSegmentation, segmentationsOfImage, segmentationView } from "../services/segmentations.ts";
+import { outlineGrid, outlineTile } from "../services/outline-tiles.ts";
 import { previewIndexOf, previewJobOf, previewState, previewTile, requestPreview } from "../services/previews.ts";
 import { usage } from "../services/usage.ts";
 import { validate } from "../validation.ts";
 import { legacySegmentationPreviewKey } from "../../schema/storage-keys.ts";
 
 const newKeyBody = z.object({ name: z.string().trim().max(100).optional() });
+const outlineTilePath = pathId.extend({ column: z.coerce.number().int().min(0), row: z.coerce.number().int().min(0) });
 const tilePath = pathId.extend({ level: z.coerce.number().int().min(0), column: z.coerce.number().int().min(0), row: z.coerce.number().int().min(0) });
+
+async function segmentationOf(c: Context<AppEnv>, id: string) {
+  const segmentation = await getSegmentation(c.env.DB, c.get("org").id, id);
+  if (!segmentation) throw notFound("Segmentation", id);
+  return segmentation;
+}
 
 async function imageOf(c: Context<AppEnv>, id: string) {
   const image = await getImage(c.env.DB, c.get("org").id, id);
@@ -71,11 +79,18 @@ export const dashboardApi = new Hono<AppEnv>()
   })
   .get("/segmentation/:id/preview.png", validate("param", pathId), async (c) => {
     const { id } = c.req.valid("param");
-    const segmentation = await getSegmentation(c.env.DB, c.get("org").id, id);
-    if (!segmentation) throw notFound("Segmentation", id);
+    const segmentation = await segmentationOf(c, id);
     const preview = await c.env.BUCKET.get(legacySegmentationPreviewKey(segmentation.orgId, segmentation.id));
     if (!preview) throw new HttpError(404, `Segmentation ${id} has no preview (segmented before previews existed); run the prediction again`);
     return new Response(preview.body, { headers: { "Content-Type": "image/png", "Cache-Control": "private, max-age=3600" } });
+  })
+  // The viewer's outlines, a tile at a time (services/outline-tiles.ts): the grid, then its tiles.
+  .get("/segmentation/:id/outlines", validate("param", pathId), async (c) => c.json(await outlineGrid(c.env, await segmentationOf(c, c.req.valid("param").id))))
+  .get("/segmentation/:id/outlines/:column/:row", validate("param", outlineTilePath), async (c) => {
+    const { id, column, row } = c.req.valid("param");
+    const tile = await outlineTile(c.env, await segmentationOf(c, id), column, row);
+    // A segmentation never changes once made: the browser keeps its tiles.
+    return new Response(tile, { headers: { "Content-Type": "application/geo+json", "Cache-Control": "private, max-age=86400, immutable" } });
   })
   .route("/", uploads)
   .route("/", modelRoutes)

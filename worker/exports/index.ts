@@ -16,6 +16,8 @@ import { measurementsCsv } from "./measurements-csv.ts";
 import { roisGeoJson } from "./rois-geojson.ts";
 import { roisZip } from "./rois-zip.ts";
 
+import type { Segmentation } from "../services/segmentations.ts";
+
 export type { ExportContext } from "../../schema/measurements.ts";
 
 export interface ExportOptions {
@@ -40,6 +42,19 @@ export type ExportFunction = (
   options: ExportOptions,
   reread: ArtifactReread,
 ) => Promise<ExportFile>;
+
+/** What every export says about the segmentation it comes from. */
+export function exportContext(segmentation: Segmentation): ExportContext {
+  return {
+    segmentationId: segmentation.id,
+    segmentationSource: segmentation.source,
+    modelName: segmentation.modelName,
+    imageName: segmentation.imageName,
+    imageWidth: segmentation.width,
+    imageHeight: segmentation.height,
+    confluency: segmentation.confluency,
+  };
+}
 
 /** The image name without its extension, reduced to characters every file system accepts. */
 function baseName(context: ExportContext): string {

@@ -6,7 +6,7 @@ import { MEASUREMENT_COLUMNS } from "../../schema/measurements.ts";
 import type { AppContext } from "../env.ts";
 import { RoiArtifactError } from "../../schema/roi-artifact.ts";
 import { HttpError, notFound } from "../errors.ts";
-import { contentDisposition, EXPORTS, exportErrorStatus, type ExportFormatName, type ExportOptions } from "../exports/index.ts";
+import { contentDisposition, EXPORTS, exportContext, exportErrorStatus, type ExportFormatName, type ExportOptions } from "../exports/index.ts";
 import { apiRouter, errorResponses } from "../openapi/router.ts";
 import { getSegmentation } from "../services/segmentations.ts";
 
@@ -40,20 +40,7 @@ async function streamExport(c: AppContext, format: ExportFormatName, id: string,
     return again.body;
   };
   try {
-    const file = await EXPORTS[format](
-      artifact.body,
-      {
-        segmentationId: segmentation.id,
-        segmentationSource: segmentation.source,
-        modelName: segmentation.modelName,
-        imageName: segmentation.imageName,
-        imageWidth: segmentation.width,
-        imageHeight: segmentation.height,
-        confluency: segmentation.confluency,
-      },
-      options,
-      reread,
-    );
+    const file = await EXPORTS[format](artifact.body, exportContext(segmentation), options, reread);
     return new Response(file.body, {
       headers: { "Content-Type": file.contentType, "Content-Disposition": contentDisposition(file.fileName), "Cache-Control": "private, no-store" },
     });

@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import type { Roi } from "../../../schema/roi.ts";
 import { RoiArtifactError, ROI_ARTIFACT_TARGET_CHUNK_PAYLOAD } from "../../../schema/roi-artifact.ts";
 import type { RoiArtifactContents } from "../../../schema/roi-artifact.ts";
-import { readRoiArtifact } from "../../../schema/roi-artifact-reader.ts";
+import { env } from "cloudflare:workers";
+import { readRoiArtifact, readRoiArtifactChunks } from "../../../schema/roi-artifact-reader.ts";
+import { chunkRunFor, indexRoiArtifact } from "../../../schema/roi-artifact-index.ts";
 import { RoiArtifactWriter } from "../../../schema/roi-artifact-writer.ts";
 import { artifactBody, encodeToBytes, storeArtifact } from "./helpers/artifact-store.ts";
 import { inRasterOrder, roisFromShapes, syntheticShapes } from "./helpers/rois-from-runs.ts";
@@ -142,5 +144,60 @@ describe("ROI artifact", () => {
       full.add(smallRois[0]);
       expect(() => full.add(smallRois[1])).toThrow(/more ROIs than the 1/);
     });
+  });
+});
+
+describe("the ROI artifact's chunk index", () => {
+  const wideShapes = inRasterOrder(syntheticShapes(150, 100, 20, 11));
+  const wideRois = roisFromShapes(wideShapes);
+  const wideDescription = { imageWidth: 3000, imageHeight: 2000, confluency: 0.3, modelName: "nuclei", modelVersion: "1" };
+
+  it("lists every chunk in file order, back to back, with the ROIs each holds", async () => {
+    const bytes = await encodeToBytes(wideDescription, wideRois);
+    const index = await indexRoiArtifact(streamInPieces(bytes, 4096));
+    expect(index.header.roiCount).toBe(wideRois.length);
+    expect(index.chunks.length).toBeGreaterThan(10);
+    let next = index.chunks[0]![0];
+    let firstIndex = 0;
+    for (const [offset, length, first, count] of index.chunks) {
+      expect([offset, first]).toEqual([next, firstIndex]);
+      next = offset + length;
+      firstIndex += count;
+    }
+    expect(firstIndex).toBe(wideRois.length);
+    expect(next).toBe(bytes.length - 12); // the end marker follows the last chunk
+    expect(index.maxExtent).toBe(Math.max(...wideRois.map((r) => Math.max(r.bbox_w, r.bbox_h))));
+  });
+
+  it("finds a region's ROIs in a ranged read of a few chunks", async () => {
+    const bytes = await encodeToBytes(wideDescription, wideRois);
+    await storeArtifact("artifact/indexed", bytes);
+    const index = await indexRoiArtifact(await artifactBody("artifact/indexed"));
+    const region = { x0: 1024, y0: 1024, x1: 2048, y1: 1536 };
+    const run = chunkRunFor(index, region)!;
+    expect(run.length).toBeLessThan(bytes.length / 3);
+    const ranged = await (env as unknown as { BUCKET: R2Bucket }).BUCKET.get("artifact/indexed", { range: { offset: run.offset, length: run.length } });
+    const found: Roi[] = [];
+    for await (const roi of readRoiArtifactChunks(ranged!.body, index.header, run.firstIndex, run.chunkCount)) {
+      if (roi.bbox_x >= region.x0 && roi.bbox_x < region.x1 && roi.bbox_y >= region.y0 && roi.bbox_y < region.y1) found.push(roi);
+    }
+    const expected = wideRois.filter((r) => r.bbox_x >= region.x0 && r.bbox_x < region.x1 && r.bbox_y >= region.y0 && r.bbox_y < region.y1);
+    expect(expected.length).toBeGreaterThan(500);
+    expect(found).toEqual(expected);
+    expect(chunkRunFor(index, { x0: 0, y0: 2000, x1: 3000, y1: 2100 })).toBeNull();
+  });
+
+  it("refuses a ranged read that is not the chunks it was asked for", async () => {
+    const bytes = await encodeToBytes(wideDescription, wideRois);
+    const index = await indexRoiArtifact(streamInPieces(bytes, 1 << 20));
+    const [offset, length, firstIndex] = index.chunks[3]!;
+    const read = async (slice: Uint8Array, first: number) => {
+      for await (const _ of readRoiArtifactChunks(streamInPieces(slice, 4096), index.header, first, 1)) {
+        // reading through is the check
+      }
+    };
+    await expect(read(bytes.slice(offset, offset + length), firstIndex)).resolves.toBeUndefined();
+    await expect(read(bytes.slice(offset, offset + length - 1), firstIndex)).rejects.toThrow(RoiArtifactError);
+    await expect(read(bytes.slice(offset + 1, offset + length + 1), firstIndex)).rejects.toThrow(RoiArtifactError);
   });
 });
