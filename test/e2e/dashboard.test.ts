@@ -337,6 +337,86 @@ describe("the dashboard in a browser", () => {
     await page.setViewportSize({ width: 1440, height: 900 });
   }, 120_000);
 
+  it("shows a segmentation of 90,000 cells zoomed out as its image alone, and zoomed in the outlines of the tiles in view", async () => {
+    // A 2400² image of 90,000 squares, 6 px on a side on an 8-px grid: 3 x 3 outline tiles.
+    const side = 2400;
+    const upload = new FormData();
+    upload.append("file", new Blob([encodePng({ width: side, height: side, data: new Uint8Array(side * side).fill(40), depth: 8, channels: 1 })]), "dense.png");
+    const uploaded = await fetch(`${stack.api}/upload`, { method: "POST", headers: { Authorization: `Bearer ${stack.key}` }, body: upload });
+    expect(uploaded.status).toBe(201);
+    const imageId = ((await uploaded.json()) as { image: { id: string } }).image.id;
+    const squares = [];
+    for (let y = 1; y < side; y += 8) {
+      for (let x = 1; x < side; x += 8) {
+        squares.push({
+          type: "Feature",
+          properties: {},
+          geometry: {
+            type: "Polygon",
+            coordinates: [
+              [
+                [x, y],
+                [x + 6, y],
+                [x + 6, y + 6],
+                [x, y + 6],
+                [x, y],
+              ],
+            ],
+          },
+        });
+      }
+    }
+    const form = new FormData();
+    form.append("image_id", imageId);
+    form.append("file", new Blob([JSON.stringify({ type: "FeatureCollection", features: squares })], { type: "application/geo+json" }), "dense.geojson");
+    const imported = await fetch(`${stack.api}/segmentation`, { method: "POST", headers: { Authorization: `Bearer ${stack.key}` }, body: form });
+    expect(imported.status).toBe(201);
+    expect(((await imported.json()) as { cell_count: number }).cell_count).toBe(90_000);
+
+    const tilesAsked: string[] = [];
+    const onRequest = (request: { url(): string }) => {
+      const match = /\/outlines\/(\d+\/\d+)$/.exec(request.url());
+      if (match) tilesAsked.push(match[1]!);
+    };
+    page.on("request", onRequest);
+    await page.goto(new URL(`/dashboard/images/${imageId}`, stack.api).toString());
+    await page.waitForSelector("html[data-ready=true]", { state: "attached" });
+    await open("a:has-text('View cells')");
+    await page.waitForSelector("#viewer[data-loaded=true]");
+    expect(await page.locator("#viewer").getAttribute("data-outline-tiles")).toBe("3x3");
+    expect(await page.locator("#viewer-status").textContent()).toBe("90,000 cells · zoom in to see their outlines");
+    expect(await page.locator("#viewer-canvas").getAttribute("data-outlines-drawn")).toBe("0");
+    expect(tilesAsked).toEqual([]);
+    await shot("viewer-dense-fitted");
+
+    // One wheel turn in on the middle: the four tiles around it are asked for, not all nine.
+    const canvasBox = (await page.locator("#viewer-canvas").boundingBox())!;
+    await page.mouse.move(canvasBox.x + canvasBox.width / 2, canvasBox.y + canvasBox.height / 2);
+    await page.mouse.wheel(0, -800);
+    await expect.poll(() => page.locator("#viewer-status").textContent(), { timeout: 30_000 }).toMatch(/^[\d,]+ of 90,000 outlines, those near the view$/);
+    // Each of the four holds the 128 x 128 squares whose corner is in it.
+    await expect.poll(() => page.locator("#viewer-canvas").getAttribute("data-outlines-drawn"), { timeout: 30_000 }).toBe("65536");
+    expect(await page.locator("#viewer-status").textContent()).toBe("65,536 of 90,000 outlines, those near the view");
+    expect([...tilesAsked].sort()).toEqual(["0/0", "0/1", "1/0", "1/1"]);
+    expect(await page.evaluate<number>(`(${COUNT_PIXELS})((r, g, b) => r > 200 && g > 170 && b < 90)`)).toBeGreaterThan(10_000);
+    // The square under the pointer is the one drawn there: the one whose corner is (1201, 1201).
+    const [scale, x, y] = (await page.locator("#viewer").getAttribute("data-view"))!.split(",").map(Number);
+    const box = (await page.locator("#viewer-canvas").boundingBox())!;
+    await page.mouse.move(box.x + 1203.5 * scale + x, box.y + 1203.5 * scale + y);
+    await expect.poll(() => page.locator("#viewer").getAttribute("data-hovered-cell")).not.toBe("");
+    const facts = await page.locator("#cell-facts").innerText();
+    expect(facts).toMatch(/Area\s+36 px²/);
+    expect(facts).toMatch(/Centroid x\s+1204\.0/);
+    await shot("viewer-dense-zoomed");
+
+    await page.click("#zoom-fit");
+    await expect.poll(() => page.locator("#viewer-canvas").getAttribute("data-outlines-drawn")).toBe("0");
+    expect(await page.locator("#viewer-status").textContent()).toBe("90,000 cells · zoom in to see their outlines");
+    page.off("request", onRequest);
+    const deleted = await fetch(`${stack.api}/image/${imageId}`, { method: "DELETE", headers: { Authorization: `Bearer ${stack.key}` } });
+    expect(deleted.status).toBe(204);
+  }, 180_000);
+
   it("starts a training from selected images and shows its progress, then its scores", async () => {
     await open("nav >> text=Models");
     await shot("models-training-form");

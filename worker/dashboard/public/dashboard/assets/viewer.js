@@ -1,11 +1,15 @@
 // The viewer: the image's contrast-stretched preview with, for a segmentation, every cell's outline
 // on a canvas, zoom (wheel, buttons) and pan (drag), and the cell under the pointer with its
-// measurements. Outlines come from the same rois.geojson export a person can download. On an
-// image's own page it shows the preview alone, before any segmentation.
+// measurements. On an image's own page it shows the preview alone, before any segmentation.
 //
 // The preview is a pyramid of 512-px tiles (schema/preview-tiles.ts): the coarsest level is loaded
 // whole and always drawn underneath; the level that matches the zoom is fetched a visible tile at a
 // time, and tiles far from view are forgotten, so a large image costs only what is on screen.
+//
+// Outlines come the same way: the cells of 1024-px tiles of the image (worker/services/outline-tiles.ts,
+// the rois.geojson export's features cut by where each cell's bounding box starts), asked for as
+// they come into view once the view holds few enough cells to draw; a whole slide of half a
+// million cells shows its preview until one zooms in.
 import { api } from "./dashboard.js";
 
 const root = document.getElementById("viewer");
@@ -26,12 +30,18 @@ let pyramid = null;
 const tiles = new Map();
 const MAX_TILES = 160;
 let tilesLoaded = 0;
-let cells = [];
-/** Every outline in one path: one stroke call draws them all, which stays fast with 100,000 cells. */
-let outlines = new Path2D();
+/** Outline tiles: the grid the server cuts, then "column/row" -> { cells, path, ready }, oldest first. */
+let outlineGrid = null;
+const outlineTiles = new Map();
+const MAX_OUTLINE_TILES = 64;
+/** Above this many cells expected in view, outlines would be sub-pixel clutter and slow: none are asked for. */
+const MAX_CELLS_IN_VIEW = 40_000;
+let outlinesTooMany = false;
+let outlineProblem = null;
 let hovered = null;
 const GRID = 64;
 const grid = new Map(); // "gx,gy" -> cells whose bounding box touches that grid square
+let previewNote = null;
 
 const showOutlines = document.getElementById("show-outlines");
 const opacity = document.getElementById("outline-opacity");
@@ -170,6 +180,9 @@ function zoomAt(factor, sx, sy) {
 }
 
 function draw() {
+  const wereTooMany = outlinesTooMany;
+  requestOutlines(); // the tiles of a new view start loading; each draws again when it comes
+  if (wereTooMany !== outlinesTooMany) updateStatus();
   const dpr = window.devicePixelRatio || 1;
   ctx.setTransform(1, 0, 0, 1, 0, 0);
   ctx.fillStyle = "#0b0f17";
@@ -187,12 +200,15 @@ function draw() {
   } else if (legacyPreview) ctx.drawImage(legacyPreview, 0, 0, width, height);
   const line = 1.5 / view.scale;
   let drawn = 0;
-  if (showOutlines?.checked) {
+  if (showOutlines?.checked && !outlinesTooMany) {
     ctx.globalAlpha = Number(opacity.value);
     ctx.strokeStyle = "#facc15";
     ctx.lineWidth = line;
-    ctx.stroke(outlines);
-    drawn = cells.length;
+    for (const entry of outlineTiles.values()) {
+      if (!entry.ready) continue;
+      ctx.stroke(entry.path); // one stroke per tile stays fast with tens of thousands of cells
+      drawn += entry.cells.length;
+    }
     ctx.globalAlpha = 1;
   }
   if (hovered) {
@@ -351,14 +367,100 @@ function loadLegacyPreview() {
   });
 }
 
+function visibleRegion() {
+  const x0 = Math.max(0, -view.x / view.scale);
+  const y0 = Math.max(0, -view.y / view.scale);
+  const x1 = Math.min(width, x0 + canvas.clientWidth / view.scale);
+  const y1 = Math.min(height, y0 + canvas.clientHeight / view.scale);
+  return { x0, y0, x1: Math.max(x0, x1), y1: Math.max(y0, y1) };
+}
+
+function rebuildCellIndex() {
+  grid.clear();
+  for (const entry of outlineTiles.values()) entry.cells.forEach(index);
+}
+
+async function loadOutlineTile(column, row) {
+  const entry = { cells: [], path: new Path2D(), ready: false };
+  outlineTiles.set(`${column}/${row}`, entry);
+  let collection;
+  try {
+    const response = await fetch(`/dashboard/api/segmentation/${id}/outlines/${column}/${row}`);
+    if (!response.ok) throw new Error((await response.json().catch(() => null))?.detail ?? `outlines answered ${response.status}`);
+    collection = await response.json();
+  } catch (error) {
+    outlineProblem = error.message;
+    updateStatus();
+    return;
+  }
+  entry.cells = collection.features.map(toCell);
+  for (const cell of entry.cells) entry.path.addPath(cell.path);
+  entry.cells.forEach(index);
+  entry.ready = true;
+  updateStatus();
+  scheduleDraw();
+}
+
+/**
+ * Asks for the outline tiles in view (and those up to the largest cell's size left and above it,
+ * where cells reaching into the view start), forgetting the oldest beyond MAX_OUTLINE_TILES.
+ */
+function requestOutlines() {
+  if (!outlineGrid) return Promise.resolve();
+  const region = visibleRegion();
+  const inView = outlineGrid.roi_count * (((region.x1 - region.x0) * (region.y1 - region.y0)) / (width * height));
+  outlinesTooMany = inView > MAX_CELLS_IN_VIEW;
+  if (outlinesTooMany) return Promise.resolve();
+  const { tile, columns, rows, max_extent: reach } = outlineGrid;
+  const wanted = [];
+  const loads = [];
+  for (let row = Math.max(0, Math.floor((region.y0 - reach) / tile)); row <= Math.min(rows - 1, Math.floor(region.y1 / tile)); row++) {
+    for (let column = Math.max(0, Math.floor((region.x0 - reach) / tile)); column <= Math.min(columns - 1, Math.floor(region.x1 / tile)); column++) {
+      const key = `${column}/${row}`;
+      wanted.push(key);
+      const entry = outlineTiles.get(key);
+      if (entry) {
+        outlineTiles.delete(key); // most recently used last
+        outlineTiles.set(key, entry);
+      } else loads.push(loadOutlineTile(column, row));
+    }
+  }
+  let forgotten = false;
+  for (const key of outlineTiles.keys()) {
+    if (outlineTiles.size <= Math.max(MAX_OUTLINE_TILES, wanted.length)) break;
+    if (wanted.includes(key)) continue;
+    outlineTiles.delete(key);
+    forgotten = true;
+  }
+  if (forgotten) rebuildCellIndex();
+  return Promise.all(loads);
+}
+
+function cellsLoaded() {
+  let n = 0;
+  for (const entry of outlineTiles.values()) n += entry.cells.length;
+  return n;
+}
+
+function updateStatus() {
+  const notes = [];
+  if (id && outlineGrid) {
+    const loaded = cellsLoaded();
+    const total = outlineGrid.roi_count;
+    if (loaded === total) notes.push(`${total.toLocaleString("en-US")} outlines`);
+    else if (outlinesTooMany) notes.push(`${total.toLocaleString("en-US")} cells · zoom in to see their outlines`);
+    else notes.push(`${loaded.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} outlines, those near the view`);
+    if (outlineProblem) notes.push(outlineProblem);
+  } else if (!id) notes.push(`${width.toLocaleString("en-US")} × ${height.toLocaleString("en-US")} px`);
+  if (previewNote) notes.push(previewNote);
+  root.dataset.outlinesHidden = String(outlinesTooMany);
+  status.textContent = notes.join(" · ");
+}
+
 async function loadOutlines() {
-  const response = await fetch(`/dashboard/api/export/${id}/rois.geojson`);
-  if (!response.ok) throw new Error(`outlines answered ${response.status}`);
-  const collection = await response.json();
-  cells = collection.features.map(toCell);
-  cells.forEach(index);
-  outlines = new Path2D();
-  for (const cell of cells) outlines.addPath(cell.path);
+  outlineGrid = await api(`/segmentation/${id}/outlines`);
+  root.dataset.outlineTiles = `${outlineGrid.columns}x${outlineGrid.rows}`;
+  await requestOutlines();
   scheduleDraw(); // the outlines need not wait for a preview still being made
 }
 
@@ -366,11 +468,8 @@ async function load() {
   fitToView();
   const [previewProblem] = await Promise.all([loadPyramid(), id ? loadOutlines() : null]);
   if (previewProblem && id) legacyPreview = await loadLegacyPreview();
-  const notes = [];
-  if (id) notes.push(`${cells.length.toLocaleString("en-US")} outlines`);
-  else notes.push(`${width.toLocaleString("en-US")} × ${height.toLocaleString("en-US")} px`);
-  if (previewProblem && !legacyPreview) notes.push(previewProblem);
-  status.textContent = notes.join(" · ");
+  if (previewProblem && !legacyPreview) previewNote = previewProblem;
+  updateStatus();
   root.dataset.loaded = "true";
   fitToView();
 }
