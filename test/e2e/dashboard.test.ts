@@ -341,7 +341,11 @@ describe("the dashboard in a browser", () => {
     // A 2400² image of 90,000 squares, 6 px on a side on an 8-px grid: 3 x 3 outline tiles.
     const side = 2400;
     const upload = new FormData();
-    upload.append("file", new Blob([encodePng({ width: side, height: side, data: new Uint8Array(side * side).fill(40), depth: 8, channels: 1 })]), "dense.png");
+    upload.append(
+      "file",
+      new Blob([new Uint8Array(encodePng({ width: side, height: side, data: new Uint8Array(side * side).fill(40), depth: 8, channels: 1 }))]),
+      "dense.png",
+    );
     const uploaded = await fetch(`${stack.api}/upload`, { method: "POST", headers: { Authorization: `Bearer ${stack.key}` }, body: upload });
     expect(uploaded.status).toBe(201);
     const imageId = ((await uploaded.json()) as { image: { id: string } }).image.id;
