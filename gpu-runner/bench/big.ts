@@ -1,5 +1,5 @@
 // npm run bench:big [-- --sizes 4096,8192,16384,32768] [--model <onnx>] [--provider cpu|webgpu|cuda|auto] [--memory-mb N]
-// Block-wise segmentation of synthetic fluorescence mosaics (synthetic-mosaic.ts, rendered block by
+// Block-wise segmentation of synthetic fluorescence mosaics (synthetic/mosaic.ts, rendered block by
 // block, never held whole) at each size, each in a fresh child process. Prints, per size: peak RSS
 // of the process, seconds per megapixel, blocks, cells found and true, AP@0.5 against the truth
 // (scored cell by cell as the cells stream out), and, where the whole image fits in memory
@@ -17,7 +17,7 @@ import { startMaskThreads } from "../engine/masks/mask-threads.ts";
 import type { ExecutionProviderChoice } from "../engine/model.ts";
 import { chooseModel } from "../engine/model-choice.ts";
 import { segmentImage } from "../engine/segment.ts";
-import { SyntheticMosaic } from "./synthetic-mosaic.ts";
+import { SyntheticMosaic } from "./synthetic/mosaic.ts";
 
 const { values } = parseArgs({
   options: {

@@ -9,7 +9,7 @@ import { encode as encodePng } from "fast-png";
 import { createKeySql, createOrganizationSql } from "../../scripts/admin-sql.ts";
 import { BASE_MODEL_DIR } from "../../scripts/base-model.ts";
 import { startStack } from "../../scripts/local-stack.ts";
-import { syntheticNuclei } from "../../test/e2e/stack.ts";
+import { syntheticNuclei } from "./synthetic/nuclei-grid.ts";
 import { decodeImage, type DecodedImage } from "../../common/decode/index.ts";
 import { loadModel } from "../engine/model.ts";
 import { segmentImage } from "../engine/segment.ts";

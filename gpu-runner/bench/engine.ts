@@ -29,8 +29,8 @@ import { buildReferenceModel } from "../engine/reference-model.ts";
 import { confluency, measureRois } from "../../schema/roi-measure.ts";
 import { segmentImage } from "../engine/segment.ts";
 import { DataType, encodeModel } from "../onnx/model-builder.ts";
-import { discField, type LabelImage } from "../../test/engine/helpers/synthetic-labels.ts";
-import { renderNuclei } from "../../test/engine/helpers/synthetic-image.ts";
+import { discField, type LabelImage } from "./synthetic/labels.ts";
+import { renderNuclei } from "./synthetic/image.ts";
 
 const ms = (t: number) => `${t.toFixed(0)} ms`;
 

@@ -19,7 +19,7 @@ import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import { freePort, startStack } from "../../scripts/local-stack.ts";
-import { inRasterOrder, roisFromShapes, syntheticShapes } from "../../test/worker/exports/helpers/rois-from-runs.ts";
+import { inRasterOrder, roisFromShapes, syntheticShapes } from "./synthetic/rois-from-runs.ts";
 import { Inspector } from "./exports-inspector.ts";
 import { artifactKey } from "../../schema/storage-keys.ts";
 

@@ -2,7 +2,7 @@
 // count, and a sampler watches that organization's predictions meanwhile.
 import { encode as encodePng } from "fast-png";
 import type { LocalStack } from "../../scripts/local-stack.ts";
-import { syntheticNuclei } from "../../test/e2e/stack.ts";
+import { syntheticNuclei } from "./synthetic/nuclei-grid.ts";
 import { SeededRandom } from "../training/random.ts";
 import { timed } from "./load-requests.ts";
 

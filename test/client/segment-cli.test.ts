@@ -19,7 +19,7 @@ import { decodeImage } from "../../common/decode/index.ts";
 import { stretchOf, toBytes } from "../../common/stretch.ts";
 import { STATE_FILE } from "../../client/resume-state.ts";
 import { UploadFailedError, uploadImage } from "../../client/upload.ts";
-import { syntheticNuclei } from "../e2e/stack.ts";
+import { syntheticNuclei } from "../../gpu-runner/bench/synthetic/nuclei-grid.ts";
 import { encodeTiff } from "../engine/helpers/tiff-writer.ts";
 
 let stack: LocalStack;

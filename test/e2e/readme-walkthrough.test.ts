@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { encodeTiff } from "../engine/helpers/tiff-writer.ts";
-import { syntheticNuclei } from "./stack.ts";
+import { syntheticNuclei } from "../../gpu-runner/bench/synthetic/nuclei-grid.ts";
 
 let stack: LocalStack;
 const folder = mkdtempSync(join(tmpdir(), "cellseg-walkthrough-"));

@@ -1,7 +1,7 @@
 // Renders label images as fluorescence-like 16-bit images: bright nuclei with a soft edge on a dark,
 // slightly uneven background, so the reference model has something realistic to segment.
 import type { DecodedImage } from "../../../common/decode/index.ts";
-import type { LabelImage } from "./synthetic-labels.ts";
+import type { LabelImage } from "./labels.ts";
 
 export function renderNuclei(scene: LabelImage): DecodedImage {
   const { width, height, labels } = scene;

@@ -1,4 +1,4 @@
-// Synthetic images for the end-to-end tests; the stack itself is scripts/local-stack.ts.
+// Synthetic nuclei on a regular grid with known centres, for the end-to-end tests and benches.
 
 /** Where the synthetic nuclei sit: rows `spacing` apart, every other row shifted a little. */
 export function nucleusCentres(width: number, height: number, spacing = 40, radius = 11): [number, number][] {

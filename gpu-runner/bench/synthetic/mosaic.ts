@@ -2,8 +2,8 @@
 // one nucleus (an ellipse with a soft, bright centre) in most cells of a square grid, placed and
 // shaped from a hash of the cell, on an uneven background with noise; 16-bit values. The truth is
 // known at every pixel, so a segmentation can be scored one cell at a time. For bench:big.
-import type { DecodedImage } from "../../common/decode/index.ts";
-import type { RegionSource } from "../engine/blocks/region-source.ts";
+import type { DecodedImage } from "../../../common/decode/index.ts";
+import type { RegionSource } from "../../engine/blocks/region-source.ts";
 
 /** Grid pitch (px): a nucleus at most 24 px across per 40 px cell, 0.75 of cells occupied (~470 nuclei per MP). */
 const PITCH = 40;

@@ -1,4 +1,4 @@
-// Synthetic label images for tests: discs, touching and concave shapes, tiny objects.
+// Synthetic label images for tests and benches: discs, touching and concave shapes, tiny objects.
 
 export interface LabelImage {
   width: number;

@@ -1,10 +1,10 @@
-// Test segmentations built from "row runs": an ROI is a top row and, per row below it, the
+// Segmentations built from "row runs", for tests and benches: an ROI is a top row and, per row below it, the
 // half-open pixel span [x0, x1) it covers. Consecutive spans overlap, so every ROI is one
 // 4-connected piece without holes, and its pixel-edge outline, area, centroid and bounding box
 // follow directly, independently of the code under test.
 
-import type { Roi } from "../../../../schema/roi.ts";
-import { SeededRandom } from "../../../../gpu-runner/training/random.ts";
+import type { Roi } from "../../../schema/roi.ts";
+import { SeededRandom } from "../../training/random.ts";
 
 export type Run = readonly [x0: number, x1: number];
 
