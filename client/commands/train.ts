@@ -7,12 +7,13 @@ import { positiveInteger, positiveNumber } from "../flags.ts";
 import { formatSeconds } from "../format.ts";
 import { pollJob } from "../jobs.ts";
 import { createDisplay } from "../progress.ts";
+import { learnedNothing, trainingOutcomeText } from "../../schema/training-outcome.ts";
 
-export const TRAIN_HELP = `npm run client -- train --model <base-id> <image-id>... [--segmentations ID,...] [--name N] [--steps N] [--wait]
+export const TRAIN_HELP = `npm run client -- train --model <base-id> <image-id>... [--segmentations ID,...] [--name N] [--steps N] [--wait [--allow-no-gain]]
 
 Fine-tunes a model on your segmented images (predicted, or corrected and imported with
 \`npm run client -- import\`) and prints the training's job id. Exits 0 once it is submitted, or
-with --wait, only if the training COMPLETED.
+with --wait, only if the training COMPLETED and its model beat the base on the held-out images.
 
   --model ID            the model to start from (see \`npm run client -- models\`; required)
   --segmentations IDS   comma-separated segmentations to learn from, at most one per image; an image
@@ -22,6 +23,8 @@ with --wait, only if the training COMPLETED.
   --wait                follow the training to its end, then print the new model's id and its
                         scores (AP@0.5 and AP@0.75) beside the base model's. Ctrl-C stops the
                         waiting, not the training
+  --allow-no-gain       with --wait, exit 0 also when fine-tuning did not beat the base (the new
+                        model is then the base's weights, marked "same as base")
   --poll SECONDS        first wait between status polls with --wait (default 2; grows to 15)
 
 ${CONNECTION_HELP}`;
@@ -33,6 +36,7 @@ const TRAIN_OPTIONS = {
   name: { type: "string" },
   steps: { type: "string" },
   wait: { type: "boolean" },
+  "allow-no-gain": { type: "boolean" },
   poll: { type: "string", default: "2" },
 } as const;
 
@@ -98,7 +102,13 @@ export async function trainCommand(args: string[], out: NodeJS.WritableStream): 
     return 1;
   }
   out.write(`Training job ${job.job_id} COMPLETED in ${took}\nNew model: ${job.result_model_id}\n`);
-  if (job.metrics) out.write(`${metricsLines(job.metrics).join("\n")}\n`);
+  if (job.metrics) out.write(`${metricsLines(job.metrics).join("\n")}\n${trainingOutcomeText(job.metrics)}\n`);
+  if (job.metrics && learnedNothing(job.metrics)) {
+    out.write(
+      `Nothing was learned: fine-tuning did not beat ${job.model_id} on the held-out images, so model ${job.result_model_id} is ${job.model_id}'s weights (listed as "same as base").\n`,
+    );
+    return values["allow-no-gain"] ? 0 : 1;
+  }
   out.write(`Segment with it: npm run client -- segment <images> --out <dir> --model ${job.result_model_id}\n`);
   return 0;
 }

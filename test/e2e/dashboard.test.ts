@@ -247,6 +247,100 @@ describe("the dashboard in a browser", () => {
     ).toBe("PK");
   }, 180_000);
 
+  it("corrects cells in the viewer: deletes three, draws one, undoes and redoes, keeps unsaved edits, saves them as a new segmentation", async () => {
+    const original = new URL(page.url()).pathname.split("/").at(-1)!;
+    const count = async () => Number((await page.locator("#cell-count").textContent())!.replaceAll(",", ""));
+    const before = await count();
+    /** Where image pixel (ix, iy) is on the screen now. */
+    const screen = async (ix: number, iy: number): Promise<[number, number]> => {
+      const [scale, x, y] = (await page.locator("#viewer").getAttribute("data-view"))!.split(",").map(Number);
+      const box = (await page.locator("#viewer-canvas").boundingBox())!;
+      return [box.x + ix * scale + x, box.y + iy * scale + y];
+    };
+    const selected = () => page.locator("#viewer").getAttribute("data-selected-cell");
+    await page.click("#zoom-fit");
+    await page.click("#edit-toggle");
+    expect(await page.locator("#viewer").getAttribute("data-editing")).toBe("true");
+
+    // Select a nucleus by clicking it (its measurements show), delete it with the Delete key; three times.
+    const doomed = nucleusCentres(512, 384).slice(0, 3);
+    for (const [cx, cy] of doomed) {
+      await page.mouse.click(...(await screen(cx, cy)));
+      await expect.poll(selected).not.toBe("");
+      expect(await page.locator("#cell-facts").innerText()).toMatch(/Area\s+\d+ px²/);
+      await page.keyboard.press("Delete");
+      expect(await selected()).toBe("");
+    }
+    expect(await count()).toBe(before - 3);
+    expect(await page.locator("#edit-summary").textContent()).toBe("Unsaved: 3 deleted.");
+    await shot("edit-deleted");
+
+    // Undo brings the last one back (it can be selected again); redo deletes it again.
+    await page.keyboard.press("Control+z");
+    expect(await count()).toBe(before - 2);
+    await page.mouse.click(...(await screen(doomed[2]![0], doomed[2]![1])));
+    await expect.poll(selected).not.toBe("");
+    await page.keyboard.press("Control+Shift+Z");
+    expect(await count()).toBe(before - 3);
+    expect(await selected()).toBe("");
+
+    // Draw a square cell in the space between nuclei: four corners, then Enter.
+    await page.click("#draw-cell");
+    for (const [x, y] of [
+      [34, 34],
+      [46, 34],
+      [46, 46],
+      [34, 46],
+    ])
+      await page.mouse.click(...(await screen(x!, y!)));
+    await page.keyboard.press("Enter");
+    expect(await count()).toBe(before - 2);
+    expect(await page.locator("#edit-summary").textContent()).toBe("Unsaved: 3 deleted, 1 drawn.");
+    await shot("edit-drawn");
+
+    // Leaving with unsaved corrections asks first; staying keeps them, and a reload brings them back.
+    const asked = new Promise<string>((resolve) =>
+      page.once("dialog", async (dialog) => {
+        resolve(dialog.type());
+        await dialog.dismiss();
+      }),
+    );
+    await page.click("nav >> text=Models", { noWaitAfter: true });
+    expect(await asked).toBe("beforeunload");
+    expect(new URL(page.url()).pathname).toBe(`/dashboard/segmentations/${original}`);
+    page.once("dialog", (dialog) => dialog.accept());
+    await page.reload();
+    await page.waitForSelector("#viewer[data-loaded=true]");
+    expect(await page.locator("#restored-note").isVisible()).toBe(true);
+    expect(await count()).toBe(before - 2);
+
+    // Save: a new segmentation of the image, shown at once; through the API it has the drawn cell where it was drawn.
+    await page.click("#edit-toggle");
+    await Promise.all([
+      page.waitForURL((url) => url.pathname.startsWith("/dashboard/segmentations/") && !url.pathname.endsWith(original)),
+      page.click("#save-corrections"),
+    ]);
+    await page.waitForSelector("#viewer[data-loaded=true]");
+    expect(await count()).toBe(before - 2);
+    expect(await page.locator("#restored-note").isVisible()).toBe(false);
+    await shot("edit-saved");
+    const saved = new URL(page.url()).pathname.split("/").at(-1)!;
+    const response = await fetch(`${stack.api}/export/${saved}/rois.geojson`, { headers: { Authorization: `Bearer ${stack.key}` } });
+    const { features } = (await response.json()) as {
+      features: { properties: { bbox_x: number; bbox_y: number; bbox_w: number; bbox_h: number; segmentation_source: string } }[];
+    };
+    expect(features).toHaveLength(before - 2);
+    expect(features[0]!.properties.segmentation_source).toBe("import");
+    const square = features.map((f) => f.properties).filter((p) => Math.abs(p.bbox_x - 34) <= 1 && Math.abs(p.bbox_y - 34) <= 1);
+    expect(square).toHaveLength(1);
+    expect(Math.abs(square[0]!.bbox_w - 12)).toBeLessThanOrEqual(1);
+    expect(Math.abs(square[0]!.bbox_h - 12)).toBeLessThanOrEqual(1);
+    for (const [cx, cy] of doomed) {
+      const inside = features.filter(({ properties: p }) => cx >= p.bbox_x && cx < p.bbox_x + p.bbox_w && cy >= p.bbox_y && cy < p.bbox_y + p.bbox_h);
+      expect(inside).toEqual([]);
+    }
+  }, 120_000);
+
   it("lists the models and deletes an image after confirmation", async () => {
     await open("nav >> text=Models");
     expect(await page.locator("tr[data-model-id=cpsam]").innerText()).toContain("cpsam");
@@ -424,7 +518,14 @@ describe("the dashboard in a browser", () => {
   it("starts a training from selected images and shows its progress, then its scores", async () => {
     await open("nav >> text=Models");
     await shot("models-training-form");
-    await page.check("input[aria-label='Train on nuclei.png']");
+    // Both images have a correction (one saved in the viewer, one imported): each is marked and selected to start with.
+    for (const name of ["nuclei.png", "large-nuclei.png"]) {
+      const box = page.locator(`input[aria-label='Train on ${name}']`);
+      expect(await box.isChecked()).toBe(true);
+      expect(await page.locator("#trainable-images tr", { has: box }).innerText()).toContain("corrected");
+    }
+    expect(await page.locator("#training-warning").isVisible()).toBe(false);
+    await page.uncheck("input[aria-label='Train on large-nuclei.png']");
     await page.fill("#training-form input[name=name]", "dashboard-nuclei");
     await page.fill("#training-form input[name=steps]", "1");
     await page.click("button:has-text('Start training')");
@@ -434,10 +535,13 @@ describe("the dashboard in a browser", () => {
     await expect.poll(() => row.getAttribute("data-status"), { timeout: 60_000 }).toBe("STARTED");
     await shot("training-running");
     await expect.poll(() => row.getAttribute("data-status"), { timeout: 300_000, interval: 2000 }).toBe("COMPLETED");
-    expect(await row.locator(".result").innerText()).toMatch(/AP@0\.5 (\d\.\d{3}|—) \(base (\d\.\d{3}|—)\)/);
+    // One image: it is trained on and scored on; the sentence says plainly whether the base was beaten.
+    expect(await row.locator(".result").innerText()).toMatch(
+      /^(Beat its base: AP@0\.5 \d\.\d{3} against \d\.\d{3}|Did not beat its base: AP@0\.5 \d\.\d{3}) on the image trained on \(the only one given\)/,
+    );
     await open("a:has-text('see the new model')");
     const model = page.locator("tr", { hasText: "dashboard-nuclei" });
-    expect(await model.innerText()).toMatch(/AP@0\.5 (\d\.\d{3}|—) \(base (\d\.\d{3}|—)\) · 1 step · 1 image/);
+    expect(await model.innerText()).toMatch(/(AP@0\.5 \d\.\d{3} \(base \d\.\d{3}\)|same as base: AP@0\.5 \d\.\d{3}, not beaten) · 1 step · 1 image/);
     await shot("models-trained");
   }, 420_000);
 

@@ -52,9 +52,7 @@ describe("fineTune", () => {
     // The training objects' size is given to the model only where it beats the image's own estimate
     // on the held-out pairs; this untrained network finds nothing either way, and a tie keeps the estimate.
     expect(result.manifest.trainedObjectDiameter).toBeUndefined();
-    expect(result.validation.note).toMatch(
-      /; without a diameter it estimates each image's object size \(AP@0\.5 0\.000 from that size, 0\.000 from the estimate, diameter "auto"\)$/,
-    );
+    expect(result.validation.note).toMatch(/; without a diameter it estimates each image's object size$/);
     const served = await loadModelFromBytes(result.onnx, result.manifest, { executionProvider: "cpu", log: () => {} });
     expect(served.inputName).toBe("input");
   });

@@ -15,6 +15,7 @@ import { completeStatement, failAttempt, getJobById, type Job, JobFaultError, wi
 import { getVisibleModel, type Model } from "./models.ts";
 import { signStorageUrl, type StorageTarget } from "./signed-urls.ts";
 import { trainingInput, trainingLabels, trainingSummary } from "./trainings.ts";
+import { learnedNothing } from "../../schema/training-outcome.ts";
 import { artifactKey, imagePreviewKey, MODEL_FILES, trainedModelPrefix } from "../../schema/storage-keys.ts";
 
 function modelFiles(env: Bindings, origin: string, prefix: string, method: "GET" | "PUT", attempt?: StorageTarget["attempt"]) {
@@ -203,7 +204,10 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
       orgId: job.orgId,
       name: input.name ?? `${model?.name ?? "model"}-finetuned-${job.resultModelId!.slice(0, 8)}`,
       version: "1",
-      description: `Fine-tuned from ${model?.name ?? job.modelId} on ${input.image_ids.length} image(s)`,
+      description:
+        result.metrics && learnedNothing(result.metrics)
+          ? `Same as its base ${model?.name ?? job.modelId}: fine-tuning on ${input.image_ids.length} image(s) did not beat it`
+          : `Fine-tuned from ${model?.name ?? job.modelId} on ${input.image_ids.length} image(s)`,
       baseModelId: job.modelId,
       r2Prefix: prefix,
       training: trainingSummary(job, result),

@@ -1,6 +1,7 @@
-import type { JobRecord } from "../../../schema/api-records.ts";
+import type { JobRecord, TrainingMetrics } from "../../../schema/api-records.ts";
 import type { Model } from "../../services/models.ts";
 import type { TrainableImage } from "../../services/trainings.ts";
+import { learnedNothing, trainingOutcomeText } from "../../../schema/training-outcome.ts";
 import { counted, formatDate, Layout, type PageContext } from "../layout.tsx";
 import { StatusBadge } from "./images.tsx";
 
@@ -11,9 +12,10 @@ function metrics(training: unknown): string {
   if (!training || typeof training !== "object") return "—";
   const t = training as Record<string, unknown>;
   const parts: string[] = [];
-  const scored = (t.metrics ?? null) as { base?: { ap50?: unknown }; fine_tuned?: { ap50?: unknown } } | null;
+  const scored = (t.metrics ?? null) as (TrainingMetrics & { fine_tuned?: unknown }) | null;
   const validation = (t.validation ?? {}) as Record<string, unknown>;
-  if (scored?.fine_tuned) parts.push(`AP@0.5 ${ap(scored.fine_tuned.ap50)} (base ${ap(scored.base?.ap50)})`);
+  if (scored?.fine_tuned && learnedNothing(scored)) parts.push(`same as base: AP@0.5 ${ap(scored.base.ap50)}, not beaten`);
+  else if (scored?.fine_tuned) parts.push(`AP@0.5 ${ap(scored.fine_tuned.ap50)} (base ${ap(scored.base?.ap50)})`);
   else if (typeof validation.ap50_after === "number") {
     const before = typeof validation.ap50_before === "number" ? ` (base ${validation.ap50_before.toFixed(3)})` : "";
     parts.push(`AP@0.5 ${validation.ap50_after.toFixed(3)}${before}`);
@@ -27,8 +29,7 @@ function metrics(training: unknown): string {
 function outcome(job: JobRecord): string {
   if (job.status === "FAILED") return job.reason ?? "failed";
   if (job.status !== "COMPLETED") return ""; // the progress column says what it is doing
-  const m = job.metrics;
-  return m ? `AP@0.5 ${ap(m.fine_tuned.ap50)} (base ${ap(m.base.ap50)}) · ${m.note}` : "done";
+  return job.metrics ? trainingOutcomeText(job.metrics) : "done";
 }
 
 function TrainingForm(props: { models: Model[]; images: TrainableImage[] }) {
@@ -42,8 +43,9 @@ function TrainingForm(props: { models: Model[]; images: TrainableImage[] }) {
   return (
     <form id="training-form" class="card">
       <p class="muted">
-        Fine-tune a model on the images' most recent segmentations (a correction you imported wins over the prediction it corrects). The new model appears above
-        when the training completes.
+        Fine-tune a model on the images' most recent segmentations. An image you corrected (in the viewer's Edit cells, or imported) is learned from its
+        correction, and those are selected to start with. The new model appears above when the training completes, marked "same as base" if it did not beat the
+        base on the held-out images.
       </p>
       <table class="list compact" id="trainable-images">
         <thead>
@@ -58,11 +60,21 @@ function TrainingForm(props: { models: Model[]; images: TrainableImage[] }) {
           {props.images.map((i) => (
             <tr>
               <td>
-                <input type="checkbox" name="image_id" value={i.id} aria-label={`Train on ${i.name}`} />
+                <input
+                  type="checkbox"
+                  name="image_id"
+                  value={i.id}
+                  aria-label={`Train on ${i.name}`}
+                  data-source={i.segmentationSource}
+                  checked={i.segmentationSource === "import"}
+                />
               </td>
               <td>{i.name}</td>
               <td>{i.width ? `${i.width} × ${i.height}` : "—"}</td>
-              <td>{`${i.segmentationSource === "import" ? "imported" : "predicted"}, ${i.cellCount} cells`}</td>
+              <td>
+                {i.segmentationSource === "import" ? <span class="badge completed">corrected</span> : <span class="badge">predicted only</span>}
+                {` ${i.cellCount} cells`}
+              </td>
             </tr>
           ))}
         </tbody>
@@ -84,6 +96,10 @@ function TrainingForm(props: { models: Model[]; images: TrainableImage[] }) {
           <span>Steps</span>
           <input type="number" name="steps" min="1" step="1" placeholder="the plan's time budget" />
         </label>
+        <p class="full warning" id="training-warning" hidden>
+          Every selected image would be learned from the model's own predictions, which teach it nothing new: correct a few cells first (open an image's cells,
+          Edit cells, Save corrections).
+        </p>
         <div class="full">
           <button type="submit" class="primary">
             Start training

@@ -1,3 +1,4 @@
+import { MAX_IMPORT_OBJECTS, MAX_IMPORT_PIXELS } from "../../annotations/limits.ts";
 import { PNG_MAX_LABEL } from "../../exports/label-png.ts";
 import type { Segmentation } from "../../services/segmentations.ts";
 import { formatDate, Layout, type PageContext } from "../layout.tsx";
@@ -25,7 +26,17 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
         <a href="/dashboard">Images</a> / <a href={`/dashboard/images/${s.imageId}`}>{s.imageName}</a> / segmentation
       </p>
       <div class="viewer-layout">
-        <div class="viewer" id="viewer" data-segmentation-id={s.id} data-image-id={s.imageId} data-width={s.width} data-height={s.height}>
+        <div
+          class="viewer"
+          id="viewer"
+          data-segmentation-id={s.id}
+          data-image-id={s.imageId}
+          data-width={s.width}
+          data-height={s.height}
+          data-roi-count={s.roiCount}
+          data-import-max-pixels={MAX_IMPORT_PIXELS}
+          data-import-max-cells={MAX_IMPORT_OBJECTS}
+        >
           <canvas id="viewer-canvas"></canvas>
           <div class="viewer-status" id="viewer-status">
             Loading…
@@ -77,6 +88,42 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
               <input type="range" id="outline-opacity" min="0" max="1" step="0.05" value="0.9" />
             </label>
             <ZoomControls />
+          </div>
+          <div class="card edit" id="edit-card">
+            <h3>Correct cells</h3>
+            <p class="note" id="restored-note" hidden>
+              Unsaved corrections from your last visit are back: save or discard them.
+            </p>
+            <button type="button" class="button" id="edit-toggle">
+              Edit cells
+            </button>
+            <div id="edit-tools" hidden>
+              <div class="edit-buttons">
+                <button type="button" class="button" id="draw-cell" title="Click the new cell's corners; double-click or Enter closes it, Esc cancels">
+                  Draw cell
+                </button>
+                <button type="button" class="button" id="delete-cell" title="Delete the selected cell (Delete key)">
+                  Delete cell
+                </button>
+                <button type="button" class="button" id="undo" title="Ctrl+Z">
+                  Undo
+                </button>
+                <button type="button" class="button" id="redo" title="Ctrl+Shift+Z">
+                  Redo
+                </button>
+              </div>
+              <p class="muted">Click a cell to select it, then Delete. Draw cell: click its corners, double-click or Enter to close.</p>
+              <p id="edit-summary">No corrections yet.</p>
+              <div class="edit-buttons">
+                <button type="button" class="button primary" id="save-corrections">
+                  Save corrections
+                </button>
+                <button type="button" class="button" id="discard-corrections">
+                  Discard
+                </button>
+              </div>
+              <p class="muted" id="save-problem"></p>
+            </div>
           </div>
           <div class="card" id="cell-info">
             <h3>Cell under the pointer</h3>

@@ -359,11 +359,20 @@ function showMaskDefaults(form) {
 const ap = (v) => (typeof v === "number" ? v.toFixed(3) : "—");
 
 /** The same words as the page's server-rendered rows (pages/models.tsx outcome). */
+/** The page's sentence for a training (schema/training-outcome.ts says it the same way on the server). */
 function trainingOutcome(job) {
   if (job.status === "FAILED") return job.reason ?? "failed";
   if (job.status !== "COMPLETED") return ""; // the progress column says what it is doing
   const m = job.metrics;
-  return m ? `AP@0.5 ${ap(m.fine_tuned.ap50)} (base ${ap(m.base.ap50)}) · ${m.note}` : "done";
+  if (!m) return "done";
+  if (m.evaluated_on === "none") return `Not evaluated: ${m.note}`;
+  const where =
+    m.evaluated_on === "training_image"
+      ? "the image trained on (the only one given)"
+      : `${m.evaluated_images} held-out image${m.evaluated_images === 1 ? "" : "s"}`;
+  if (m.chosen_step === 0)
+    return `Did not beat its base: AP@0.5 ${ap(m.base.ap50)} on ${where}, no step higher; the new model keeps the base's weights (same as base)`;
+  return `Beat its base: AP@0.5 ${ap(m.fine_tuned.ap50)} against ${ap(m.base.ap50)} on ${where}`;
 }
 
 function renderTraining(row, job) {
@@ -414,6 +423,15 @@ function setUpTrainings() {
   const form = document.getElementById("training-form");
   if (!form) return;
   const error = document.getElementById("training-error");
+  // A training on nothing but the model's own predictions can only learn what the model already does.
+  const warning = document.getElementById("training-warning");
+  const warn = () => {
+    const chosen = [...form.querySelectorAll("input[name=image_id]:checked")];
+    warning.hidden = chosen.length === 0 || chosen.some((box) => box.dataset.source === "import");
+  };
+  form.addEventListener("change", warn);
+  form.addEventListener("reset", () => setTimeout(warn));
+  warn();
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     error.textContent = "";

@@ -11,6 +11,7 @@
 // they come into view once the view holds few enough cells to draw; a whole slide of half a
 // million cells shows its preview until one zooms in.
 import { api } from "./dashboard.js";
+import { setUpEditing } from "./viewer-edit.js";
 
 const root = document.getElementById("viewer");
 const canvas = document.getElementById("viewer-canvas");
@@ -42,6 +43,11 @@ let hovered = null;
 const GRID = 64;
 const grid = new Map(); // "gx,gy" -> cells whose bounding box touches that grid square
 let previewNote = null;
+/** Cells deleted in edit mode (their roi_index), left out of the outlines and of hit-testing. */
+const hidden = new Set();
+/** roi_index -> the loaded outline tile that holds the cell. */
+const tileOfCell = new Map();
+let editor = null;
 
 const showOutlines = document.getElementById("show-outlines");
 const opacity = document.getElementById("outline-opacity");
@@ -151,7 +157,7 @@ function contains(ring, x, y) {
 function cellAt(x, y) {
   for (const cell of grid.get(`${Math.floor(x / GRID)},${Math.floor(y / GRID)}`) ?? []) {
     const [x0, y0, x1, y1] = cell.bbox;
-    if (x >= x0 && x <= x1 && y >= y0 && y <= y1 && contains(cell.ring, x, y)) return cell;
+    if (x >= x0 && x <= x1 && y >= y0 && y <= y1 && !hidden.has(cell.props.roi_index) && contains(cell.ring, x, y)) return cell;
   }
   return null;
 }
@@ -209,9 +215,11 @@ function draw() {
       ctx.stroke(entry.path); // one stroke per tile stays fast with tens of thousands of cells
       drawn += entry.cells.length;
     }
+    for (const roiIndex of hidden) if (tileOfCell.get(roiIndex)?.ready) drawn--;
     ctx.globalAlpha = 1;
   }
-  if (hovered) {
+  if (editor) drawn += editor.drawOverlay(ctx, view.scale);
+  if (hovered && !editor?.active) {
     ctx.fillStyle = "rgba(56, 189, 248, 0.35)";
     ctx.fill(hovered.path);
     ctx.strokeStyle = "#38bdf8";
@@ -285,10 +293,19 @@ canvas.addEventListener("pointerdown", (e) => {
   root.classList.add("dragging");
   canvas.setPointerCapture(e.pointerId);
 });
-canvas.addEventListener("pointerup", () => {
+canvas.addEventListener("pointerup", (e) => {
+  const clicked = drag && Math.hypot(e.clientX - drag.x, e.clientY - drag.y) < 4;
   drag = null;
   root.classList.remove("dragging");
+  if (clicked && editor?.active) editor.click(...imagePoint(e));
 });
+canvas.addEventListener("dblclick", () => editor?.doubleClick());
+
+/** Where a pointer event is, in image pixels. */
+function imagePoint(e) {
+  const rect = canvas.getBoundingClientRect();
+  return [(e.clientX - rect.left - view.x) / view.scale, (e.clientY - rect.top - view.y) / view.scale];
+}
 canvas.addEventListener("pointermove", (e) => {
   if (drag) {
     view.x = drag.vx + e.clientX - drag.x;
@@ -296,9 +313,9 @@ canvas.addEventListener("pointermove", (e) => {
     draw();
     return;
   }
-  const rect = canvas.getBoundingClientRect();
-  const x = (e.clientX - rect.left - view.x) / view.scale;
-  const y = (e.clientY - rect.top - view.y) / view.scale;
+  const [x, y] = imagePoint(e);
+  editor?.pointerAt(x, y);
+  if (editor?.active) return; // in edit mode the panel shows the selected cell
   const cell = cellAt(x, y);
   if (cell !== hovered) {
     hovered = cell;
@@ -377,7 +394,26 @@ function visibleRegion() {
 
 function rebuildCellIndex() {
   grid.clear();
-  for (const entry of outlineTiles.values()) entry.cells.forEach(index);
+  tileOfCell.clear();
+  for (const entry of outlineTiles.values()) {
+    entry.cells.forEach(index);
+    for (const cell of entry.cells) tileOfCell.set(cell.props.roi_index, entry);
+  }
+}
+
+/** One path of a tile's cells, less those deleted in edit mode: only that tile is redrawn after an edit. */
+function tilePath(entry) {
+  const path = new Path2D();
+  for (const cell of entry.cells) if (!hidden.has(cell.props.roi_index)) path.addPath(cell.path);
+  return path;
+}
+
+function setHidden(roiIndex, on) {
+  if (on) hidden.add(roiIndex);
+  else hidden.delete(roiIndex);
+  const entry = tileOfCell.get(roiIndex);
+  if (entry?.ready) entry.path = tilePath(entry);
+  scheduleDraw();
 }
 
 async function loadOutlineTile(column, row) {
@@ -394,8 +430,9 @@ async function loadOutlineTile(column, row) {
     return;
   }
   entry.cells = collection.features.map(toCell);
-  for (const cell of entry.cells) entry.path.addPath(cell.path);
+  entry.path = tilePath(entry);
   entry.cells.forEach(index);
+  for (const cell of entry.cells) tileOfCell.set(cell.props.roi_index, entry);
   entry.ready = true;
   updateStatus();
   scheduleDraw();
@@ -464,9 +501,48 @@ async function loadOutlines() {
   scheduleDraw(); // the outlines need not wait for a preview still being made
 }
 
+/** Every outline tile of the segmentation, loaded (saving corrections needs every cell). */
+async function loadAllOutlines() {
+  const loads = [];
+  for (let row = 0; row < outlineGrid.rows; row++) {
+    for (let column = 0; column < outlineGrid.columns; column++) {
+      if (!outlineTiles.has(`${column}/${row}`)) loads.push(loadOutlineTile(column, row));
+    }
+  }
+  await Promise.all(loads);
+  if (cellsLoaded() !== outlineGrid.roi_count) throw new Error(outlineProblem ?? "not every cell could be loaded");
+}
+
+/** Why corrections of this segmentation cannot be saved (they are saved as an import), or null. */
+function saveProblem() {
+  const maxPixels = Number(root.dataset.importMaxPixels);
+  const maxCells = Number(root.dataset.importMaxCells);
+  if (width * height > maxPixels)
+    return `Corrections are saved as an import, which takes images of up to ${maxPixels.toLocaleString("en-US")} pixels; export rois.geojson and correct this one in QuPath.`;
+  if (Number(root.dataset.roiCount) > maxCells) return `Corrections are saved as an import, which takes up to ${maxCells.toLocaleString("en-US")} cells.`;
+  return null;
+}
+
 async function load() {
   fitToView();
   const [previewProblem] = await Promise.all([loadPyramid(), id ? loadOutlines() : null]);
+  if (id) {
+    editor = setUpEditing({
+      root,
+      segmentationId: id,
+      imageId,
+      roiCount: Number(root.dataset.roiCount),
+      saveProblem: saveProblem(),
+      hidden,
+      setHidden,
+      cellAt,
+      contains: (cell, x, y) => x >= cell.bbox[0] && x <= cell.bbox[2] && y >= cell.bbox[1] && y <= cell.bbox[3] && contains(cell.ring, x, y),
+      cells: () => [...outlineTiles.values()].flatMap((entry) => entry.cells),
+      loadAllOutlines,
+      showCell,
+      scheduleDraw,
+    });
+  }
   if (previewProblem && id) legacyPreview = await loadLegacyPreview();
   if (previewProblem && !legacyPreview) previewNote = previewProblem;
   updateStatus();
