@@ -3,9 +3,9 @@
 // and so Fiji's ROI Manager, writes those). ZIP64 end records are followed, so the project's own
 // archives of more than 65,535 ROIs (worker/exports/zip-writer.ts) read back. Why not fflate's
 // unzipSync: it inflates each entry to the size the archive claims without stopping, so a small
-// archive could make the worker inflate gigabytes; here each entry inflates through `inflateBounded`.
+// archive could make the worker inflate gigabytes; here each entry inflates through `inflateWithin`.
 
-import { inflateBounded } from "./inflate-bounded.ts";
+import { inflateWithin } from "../../common/decode/inflate-bounded.ts";
 import { AnnotationImportError } from "./errors.ts";
 import { CENTRAL_HEADER, END, LOCAL_HEADER, U32_MAX, ZIP64_END, ZIP64_LOCATOR } from "../zip-records.ts";
 
@@ -86,9 +86,9 @@ export function entryData(bytes: Uint8Array, entry: ZipEntry, limit: number): Ui
     return stored;
   }
   if (entry.method !== 8) throw corrupt(`${entry.name} uses compression method ${entry.method} (only stored and deflated entries are read)`);
-  const inflated = inflateBounded(stored, limit, "raw");
-  if (inflated === "corrupt") throw corrupt(`${entry.name} is not valid deflate data`);
+  const inflated = inflateWithin(stored, limit, { framing: "raw", complete: true });
   if (inflated === "too large") throw tooLarge(entry, limit);
+  if (!(inflated instanceof Uint8Array)) throw corrupt(`${entry.name} is not valid deflate data`);
   return inflated;
 }
 
