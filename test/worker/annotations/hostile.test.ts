@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { AnnotationImportError, importAnnotation, importErrorStatus } from "../../../worker/annotations/index.ts";
 import { MAX_IMPORT_FILE_BYTES, MAX_IMPORT_OBJECTS } from "../../../worker/annotations/limits.ts";
 import { encodeTiff } from "../../engine/helpers/tiff-writer.ts";
+import { combGeoJson, combRoi, fullImageRectangles, labelsAtTopAndBottom } from "./helpers/hostile-annotations.ts";
 import { ROI_TYPE, roiFile } from "./helpers/imagej-roi-builder.ts";
 
 function refusal(bytes: Uint8Array, width: number, height: number): { kind: string; status: number; detail: string } {
@@ -247,6 +248,52 @@ describe("bounded work", () => {
     expect(refusal(text(JSON.stringify([feature([ring])])), 8, 8)).toMatchObject({
       kind: "limit_exceeded",
       detail: "feature 1 has 100001 vertices; an object may have at most 100,000",
+    });
+  });
+});
+
+// Issue 24: files within every count limit that asked for minutes to hours of CPU, or hundreds of
+// megabytes of heap (test/worker/annotations/helpers/hostile-annotations.ts). Each is answered with
+// the limit it passes, found before the work it would cost; `npm run bench:hostile` times them.
+describe("bounded work, whatever the counts allow", () => {
+  it("a comb polygon of 100,000 vertices (GeoJSON, 1.6 MB) is answered 422 before it is filled: its rows cross 200,000 edges", () => {
+    expect(refusal(combGeoJson(100_000, 256, 4), 256, 4)).toEqual({
+      kind: "limit_exceeded",
+      status: 422,
+      detail:
+        "feature 1: the outlines cross the image's pixel rows more than 65,536 times, the most an import into a 256x4 image may (4 per pixel); an outline with far more edges than the pixels it covers is refused",
+    });
+  });
+
+  it("the same comb as an ImageJ .roi of 100,000 subpixel vertices is answered 422 alike", () => {
+    expect(refusal(combRoi(100_000, 256, 4), 256, 4)).toMatchObject({
+      kind: "limit_exceeded",
+      status: 422,
+      detail: expect.stringMatching(/^the ROI: the outlines cross the image's pixel rows more than 65,536 times/),
+    });
+  });
+
+  it("a comb of a few teeth, crossing each row a few times, still imports (one object: its largest tooth)", () => {
+    expect(importAnnotation(combGeoJson(40, 256, 4), 256, 4).rois).toHaveLength(1);
+  });
+
+  it("100,000 rectangles over the whole 2560x2160 image (11 MB) are answered 422 at the first whose box passes the budget", () => {
+    expect(refusal(fullImageRectangles(100_000, 2560, 2160), 2560, 2160)).toEqual({
+      kind: "limit_exceeded",
+      status: 422,
+      detail:
+        "feature 25: the objects' bounding boxes cover more than 134,217,728 pixels, counting overlaps, the most one import may (24 times this image); objects that overlap this much are not cells",
+    });
+    // Within the budget they import: the last one drawn wins every pixel.
+    expect(importAnnotation(fullImageRectangles(24, 2560, 2160), 2560, 2160).rois).toHaveLength(1);
+  });
+
+  it("a 16-bit label TIFF of 65,535 labels, each at the top and the bottom edge, is answered 422 before the one-piece and hole passes", () => {
+    expect(refusal(labelsAtTopAndBottom(2048, 2048, 65_535), 2048, 2048)).toEqual({
+      kind: "limit_exceeded",
+      status: 422,
+      detail:
+        "the objects' bounding boxes cover 135,486,697,472 pixels, counting overlaps; one import may cover at most 134,217,728 (32 times this 2048x2048 image): objects spread over much of the image, such as one label used on pixels far apart, are not cells",
     });
   });
 });
