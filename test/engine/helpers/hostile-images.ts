@@ -239,6 +239,27 @@ function cases(): HostileFile[] {
     { name: "TIFF: compression 34712 (JPEG 2000)", bytes: gray(4, 4, 300, 16, 34712), error: /compression 34712 is not supported/, refusedAtUpload: true },
     { name: "TIFF: a JPEG-compressed strip that is no JPEG", bytes: gray(4, 4, 300, 16, 7), error: /TIFF JPEG block/, refusedAtUpload: false },
     { name: "TIFF: header only", bytes: rawTiff(8, 8, []), error: /outside the file|past the end|truncated/, refusedAtUpload: true },
+    // Issue 24: strips that name the same stored bytes, each valid alone, cost strips x file size to decode.
+    {
+      name: "TIFF: 64 LZW strips that all name one run of 100,000 clear codes",
+      bytes: stripsSharingLzwData(64, 64, 100_000),
+      error: /compressed strips or tiles claim 7204800 bytes, more than the 113599-byte file holds \(blocks that share their bytes\)/,
+      refusedAtUpload: true,
+    },
+    {
+      // More byte counts than the upload probe reads of a tag at first (4096): it reads them all.
+      name: "TIFF: 5,000 LZW strips that all name one run of 1,000 clear codes",
+      bytes: stripsSharingLzwData(64, 5_000, 1_000),
+      error: /compressed strips or tiles claim \d+ bytes, more than the \d+-byte file holds/,
+      refusedAtUpload: true,
+    },
+    {
+      name: "TIFF: 4 channel pages whose strips all name one run of 100,000 clear codes",
+      bytes: channelPagesSharingLzwData(4, 100_000),
+      error: /compressed strips or tiles claim \d+ bytes, more than the \d+-byte file holds/,
+      // Each page alone fits in the file, and the probe reads the first page's tags only.
+      refusedAtUpload: false,
+    },
     ...pngCases(),
     ...jpegCases(),
   ];

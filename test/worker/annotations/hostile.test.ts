@@ -7,6 +7,7 @@ import jpeg from "jpeg-js";
 import { describe, expect, it } from "vitest";
 import { AnnotationImportError, importAnnotation, importErrorStatus } from "../../../worker/annotations/index.ts";
 import { MAX_IMPORT_FILE_BYTES, MAX_IMPORT_OBJECTS } from "../../../worker/annotations/limits.ts";
+import { stripsSharingLzwData } from "../../engine/helpers/hostile-images.ts";
 import { encodeTiff } from "../../engine/helpers/tiff-writer.ts";
 import { combGeoJson, combRoi, fullImageRectangles, labelsAtTopAndBottom } from "./helpers/hostile-annotations.ts";
 import { ROI_TYPE, roiFile } from "./helpers/imagej-roi-builder.ts";
@@ -295,5 +296,16 @@ describe("bounded work, whatever the counts allow", () => {
       detail:
         "the objects' bounding boxes cover 135,486,697,472 pixels, counting overlaps; one import may cover at most 134,217,728 (32 times this 2048x2048 image): objects spread over much of the image, such as one label used on pixels far apart, are not cells",
     });
+  });
+
+  it("a label TIFF whose 64 LZW strips all name one run of clear codes is refused before any strip is decoded", () => {
+    expect(refusal(stripsSharingLzwData(64, 64, 100_000), 64, 64)).toEqual({
+      kind: "unreadable",
+      status: 415,
+      detail:
+        "label image unreadable: TIFF corrupt: its compressed strips or tiles claim 7204800 bytes, more than the 113599-byte file holds (blocks that share their bytes)",
+    });
+    // One such strip alone is a valid file: the same data read once imports.
+    expect(importAnnotation(stripsSharingLzwData(64, 1, 100_000), 64, 1).rois).toHaveLength(1);
   });
 });
