@@ -9,7 +9,15 @@ import { AnnotationImportError, importAnnotation, importErrorStatus } from "../.
 import { MAX_IMPORT_FILE_BYTES, MAX_IMPORT_OBJECTS } from "../../../worker/annotations/limits.ts";
 import { stripsSharingLzwData } from "../../engine/helpers/hostile-images.ts";
 import { encodeTiff } from "../../engine/helpers/tiff-writer.ts";
-import { combGeoJson, combRoi, fullImageRectangles, labelsAtTopAndBottom } from "./helpers/hostile-annotations.ts";
+import {
+  combGeoJson,
+  combRoi,
+  deflateAfterEmptyBlocks,
+  fullImageRectangles,
+  labelsAtTopAndBottom,
+  rectangleRoi,
+  zipOfOverlappingEntries,
+} from "./helpers/hostile-annotations.ts";
 import { ROI_TYPE, roiFile } from "./helpers/imagej-roi-builder.ts";
 
 function refusal(bytes: Uint8Array, width: number, height: number): { kind: string; status: number; detail: string } {
@@ -307,5 +315,25 @@ describe("bounded work, whatever the counts allow", () => {
     });
     // One such strip alone is a valid file: the same data read once imports.
     expect(importAnnotation(stripsSharingLzwData(64, 1, 100_000), 64, 1).rois).toHaveLength(1);
+  });
+
+  it("a ZIP whose central directory names one local header 100,000 times is refused before any entry is inflated", () => {
+    const zip = zipOfOverlappingEntries(100_000, "a.roi", deflateAfterEmptyBlocks(10_000, rectangleRoi(0, 0, 2, 2)), 8, 64);
+    expect(refusal(zip, 8, 8)).toEqual({
+      kind: "unreadable",
+      status: 415,
+      detail: "ZIP archive unreadable: entries a.roi and a.roi share bytes (at 0); each entry of an archive has a header and data of its own",
+    });
+    // The same entry listed once is a valid archive.
+    expect(importAnnotation(zipOfOverlappingEntries(1, "a.roi", deflateAfterEmptyBlocks(10_000, rectangleRoi(0, 0, 2, 2)), 8, 64), 8, 8).rois).toHaveLength(1);
+  });
+
+  it("an entry whose deflate data is longer than any ROI's stored form is refused before it is inflated", () => {
+    const zip = zipOfOverlappingEntries(1, "a.roi", deflateAfterEmptyBlocks(500_000, rectangleRoi(0, 0, 2, 2)), 8, 64);
+    expect(refusal(zip, 8, 8)).toEqual({
+      kind: "limit_exceeded",
+      status: 422,
+      detail: "a.roi holds 2,500,069 bytes of deflate data; an entry that inflates to at most 2,097,152 bytes needs at most 2,098,341",
+    });
   });
 });
