@@ -13,8 +13,10 @@ import {
   combGeoJson,
   combRoi,
   deflateAfterEmptyBlocks,
+  featuresAtTheVertexLimit,
   fullImageRectangles,
   labelsAtTopAndBottom,
+  oneRingOfPositions,
   rectangleRoi,
   zipOfOverlappingEntries,
 } from "./helpers/hostile-annotations.ts";
@@ -335,5 +337,21 @@ describe("bounded work, whatever the counts allow", () => {
       status: 422,
       detail: "a.roi holds 2,500,069 bytes of deflate data; an entry that inflates to at most 2,097,152 bytes needs at most 2,098,341",
     });
+  });
+
+  it("40 MiB of positions in one ring is refused for its vertices, read without being built", () => {
+    const file = oneRingOfPositions(6_990_000);
+    expect(file.length).toBeLessThanOrEqual(MAX_IMPORT_FILE_BYTES);
+    expect(refusal(file, 64, 64)).toEqual({
+      kind: "limit_exceeded",
+      status: 422,
+      detail: "feature 1 has 6989999 vertices; an object may have at most 100,000",
+    });
+  });
+
+  it("a file at the documented limits (50 features of 100,000 vertices, 40 MB) imports", () => {
+    const file = featuresAtTheVertexLimit(50, 100_000);
+    expect(file.length).toBeLessThanOrEqual(MAX_IMPORT_FILE_BYTES);
+    expect(importAnnotation(file, 128, 128).rois.length).toBeGreaterThan(1);
   });
 });
