@@ -26,90 +26,94 @@ import type { Roi } from "./roi.ts";
  * crossing per edge per row it crosses (sorted per row: insertion sort for a handful, a numeric
  * sort for many), and the pixels written; never every edge on every row, which made an outline of
  * 100,000 edges cost 100,000 operations on each of its rows and a sort quadratic in its crossings.
- * Each crossing is computed from the edge's end points, never stepped from the row before, so the
- * crossings (and the pixels) are exactly those of a test of every edge against every row.
+ * An outline of a few dozen edges (a cell's) skips the tables and tests its edges on each row:
+ * for so few that is cheaper than keeping them. Each crossing is computed from the edge's end
+ * points, never stepped from the row before, so the crossings (and the pixels) are exactly those
+ * of a test of every edge against every row.
  */
 export class ScanPolygon {
-  // Edges with y0 < y1, in order of their first row.
-  private readonly x0: Float64Array;
-  private readonly y0: Float64Array;
-  private readonly x1: Float64Array;
-  private readonly y1: Float64Array;
-  /** First row whose centre (row + 0.5) lies in [y0, y1), and the first row after the last. */
-  private readonly first: Int32Array;
-  private readonly end: Int32Array;
+  /** Edges with y0 < y1 as (x0, y0, x1, y1), in order of their first row when the active table is kept. */
+  private readonly edges: Float64Array;
+  /**
+   * Per edge its first row (whose centre, row + 0.5, lies in [y0, y1)) at 2e and the row after its
+   * last at 2e + 1; after those, the active edge table (edges crossing the row last filled).
+   */
+  private readonly rows: Int32Array;
   readonly edgeCount: number;
   /** Rows whose centre some edge crosses: [firstRow, endRow). */
   readonly firstRow: number;
   readonly endRow: number;
-  // The active edge table: edges crossing row `row`; edges before `next` have joined it.
-  private readonly active: Int32Array;
+  private readonly tables: boolean;
   private activeCount = 0;
+  /** Edges before `next` have joined the active table. */
   private next = 0;
   private row = Number.NEGATIVE_INFINITY;
 
   constructor(rings: readonly ArrayLike<number>[]) {
     let vertices = 0;
     for (const ring of rings) vertices += ring.length / 2;
-    const ax = new Float64Array(vertices),
-      ay = new Float64Array(vertices),
-      bx = new Float64Array(vertices),
-      by = new Float64Array(vertices);
-    const first = new Int32Array(vertices),
-      end = new Int32Array(vertices);
+    if (4 * vertices > scratchEdges.length) scratchEdges = new Float64Array(4 * vertices);
+    if (2 * vertices > scratchRows.length) scratchRows = new Int32Array(2 * vertices);
+    const edges = scratchEdges,
+      rows = scratchRows;
     let count = 0;
     let firstRow = Number.POSITIVE_INFINITY,
       endRow = Number.NEGATIVE_INFINITY;
     for (const p of rings) {
       const n = p.length / 2;
       for (let i = 0; i < n; i++) {
-        const j = (i + 1) % n;
-        let x0 = p[2 * i],
-          y0 = p[2 * i + 1],
-          x1 = p[2 * j],
-          y1 = p[2 * j + 1];
+        const j = i + 1 === n ? 0 : i + 1;
+        let x0 = p[2 * i]!,
+          y0 = p[2 * i + 1]!,
+          x1 = p[2 * j]!,
+          y1 = p[2 * j + 1]!;
         if (y0 === y1) continue;
-        if (y0 > y1) [x0, y0, x1, y1] = [x1, y1, x0, y0];
-        const from = firstCentreAtOrBelow(y0),
-          to = firstCentreAtOrBelow(y1);
+        if (y0 > y1) {
+          const x = x0,
+            y = y0;
+          x0 = x1;
+          y0 = y1;
+          x1 = x;
+          y1 = y;
+        }
+        const from = firstCentreFrom(y0),
+          to = firstCentreFrom(y1);
         if (from >= to) continue; // between two row centres: crosses none
-        ax[count] = x0;
-        ay[count] = y0;
-        bx[count] = x1;
-        by[count] = y1;
-        first[count] = from;
-        end[count] = to;
+        edges[4 * count] = x0;
+        edges[4 * count + 1] = y0;
+        edges[4 * count + 2] = x1;
+        edges[4 * count + 3] = y1;
+        rows[2 * count] = from;
+        rows[2 * count + 1] = to;
         if (from < firstRow) firstRow = from;
         if (to > endRow) endRow = to;
         count++;
       }
     }
-    const order = byFirstRow(first, count, firstRow, endRow);
-    this.x0 = new Float64Array(count);
-    this.y0 = new Float64Array(count);
-    this.x1 = new Float64Array(count);
-    this.y1 = new Float64Array(count);
-    this.first = new Int32Array(count);
-    this.end = new Int32Array(count);
-    for (let k = 0; k < count; k++) {
-      const e = order[k]!;
-      this.x0[k] = ax[e]!;
-      this.y0[k] = ay[e]!;
-      this.x1[k] = bx[e]!;
-      this.y1[k] = by[e]!;
-      this.first[k] = first[e]!;
-      this.end[k] = end[e]!;
-    }
     this.edgeCount = count;
     this.firstRow = count > 0 ? firstRow : 0;
     this.endRow = count > 0 ? endRow : 0;
-    this.active = new Int32Array(count);
+    this.tables = count > SCAN_ALL_EDGES;
+    this.edges = new Float64Array(4 * count);
+    this.rows = new Int32Array((this.tables ? 3 : 2) * count);
+    if (!this.tables) {
+      this.edges.set(edges.subarray(0, 4 * count));
+      this.rows.set(rows.subarray(0, 2 * count));
+      return;
+    }
+    const order = byFirstRow(rows, count, firstRow, endRow);
+    for (let k = 0; k < count; k++) {
+      const e = order[k]!;
+      this.edges.set(edges.subarray(4 * e, 4 * e + 4), 4 * k);
+      this.rows[2 * k] = rows[2 * e]!;
+      this.rows[2 * k + 1] = rows[2 * e + 1]!;
+    }
   }
 
   /** Edge crossings computed when rows [from, to) are filled: for each edge, the rows of its span among them. */
   crossingsIn(from: number, to: number): number {
     let total = 0;
-    for (let e = 0; e < this.edgeCount; e++) total += Math.max(0, Math.min(to, this.end[e]!) - Math.max(from, this.first[e]!));
+    for (let e = 0; e < this.edgeCount; e++) total += Math.max(0, Math.min(to, this.rows[2 * e + 1]!) - Math.max(from, this.rows[2 * e]!));
     return total;
   }
 
@@ -119,16 +123,27 @@ export class ScanPolygon {
    * last one filled starts the table again.
    */
   fillRow(y: number, row: Uint32Array, width: number, label: number): void {
-    this.advanceTo(y);
-    const count = this.activeCount;
-    if (count === 0) return;
-    if (count > crossings.length) crossings = new Float64Array(Math.max(count, 2 * crossings.length));
     const centre = y + 0.5;
-    const { active, x0, y0, x1, y1 } = this;
-    for (let k = 0; k < count; k++) {
-      const e = active[k]!;
-      crossings[k] = x0[e]! + ((centre - y0[e]!) * (x1[e]! - x0[e]!)) / (y1[e]! - y0[e]!);
+    const { edges, rows } = this;
+    let count = 0;
+    if (this.tables) {
+      this.advanceTo(y);
+      count = this.activeCount;
+      if (count > crossings.length) crossings = new Float64Array(Math.max(count, 2 * crossings.length));
+      const active = 2 * this.edgeCount;
+      for (let k = 0; k < count; k++) {
+        const e = 4 * rows[active + k]!;
+        crossings[k] = edges[e]! + ((centre - edges[e + 1]!) * (edges[e + 2]! - edges[e]!)) / (edges[e + 3]! - edges[e + 1]!);
+      }
+    } else {
+      if (this.edgeCount > crossings.length) crossings = new Float64Array(Math.max(this.edgeCount, 2 * crossings.length));
+      for (let e = 0; e < this.edgeCount; e++) {
+        if (y < rows[2 * e]! || y >= rows[2 * e + 1]!) continue;
+        const at = 4 * e;
+        crossings[count++] = edges[at]! + ((centre - edges[at + 1]!) * (edges[at + 2]! - edges[at]!)) / (edges[at + 3]! - edges[at + 1]!);
+      }
     }
+    if (count === 0) return;
     const xs = crossings;
     if (count <= 32) {
       // Insertion sort: a row crosses a cell's outline a handful of times.
@@ -159,15 +174,16 @@ export class ScanPolygon {
       this.next = 0;
     }
     this.row = y;
-    const { active, first, end } = this;
+    const rows = this.rows;
+    const active = 2 * this.edgeCount;
     let kept = 0;
     for (let k = 0; k < this.activeCount; k++) {
-      const e = active[k]!;
-      if (end[e]! > y) active[kept++] = e;
+      const e = rows[active + k]!;
+      if (rows[2 * e + 1]! > y) rows[active + kept++] = e;
     }
     let next = this.next;
-    while (next < this.edgeCount && first[next]! <= y) {
-      if (end[next]! > y) active[kept++] = next;
+    while (next < this.edgeCount && rows[2 * next]! <= y) {
+      if (rows[2 * next + 1]! > y) rows[active + kept++] = next;
       next++;
     }
     this.next = next;
@@ -175,8 +191,15 @@ export class ScanPolygon {
   }
 }
 
+/** Outlines of at most this many edges test every edge on each row; larger ones keep the edge tables. */
+const SCAN_ALL_EDGES = 64;
+
+/** Scratch for an outline's edges while they are gathered (outlines are prepared one at a time, synchronously). */
+let scratchEdges = new Float64Array(256);
+let scratchRows = new Int32Array(128);
+
 /** The smallest row whose pixel centre (row + 0.5) is at y or past it (y grows downwards), as the fill tests it. */
-function firstCentreAtOrBelow(y: number): number {
+function firstCentreFrom(y: number): number {
   let row = Math.ceil(y - 0.5);
   // y - 0.5 may round; settle the row by the comparison the fill makes.
   while (row + 0.5 < y) row++;
@@ -185,19 +208,20 @@ function firstCentreAtOrBelow(y: number): number {
 }
 
 /**
- * Edge indices 0..count in order of their first row: a bucket per row (the edge table) when the
- * rows spanned are few beside the edges, a comparison sort otherwise.
+ * Edge indices 0..count in order of their first row (rows[2e]): a bucket per row (the edge table)
+ * when the rows spanned are few beside the edges, a comparison sort otherwise.
  */
-function byFirstRow(first: Int32Array, count: number, firstRow: number, endRow: number): Int32Array {
+function byFirstRow(rows: Int32Array, count: number, firstRow: number, endRow: number): Int32Array {
   const order = new Int32Array(count);
-  for (let e = 0; e < count; e++) order[e] = e;
-  if (count === 0) return order;
-  const rows = endRow - firstRow;
-  if (rows > 4 * count + 1024) return order.sort((a, b) => first[a]! - first[b]!);
-  const starts = new Int32Array(rows + 1);
-  for (let e = 0; e < count; e++) starts[first[e]! - firstRow + 1]!++;
-  for (let r = 1; r <= rows; r++) starts[r]! += starts[r - 1]!;
-  for (let e = 0; e < count; e++) order[starts[first[e]! - firstRow]!++] = e;
+  const span = endRow - firstRow;
+  if (span > 4 * count + 1024) {
+    for (let e = 0; e < count; e++) order[e] = e;
+    return order.sort((a, b) => rows[2 * a]! - rows[2 * b]!);
+  }
+  const starts = new Int32Array(span + 1);
+  for (let e = 0; e < count; e++) starts[rows[2 * e]! - firstRow + 1]!++;
+  for (let r = 1; r <= span; r++) starts[r]! += starts[r - 1]!;
+  for (let e = 0; e < count; e++) order[starts[rows[2 * e]! - firstRow]!++] = e;
   return order;
 }
 
