@@ -11,7 +11,9 @@ import {
   Tag,
   type TiffPage,
   type TiffTags,
+  checkTiffStoredBytes,
   tiffBlockBytes,
+  tiffStoredBytes,
 } from "../../schema/image-formats/index.ts";
 import { decompress } from "./tiff-codecs.ts";
 import { decodeJpegBlock } from "./tiff-jpeg.ts";
@@ -32,6 +34,26 @@ export function pageInfo(tags: TiffTags, index: number, littleEndian: boolean, o
   const byteCounts = tags.numbers(page.tiled ? Tag.TileByteCounts : Tag.StripByteCounts);
   const tables = page.compression === Compression.Jpeg ? tags.numbers(Tag.JpegTables) : undefined;
   return { ...page, offsets, byteCounts, jpegTables: tables ? Uint8Array.from(tables) : undefined, littleEndian };
+}
+
+/**
+ * The stored bytes of the compressed blocks of every page a reader has described, each page counted
+ * once, held to the file's size (checkTiffStoredBytes) before any of their blocks is decoded: so the
+ * work of decoding is bounded by the file whatever its offsets say.
+ */
+export class StoredBytesTally {
+  private readonly fileSize: number;
+  private readonly counted = new Set<number>();
+  private total = 0;
+  constructor(fileSize: number) {
+    this.fileSize = fileSize;
+  }
+  add(page: number, info: PageInfo): void {
+    if (this.counted.has(page)) return;
+    this.counted.add(page);
+    this.total += tiffStoredBytes(info, info.byteCounts);
+    checkTiffStoredBytes(this.total, this.fileSize);
+  }
 }
 
 /** The channels a decode asks for, grouped by the page holding them (OME/ImageJ keep one channel per page). */

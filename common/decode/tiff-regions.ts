@@ -18,6 +18,7 @@ import {
   type Rect,
   samplesByPage,
   samplesInBlock,
+  StoredBytesTally,
 } from "./tiff-blocks.ts";
 import { openTiffSource, stringOf, type TiffDirectory, type TiffSource } from "./tiff-directory.ts";
 import { undoPredictor } from "./tiff-predictor.ts";
@@ -31,9 +32,18 @@ const MAX_LEVELS = 32;
 export async function openTiffRegions(source: ByteSource, options: { page?: number } = {}): Promise<ImageRegions> {
   const file = await openTiffSource(cachedSource(source));
   const infos = new Map<number, Promise<PageInfo>>();
+  // Every page read counts its compressed blocks' stored bytes once, against the file's size.
+  const tally = new StoredBytesTally(source.size);
   const infoOf = (page: number): Promise<PageInfo> => {
     let info = infos.get(page);
-    if (!info) infos.set(page, (info = file.directory(page).then((dir) => pageInfo(dir, page, file.littleEndian, { regions: true }))));
+    if (!info) {
+      info = file.directory(page).then((dir) => {
+        const described = pageInfo(dir, page, file.littleEndian, { regions: true });
+        tally.add(page, described);
+        return described;
+      });
+      infos.set(page, info);
+    }
     return info;
   };
   const first = await infoOf(0);

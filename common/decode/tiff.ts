@@ -13,18 +13,31 @@ import {
   tiffPageLayout,
 } from "../../schema/image-formats/index.ts";
 import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
-import { blockGrid, blockPixels, checkSameLayout, copyPixels, decodeBlock, type PageInfo, pageInfo, type Rect, samplesByPage } from "./tiff-blocks.ts";
+import {
+  blockGrid,
+  blockPixels,
+  checkSameLayout,
+  copyPixels,
+  decodeBlock,
+  type PageInfo,
+  pageInfo,
+  type Rect,
+  samplesByPage,
+  StoredBytesTally,
+} from "./tiff-blocks.ts";
 import { readTiffFile, stringOf, Tag, type TiffFile } from "./tiff-directory.ts";
 
-function describePage(file: TiffFile, index: number): PageInfo {
+function describePage(file: TiffFile, index: number, tally: StoredBytesTally): PageInfo {
   const info = pageInfo(file.directory(index), index, file.littleEndian);
   checkBlocks(file, info, index);
+  tally.add(index, info);
   return info;
 }
 
 /**
  * Before any pixel buffer is allocated: every block lies inside the file and is long enough to
- * decode to its pixels, so a forged size with tiny data fails here instead of allocating the image.
+ * decode to its pixels, so a forged size with tiny data fails here instead of allocating the image;
+ * and (the tally) the compressed blocks of the pages read do not share bytes beyond the file's size.
  */
 function checkBlocks(file: TiffFile, info: PageInfo, page: number): void {
   for (let b = 0; b < info.blocks; b++) checkTiffBlock(info, page, b, info.offsets[b]!, info.byteCounts?.[b], file.bytes.length);
@@ -34,13 +47,15 @@ interface TiffLayout {
   file: TiffFile;
   layout: PageLayout;
   first: PageInfo;
+  tally: StoredBytesTally;
 }
 
 function layoutOf(bytes: Uint8Array): TiffLayout {
   const file = readTiffFile(bytes);
-  const first = describePage(file, 0);
+  const tally = new StoredBytesTally(bytes.length);
+  const first = describePage(file, 0, tally);
   const layout = tiffPageLayout(stringOf(file.directory(0), Tag.ImageDescription), file.pageCount, first.samplesPerPixel);
-  return { file, layout, first };
+  return { file, layout, first, tally };
 }
 
 export function probeTiff(bytes: Uint8Array): ImageProbe {
@@ -58,21 +73,21 @@ export function probeTiff(bytes: Uint8Array): ImageProbe {
 }
 
 export function decodeTiff(bytes: Uint8Array, options: DecodeOptions = {}): DecodedImage {
-  const { file, layout, first } = layoutOf(bytes);
+  const { file, layout, first, tally } = layoutOf(bytes);
   const plane = options.page ?? 0;
   if (!Number.isInteger(plane) || plane < 0 || plane >= layout.planes) {
     throw new ImageDecodeError(`page ${plane} does not exist (file has ${layout.planes} plane${layout.planes === 1 ? "" : "s"})`);
   }
   // Channels are counted from the first page's samples; a plain stack's planes may differ in size,
   // so the selected page (not page 0) defines the geometry there.
-  const geometry = layout.kind === "plain" ? describePage(file, layout.pageOf(plane, 0)) : first;
+  const geometry = layout.kind === "plain" ? describePage(file, layout.pageOf(plane, 0), tally) : first;
   const wanted = selectChannels(layout.channelPages * geometry.samplesPerPixel, options.channels);
   const { width, height } = geometry;
   checkImageSize(width, height, wanted.length);
   const data = new Float32Array(wanted.length * width * height);
   // Each page is decompressed once for all the channels it holds.
   for (const { page, samples } of samplesByPage(layout, plane, geometry.samplesPerPixel, wanted, file.pageCount)) {
-    const info = page === 0 ? first : describePage(file, page);
+    const info = page === 0 ? first : describePage(file, page, tally);
     checkSameLayout(info, geometry, page);
     decodePage(file, info, samples, data);
   }

@@ -22,5 +22,14 @@ export {
   MAX_JPEG_SEGMENTS_BEFORE_FRAME,
 } from "./jpeg.ts";
 export { Tag, TAGS_READ, TYPE_SIZE, Compression, COMPRESSION_NAMES, SUPPORTED_COMPRESSIONS, SAMPLE_FORMATS, type SampleFormat } from "./tiff-tags.ts";
-export { checkTiffBlock, describeTiffPage, tiffBlockBytes, type DescribeOptions, type TiffPage, type TiffTags } from "./tiff-page.ts";
+export {
+  checkTiffBlock,
+  checkTiffStoredBytes,
+  describeTiffPage,
+  tiffBlockBytes,
+  tiffStoredBytes,
+  type DescribeOptions,
+  type TiffPage,
+  type TiffTags,
+} from "./tiff-page.ts";
 export { tiffPageLayout, type PageLayout } from "./tiff-hyperstack.ts";

@@ -2,11 +2,12 @@
 // background, every other value one object; values need not be consecutive. Decoded by the
 // engine's decoders (common/decode) once the headers say the size is the image's; the
 // TIFF decoder inflates each strip to at most its expected size, and a PNG's image data is
-// inflated here first with a bound (fast-png, under the PNG decoder, inflates without one).
+// inflated here first with a bound, so a bomb is refused as over a limit (422) rather than as an
+// unreadable image.
 
 import { decodeImage, ImageDecodeError, probeImage, type ImageProbe } from "../../common/decode/index.ts";
+import { inflateWithin } from "../../common/decode/inflate-bounded.ts";
 import { AnnotationImportError } from "./errors.ts";
-import { inflateBounded } from "./inflate-bounded.ts";
 import { MAX_IMPORT_OBJECTS } from "./limits.ts";
 
 /** The decoders hand samples over as float32, which holds every whole number up to 2^24 exactly. */
@@ -117,7 +118,7 @@ function checkPngInflatedSize(bytes: Uint8Array, probe: ImageProbe): void {
   }
   const rowBytes = Math.ceil((probe.width * probe.bitDepth) / 8);
   const bound = probe.height * (1 + rowBytes) + 16 * (probe.height + 8);
-  if (inflateBounded(stream, bound, "zlib") === "too large") {
+  if (inflateWithin(stream, bound, { framing: "zlib", complete: false }) === "too large") {
     throw new AnnotationImportError(
       "limit_exceeded",
       `the PNG's image data inflates past the ${bound.toLocaleString("en-US")} bytes a ${probe.width}x${probe.height} label image needs`,

@@ -25,5 +25,29 @@ export const IMPORT_COORDINATE_MARGIN = 1;
 export const MAX_ARCHIVE_ENTRIES = MAX_IMPORT_OBJECTS + 1_000;
 export const MAX_ROI_FILE_BYTES = 2 * 1024 * 1024;
 export const MAX_ARCHIVE_INFLATED_BYTES = 64 * 1024 * 1024;
+/**
+ * Work, whatever the counts above allow (a file within them could still ask for hours of CPU):
+ * - Filling outlines crosses each pixel row once per edge that spans it. Outlines drawn at the
+ *   image's resolution cross a row a few times per object, so all objects together may cross the
+ *   image's rows at most 4 times per image pixel (and 65,536 times on any image): one comb
+ *   polygon of 100,000 teeth would cross each row of its image 100,000 times.
+ * - Filling an object, and the one-piece and hole passes after it, each visit every pixel of the
+ *   object's bounding box (inside the image), and objects may overlap: all boxes together may cover
+ *   at most 2^27 pixels, counting overlaps (22 times the largest image; the passes take about 4 ns
+ *   a pixel on a shared 2-core machine, so about half a second at the limit). Compact cells cover
+ *   their image about twice at most; 100,000 copies of the whole image, or 65,535 labels each on
+ *   two pixels at opposite edges, cover it tens of thousands of times.
+ * Both are counted before the work they measure (an object's before it is drawn, a label image's
+ * before the passes) and refused with "limit_exceeded".
+ */
+export const MAX_IMPORT_CROSSINGS_PER_PIXEL = 4;
+export const MIN_IMPORT_CROSSINGS = 65_536;
+export const MAX_IMPORT_BOX_PIXELS = 2 ** 27;
+
+/** Row crossings allowed for an image of `pixels` pixels. */
+export function maxImportCrossings(pixels: number): number {
+  return Math.max(MIN_IMPORT_CROSSINGS, MAX_IMPORT_CROSSINGS_PER_PIXEL * pixels);
+}
+
 /** GeoJSON: deepest array/object nesting accepted (a MultiPolygon's coordinates sit at depth 7). */
 export const MAX_GEOJSON_DEPTH = 32;

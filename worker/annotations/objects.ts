@@ -15,7 +15,7 @@ import { labelBoxes, renumberInRasterOrder } from "../../schema/label-image.ts";
 import { keepLargestComponents } from "../../schema/label-largest-piece.ts";
 import { confluency, measureRois } from "../../schema/roi-measure.ts";
 import { AnnotationImportError } from "./errors.ts";
-import { MAX_IMPORT_OBJECTS } from "./limits.ts";
+import { MAX_IMPORT_BOX_PIXELS, MAX_IMPORT_OBJECTS } from "./limits.ts";
 
 export interface ImportedObjects {
   rois: Roi[];
@@ -36,10 +36,31 @@ export function objectsFromLabels(labels: Uint32Array, width: number, height: nu
       `the file holds ${count.toLocaleString("en-US")} objects; one import may hold at most ${MAX_IMPORT_OBJECTS.toLocaleString("en-US")}`,
     );
   }
+  checkBoxPixels(labels, width, height, count);
   const strayPixels = keepLargestComponents(labels, count, width);
   if (strayPixels > 0) count = renumberInRasterOrder(labels);
   if (fillEnclosed(labels, count, width) && keepLargestComponents(labels, count, width) > 0) count = renumberInRasterOrder(labels);
   return { rois: measureRois(labels, width, height, count, { holes: true }), confluency: confluency(labels), labels, strayPixels };
+}
+
+/**
+ * The passes below visit each object's bounding box; their sum, counting overlaps, is held to
+ * MAX_IMPORT_BOX_PIXELS before any of them runs (one pass over the labels to find the boxes).
+ * Boxes only shrink in the passes, so one check covers them all.
+ */
+function checkBoxPixels(labels: Uint32Array, width: number, height: number, count: number): void {
+  const boxes = labelBoxes(labels, width, count);
+  let total = 0;
+  for (let k = 1; k <= count; k++) {
+    if (boxes.area[k] === 0) continue;
+    total += (boxes.maxX[k]! - boxes.minX[k]! + 1) * (boxes.maxY[k]! - boxes.minY[k]! + 1);
+  }
+  if (total > MAX_IMPORT_BOX_PIXELS) {
+    throw new AnnotationImportError(
+      "limit_exceeded",
+      `the objects' bounding boxes cover ${total.toLocaleString("en-US")} pixels, counting overlaps; one import may cover at most ${MAX_IMPORT_BOX_PIXELS.toLocaleString("en-US")} (${Math.floor(MAX_IMPORT_BOX_PIXELS / (width * height)).toLocaleString("en-US")} times this ${width}x${height} image): objects spread over much of the image, such as one label used on pixels far apart, are not cells`,
+    );
+  }
 }
 
 /**

@@ -3,11 +3,20 @@
 // at once with the project's one filling rule (schema/roi-raster.ts ScanPolygon: a pixel belongs
 // to an object when its centre lies inside by the even-odd rule, so inner rings are holes); no
 // outline is kept, so memory is the label image whatever the vertex count. Objects are drawn in
-// file order and a later object wins the pixels it shares with an earlier one.
+// file order and a later object wins the pixels it shares with an earlier one. The work of drawing
+// is counted before each object is drawn (its row crossings and its bounding box, limits.ts), so a
+// file whose objects are few but would take minutes to fill is refused before they are filled.
 
 import { ScanPolygon } from "../../schema/roi-raster.ts";
 import { AnnotationImportError } from "./errors.ts";
-import { IMPORT_COORDINATE_MARGIN, MAX_IMPORT_OBJECTS, MAX_IMPORT_VERTICES, MAX_IMPORT_VERTICES_PER_OBJECT } from "./limits.ts";
+import {
+  IMPORT_COORDINATE_MARGIN,
+  MAX_IMPORT_BOX_PIXELS,
+  MAX_IMPORT_OBJECTS,
+  MAX_IMPORT_VERTICES,
+  MAX_IMPORT_VERTICES_PER_OBJECT,
+  maxImportCrossings,
+} from "./limits.ts";
 
 /**
  * One object: closed rings as interleaved x, y in image pixel coordinates (x right, y down, (0, 0)
@@ -26,11 +35,19 @@ export class OutlineCollector {
   readonly labels: Uint32Array;
   private count = 0;
   private vertices = 0;
+  private crossings = 0;
+  private boxPixels = 0;
 
   constructor(width: number, height: number) {
     this.width = width;
     this.height = height;
     this.labels = new Uint32Array(width * height);
+  }
+
+  /** Forgets every object drawn so far (a GeoJSON document that turns out to mean other objects). */
+  reset(): void {
+    this.labels.fill(0);
+    this.count = this.vertices = this.crossings = this.boxPixels = 0;
   }
 
   add(outline: Outline): void {
@@ -64,18 +81,35 @@ export class OutlineCollector {
 
   private draw(outline: Outline, label: number): void {
     const { width, height, labels } = this;
-    let minY = Infinity,
-      maxY = -Infinity;
+    let minX = Infinity,
+      maxX = -Infinity;
     for (const ring of outline.rings) {
-      for (let k = 1; k < ring.length; k += 2) {
-        if (ring[k] < minY) minY = ring[k];
-        if (ring[k] > maxY) maxY = ring[k];
+      for (let k = 0; k < ring.length; k += 2) {
+        if (ring[k] < minX) minX = ring[k];
+        if (ring[k] > maxX) maxX = ring[k];
       }
     }
-    // Rows whose pixel centre y + 0.5 can lie in [minY, maxY).
-    const first = Math.max(0, Math.ceil(minY - 0.5));
-    const end = Math.min(height, Math.ceil(maxY - 0.5));
     const shape = new ScanPolygon(outline.rings);
+    // Rows and columns whose pixel centres the outline can hold, inside the image.
+    const first = Math.max(0, shape.firstRow);
+    const end = Math.min(height, shape.endRow);
+    if (first >= end) return;
+    const columns = Math.max(0, Math.min(width, Math.ceil(maxX - 0.5)) - Math.max(0, Math.ceil(minX - 0.5)));
+    this.crossings += shape.crossingsIn(first, end);
+    const maxCrossings = maxImportCrossings(width * height);
+    if (this.crossings > maxCrossings) {
+      throw new AnnotationImportError(
+        "limit_exceeded",
+        `${outline.where}: the outlines cross the image's pixel rows more than ${maxCrossings.toLocaleString("en-US")} times, the most an import into a ${width}x${height} image may (4 per pixel); an outline with far more edges than the pixels it covers is refused`,
+      );
+    }
+    this.boxPixels += columns * (end - first);
+    if (this.boxPixels > MAX_IMPORT_BOX_PIXELS) {
+      throw new AnnotationImportError(
+        "limit_exceeded",
+        `${outline.where}: the objects' bounding boxes cover more than ${MAX_IMPORT_BOX_PIXELS.toLocaleString("en-US")} pixels, counting overlaps, the most one import may (${Math.floor(MAX_IMPORT_BOX_PIXELS / (width * height)).toLocaleString("en-US")} times this image); objects that overlap this much are not cells`,
+      );
+    }
     for (let y = first; y < end; y++) shape.fillRow(y, labels.subarray(y * width, (y + 1) * width), width, label);
   }
 

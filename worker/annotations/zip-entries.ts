@@ -3,9 +3,14 @@
 // and so Fiji's ROI Manager, writes those). ZIP64 end records are followed, so the project's own
 // archives of more than 65,535 ROIs (worker/exports/zip-writer.ts) read back. Why not fflate's
 // unzipSync: it inflates each entry to the size the archive claims without stopping, so a small
-// archive could make the worker inflate gigabytes; here each entry inflates through `inflateBounded`.
+// archive could make the worker inflate gigabytes; here each entry inflates through `inflateWithin`.
+// Nor does anything stop a central directory from listing one local header many times: the
+// inflated-size caps bound the output, not the input read to produce it (deflate data can be empty
+// blocks, 5 bytes each, that inflate to nothing), so entries must lie apart in the file, each
+// entry's deflate data may be only as long as the stored form of the most it may inflate to, and
+// the bytes read for all entries together are then at most the file.
 
-import { inflateBounded } from "./inflate-bounded.ts";
+import { inflateWithin } from "../../common/decode/inflate-bounded.ts";
 import { AnnotationImportError } from "./errors.ts";
 import { CENTRAL_HEADER, END, LOCAL_HEADER, U32_MAX, ZIP64_END, ZIP64_LOCATOR } from "../zip-records.ts";
 
@@ -16,6 +21,8 @@ export interface ZipEntry {
   compressedSize: number;
   /** Size the archive claims for the inflated data (untrusted). */
   size: number;
+  /** Where its local header starts; the entry runs from there to dataOffset + compressedSize. */
+  localOffset: number;
   dataOffset: number;
 }
 
@@ -72,10 +79,34 @@ export function zipEntries(bytes: Uint8Array, maxEntries: number): ZipEntry[] {
     if (local + 30 > bytes.length || view.getUint32(local, true) !== LOCAL_HEADER) throw corrupt(`${name} has no local header`);
     const dataOffset = local + 30 + view.getUint16(local + 26, true) + view.getUint16(local + 28, true);
     if (dataOffset + compressedSize > bytes.length) throw corrupt(`${name} runs past the end of the archive`);
-    entries.push({ name, method, compressedSize, size, dataOffset });
+    entries.push({ name, method, compressedSize, size, localOffset: local, dataOffset });
     at += 46 + skip;
   }
+  checkApart(entries);
   return entries;
+}
+
+/** Refuses entries that share bytes: every entry of a real archive has a local header and data of its own. */
+function checkApart(entries: readonly ZipEntry[]): void {
+  const order = entries.map((_, i) => i).sort((a, b) => entries[a]!.localOffset - entries[b]!.localOffset);
+  for (let k = 1; k < order.length; k++) {
+    const before = entries[order[k - 1]!]!,
+      after = entries[order[k]!]!;
+    if (after.localOffset < before.dataOffset + before.compressedSize) {
+      throw corrupt(
+        `entries ${before.name} and ${after.name} share bytes (at ${after.localOffset}); each entry of an archive has a header and data of its own`,
+      );
+    }
+  }
+}
+
+/**
+ * The longest deflate data that inflates to at most `bytes` without padding: its stored form, the
+ * data plus 5 bytes per stored block of up to 65,535 bytes (RFC 1951, 3.2.4), and 1 KiB for an
+ * encoder's final empty block or flush markers.
+ */
+export function maxDeflatedBytes(bytes: number): number {
+  return bytes + 5 * Math.ceil(bytes / 65_535) + 1024;
 }
 
 /** An entry's data, inflated to at most `limit` bytes (more is an error, found before it is all inflated). */
@@ -86,9 +117,15 @@ export function entryData(bytes: Uint8Array, entry: ZipEntry, limit: number): Ui
     return stored;
   }
   if (entry.method !== 8) throw corrupt(`${entry.name} uses compression method ${entry.method} (only stored and deflated entries are read)`);
-  const inflated = inflateBounded(stored, limit, "raw");
-  if (inflated === "corrupt") throw corrupt(`${entry.name} is not valid deflate data`);
+  if (stored.length > maxDeflatedBytes(limit)) {
+    throw new AnnotationImportError(
+      "limit_exceeded",
+      `${entry.name} holds ${stored.length.toLocaleString("en-US")} bytes of deflate data; an entry that inflates to at most ${limit.toLocaleString("en-US")} bytes needs at most ${maxDeflatedBytes(limit).toLocaleString("en-US")}`,
+    );
+  }
+  const inflated = inflateWithin(stored, limit, { framing: "raw", complete: true });
   if (inflated === "too large") throw tooLarge(entry, limit);
+  if (!(inflated instanceof Uint8Array)) throw corrupt(`${entry.name} is not valid deflate data`);
   return inflated;
 }
 

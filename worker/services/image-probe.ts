@@ -6,6 +6,7 @@ import {
   checkImageSize,
   checkRegionImageSize,
   checkTiffBlock,
+  checkTiffStoredBytes,
   checkTiffValueBytes,
   describeTiffPage,
   ImageDecodeError,
@@ -19,6 +20,7 @@ import {
   MAX_TIFF_DESCRIPTION_BYTES,
   MAX_TIFF_DIRECTORIES,
   MAX_TIFF_ENTRIES,
+  MAX_TIFF_TAG_VALUES,
   maxInflatedBytes,
   pngEndsWithIend,
   pngInflatedBytes,
@@ -28,6 +30,7 @@ import {
   Tag,
   TAGS_READ,
   tiffPageLayout,
+  tiffStoredBytes,
   TYPE_SIZE,
   type ImageFormat,
   type TiffTags,
@@ -129,6 +132,8 @@ interface TagRead {
   values: number[];
   count: number;
   text?: string;
+  /** The directory entry, to read more of the values later. */
+  entry: Uint8Array;
 }
 
 async function probeTiff(source: ByteSource): Promise<ImageInfo> {
@@ -150,7 +155,7 @@ async function probeTiff(source: ByteSource): Promise<ImageInfo> {
   if (head.length < (big ? 16 : 8)) throw invalid("TIFF is truncated inside its header");
   if (big && (u16(head, 4) !== 8 || u16(head, 6) !== 0)) throw new ImageDecodeError("BigTIFF header has an unsupported offset size", "unsupported");
 
-  const readTag = async (entry: Uint8Array): Promise<TagRead | undefined> => {
+  const readTag = async (entry: Uint8Array, maxValues = MAX_VALUES_READ): Promise<TagRead | undefined> => {
     const type = u16(entry, 2);
     const count = big ? u64(entry, 4) : u32(entry, 4);
     const size = TYPE_SIZE[type];
@@ -158,16 +163,16 @@ async function probeTiff(source: ByteSource): Promise<ImageInfo> {
     const inline = size * count <= offsetSize;
     const at = inline ? -1 : readOffset(entry, big ? 12 : 8);
     if (!inline && at + size * count > source.size) throw invalid(`TIFF is truncated: tag ${u16(entry, 0)} points past the end of the file`);
-    const wanted = Math.min(count, type === 2 ? MAX_TIFF_DESCRIPTION_BYTES : MAX_VALUES_READ);
+    const wanted = Math.min(count, type === 2 ? MAX_TIFF_DESCRIPTION_BYTES : maxValues);
     const bytes = inline ? entry.subarray(big ? 12 : 8) : await source.read(at, wanted * size);
     if (type === 2) {
       let end = wanted;
       while (end > 0 && bytes[end - 1] === 0) end--;
-      return { values: [], count, text: new TextDecoder("latin1").decode(bytes.subarray(0, end)) };
+      return { values: [], count, text: new TextDecoder("latin1").decode(bytes.subarray(0, end)), entry };
     }
     const values: number[] = [];
     for (let i = 0; i < wanted; i++) values.push(numberAt(bytes, type, i));
-    return { values, count };
+    return { values, count, entry };
   };
   const numberAt = (bytes: Uint8Array, type: number, i: number): number => {
     const v = view(bytes);
@@ -246,7 +251,16 @@ async function probeTiff(source: ByteSource): Promise<ImageInfo> {
   const channels = layout.channelPages * page.samplesPerPixel;
   checkRegionImageSize(page.width, page.height, channels);
   const offsets = tags.numbers(page.tiled ? Tag.TileOffsets : Tag.StripOffsets)!;
-  const counts = tags.numbers(page.tiled ? Tag.TileByteCounts : Tag.StripByteCounts);
+  const countsTag = page.tiled ? Tag.TileByteCounts : Tag.StripByteCounts;
+  const counts = tags.numbers(countsTag);
   for (let b = 0; b < Math.min(page.blocks, offsets.length); b++) checkTiffBlock(page, 0, b, offsets[b], counts?.[b], source.size);
+  // Compressed blocks that share their bytes make the runner's work grow with blocks x file size:
+  // every byte count of the first page is read (one more read, at most MAX_TIFF_TAG_VALUES values)
+  // to hold their sum to the file's size, as the engine's readers do for every page they read.
+  const countsRead = first.get(countsTag);
+  if (page.compression !== 1 && countsRead) {
+    const all = countsRead.values.length >= page.blocks ? countsRead : await readTag(countsRead.entry, MAX_TIFF_TAG_VALUES);
+    checkTiffStoredBytes(tiffStoredBytes(page, all?.values), source.size);
+  }
   return { format: "tiff", width: page.width, height: page.height, channels, bitDepth: page.bitsPerSample, planes: layout.planes };
 }

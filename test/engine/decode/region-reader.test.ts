@@ -13,7 +13,17 @@ import { MAX_TIFF_TAG_VALUES } from "../../../schema/image-formats/index.ts";
 import { crc32 } from "../../../schema/roi-artifact-crc32.ts";
 import { deflateBomb } from "../helpers/deflate-bomb.ts";
 import { fuzzSeeds } from "../helpers/fuzz-seeds.ts";
-import { chunk, ihdr, iend, interlacedGrayPng, rawPng, rawTiff, sharedTileSlide } from "../helpers/hostile-images.ts";
+import {
+  channelPagesSharingLzwData,
+  chunk,
+  ihdr,
+  iend,
+  interlacedGrayPng,
+  rawPng,
+  rawTiff,
+  sharedTileSlide,
+  stripsSharingLzwData,
+} from "../helpers/hostile-images.ts";
 import { mutate, repairPngChecksums } from "../helpers/mutate.ts";
 import { encodePng, type PngImage } from "../helpers/png-writer.ts";
 import { encodeTiff, encodeTiffParts, type SampleKind, type TiffPage } from "../helpers/tiff-writer.ts";
@@ -445,6 +455,23 @@ describe("hostile files read by region", () => {
     [323, 4, 1, tile],
     ...extra,
   ];
+
+  // Issue 24: compressed blocks that name the same bytes would cost blocks x file size to read.
+  it("compressed strips that all name one run of LZW clear codes: refused when the page is opened, before any strip is read", async () => {
+    const bytes = stripsSharingLzwData(64, 64, 100_000);
+    await expect(openImageRegions(bytesSource(bytes))).rejects.toThrow(
+      "TIFF corrupt: its compressed strips or tiles claim 7204800 bytes, more than the 113599-byte file holds (blocks that share their bytes)",
+    );
+    // One such strip is a valid image, read once.
+    const one = await openImageRegions(bytesSource(stripsSharingLzwData(64, 1, 100_000)));
+    expect(Array.from((await one.readRegion(0, 0, 4, 1)).data)).toEqual([1, 1, 1, 1]);
+  });
+
+  it("channel pages whose strips name the same bytes: refused once the pages of a region add up past the file", async () => {
+    const image = await openImageRegions(bytesSource(channelPagesSharingLzwData(4, 100_000)));
+    expect(image.channels).toBe(4);
+    await expect(image.readRegion(0, 0, 64, 1)).rejects.toThrow(/compressed strips or tiles claim \d+ bytes, more than the \d+-byte file holds/);
+  });
 
   it("a tile whose offset lies beyond the file", async () => {
     const bytes = rawTiff(512, 8, [

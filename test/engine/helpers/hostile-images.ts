@@ -239,6 +239,27 @@ function cases(): HostileFile[] {
     { name: "TIFF: compression 34712 (JPEG 2000)", bytes: gray(4, 4, 300, 16, 34712), error: /compression 34712 is not supported/, refusedAtUpload: true },
     { name: "TIFF: a JPEG-compressed strip that is no JPEG", bytes: gray(4, 4, 300, 16, 7), error: /TIFF JPEG block/, refusedAtUpload: false },
     { name: "TIFF: header only", bytes: rawTiff(8, 8, []), error: /outside the file|past the end|truncated/, refusedAtUpload: true },
+    // Issue 24: strips that name the same stored bytes, each valid alone, cost strips x file size to decode.
+    {
+      name: "TIFF: 64 LZW strips that all name one run of 100,000 clear codes",
+      bytes: stripsSharingLzwData(64, 64, 100_000),
+      error: /compressed strips or tiles claim 7204800 bytes, more than the 113599-byte file holds \(blocks that share their bytes\)/,
+      refusedAtUpload: true,
+    },
+    {
+      // More byte counts than the upload probe reads of a tag at first (4096): it reads them all.
+      name: "TIFF: 5,000 LZW strips that all name one run of 1,000 clear codes",
+      bytes: stripsSharingLzwData(64, 5_000, 1_000),
+      error: /compressed strips or tiles claim \d+ bytes, more than the \d+-byte file holds/,
+      refusedAtUpload: true,
+    },
+    {
+      name: "TIFF: 4 channel pages whose strips all name one run of 100,000 clear codes",
+      bytes: channelPagesSharingLzwData(4, 100_000),
+      error: /compressed strips or tiles claim \d+ bytes, more than the \d+-byte file holds/,
+      // Each page alone fits in the file, and the probe reads the first page's tags only.
+      refusedAtUpload: false,
+    },
     ...pngCases(),
     ...jpegCases(),
   ];
@@ -432,6 +453,94 @@ export function sharedTileSlide(side: number, tile = 256): Uint8Array {
       { at: offsetsAt, bytes: new Uint8Array(new Uint32Array(tiles).fill(tileAt).buffer) },
       { at: countsAt, bytes: new Uint8Array(new Uint32Array(tiles).fill(tile * tile).buffer) },
       { at: tileAt, bytes: Uint8Array.from({ length: tile * tile }, (_, i) => (i % tile) + Math.floor(i / tile)) },
+    ],
+  );
+}
+
+// ---- Blocks that share their bytes (issue 24) -------------------------------------------------
+
+/**
+ * TIFF LZW (TIFF 6.0, section 13) data that takes long to read and says little: `clears` clear
+ * codes (256, 9 bits each) and then `pixels` literal codes and an end code, so it decodes to
+ * `pixels` bytes of `value` only after the reader has gone through all of it. `clears` is rounded
+ * up to a multiple of 8, so the literals start on a byte boundary.
+ */
+export function lzwAfterClearCodes(clears: number, pixels: number, value = 1): Uint8Array {
+  if (pixels > 250) throw new Error("the literals must stay 9-bit codes");
+  const groups = Math.ceil(clears / 8);
+  const tailBits = 9 * (2 + pixels); // a clear, the literals, the end code
+  const out = new Uint8Array(9 * groups + Math.ceil(tailBits / 8));
+  // Eight 9-bit clear codes are exactly 9 bytes: 100000000 repeated.
+  if (groups > 0) out.set([0x80, 0x40, 0x20, 0x10, 0x08, 0x04, 0x02, 0x01, 0x00]);
+  for (let filled = 9; filled < 9 * groups; filled *= 2) out.copyWithin(filled, 0, Math.min(filled, 9 * groups - filled));
+  let bitPos = 8 * 9 * groups;
+  const code = (c: number) => {
+    for (let i = 8; i >= 0; i--, bitPos++) if ((c >> i) & 1) out[bitPos >> 3]! |= 0x80 >> (bitPos & 7);
+  };
+  code(256);
+  for (let i = 0; i < pixels; i++) code(value);
+  code(257);
+  return out;
+}
+
+/**
+ * A `width` x `strips` 8-bit LZW TIFF of one-row strips that all name the same stored bytes: LZW
+ * data of `clears` clear codes before the row's pixels. Each strip alone is valid, so a reader that
+ * decodes strips as they are listed reads the shared data once per strip: strips x file size.
+ */
+export function stripsSharingLzwData(width: number, strips: number, clears: number): Uint8Array {
+  const data = lzwAfterClearCodes(clears, width);
+  const offsetsAt = 512;
+  const countsAt = offsetsAt + 4 * strips;
+  const dataAt = countsAt + 4 * strips;
+  const entries: Entry[] = [
+    [256, 4, 1, width],
+    [257, 4, 1, strips],
+    [258, 3, 1, 8],
+    [259, 3, 1, 5],
+    [262, 3, 1, 1],
+    // One value fits in the entry itself; more are stored apart.
+    [273, 4, strips, strips === 1 ? dataAt : offsetsAt],
+    [277, 3, 1, 1],
+    [278, 4, 1, 1],
+    [279, 4, strips, strips === 1 ? data.length : countsAt],
+  ];
+  return rawTiff(
+    dataAt + data.length,
+    8,
+    [{ at: 8, entries, next: 0 }],
+    [
+      { at: offsetsAt, bytes: new Uint8Array(new Uint32Array(strips).fill(dataAt).buffer) },
+      { at: countsAt, bytes: new Uint8Array(new Uint32Array(strips).fill(data.length).buffer) },
+      { at: dataAt, bytes: data },
+    ],
+  );
+}
+
+/**
+ * An ImageJ hyperstack of `channels` channels, one 64x1 LZW page each, whose strips all name the
+ * same LZW data of `clears` clear codes: each page alone fits in the file, the pages of one plane
+ * together do not (the reader must count them across pages).
+ */
+export function channelPagesSharingLzwData(channels: number, clears: number): Uint8Array {
+  const data = lzwAfterClearCodes(clears, 64);
+  const description = new TextEncoder().encode(`ImageJ=1.54f\nimages=${channels}\nchannels=${channels}\n\0`);
+  const descriptionAt = 64;
+  const dataAt = 512 + 256 * channels;
+  const page = (i: number): RawDirectory => ({
+    at: 512 + 256 * i,
+    entries: [...grayPage(64, 1, dataAt, data.length, 5), ...(i === 0 ? ([[270, 2, description.length, descriptionAt]] as Entry[]) : [])].sort(
+      (a, b) => a[0] - b[0],
+    ),
+    next: i + 1 < channels ? 512 + 256 * (i + 1) : 0,
+  });
+  return rawTiff(
+    dataAt + data.length,
+    512,
+    Array.from({ length: channels }, (_, i) => page(i)),
+    [
+      { at: descriptionAt, bytes: description },
+      { at: dataAt, bytes: data },
     ],
   );
 }

@@ -192,4 +192,44 @@ describe("GeoJSON", () => {
   it("the part of an object outside the image is cut off", () => {
     expect(picture(importAnnotation(geojson([polygonFeature(square(-2, -2, 4))]), 3, 3).labels, 3)).toEqual(["aa.", "aa.", "..."]);
   });
+
+  // The file is read as it is walked, never parsed whole (geojson-file.ts); it reads what JSON.parse would.
+  const text = (s: string) => new TextEncoder().encode(s);
+  const two = ["aa..", "aa..", "..bb", "..bb"];
+
+  it("members in any order: features before the collection's type, coordinates before the geometry's type", () => {
+    const features = '[{"geometry":{"coordinates":[[[0,0],[2,0],[2,2],[0,2],[0,0]]],"type":"Polygon"},"type":"Feature"},';
+    const second = '{"properties":{"a":[1,{"b":null}]},"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[2,2],[4,2],[4,4],[2,4]]]}}]';
+    expect(picture(importAnnotation(text(`{"features":${features}${second},"type":"FeatureCollection"}`), 4, 4).labels, 4)).toEqual(two);
+    expect(picture(importAnnotation(text(`{"type":"FeatureCollection","features":${features}${second}}`), 4, 4).labels, 4)).toEqual(two);
+    const feature = '{"geometry":{"type":"Polygon","coordinates":[[[1,1],[3,1],[3,3],[1,3]]]},"type":"Feature","features":[5]}';
+    expect(picture(importAnnotation(text(feature), 4, 4).labels, 4)).toEqual(["....", ".aa.", ".aa.", "...."]);
+  });
+
+  it("a repeated member counts as its last occurrence, as in JSON.parse", () => {
+    const a = '[{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[2,0],[2,2],[0,2]]]}}]';
+    const b = '[{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[2,2],[4,2],[4,4],[2,4]]]}}]';
+    const file = text(`{"type":"FeatureCollection","features":${a},"features":${b}}`);
+    expect(picture(importAnnotation(file, 4, 4).labels, 4)).toEqual(["....", "....", "..aa", "..aa"]);
+    const coordinates = '{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[2,0],[2,2],[0,2]]],"coordinates":[[[2,2],[4,2],[4,4],[2,4]]]}}';
+    expect(picture(importAnnotation(text(coordinates), 4, 4).labels, 4)).toEqual(["....", "....", "..aa", "..aa"]);
+  });
+
+  it("JSON's escapes, whitespace, number forms, a byte order mark and third coordinates read as JSON.parse reads them", () => {
+    const file = text(
+      '\ufeff { "typ\\u0065" : "Feature\\u0043ollection" ,\n\t"features" : [ { "type":"Feature", "properties": {"name": "c\\"\\u00e9ll\\n", "\u2603": [1e-5, -0.0, true]},\r\n' +
+        ' "geometry": {"type": "Polygon", "coordinates": [ [ [ 0.5e0 , -1E+0, 7 ], [2.5, -1, 7], [2.50, 2000e-3], [5E-1, 2.0] ] ] } } ] }',
+    );
+    expect(picture(importAnnotation(file, 4, 3).labels, 4)).toEqual(["aa..", "aa..", "...."]);
+  });
+
+  it("a feature of more than 100,000 vertices is refused however its rings are split", () => {
+    const ring = (n: number, x: number) => Array.from({ length: n }, (_, i) => [x + Math.cos((2 * Math.PI * i) / n), 2 + Math.sin((2 * Math.PI * i) / n)]);
+    const multi = { type: "Feature", geometry: { type: "MultiPolygon", coordinates: [[ring(60_000, 2)], [ring(40_001, 5)]] } };
+    expect(() => importAnnotation(geojson([multi]), 8, 4)).toThrow("feature 1 has 100001 vertices; an object may have at most 100,000");
+    // Closing positions are not vertices: two closed rings of 50,001 positions are 100,000 vertices.
+    const closed = (n: number, x: number) => [...ring(n - 1, x), ring(n - 1, x)[0]];
+    const atLimit = { type: "Feature", geometry: { type: "Polygon", coordinates: [closed(50_001, 2), closed(50_001, 5)] } };
+    expect(importAnnotation(geojson([atLimit]), 8, 4).rois).toHaveLength(1);
+  });
 });

@@ -7,7 +7,19 @@ import jpeg from "jpeg-js";
 import { describe, expect, it } from "vitest";
 import { AnnotationImportError, importAnnotation, importErrorStatus } from "../../../worker/annotations/index.ts";
 import { MAX_IMPORT_FILE_BYTES, MAX_IMPORT_OBJECTS } from "../../../worker/annotations/limits.ts";
+import { stripsSharingLzwData } from "../../engine/helpers/hostile-images.ts";
 import { encodeTiff } from "../../engine/helpers/tiff-writer.ts";
+import {
+  combGeoJson,
+  combRoi,
+  deflateAfterEmptyBlocks,
+  featuresAtTheVertexLimit,
+  fullImageRectangles,
+  labelsAtTopAndBottom,
+  oneRingOfPositions,
+  rectangleRoi,
+  zipOfOverlappingEntries,
+} from "./helpers/hostile-annotations.ts";
 import { ROI_TYPE, roiFile } from "./helpers/imagej-roi-builder.ts";
 
 function refusal(bytes: Uint8Array, width: number, height: number): { kind: string; status: number; detail: string } {
@@ -248,5 +260,98 @@ describe("bounded work", () => {
       kind: "limit_exceeded",
       detail: "feature 1 has 100001 vertices; an object may have at most 100,000",
     });
+  });
+});
+
+// Issue 24: files within every count limit that asked for minutes to hours of CPU, or hundreds of
+// megabytes of heap (test/worker/annotations/helpers/hostile-annotations.ts). Each is answered with
+// the limit it passes, found before the work it would cost; `npm run bench:hostile` times them.
+describe("bounded work, whatever the counts allow", () => {
+  it("a comb polygon of 100,000 vertices (GeoJSON, 1.6 MB) is answered 422 before it is filled: its rows cross 200,000 edges", () => {
+    expect(refusal(combGeoJson(100_000, 256, 4), 256, 4)).toEqual({
+      kind: "limit_exceeded",
+      status: 422,
+      detail:
+        "feature 1: the outlines cross the image's pixel rows more than 65,536 times, the most an import into a 256x4 image may (4 per pixel); an outline with far more edges than the pixels it covers is refused",
+    });
+  });
+
+  it("the same comb as an ImageJ .roi of 100,000 subpixel vertices is answered 422 alike", () => {
+    expect(refusal(combRoi(100_000, 256, 4), 256, 4)).toMatchObject({
+      kind: "limit_exceeded",
+      status: 422,
+      detail: expect.stringMatching(/^the ROI: the outlines cross the image's pixel rows more than 65,536 times/),
+    });
+  });
+
+  it("a comb of a few teeth, crossing each row a few times, still imports (one object: its largest tooth)", () => {
+    expect(importAnnotation(combGeoJson(40, 256, 4), 256, 4).rois).toHaveLength(1);
+  });
+
+  it("100,000 rectangles over the whole 2560x2160 image (11 MB) are answered 422 at the first whose box passes the budget", () => {
+    expect(refusal(fullImageRectangles(100_000, 2560, 2160), 2560, 2160)).toEqual({
+      kind: "limit_exceeded",
+      status: 422,
+      detail:
+        "feature 25: the objects' bounding boxes cover more than 134,217,728 pixels, counting overlaps, the most one import may (24 times this image); objects that overlap this much are not cells",
+    });
+    // Within the budget they import: the last one drawn wins every pixel.
+    expect(importAnnotation(fullImageRectangles(24, 2560, 2160), 2560, 2160).rois).toHaveLength(1);
+  });
+
+  it("a 16-bit label TIFF of 65,535 labels, each at the top and the bottom edge, is answered 422 before the one-piece and hole passes", () => {
+    expect(refusal(labelsAtTopAndBottom(2048, 2048, 65_535), 2048, 2048)).toEqual({
+      kind: "limit_exceeded",
+      status: 422,
+      detail:
+        "the objects' bounding boxes cover 135,486,697,472 pixels, counting overlaps; one import may cover at most 134,217,728 (32 times this 2048x2048 image): objects spread over much of the image, such as one label used on pixels far apart, are not cells",
+    });
+  });
+
+  it("a label TIFF whose 64 LZW strips all name one run of clear codes is refused before any strip is decoded", () => {
+    expect(refusal(stripsSharingLzwData(64, 64, 100_000), 64, 64)).toEqual({
+      kind: "unreadable",
+      status: 415,
+      detail:
+        "label image unreadable: TIFF corrupt: its compressed strips or tiles claim 7204800 bytes, more than the 113599-byte file holds (blocks that share their bytes)",
+    });
+    // One such strip alone is a valid file: the same data read once imports.
+    expect(importAnnotation(stripsSharingLzwData(64, 1, 100_000), 64, 1).rois).toHaveLength(1);
+  });
+
+  it("a ZIP whose central directory names one local header 100,000 times is refused before any entry is inflated", () => {
+    const zip = zipOfOverlappingEntries(100_000, "a.roi", deflateAfterEmptyBlocks(10_000, rectangleRoi(0, 0, 2, 2)), 8, 64);
+    expect(refusal(zip, 8, 8)).toEqual({
+      kind: "unreadable",
+      status: 415,
+      detail: "ZIP archive unreadable: entries a.roi and a.roi share bytes (at 0); each entry of an archive has a header and data of its own",
+    });
+    // The same entry listed once is a valid archive.
+    expect(importAnnotation(zipOfOverlappingEntries(1, "a.roi", deflateAfterEmptyBlocks(10_000, rectangleRoi(0, 0, 2, 2)), 8, 64), 8, 8).rois).toHaveLength(1);
+  });
+
+  it("an entry whose deflate data is longer than any ROI's stored form is refused before it is inflated", () => {
+    const zip = zipOfOverlappingEntries(1, "a.roi", deflateAfterEmptyBlocks(500_000, rectangleRoi(0, 0, 2, 2)), 8, 64);
+    expect(refusal(zip, 8, 8)).toEqual({
+      kind: "limit_exceeded",
+      status: 422,
+      detail: "a.roi holds 2,500,069 bytes of deflate data; an entry that inflates to at most 2,097,152 bytes needs at most 2,098,341",
+    });
+  });
+
+  it("40 MiB of positions in one ring is refused for its vertices, read without being built", () => {
+    const file = oneRingOfPositions(6_990_000);
+    expect(file.length).toBeLessThanOrEqual(MAX_IMPORT_FILE_BYTES);
+    expect(refusal(file, 64, 64)).toEqual({
+      kind: "limit_exceeded",
+      status: 422,
+      detail: "feature 1 has 6989999 vertices; an object may have at most 100,000",
+    });
+  });
+
+  it("a file at the documented limits (50 features of 100,000 vertices, 40 MB) imports", () => {
+    const file = featuresAtTheVertexLimit(50, 100_000);
+    expect(file.length).toBeLessThanOrEqual(MAX_IMPORT_FILE_BYTES);
+    expect(importAnnotation(file, 128, 128).rois.length).toBeGreaterThan(1);
   });
 });
