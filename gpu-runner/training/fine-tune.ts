@@ -302,7 +302,9 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     const withEstimate = await autoDiameterAp(config, returned, heldOut, { maskDefaults });
     const keep = keepsLearnedSize(withSize, withEstimate);
     if (keep) model.manifest.trainedObjectDiameter = learnedDiameter;
-    sizeNote = `; without a diameter it ${keep ? `starts from the training objects' size, ${learnedDiameter.toFixed(1)} px` : "estimates each image's object size"} (AP@0.5 ${withSize.toFixed(3)} from that size, ${withEstimate.toFixed(3)} from the estimate, diameter "auto")`;
+    // The note's one pair of scores is the base's and the returned weights' above; the two "auto"
+    // scores behind this choice would read as a second pair, so they are not repeated in it.
+    sizeNote = `; without a diameter it ${keep ? `starts from the training objects' size, ${learnedDiameter.toFixed(1)} px` : "estimates each image's object size"}`;
   }
   if (learnedDiameter !== undefined && !heldOut.length) model.manifest.trainedObjectDiameter = learnedDiameter;
   return {
