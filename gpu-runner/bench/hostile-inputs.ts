@@ -21,7 +21,7 @@ import { ImageDecodeError } from "../../schema/image-formats/index.ts";
 import { AnnotationImportError, importAnnotation, importErrorStatus } from "../../worker/annotations/index.ts";
 import { memoryByteSource } from "../../worker/services/byte-source.ts";
 import { probeImage } from "../../worker/services/image-probe.ts";
-import { stripsSharingLzwData } from "../../test/engine/helpers/hostile-images.ts";
+import { stripsSharingLzwData } from "./synthetic/hostile-images.ts";
 import {
   combGeoJson,
   combRoi,
@@ -32,7 +32,7 @@ import {
   oneRingOfPositions,
   rectangleRoi,
   zipOfOverlappingEntries,
-} from "../../test/worker/annotations/helpers/hostile-annotations.ts";
+} from "./synthetic/hostile-annotations.ts";
 
 type Operation = (bytes: Uint8Array) => Promise<string> | string;
 

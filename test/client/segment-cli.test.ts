@@ -20,7 +20,7 @@ import { stretchOf, toBytes } from "../../common/stretch.ts";
 import { STATE_FILE } from "../../client/resume-state.ts";
 import { UploadFailedError, uploadImage } from "../../client/upload.ts";
 import { syntheticNuclei } from "../../gpu-runner/bench/synthetic/nuclei-grid.ts";
-import { encodeTiff } from "../engine/helpers/tiff-writer.ts";
+import { encodeTiff } from "../../gpu-runner/bench/synthetic/tiff-writer.ts";
 
 let stack: LocalStack;
 let work: string;

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
-import { encodeTiff } from "../engine/helpers/tiff-writer.ts";
+import { encodeTiff } from "../../gpu-runner/bench/synthetic/tiff-writer.ts";
 import { syntheticNuclei } from "../../gpu-runner/bench/synthetic/nuclei-grid.ts";
 
 let stack: LocalStack;

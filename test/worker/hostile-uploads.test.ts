@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { PROBE_READ_BUDGET, probeStoredObject } from "../../worker/services/image-probe.ts";
-import { hostileFiles, rawTiff, sharedTileSlide } from "../engine/helpers/hostile-images.ts";
+import { hostileFiles, rawTiff, sharedTileSlide } from "../../gpu-runner/bench/synthetic/hostile-images.ts";
 import { ImageDecodeError } from "../../schema/image-formats/index.ts";
 import { call, createOrg, json, multipartFile } from "./helpers.ts";
 

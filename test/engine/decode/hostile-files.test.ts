@@ -4,7 +4,7 @@
 // asks for would crash that worker, not pass).
 import { afterAll, describe, expect, it } from "vitest";
 import { DecodeSandbox } from "../helpers/decode-sandbox.ts";
-import { hostileFiles } from "../helpers/hostile-images.ts";
+import { hostileFiles } from "../../../gpu-runner/bench/synthetic/hostile-images.ts";
 
 const TIME_BUDGET_MS = 2000;
 const MEMORY_BUDGET = 64 * 1024 * 1024;

@@ -3,8 +3,8 @@
 // depths, palette, baseline JPEG): the seeds the fuzz suite mutates.
 import { encode as encodePng } from "fast-png";
 import jpeg from "jpeg-js";
-import { interlacedGrayPng } from "./hostile-images.ts";
-import { encodeTiff, type TiffPage } from "./tiff-writer.ts";
+import { interlacedGrayPng } from "../../../gpu-runner/bench/synthetic/hostile-images.ts";
+import { encodeTiff, type TiffPage } from "../../../gpu-runner/bench/synthetic/tiff-writer.ts";
 
 export interface Seed {
   name: string;

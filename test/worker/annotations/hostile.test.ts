@@ -7,8 +7,8 @@ import jpeg from "jpeg-js";
 import { describe, expect, it } from "vitest";
 import { AnnotationImportError, importAnnotation, importErrorStatus } from "../../../worker/annotations/index.ts";
 import { MAX_IMPORT_FILE_BYTES, MAX_IMPORT_OBJECTS } from "../../../worker/annotations/limits.ts";
-import { stripsSharingLzwData } from "../../engine/helpers/hostile-images.ts";
-import { encodeTiff } from "../../engine/helpers/tiff-writer.ts";
+import { stripsSharingLzwData } from "../../../gpu-runner/bench/synthetic/hostile-images.ts";
+import { encodeTiff } from "../../../gpu-runner/bench/synthetic/tiff-writer.ts";
 import {
   combGeoJson,
   combRoi,
@@ -19,7 +19,7 @@ import {
   oneRingOfPositions,
   rectangleRoi,
   zipOfOverlappingEntries,
-} from "./helpers/hostile-annotations.ts";
+} from "../../../gpu-runner/bench/synthetic/hostile-annotations.ts";
 import { ROI_TYPE, roiFile } from "./helpers/imagej-roi-builder.ts";
 
 function refusal(bytes: Uint8Array, width: number, height: number): { kind: string; status: number; detail: string } {

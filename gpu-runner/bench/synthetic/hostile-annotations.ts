@@ -4,8 +4,8 @@
 // (test/worker/annotations/hostile.test.ts) and the timing script (scripts/bench-hostile-inputs.ts)
 // both use them.
 
-import { CENTRAL_HEADER, END, LOCAL_HEADER, ZIP64_END, ZIP64_LOCATOR } from "../../../../worker/zip-records.ts";
-import { encodeTiff } from "../../../engine/helpers/tiff-writer.ts";
+import { CENTRAL_HEADER, END, LOCAL_HEADER, ZIP64_END, ZIP64_LOCATOR } from "../../../worker/zip-records.ts";
+import { encodeTiff } from "./tiff-writer.ts";
 
 const encoder = new TextEncoder();
 
