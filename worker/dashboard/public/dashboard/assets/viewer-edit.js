@@ -75,6 +75,7 @@ export function setUpEditing(viewer) {
     $("cell-count").textContent = (viewer.roiCount - deleted + added.length).toLocaleString("en-US");
     root.dataset.corrections = String(deleted + added.length);
     root.dataset.drawing = String(drawing !== null);
+    viewer.updateStatus();
     viewer.scheduleDraw();
   }
 

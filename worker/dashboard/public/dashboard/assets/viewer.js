@@ -489,6 +489,8 @@ function updateStatus() {
     else notes.push(`${loaded.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} outlines, those near the view`);
     if (outlineProblem) notes.push(outlineProblem);
   } else if (!id) notes.push(`${width.toLocaleString("en-US")} × ${height.toLocaleString("en-US")} px`);
+  const corrections = Number(root.dataset.corrections ?? 0);
+  if (corrections) notes.push(`${corrections} unsaved correction${corrections === 1 ? "" : "s"}`);
   if (previewNote) notes.push(previewNote);
   root.dataset.outlinesHidden = String(outlinesTooMany);
   status.textContent = notes.join(" · ");
@@ -541,6 +543,7 @@ async function load() {
       loadAllOutlines,
       showCell,
       scheduleDraw,
+      updateStatus,
     });
   }
   if (previewProblem && id) legacyPreview = await loadLegacyPreview();
