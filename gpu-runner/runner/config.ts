@@ -2,6 +2,7 @@
 import { hostname, homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import type { InputBudget } from "./input-thread/input-thread.ts";
 import { DEFAULT_BLOCK_MEMORY_BYTES, SINGLE_PASS_PIXELS } from "../engine/blocks/segment-blocks.ts";
 import type { ExecutionProviderChoice } from "../engine/model.ts";
 import { DEFAULT_TRAINING_MEMORY_BYTES } from "../training/fine-tune.ts";
@@ -31,6 +32,8 @@ export interface RunnerConfig {
   singlePassPixels: number;
   /** Memory the blocks of such an image may take; sets the block size. */
   blockMemoryBytes: number;
+  /** Time and heap of the input thread that decodes images and rasterises ROIs (input-thread/). */
+  inputBudget: InputBudget;
 }
 
 export const CONFIG_HELP = `npm run runner -- [flags]     (each flag also reads from the environment variable shown)
@@ -47,7 +50,9 @@ export const CONFIG_HELP = `npm run runner -- [flags]     (each flag also reads 
   --grace-seconds N           SHUTDOWN_GRACE_SECONDS     on SIGTERM, time to finish jobs in hand (default 60)
   --max-input-mb N            MAX_INPUT_MB               largest image file a job downloads whole (default 6144)
   --single-pass-mp N          SINGLE_PASS_MP             larger images (megapixels) are read in parts and segmented block by block (default 16.8, 4096²)
-  --block-memory-mb N         BLOCK_MEMORY_MB            memory those blocks may take; sets the block size (default 768)`;
+  --block-memory-mb N         BLOCK_MEMORY_MB            memory those blocks may take; sets the block size (default 768)
+  --input-seconds N           INPUT_SECONDS              time one decode or rasterisation of an input may take; past it the job fails (default 300)
+  --input-heap-mb N           INPUT_HEAP_MB              JavaScript heap of the thread that does it (default 1024)`;
 
 function number(value: string | undefined, name: string, fallback: number, min: number): number {
   if (value === undefined || value === "") return fallback;
@@ -74,6 +79,8 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       "max-input-mb": { type: "string" },
       "single-pass-mp": { type: "string" },
       "block-memory-mb": { type: "string" },
+      "input-seconds": { type: "string" },
+      "input-heap-mb": { type: "string" },
     },
   });
   const workerUrl = values["worker-url"] ?? env.WORKER_URL;
@@ -100,5 +107,11 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     maxInputBytes: number(values["max-input-mb"] ?? env.MAX_INPUT_MB, "max input size", 6144, 1) * 1024 * 1024,
     singlePassPixels: number(values["single-pass-mp"] ?? env.SINGLE_PASS_MP, "single-pass megapixels", SINGLE_PASS_PIXELS / 1e6, 0) * 1e6,
     blockMemoryBytes: number(values["block-memory-mb"] ?? env.BLOCK_MEMORY_MB, "block memory", DEFAULT_BLOCK_MEMORY_BYTES / 2 ** 20, 1) * 2 ** 20,
+    // A 2^28-sample TIFF decodes in well under a minute on the 2-core CPU; five times that is
+    // room for a slow host, and far below the hours an unbounded hostile file could take.
+    inputBudget: {
+      seconds: number(values["input-seconds"] ?? env.INPUT_SECONDS, "input seconds", 300, 1),
+      heapMb: number(values["input-heap-mb"] ?? env.INPUT_HEAP_MB, "input heap", 1024, 64),
+    },
   };
 }

@@ -1,3 +1,4 @@
+import type { InputBudget } from "./input-thread/input-thread.ts";
 import type { InternalApi } from "./internal-api.ts";
 import type { ModelCache } from "./model-cache.ts";
 
@@ -17,6 +18,8 @@ export interface JobContext {
   /** Images of more pixels are read in parts and segmented block by block. */
   singlePassPixels: number;
   blockMemoryBytes: number;
+  /** Bounds on decoding an image or rasterising ROIs, done off the main loop (input-thread/). */
+  inputBudget: InputBudget;
   log(message: string): void;
 }
 

@@ -4,7 +4,6 @@ import type { LeasedPrediction } from "../../schema/internal-api.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
-import { decodeImage } from "../../common/decode/index.ts";
 import { openImageRegions } from "../../common/decode/region-reader.ts";
 import { InputError } from "../engine/faults.ts";
 import type { ModalityDecision } from "../engine/modality.ts";
@@ -12,6 +11,7 @@ import { previewTiles } from "../engine/preview.ts";
 import { PreviewReduction } from "../engine/preview-reduction.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
 import { fetchImage } from "./fetch-image.ts";
+import { decodeInThread } from "./input-thread/input-thread.ts";
 import type { JobContext } from "./job-context.ts";
 
 type PredictionParams = LeasedPrediction["params"];
@@ -63,7 +63,7 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   const fetchedMs = performance.now() - started;
 
   ctx.progress(0.05, "decoding");
-  const image = decodeImage(bytes);
+  const image = await decodeInThread(bytes, ctx.inputBudget);
   const decodedMs = performance.now() - started - fetchedMs;
   ctx.checkpoint();
   // The image's preview, while it has none; made before segmenting, which may normalise the pixels in place.

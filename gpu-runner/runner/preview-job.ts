@@ -4,11 +4,11 @@
 import type { LeasedPreview, PreviewResult } from "../../schema/internal-api.ts";
 import { readPreviewHeader } from "../../schema/preview-tiles.ts";
 import { blockGrid } from "../engine/blocks/block-grid.ts";
-import { decodeImage } from "../../common/decode/index.ts";
 import { openImageRegions } from "../../common/decode/region-reader.ts";
 import { previewTiles } from "../engine/preview.ts";
 import { PreviewReduction } from "../engine/preview-reduction.ts";
 import { fetchImage } from "./fetch-image.ts";
+import { decodeInThread } from "./input-thread/input-thread.ts";
 import type { JobContext } from "./job-context.ts";
 
 /** Side of the parts a large image's preview is read in (4096²: 64 MB a channel). */
@@ -30,7 +30,7 @@ async function previewWhole(job: LeasedPreview, ctx: JobContext): Promise<Uint8A
   const bytes = await fetchImage(ctx, job.image);
   ctx.checkpoint();
   ctx.progress(0.3, "decoding");
-  const image = decodeImage(bytes);
+  const image = await decodeInThread(bytes, ctx.inputBudget);
   ctx.checkpoint();
   ctx.progress(0.5, "tiling");
   return previewTiles(image);

@@ -126,6 +126,7 @@ export class Runner {
       models: this.models,
       trainingSeconds: this.config.trainingSeconds,
       trainingMemoryBytes: this.config.trainingMemoryBytes,
+      inputBudget: this.config.inputBudget,
       maxInputBytes: this.config.maxInputBytes,
       singlePassPixels: this.config.singlePassPixels,
       blockMemoryBytes: this.config.blockMemoryBytes,

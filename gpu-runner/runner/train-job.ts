@@ -1,35 +1,15 @@
 // A training job: fetch each image and the ROIs of its latest segmentation to a folder of its own,
-// fine-tune the base model reading them from there as it needs them (rasterising the ROIs into
-// labels each time: fine-tuning keeps only what its memory budget allows), upload the new model,
-// report AP@0.5 and AP@0.75 of base and result.
+// fine-tune the base model reading them from there as it needs them (decoding the image and
+// rasterising the ROIs into labels each time, in the input thread: fine-tuning keeps only what its
+// memory budget allows), upload the new model, report AP@0.5 and AP@0.75 of base and result.
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LeasedTraining, TrainingResult } from "../../schema/internal-api.ts";
-import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
-import { renderLabels } from "../../schema/roi-raster.ts";
-import { decodeImage, type DecodedImage } from "../../common/decode/index.ts";
-import { InputError } from "../engine/faults.ts";
 import { fineTune, type TrainingPairSource } from "../training/fine-tune.ts";
 import { fetchImage } from "./fetch-image.ts";
+import { decodeInThread, labelsInThread } from "./input-thread/input-thread.ts";
 import type { JobContext } from "./job-context.ts";
-
-function bytesStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
-  return new ReadableStream({
-    start(controller) {
-      controller.enqueue(bytes);
-      controller.close();
-    },
-  });
-}
-
-async function labelsOf(artifact: Uint8Array, image: DecodedImage, name: string): Promise<Uint32Array> {
-  const contents = await readRoiArtifact(bytesStream(artifact));
-  if (contents.header.imageWidth !== image.width || contents.header.imageHeight !== image.height) {
-    throw new InputError(`segmentation of ${name} is ${contents.header.imageWidth}x${contents.header.imageHeight}, the image ${image.width}x${image.height}`);
-  }
-  return renderLabels(image.width, image.height, contents.rois);
-}
 
 export async function runTraining(job: LeasedTraining, ctx: JobContext) {
   const folder = await mkdtemp(join(tmpdir(), "cellseg-training-"));
@@ -51,8 +31,9 @@ async function trainFrom(folder: string, job: LeasedTraining, ctx: JobContext) {
       labelsPath = join(folder, `${i}.rois`);
     await Promise.all([writeFile(imagePath, imageBytes), writeFile(labelsPath, artifact)]);
     pairs.push(async () => {
-      const image = decodeImage(new Uint8Array(await readFile(imagePath)));
-      return { image, labels: await labelsOf(new Uint8Array(await readFile(labelsPath)), image, example.image.name) };
+      const image = await decodeInThread(new Uint8Array(await readFile(imagePath)), ctx.inputBudget);
+      const labels = await labelsInThread(new Uint8Array(await readFile(labelsPath)), image.width, image.height, example.image.name, ctx.inputBudget);
+      return { image, labels };
     });
     ctx.checkpoint();
   }
