@@ -136,6 +136,31 @@ describe("the image's preview", () => {
     expect(await json(await dashboardCall(session, "/api/usage"))).toMatchObject({ analyses_this_month: { used: 0 } });
   });
 
+  it("is made for at most two images of an organization at a time: a third waits its turn (429), others' are not held up", async () => {
+    const org = await createOrg();
+    const session = await signIn(org);
+    const [first, second, third] = [await uploadImage(org, "a.png"), await uploadImage(org, "b.png"), await uploadImage(org, "c.png")];
+    const ask = (id: string, as = session) => dashboardCall(as, `/api/images/${id}/preview`, { method: "POST" });
+    const queued = await json<{ job_id: string }>(await ask(first.id));
+    expect((await ask(second.id)).status).toBe(202);
+    const refused = await ask(third.id);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("Retry-After")).toBe("5");
+    expect(await json(refused)).toEqual({ detail: "This organization already has 2 previews being made, the most at once; ask again when one is done" });
+    expect(await json(await dashboardCall(session, `/api/images/${third.id}/preview`))).toEqual({ status: "none" });
+
+    const other = await createOrg();
+    expect((await ask((await uploadImage(other)).id, await signIn(other))).status).toBe(202);
+
+    const job = await lease(queued.job_id);
+    await put(job.output.preview_url!, ARCHIVE);
+    await call(`/internal/jobs/${job.job_id}/complete`, {
+      key: RUNNER_TOKEN,
+      json: { lease_token: job.lease_token, result: { preview_bytes: ARCHIVE.length, levels: 1 } },
+    });
+    expect((await ask(third.id)).status).toBe(202);
+  });
+
   it("a preview job whose completion comes without the archive is refused; a failed one is not asked again", async () => {
     const org = await createOrg();
     const image = await uploadImage(org);

@@ -187,6 +187,16 @@ export async function createConversionJob(env: Bindings, orgId: string, imageId:
  * The image's preview job (a GPU job that is not an analysis: it counts against no cap), created
  * unless the image ever had one, so a preview is made once; null when it had one.
  */
+/**
+ * Previews an organization may have queued or running at once. They are no analysis and count
+ * against no cap, so without this bound one organization's uploads could occupy every runner.
+ */
+export const PREVIEW_JOBS_PER_ORG = 2;
+
+/**
+ * A preview job for the image, unless it has one; null when it has one or when the organization
+ * already has PREVIEW_JOBS_PER_ORG in hand (one statement, so concurrent requests cannot pass it).
+ */
 export async function createPreviewJob(env: Bindings, orgId: string, imageId: string): Promise<Job | null> {
   const now = Date.now();
   const id = newId();
@@ -194,9 +204,10 @@ export async function createPreviewJob(env: Bindings, orgId: string, imageId: st
     `INSERT INTO jobs (id, org_id, kind, status, image_id, model_id, dedupe_key, attempts, max_attempts, created_at, enqueued_at)
      SELECT ?1, ?2, 'preview', 'SUBMITTED', ?3, NULL, ?4, 0, ?5, ?6, ?6
      WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE org_id = ?2 AND kind = 'preview' AND image_id = ?3)
+       AND (SELECT COUNT(*) FROM jobs WHERE org_id = ?2 AND kind = 'preview' AND status IN ('SUBMITTED', 'STARTED')) < ?7
      RETURNING id`,
   )
-    .bind(id, orgId, imageId, `preview:${imageId}`, settings(env).maxAttempts, now)
+    .bind(id, orgId, imageId, `preview:${imageId}`, settings(env).maxAttempts, now, PREVIEW_JOBS_PER_ORG)
     .first<{ id: string }>();
   if (inserted) {
     const job = (await getJob(env.DB, orgId, id))!;

@@ -5,9 +5,10 @@ import { PREVIEW_INDEX_MAX_BYTES, type PreviewIndex, readPreviewHeader, tileRang
 import { and, eq } from "drizzle-orm";
 import { jobs } from "../../schema/db.ts";
 import type { Bindings } from "../env.ts";
+import { HttpError } from "../errors.ts";
 import { database } from "./database.ts";
 import type { Image } from "./images.ts";
-import { createPreviewJob, type Job } from "./jobs.ts";
+import { createPreviewJob, type Job, PREVIEW_JOBS_PER_ORG } from "./jobs.ts";
 import { imagePreviewKey } from "../../schema/storage-keys.ts";
 
 async function header(bucket: R2Bucket, key: string): Promise<{ index: PreviewIndex; dataStart: number } | null> {
@@ -59,5 +60,10 @@ export async function previewJobOf(d1: D1Database, image: Pick<Image, "orgId" | 
 export async function requestPreview(env: Bindings, image: Image): Promise<PreviewState> {
   if (await env.BUCKET.head(imagePreviewKey(image.orgId, image.id))) return { status: "ready" };
   const job = (await createPreviewJob(env, image.orgId, image.id)) ?? (await previewJobOf(env.DB, image));
-  return previewState(job!);
+  if (!job) {
+    throw new HttpError(429, `This organization already has ${PREVIEW_JOBS_PER_ORG} previews being made, the most at once; ask again when one is done`, {
+      "Retry-After": "5",
+    });
+  }
+  return previewState(job);
 }

@@ -11,7 +11,7 @@ export async function api(path, { method = "GET", json, body } = {}) {
   const response = await fetch(`/dashboard/api${path}`, { method, headers, body, credentials: "same-origin" });
   const text = await response.text();
   const data = text ? JSON.parse(text) : null;
-  if (!response.ok) throw new Error(describe(data?.detail) || `${response.status} ${response.statusText}`);
+  if (!response.ok) throw Object.assign(new Error(describe(data?.detail) || `${response.status} ${response.statusText}`), { status: response.status });
   return data;
 }
 

@@ -355,7 +355,17 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  */
 async function loadPyramid() {
   let state = await api(`/images/${imageId}/preview`);
-  if (state.status === "none") state = await api(`/images/${imageId}/preview`, { method: "POST" });
+  while (state.status === "none") {
+    try {
+      state = await api(`/images/${imageId}/preview`, { method: "POST" });
+    } catch (error) {
+      if (error.status !== 429) throw error;
+      // The organization's other previews are being made (a few at a time): wait for a turn.
+      root.dataset.preview = "waiting";
+      status.textContent = "Waiting for other previews to be made…";
+      await sleep(3000);
+    }
+  }
   while (state.status === "SUBMITTED" || state.status === "STARTED") {
     root.dataset.preview = "making";
     status.textContent = "Making the preview…";
