@@ -1,14 +1,16 @@
 // Small valid TIFF, PNG and JPEG files covering the decoders' paths (strips and tiles, every TIFF
 // compression, predictor, planar, BigTIFF, big-endian, multi-page hyperstacks, PNG colour types and
-// depths, palette, baseline JPEG): the seeds the fuzz suite mutates.
+// depths, palette, baseline JPEG; strips that share their data): the seeds the fuzz suite mutates.
 import { encode as encodePng } from "fast-png";
 import jpeg from "jpeg-js";
-import { interlacedGrayPng } from "../../../gpu-runner/bench/synthetic/hostile-images.ts";
+import { interlacedGrayPng, stripsSharingLzwData } from "../../../gpu-runner/bench/synthetic/hostile-images.ts";
 import { encodeTiff, type TiffPage } from "../../../gpu-runner/bench/synthetic/tiff-writer.ts";
 
 export interface Seed {
   name: string;
   bytes: Uint8Array;
+  /** A hostile seed: the decoder refuses it as it stands (its mutations may decode or not). */
+  refused?: true;
 }
 
 function ramp(n: number, modulo: number): number[] {
@@ -64,5 +66,8 @@ export function fuzzSeeds(): Seed[] {
     { name: "PNG gray Adam7-interlaced", bytes: interlacedGrayPng(19, 13, (x, y) => (x * 7 + y * 13) % 256) },
     png("gray 1-bit", { width: 20, height: 9, data: new Uint8Array(ramp(27, 256)), depth: 1, channels: 1 }),
     { name: "JPEG baseline", bytes: new Uint8Array(jpeg.encode({ width: 24, height: 16, data: rgba }, 85).data) },
+    // Issue 24's overlap: strips that all name one run of LZW data. Small here, so the mutations
+    // explore the overlap check and the blocks around it, not the cost.
+    { name: "TIFF strips sharing LZW data", bytes: stripsSharingLzwData(16, 8, 64), refused: true },
   ];
 }

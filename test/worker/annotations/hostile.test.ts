@@ -264,7 +264,7 @@ describe("bounded work", () => {
 });
 
 // Issue 24: files within every count limit that asked for minutes to hours of CPU, or hundreds of
-// megabytes of heap (test/worker/annotations/helpers/hostile-annotations.ts). Each is answered with
+// megabytes of heap (gpu-runner/bench/synthetic/hostile-annotations.ts). Each is answered with
 // the limit it passes, found before the work it would cost; `npm run bench:hostile` times them.
 describe("bounded work, whatever the counts allow", () => {
   it("a comb polygon of 100,000 vertices (GeoJSON, 1.6 MB) is answered 422 before it is filled: its rows cross 200,000 edges", () => {
