@@ -1,5 +1,7 @@
 // npm run bench:load -- [--orgs 3] [--clients 2] [--seconds 30] [--settle 180] [--storage-cap 40] [--analysis-cap 20]
 // npm run bench:load -- --faults: the fault tests instead (test/faults/), each on the local stack.
+// npm run bench:load -- --hostile-neighbour [--seconds 60]: one organization's predictions alone,
+// then beside another that sends crafted files (load-hostile.ts).
 // Load on the local stack: organizations (made through the admin CLI's path into the running
 // worker, each with its own key and small caps) x concurrent clients, for a bounded time, doing
 // uploads in both forms, predictions, polls, listings and the four exports. Prints requests/s,
@@ -12,6 +14,7 @@ import { startStack } from "../../scripts/local-stack.ts";
 import { runningStack } from "../../scripts/running-stack.ts";
 import { settle, storageMatchesR2 } from "./load-checks.ts";
 import { client, type Org, partCounts, sampleOneAtATime } from "./load-clients.ts";
+import { hostileNeighbour } from "./load-hostile.ts";
 import { countBy, report, samples } from "./load-requests.ts";
 
 const { values: flags } = parseArgs({
@@ -23,6 +26,7 @@ const { values: flags } = parseArgs({
     "storage-cap": { type: "string", default: "40" },
     "analysis-cap": { type: "string", default: "20" },
     faults: { type: "boolean", default: false },
+    "hostile-neighbour": { type: "boolean", default: false },
   },
 });
 
@@ -62,6 +66,11 @@ async function main(): Promise<number> {
   stack.startRunner({ RUNNER_ID: "load", RUNNER_CONCURRENCY: "2" });
   try {
     const backend = operatorBackend(runningStack({ persistTo: stack.state })!);
+    if (flags["hostile-neighbour"]) {
+      const { lines, failed } = await hostileNeighbour(stack, backend, SECONDS);
+      results.push(...lines);
+      return failed;
+    }
     const orgs: Org[] = [];
     for (let i = 0; i < ORGS; i++) {
       const slug = `load-${i}`;
