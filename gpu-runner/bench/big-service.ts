@@ -122,6 +122,9 @@ async function main() {
         if (/\/outlines\/\d+\/\d+$/.test(r.url())) asked.outlines++;
       });
       await page.goto(await stack.loginLink());
+      // The link's page spends it with a button (a GET alone signs no one in).
+      const signIn = page.locator("button:has-text('Sign in')");
+      if (await signIn.count()) await Promise.all([page.waitForURL((url) => url.pathname === "/dashboard"), signIn.click()]);
       t = performance.now();
       await page.goto(new URL(`/dashboard/segmentations/${outcome.segmentation_id}`, stack.api.replace(/\/api\/v1$/, "")).toString());
       await page.waitForSelector("#viewer[data-loaded=true]", { timeout: 600_000 });
