@@ -212,6 +212,10 @@ export function setUpEditing(viewer) {
     } else if ((e.ctrlKey || e.metaKey) && key === "y") {
       e.preventDefault();
       redo();
+    } else if (key === "backspace" && drawing?.length) {
+      e.preventDefault();
+      drawing.pop(); // takes back the last corner placed
+      refresh();
     } else if (key === "delete" || key === "backspace") {
       e.preventDefault();
       deleteSelected();
