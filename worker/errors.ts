@@ -6,10 +6,13 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 export class HttpError extends Error {
   readonly status: ContentfulStatusCode;
   readonly detail: unknown;
-  constructor(status: ContentfulStatusCode, detail: unknown) {
+  /** Headers the answer must carry besides the body, e.g. Retry-After on a 503, Content-Range on a 416. */
+  readonly headers: Record<string, string>;
+  constructor(status: ContentfulStatusCode, detail: unknown, headers: Record<string, string> = {}) {
     super(typeof detail === "string" ? detail : JSON.stringify(detail));
     this.status = status;
     this.detail = detail;
+    this.headers = headers;
   }
 }
 
@@ -21,7 +24,7 @@ export function notFound(resource: ResourceName, id: string): HttpError {
 }
 
 export const onError: ErrorHandler = (err, c) => {
-  if (err instanceof HttpError) return c.json({ detail: err.detail }, err.status);
+  if (err instanceof HttpError) return c.json({ detail: err.detail }, err.status, err.headers);
   if (err instanceof HTTPException) {
     // Hono's own validator rejects unparsable JSON bodies; the contract answers those as 422.
     if (err.message.startsWith("Malformed JSON")) {
