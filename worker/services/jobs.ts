@@ -374,13 +374,18 @@ export async function sweepJobs(env: Bindings): Promise<void> {
     })
     .where(and(eq(jobs.status, "STARTED"), pastTimeBound(now)))
     .returning();
+  // Which runner stopped reporting is for the operator's log, not the job's reason (users see that).
+  const holders = await db
+    .select({ id: jobs.id, holder: jobs.leaseHolder })
+    .from(jobs)
+    .where(and(eq(jobs.status, "STARTED"), isNotNull(jobs.leaseExpiresAt), lt(jobs.leaseExpiresAt, now)));
   const expired = await db
     .update(jobs)
     .set({
       status: sql`CASE WHEN ${outOfAttempts} THEN 'FAILED' ELSE 'SUBMITTED' END`,
       reason: sql`CASE WHEN ${jobs.kind} = 'conversion'
         THEN 'Processing stopped during attempt ' || ${jobs.attempts} || ' (the worker running it stopped reporting)'
-        ELSE 'Lease expired after attempt ' || ${jobs.attempts} || ' (runner ' || coalesce(${jobs.leaseHolder}, '?') || ' stopped reporting)' END`,
+        ELSE 'Lease expired after attempt ' || ${jobs.attempts} || ' (its runner stopped reporting)' END`,
       fault: sql`CASE WHEN ${jobs.kind} = 'conversion' THEN 'service' ELSE 'runner' END`,
       finishedAt: sql`CASE WHEN ${outOfAttempts} THEN ${now} ELSE NULL END`,
       enqueuedAt: now,
@@ -395,6 +400,10 @@ export async function sweepJobs(env: Bindings): Promise<void> {
     .set({ enqueuedAt: now })
     .where(and(eq(jobs.status, "SUBMITTED"), lt(jobs.enqueuedAt, now - settings(env).wakeUpResendSeconds * 1000)))
     .returning();
+  for (const job of expired) {
+    const holder = holders.find((h) => h.id === job.id)?.holder;
+    if (holder) console.warn(`job ${job.id}: the lease of attempt ${job.attempts} held by runner ${holder} expired; the job is ${job.status}`);
+  }
   for (const job of [...overTime, ...expired, ...stale]) {
     if (job.status === "SUBMITTED") await wakeUp(env, job);
     else await afterFailed(env, job);
