@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { addMemberSql } from "../../scripts/admin-sql.ts";
 import { app } from "../../worker/app.ts";
-import { AccessJwtError, verifyAccessJwt } from "../../worker/services/access-jwt.ts";
+import { AccessJwtError, AccessKeysUnavailableError, JWKS_FAILURE_BACKOFF_MS, JWKS_TTL_MS, verifyAccessJwt } from "../../worker/services/access-jwt.ts";
 import { createOrg, json, uploadImage } from "./helpers.ts";
 import { csrfOf, sessionCookie } from "./dashboard-helpers.ts";
 
@@ -121,6 +121,54 @@ describe("verifying a Cloudflare Access JWT", () => {
   });
 });
 
+describe("the team's keys", () => {
+  it("are kept a few minutes, then fetched again", async () => {
+    const { team, key, fetched, fetcher, config } = await setUp();
+    const token = await sign(key.privateKey, { alg: "RS256", kid: "kid-1" }, claimsFor(team, "a@b.example"));
+    const start = Date.now();
+    await verifyAccessJwt(token, config, fetcher, start);
+    await verifyAccessJwt(token, config, fetcher, start + JWKS_TTL_MS - 1);
+    expect(fetched).toHaveLength(1);
+    await verifyAccessJwt(token, config, fetcher, start + JWKS_TTL_MS + 1);
+    expect(fetched).toHaveLength(2);
+    expect(JWKS_TTL_MS).toBeLessThanOrEqual(10 * 60 * 1000);
+  });
+
+  it("that cannot be fetched make the token unjudgeable, not refused; Access is asked again only after a short pause", async () => {
+    const { team, key, config } = await setUp();
+    const token = await sign(key.privateKey, { alg: "RS256", kid: "kid-1" }, claimsFor(team, "a@b.example"));
+    let answers: (() => { keys: JsonWebKey[] })[] = [
+      () => {
+        throw new Error("connect ETIMEDOUT");
+      },
+      () => ({ html: "<h1>502 Bad Gateway</h1>" }) as never,
+      () => ({ keys: [key.jwk] }),
+    ];
+    let fetches = 0;
+    const fetcher = async () => {
+      fetches++;
+      const [answer, ...rest] = answers;
+      answers = rest;
+      return answer();
+    };
+    const start = Date.now();
+    const failure = await verifyAccessJwt(token, config, fetcher, start).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(AccessKeysUnavailableError);
+    expect(failure).not.toBeInstanceOf(AccessJwtError);
+    expect((failure as AccessKeysUnavailableError).retryAfterSeconds).toBe(JWKS_FAILURE_BACKOFF_MS / 1000);
+    // Within the pause no request goes to Access, and the answer says how long is left.
+    const during = await verifyAccessJwt(token, config, fetcher, start + 4_000).catch((error: unknown) => error);
+    expect(during).toBeInstanceOf(AccessKeysUnavailableError);
+    expect((during as AccessKeysUnavailableError).retryAfterSeconds).toBe(JWKS_FAILURE_BACKOFF_MS / 1000 - 4);
+    expect(fetches).toBe(1);
+    // An answer that is not a key set is a failure too.
+    await expect(verifyAccessJwt(token, config, fetcher, start + JWKS_FAILURE_BACKOFF_MS)).rejects.toBeInstanceOf(AccessKeysUnavailableError);
+    expect(fetches).toBe(2);
+    expect(await verifyAccessJwt(token, config, fetcher, start + 2 * JWKS_FAILURE_BACKOFF_MS)).toBe("a@b.example");
+    expect(fetches).toBe(3);
+  });
+});
+
 describe("the dashboard behind Cloudflare Access", () => {
   afterEach(() => vi.restoreAllMocks());
 
@@ -223,6 +271,24 @@ describe("the dashboard behind Cloudflare Access", () => {
     const html = await (await request("/dashboard", "solo@lab.example")).text();
     expect(html).toContain(`<span class="org" title="Your organization">${org.slug}</span>`);
     expect(html).not.toContain("org-switcher");
+  });
+
+  it("answers 503 with Retry-After, not 500, while Access's keys cannot be fetched", async () => {
+    const team = newTeam();
+    const { key } = await setUp();
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("upstream trouble", { status: 502 }));
+    const accessEnv = { ...env, DASHBOARD_SIGN_IN: "access" as const, ACCESS_TEAM_DOMAIN: team, ACCESS_AUD: AUD };
+    const jwt = await sign(key.privateKey, { alg: "RS256", kid: "kid-1" }, claimsFor(team, "ada@lab.example"));
+    const request = (path: string) => app.request(`https://cellseg.example${path}`, { headers: { "Cf-Access-Jwt-Assertion": jwt } }, accessEnv);
+
+    const page = await request("/dashboard");
+    expect(page.status).toBe(503);
+    expect(Number(page.headers.get("Retry-After"))).toBeGreaterThan(0);
+    expect(await page.text()).toContain("Try again shortly");
+    const api = await request("/dashboard/api/keys");
+    expect(api.status).toBe(503);
+    expect(Number(api.headers.get("Retry-After"))).toBeGreaterThan(0);
+    expect(await json(api)).toEqual({ detail: expect.stringMatching(/^Cloudflare Access's signing keys cannot be fetched right now; try again in \d+ s$/) });
   });
 
   it("turns sign-in links off", async () => {

@@ -53,7 +53,17 @@ dashboard.onError((err, c) => {
       500,
     );
   }
-  const title = err.status === 401 ? "Sign in to cellseg" : err.status === 403 ? "Not allowed" : err.status === 404 ? "Not found" : "Something went wrong";
+  const title =
+    err.status === 401
+      ? "Sign in to cellseg"
+      : err.status === 403
+        ? "Not allowed"
+        : err.status === 404
+          ? "Not found"
+          : err.status === 503
+            ? "Try again shortly"
+            : "Something went wrong";
+  for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
   return render(
     c,
     <Message title={title}>

@@ -7,7 +7,7 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env.ts";
 import { HttpError } from "../errors.ts";
-import { AccessJwtError, verifyAccessJwt } from "../services/access-jwt.ts";
+import { AccessJwtError, AccessKeysUnavailableError, verifyAccessJwt } from "../services/access-jwt.ts";
 import { constantTimeEqual } from "../services/crypto.ts";
 import { csrfTokenFor, membershipFor, openSession, sessionForToken, type DashboardSession } from "../services/dashboard-sessions.ts";
 import { organizationById } from "../services/organizations.ts";
@@ -43,6 +43,11 @@ async function accessEmail(c: Context<AppEnv>): Promise<string> {
     return await verifyAccessJwt(jwt, { teamDomain, audience });
   } catch (error) {
     if (error instanceof AccessJwtError) throw new HttpError(401, `Cloudflare Access sign-in is not valid: ${error.message}`);
+    if (error instanceof AccessKeysUnavailableError) {
+      throw new HttpError(503, `Cloudflare Access's signing keys cannot be fetched right now; try again in ${error.retryAfterSeconds} s`, {
+        "Retry-After": String(error.retryAfterSeconds),
+      });
+    }
     throw error;
   }
 }
