@@ -367,7 +367,9 @@ describe("the dashboard in a browser", () => {
     const tokenHash = createHash("sha256").update(token).digest("hex");
     stack.sql(`INSERT INTO dashboard_sessions (id, token_hash, org_id, email, expires_at, created_at)
       SELECT '${crypto.randomUUID()}', '${tokenHash}', id, '${email}', ${Date.now() + 3_600_000}, ${Date.now()} FROM organizations WHERE slug = '${stack.slug}'`);
-    await context.addCookies([{ name: "cellseg_session", value: token, domain: new URL(stack.api).hostname, path: "/dashboard" }]);
+    await context.addCookies([
+      { name: "__Host-cellseg_session", value: token, url: `${new URL(stack.api).origin}/`, secure: true, httpOnly: true, sameSite: "Lax" },
+    ]);
     await page.goto(new URL("/dashboard", stack.api).toString());
     await page.waitForSelector("html[data-ready=true]", { state: "attached" });
     const switcher = page.locator(".org-switcher select");

@@ -2,6 +2,7 @@
 // then the session cookie and the page's CSRF token on every later request.
 import { env } from "cloudflare:workers";
 import { loginLinkSql } from "../../scripts/admin-sql.ts";
+import { SESSION_COOKIE_NAME } from "../../worker/middleware/session.ts";
 import { call, type CallOptions, type TestOrg } from "./helpers.ts";
 
 export const ORIGIN = "http://cellseg.test";
@@ -17,11 +18,12 @@ export async function loginLink(org: Pick<TestOrg, "slug">, origin = ORIGIN): Pr
   return url;
 }
 
+/** The session cookie a response sets, as a Cookie header a browser would send back. */
 export function sessionCookie(response: Response): string {
   const setCookie = response.headers.get("Set-Cookie") ?? "";
-  const match = /cellseg_session=([^;]*)/.exec(setCookie);
+  const match = new RegExp(`(?:^|, )${SESSION_COOKIE_NAME}=([^;]+)`).exec(setCookie);
   if (!match) throw new Error(`no session cookie in ${JSON.stringify(setCookie)}`);
-  return `cellseg_session=${match[1]}`;
+  return `${SESSION_COOKIE_NAME}=${match[1]}`;
 }
 
 export function csrfOf(html: string): string {

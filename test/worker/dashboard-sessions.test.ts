@@ -63,16 +63,16 @@ describe("signing in with a one-time link", () => {
     expect(remaining.map((r) => r.token_hash)).toEqual([await sha256Hex(new URL(unused).searchParams.get("token")!)]);
   });
 
-  it("sets an HttpOnly, SameSite=Lax cookie under /dashboard, Secure except on this machine", async () => {
+  it("sets a __Host- session cookie: Secure, Path=/, no Domain, HttpOnly, SameSite=Lax, on this machine too", async () => {
     const org = await createOrg();
-    const remote = (await call(await loginLink(org), { method: "GET", redirect: "manual" })).headers.get("Set-Cookie")!;
-    expect(remote).toMatch(/HttpOnly/);
-    expect(remote).toMatch(/SameSite=Lax/);
-    expect(remote).toMatch(/Path=\/dashboard/);
-    expect(remote).toMatch(/Secure/);
-    const local = (await call(await loginLink(org, "http://127.0.0.1:8787"), { method: "GET", redirect: "manual" })).headers.get("Set-Cookie")!;
-    expect(local).toMatch(/HttpOnly/);
-    expect(local).not.toMatch(/Secure/);
+    for (const origin of [ORIGIN, "http://127.0.0.1:8787"]) {
+      const setCookie = (await call(await loginLink(org, origin), { method: "GET", redirect: "manual" })).headers.get("Set-Cookie")!;
+      const [nameValue, ...attributes] = setCookie.split(/;\s*/);
+      expect(nameValue, origin).toMatch(/^__Host-cellseg_session=[A-Za-z0-9_-]{43}$/);
+      expect(attributes.map((a) => a.split("=")[0].toLowerCase()).sort(), origin).toEqual(["httponly", "max-age", "path", "samesite", "secure"]);
+      expect(attributes, origin).toContain("Path=/");
+      expect(attributes, origin).toContain("SameSite=Lax");
+    }
   });
 
   it("answers without a session: a sign-in page for people, 401 {detail} for scripts", async () => {

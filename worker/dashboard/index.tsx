@@ -3,11 +3,11 @@
 // under /dashboard/api (api.ts). Everything past sign-in needs a session (middleware/session.ts).
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { getCookie } from "hono/cookie";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import type { AppEnv } from "../env.ts";
 import { HttpError, notFound, onError } from "../errors.ts";
-import { clearSessionCookie, requireCsrf, requireSession, SESSION_COOKIE, setSessionCookie } from "../middleware/session.ts";
+import { dashboardSecurityHeaders } from "../middleware/security-headers.ts";
+import { clearSessionCookie, requireCsrf, requireSession, sessionToken, setSessionCookie } from "../middleware/session.ts";
 import { listApiKeys } from "../services/api-keys.ts";
 import { closeSession, consumeLoginLink, membershipsOf, openSession, switchOrganization } from "../services/dashboard-sessions.ts";
 import { getImage, recentImages } from "../services/images.ts";
@@ -39,6 +39,9 @@ async function pageContext(c: DashboardContext): Promise<PageContext> {
 }
 
 export const dashboard = new Hono<AppEnv>();
+
+// First, so every answer under /dashboard carries the policy: pages, JSON, error pages.
+dashboard.use("*", dashboardSecurityHeaders);
 
 // JSON for the scripts, a readable page for a person.
 dashboard.onError((err, c) => {
@@ -98,7 +101,7 @@ dashboard.get("/signed-out", (c) =>
 dashboard.use("*", requireSession, requireCsrf);
 
 dashboard.post("/logout", async (c) => {
-  const token = getCookie(c, SESSION_COOKIE);
+  const token = sessionToken(c);
   if (token) await closeSession(c.env.DB, token);
   clearSessionCookie(c);
   return c.redirect("/dashboard/signed-out", 303);

@@ -13,25 +13,27 @@ import { csrfTokenFor, membershipFor, openSession, sessionForToken, type Dashboa
 import { organizationById } from "../services/organizations.ts";
 import { SESSION_TTL_MS } from "../services/sign-in-tokens.ts";
 
-export const SESSION_COOKIE = "cellseg_session";
+/**
+ * The session cookie, `__Host-cellseg_session`: with that prefix a browser keeps it only when it is
+ * Secure, has Path=/ and no Domain, so no other subdomain and no plain-HTTP page can set or shadow
+ * it. (Browsers treat localhost and 127.0.0.1 as secure, so it works on `npm start` too.)
+ */
+const SESSION_COOKIE = "cellseg_session";
+export const SESSION_COOKIE_NAME = `__Host-${SESSION_COOKIE}`;
 export const CSRF_HEADER = "X-CSRF-Token";
 export const CSRF_FIELD = "_csrf";
 
-const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
-
-/** Sets the session cookie: HttpOnly, SameSite=Lax, only under /dashboard, Secure unless on this machine. */
+/** Sets the session cookie: __Host- (Secure, Path=/, no Domain), HttpOnly, SameSite=Lax. */
 export function setSessionCookie(c: Context<AppEnv>, token: string): void {
-  setCookie(c, SESSION_COOKIE, token, {
-    path: "/dashboard",
-    httpOnly: true,
-    sameSite: "Lax",
-    secure: !LOCAL_HOSTS.has(new URL(c.req.url).hostname),
-    maxAge: Math.floor(SESSION_TTL_MS / 1000),
-  });
+  setCookie(c, SESSION_COOKIE, token, { prefix: "host", httpOnly: true, sameSite: "Lax", maxAge: Math.floor(SESSION_TTL_MS / 1000) });
+}
+
+export function sessionToken(c: Context<AppEnv>): string | undefined {
+  return getCookie(c, SESSION_COOKIE, "host");
 }
 
 export function clearSessionCookie(c: Context<AppEnv>): void {
-  deleteCookie(c, SESSION_COOKIE, { path: "/dashboard" });
+  deleteCookie(c, SESSION_COOKIE, { prefix: "host", httpOnly: true, sameSite: "Lax" });
 }
 
 async function accessEmail(c: Context<AppEnv>): Promise<string> {
@@ -53,7 +55,7 @@ async function accessEmail(c: Context<AppEnv>): Promise<string> {
 }
 
 export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
-  const token = getCookie(c, SESSION_COOKIE);
+  const token = sessionToken(c);
   let found = token ? await sessionForToken(c.env.DB, token) : null;
   let session: DashboardSession | undefined = found?.session;
   if (c.env.DASHBOARD_SIGN_IN === "access") {

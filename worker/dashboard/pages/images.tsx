@@ -1,6 +1,6 @@
 import type { Image } from "../../services/images.ts";
 import type { usage } from "../../services/usage.ts";
-import { formatBytes, formatDate, Layout, type PageContext } from "../layout.tsx";
+import { Bar, formatBytes, formatDate, Layout, type PageContext } from "../layout.tsx";
 
 type Usage = Awaited<ReturnType<typeof usage>>;
 
@@ -14,9 +14,7 @@ function Meter(props: { label: string; used: number; cap: number; id: string }) 
           {props.used.toLocaleString("en-US")} / {props.cap.toLocaleString("en-US")}
         </strong>
       </div>
-      <div class={`bar ${share >= 0.9 ? "warn" : ""}`}>
-        <div style={`width:${(share * 100).toFixed(1)}%`}></div>
-      </div>
+      <Bar fraction={share} warn={share >= 0.9} />
     </div>
   );
 }
