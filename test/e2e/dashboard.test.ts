@@ -111,7 +111,10 @@ const COUNT_PIXELS = `(test) => {
 
 describe("the dashboard in a browser", () => {
   it("signs in with a one-time link and shows the organization's usage", async () => {
+    // Opening the link shows a button; pressing it spends the link and opens the session.
     await page.goto(await stack.loginLink());
+    expect(await page.locator("main").innerText()).toContain(`signs you in to the organization ${stack.slug}`);
+    await Promise.all([page.waitForURL((url) => url.pathname === "/dashboard"), page.click("button:has-text('Sign in')")]);
     await page.waitForSelector("html[data-ready=true]", { state: "attached" });
     expect(new URL(page.url()).pathname).toBe("/dashboard");
     await expect.poll(() => page.locator(".topbar .org").textContent()).toBe(stack.slug);

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { app } from "../../worker/app.ts";
 import { call, createOrg, json, uploadImage } from "./helpers.ts";
 import { directivesOf } from "./content-security-policy.ts";
-import { dashboardCall, ORIGIN, signIn } from "./dashboard-helpers.ts";
+import { dashboardCall, loginLink, ORIGIN, signIn } from "./dashboard-helpers.ts";
 import { completePrediction } from "./runner-helpers.ts";
 
 function expectDashboardPolicy(response: Response, where: string) {
@@ -60,8 +60,10 @@ describe("the dashboard's security headers", () => {
   });
 
   it("come with the pages for people who are not signed in, error pages and JSON answers", async () => {
-    const session = await signIn(await createOrg());
+    const org = await createOrg();
+    const session = await signIn(org);
     const answers: [string, Response][] = [
+      ["a sign-in link's page", await call(await loginLink(org))],
       ["sign-in needed", await call(`${ORIGIN}/dashboard`)],
       ["signed out", await call(`${ORIGIN}/dashboard/signed-out`)],
       ["a spent sign-in link", await call(`${ORIGIN}/dashboard/login?token=spent`)],

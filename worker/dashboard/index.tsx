@@ -2,14 +2,12 @@
 // small scripts and styles from Workers Static Assets (worker/dashboard/public), and JSON routes
 // under /dashboard/api (api.ts). Everything past sign-in needs a session (middleware/session.ts).
 import { Hono, type Context } from "hono";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { JSX } from "hono/jsx/jsx-runtime";
 import type { AppEnv } from "../env.ts";
 import { HttpError, notFound, onError } from "../errors.ts";
 import { dashboardSecurityHeaders } from "../middleware/security-headers.ts";
-import { clearSessionCookie, requireCsrf, requireSession, sessionToken, setSessionCookie } from "../middleware/session.ts";
+import { clearSessionCookie, requireCsrf, requireSession, sessionToken } from "../middleware/session.ts";
 import { listApiKeys } from "../services/api-keys.ts";
-import { closeSession, consumeLoginLink, membershipsOf, openSession, switchOrganization } from "../services/dashboard-sessions.ts";
+import { closeSession, membershipsOf, switchOrganization } from "../services/dashboard-sessions.ts";
 import { getImage, recentImages } from "../services/images.ts";
 import { listJobs } from "../services/job-lists.ts";
 import { jobView, predictionView } from "../services/job-views.ts";
@@ -19,6 +17,8 @@ import { getSegmentation, segmentationsOfImage } from "../services/segmentations
 import { trainableImages } from "../services/trainings.ts";
 import { usage } from "../services/usage.ts";
 import { dashboardApi } from "./api.ts";
+import { render } from "./render.tsx";
+import { signIn } from "./sign-in.tsx";
 import { Message, type PageContext } from "./layout.tsx";
 import { ImagePage } from "./pages/image.tsx";
 import { ImagesPage } from "./pages/images.tsx";
@@ -27,11 +27,6 @@ import { ModelsPage } from "./pages/models.tsx";
 import { ViewerPage } from "./pages/viewer.tsx";
 
 type DashboardContext = Context<AppEnv>;
-
-function render(c: DashboardContext, page: JSX.Element, status: ContentfulStatusCode = 200) {
-  c.header("Cache-Control", "private, no-store");
-  return c.html(`<!doctype html>${page}`, status);
-}
 
 async function pageContext(c: DashboardContext): Promise<PageContext> {
   const { email, csrfToken } = c.get("dashboard");
@@ -76,27 +71,7 @@ dashboard.onError((err, c) => {
   );
 });
 
-dashboard.get("/login", async (c) => {
-  if (c.env.DASHBOARD_SIGN_IN !== "link") throw new HttpError(404, "Sign-in links are turned off here; the dashboard signs you in through Cloudflare Access");
-  const orgId = await consumeLoginLink(c.env.DB, c.req.query("token") ?? "");
-  if (!orgId)
-    throw new HttpError(
-      401,
-      "This sign-in link was already used or has expired (links last 15 minutes and work once). Make a new one: npm run admin -- login-link <org-slug>",
-    );
-  const { token } = await openSession(c.env.DB, orgId, null);
-  setSessionCookie(c, token);
-  return c.redirect("/dashboard", 303);
-});
-
-dashboard.get("/signed-out", (c) =>
-  render(
-    c,
-    <Message title="Signed out">
-      <p>You are signed out of the cellseg dashboard.</p>
-    </Message>,
-  ),
-);
+dashboard.route("/", signIn);
 
 dashboard.use("*", requireSession, requireCsrf);
 

@@ -81,6 +81,12 @@ export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
+/** Refuses a request whose Origin is not this worker's (browsers send it on every POST). */
+export const requireSameOrigin = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.req.header("Origin") !== new URL(c.req.url).origin) throw new HttpError(403, "Cross-site request refused");
+  return next();
+});
+
 /**
  * Refuses state-changing requests that another site could have made: the Origin must be this
  * worker's, and the session's CSRF token must come back (header for scripts, hidden field for forms).

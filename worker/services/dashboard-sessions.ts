@@ -2,7 +2,7 @@
 // a random token and D1 keeps only its hash. Sessions opened through Cloudflare Access name the
 // member's email and end when the membership does; a member of several organizations moves their
 // session between them (the switcher in the top bar).
-import { and, asc, eq, gt, isNotNull, isNull, lte, or } from "drizzle-orm";
+import { and, asc, eq, gt, isNotNull, lte, or } from "drizzle-orm";
 import { dashboardLoginLinks, dashboardSessions, organizationMembers, organizations } from "../../schema/db.ts";
 import type { Organization } from "../env.ts";
 import { hmacSha256Hex, newId, sha256Hex } from "./crypto.ts";
@@ -11,17 +11,6 @@ import { organizationById } from "./organizations.ts";
 import { newSecretToken, SESSION_TTL_MS } from "./sign-in-tokens.ts";
 
 export type DashboardSession = typeof dashboardSessions.$inferSelect;
-
-/** Spends a login link: returns its organization once, then never again (or null if expired). */
-export async function consumeLoginLink(d1: D1Database, token: string): Promise<string | null> {
-  const now = Date.now();
-  const [link] = await database(d1)
-    .update(dashboardLoginLinks)
-    .set({ usedAt: now })
-    .where(and(eq(dashboardLoginLinks.tokenHash, await sha256Hex(token)), isNull(dashboardLoginLinks.usedAt), gt(dashboardLoginLinks.expiresAt, now)))
-    .returning();
-  return link?.orgId ?? null;
-}
 
 export async function openSession(d1: D1Database, orgId: string, email: string | null): Promise<{ token: string; session: DashboardSession }> {
   const { token, tokenHash } = await newSecretToken();
