@@ -127,7 +127,7 @@ describe("signing in with a one-time link", () => {
     expect(await json(api)).toEqual({ detail: expect.stringContaining("Sign in") });
   });
 
-  it("signing out ends the session", async () => {
+  it("signing out ends the session for good: its cookie is cleared, and replaying it opens nothing", async () => {
     const session = await signIn(await createOrg());
     const out = await dashboardCall(session, "/logout", {
       method: "POST",
@@ -135,7 +135,10 @@ describe("signing in with a one-time link", () => {
       headers: { "X-CSRF-Token": "" },
     });
     expect(out.status).toBe(303);
+    expect(out.headers.get("Location")).toBe("/dashboard/signed-out");
+    expect(out.headers.get("Set-Cookie")).toMatch(/^__Host-cellseg_session=; Max-Age=0; Path=\/;/);
     expect((await dashboardCall(session, "/api/keys")).status).toBe(401);
+    expect((await dashboardCall(session, "")).status).toBe(401);
   });
 });
 

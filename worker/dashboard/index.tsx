@@ -5,9 +5,10 @@ import { Hono, type Context } from "hono";
 import type { AppEnv } from "../env.ts";
 import { HttpError, notFound, onError } from "../errors.ts";
 import { dashboardSecurityHeaders } from "../middleware/security-headers.ts";
-import { clearSessionCookie, requireCsrf, requireSession, sessionToken } from "../middleware/session.ts";
+import { clearSessionCookie, requireCsrf, requireSession } from "../middleware/session.ts";
 import { listApiKeys } from "../services/api-keys.ts";
 import { closeSession, membershipsOf, switchOrganization } from "../services/dashboard-sessions.ts";
+import { ACCESS_LOGOUT_PATH, recordSignOut } from "../services/dashboard-sign-outs.ts";
 import { getImage, recentImages } from "../services/images.ts";
 import { listJobs } from "../services/job-lists.ts";
 import { jobView, predictionView } from "../services/job-views.ts";
@@ -75,10 +76,17 @@ dashboard.route("/", signIn);
 
 dashboard.use("*", requireSession, requireCsrf);
 
+// Signing out ends this session for good. Under Access the person also goes through Access's
+// logout, and their sign-out is recorded: a token Access issued before it opens no new session
+// (middleware/session.ts), so the next request cannot quietly sign them in again.
 dashboard.post("/logout", async (c) => {
-  const token = sessionToken(c);
-  if (token) await closeSession(c.env.DB, token);
+  const { sessionId, email } = c.get("dashboard");
+  await closeSession(c.env.DB, sessionId);
   clearSessionCookie(c);
+  if (c.env.DASHBOARD_SIGN_IN === "access") {
+    if (email) await recordSignOut(c.env.DB, email);
+    return c.redirect(ACCESS_LOGOUT_PATH, 303);
+  }
   return c.redirect("/dashboard/signed-out", 303);
 });
 

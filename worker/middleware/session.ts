@@ -1,15 +1,17 @@
 // The dashboard's auth path, beside the API's (auth.ts): a session cookie instead of a bearer key.
 // It sets the same `org` the API key middleware sets, so the services see no difference.
 // Deployed (DASHBOARD_SIGN_IN = "access"), every request must also carry a valid Cloudflare Access
-// JWT whose email is the session's; a missing session is opened from it for the member's organization.
+// JWT whose email is the session's; a missing session is opened from it for the member's
+// organization, unless the member signed out after Access issued it.
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env.ts";
 import { HttpError } from "../errors.ts";
-import { AccessJwtError, AccessKeysUnavailableError, verifyAccessJwt } from "../services/access-jwt.ts";
+import { type AccessIdentity, AccessJwtError, AccessKeysUnavailableError, verifyAccessJwt } from "../services/access-jwt.ts";
 import { constantTimeEqual } from "../services/crypto.ts";
 import { csrfTokenFor, membershipFor, openSession, sessionForToken, type DashboardSession } from "../services/dashboard-sessions.ts";
+import { ACCESS_LOGOUT_PATH, signedOutSince } from "../services/dashboard-sign-outs.ts";
 import { organizationById } from "../services/organizations.ts";
 import { SESSION_TTL_MS } from "../services/sign-in-tokens.ts";
 
@@ -36,7 +38,7 @@ export function clearSessionCookie(c: Context<AppEnv>): void {
   deleteCookie(c, SESSION_COOKIE, { prefix: "host", httpOnly: true, sameSite: "Lax" });
 }
 
-async function accessEmail(c: Context<AppEnv>): Promise<string> {
+async function accessIdentity(c: Context<AppEnv>): Promise<AccessIdentity> {
   const { ACCESS_TEAM_DOMAIN: teamDomain, ACCESS_AUD: audience } = c.env;
   if (!teamDomain || !audience) throw new HttpError(500, "The dashboard is set to Cloudflare Access but ACCESS_TEAM_DOMAIN or ACCESS_AUD is not configured");
   const jwt = c.req.header("Cf-Access-Jwt-Assertion");
@@ -59,11 +61,17 @@ export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
   let found = token ? await sessionForToken(c.env.DB, token) : null;
   let session: DashboardSession | undefined = found?.session;
   if (c.env.DASHBOARD_SIGN_IN === "access") {
-    const email = await accessEmail(c);
+    const { email, issuedAt } = await accessIdentity(c);
     if (!found || found.session.email !== email) {
       const orgId = await membershipFor(c.env.DB, email);
       if (!orgId)
         throw new HttpError(403, `${email} is not a member of any organization; ask an administrator to run: npm run admin -- member add <org-slug> ${email}`);
+      if (await signedOutSince(c.env.DB, email, issuedAt)) {
+        throw new HttpError(
+          401,
+          `You signed out of the dashboard. To come back, sign in to Cloudflare Access again: ${new URL(c.req.url).origin}${ACCESS_LOGOUT_PATH} ends the Access session you signed out of, and the next visit asks for a new one`,
+        );
+      }
       const opened = await openSession(c.env.DB, orgId, email);
       setSessionCookie(c, opened.token);
       session = opened.session;

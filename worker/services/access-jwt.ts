@@ -112,8 +112,14 @@ function jsonPart(part: string): Record<string, unknown> {
   }
 }
 
-/** The verified email of the person Access let through; throws AccessJwtError otherwise. */
-export async function verifyAccessJwt(token: string, config: AccessConfig, fetcher: JwksFetcher = defaultFetcher, now = Date.now()): Promise<string> {
+/** Who Access let through, and when Access signed them in (the token's `iat`, in ms). */
+export interface AccessIdentity {
+  email: string;
+  issuedAt: number;
+}
+
+/** The verified identity of the person Access let through; throws AccessJwtError otherwise. */
+export async function verifyAccessJwt(token: string, config: AccessConfig, fetcher: JwksFetcher = defaultFetcher, now = Date.now()): Promise<AccessIdentity> {
   const parts = token.split(".");
   if (parts.length !== 3) throw new AccessJwtError("malformed token");
   const [headerPart, payloadPart, signaturePart] = parts;
@@ -139,5 +145,7 @@ export async function verifyAccessJwt(token: string, config: AccessConfig, fetch
   if (typeof claims.nbf === "number" && claims.nbf - SKEW_SECONDS > seconds) throw new AccessJwtError("token not valid yet");
   if (typeof claims.email !== "string" || !claims.email.includes("@"))
     throw new AccessJwtError("token names no email (service tokens cannot use the dashboard)");
-  return claims.email.toLowerCase();
+  // A sign-out is for good only against tokens issued before it (services/dashboard-sign-outs.ts).
+  if (typeof claims.iat !== "number") throw new AccessJwtError("token has no issue time");
+  return { email: claims.email.toLowerCase(), issuedAt: claims.iat * 1000 };
 }

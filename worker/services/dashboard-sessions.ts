@@ -7,6 +7,7 @@ import { dashboardLoginLinks, dashboardSessions, organizationMembers, organizati
 import type { Organization } from "../env.ts";
 import { hmacSha256Hex, newId, sha256Hex } from "./crypto.ts";
 import { database } from "./database.ts";
+import { forgetOldSignOuts } from "./dashboard-sign-outs.ts";
 import { organizationById } from "./organizations.ts";
 import { newSecretToken, SESSION_TTL_MS } from "./sign-in-tokens.ts";
 
@@ -36,10 +37,8 @@ export async function sessionForToken(d1: D1Database, token: string): Promise<{ 
   return org ? { session, org } : null;
 }
 
-export async function closeSession(d1: D1Database, token: string): Promise<void> {
-  await database(d1)
-    .delete(dashboardSessions)
-    .where(eq(dashboardSessions.tokenHash, await sha256Hex(token)));
+export async function closeSession(d1: D1Database, sessionId: string): Promise<void> {
+  await database(d1).delete(dashboardSessions).where(eq(dashboardSessions.id, sessionId));
 }
 
 async function isMember(d1: D1Database, orgId: string, email: string): Promise<boolean> {
@@ -81,11 +80,12 @@ export function csrfTokenFor(signingKey: string, session: DashboardSession): Pro
   return hmacSha256Hex(signingKey, `dashboard-csrf\n${session.id}`);
 }
 
-/** Forgets expired sessions and spent or expired sign-in links (the cron trigger calls this). */
+/** Forgets expired sessions, spent or expired sign-in links, and sign-outs no token can predate any more (the cron trigger calls this). */
 export async function deleteExpiredSignIns(d1: D1Database, now = Date.now()): Promise<void> {
   const db = database(d1);
   await db.batch([
     db.delete(dashboardSessions).where(lte(dashboardSessions.expiresAt, now)),
     db.delete(dashboardLoginLinks).where(or(lte(dashboardLoginLinks.expiresAt, now), isNotNull(dashboardLoginLinks.usedAt))),
+    forgetOldSignOuts(d1, now),
   ]);
 }
