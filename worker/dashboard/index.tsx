@@ -7,7 +7,7 @@ import { HttpError, notFound, onError } from "../errors.ts";
 import { dashboardSecurityHeaders } from "../middleware/security-headers.ts";
 import { clearSessionCookie, requireCsrf, requireSession } from "../middleware/session.ts";
 import { listApiKeys } from "../services/api-keys.ts";
-import { closeSession, membershipsOf, switchOrganization } from "../services/dashboard-sessions.ts";
+import { closeSession, linkSessionsOf, linkSessionView, membershipsOf, switchOrganization } from "../services/dashboard-sessions.ts";
 import { ACCESS_LOGOUT_PATH, recordSignOut } from "../services/dashboard-sign-outs.ts";
 import { getImage, recentImages } from "../services/images.ts";
 import { listJobs } from "../services/job-lists.ts";
@@ -19,6 +19,7 @@ import { trainableImages } from "../services/trainings.ts";
 import { usage } from "../services/usage.ts";
 import { dashboardApi } from "./api.ts";
 import { render } from "./render.tsx";
+import { sessionsApi } from "./sessions-api.ts";
 import { signIn } from "./sign-in.tsx";
 import { Message, type PageContext } from "./layout.tsx";
 import { ImagePage } from "./pages/image.tsx";
@@ -99,6 +100,7 @@ dashboard.post("/switch-organization", async (c) => {
 });
 
 dashboard.route("/api", dashboardApi);
+dashboard.route("/api", sessionsApi);
 
 dashboard.get("/", async (c) => {
   const org = c.get("org");
@@ -131,7 +133,13 @@ dashboard.get("/segmentations/:id", async (c) => {
   return render(c, <ViewerPage page={await pageContext(c)} segmentation={segmentation} />);
 });
 
-dashboard.get("/keys", async (c) => render(c, <KeysPage page={await pageContext(c)} keys={await listApiKeys(c.env.DB, c.get("org").id)} />));
+dashboard.get("/keys", async (c) => {
+  const orgId = c.get("org").id;
+  // Sign-in-link sessions exist only where links sign people in; under Access each person's session is their own.
+  const sessions =
+    c.env.DASHBOARD_SIGN_IN === "link" ? (await linkSessionsOf(c.env.DB, orgId)).map((s) => linkSessionView(s, c.get("dashboard").sessionId)) : null;
+  return render(c, <KeysPage page={await pageContext(c)} keys={await listApiKeys(c.env.DB, orgId)} sessions={sessions} />);
+});
 
 dashboard.get("/models", async (c) => {
   const org = c.get("org");

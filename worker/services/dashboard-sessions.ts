@@ -2,7 +2,7 @@
 // a random token and D1 keeps only its hash. Sessions opened through Cloudflare Access name the
 // member's email and end when the membership does; a member of several organizations moves their
 // session between them (the switcher in the top bar).
-import { and, asc, eq, gt, isNotNull, lte, or } from "drizzle-orm";
+import { and, asc, desc, eq, gt, isNotNull, isNull, lte, or } from "drizzle-orm";
 import { dashboardLoginLinks, dashboardSessions, organizationMembers, organizations } from "../../schema/db.ts";
 import type { Organization } from "../env.ts";
 import { hmacSha256Hex, newId, sha256Hex } from "./crypto.ts";
@@ -39,6 +39,38 @@ export async function sessionForToken(d1: D1Database, token: string): Promise<{ 
 
 export async function closeSession(d1: D1Database, sessionId: string): Promise<void> {
   await database(d1).delete(dashboardSessions).where(eq(dashboardSessions.id, sessionId));
+}
+
+/** The organization's live sessions opened with sign-in links (they name no email), newest first. */
+export async function linkSessionsOf(d1: D1Database, orgId: string, now = Date.now()): Promise<DashboardSession[]> {
+  return database(d1)
+    .select()
+    .from(dashboardSessions)
+    .where(and(eq(dashboardSessions.orgId, orgId), isNull(dashboardSessions.email), gt(dashboardSessions.expiresAt, now)))
+    .orderBy(desc(dashboardSessions.createdAt), desc(dashboardSessions.id));
+}
+
+/**
+ * Ends one of the organization's sign-in-link sessions, whoever holds it (a member revoking a
+ * session they do not recognise, or a link that leaked). False when the organization has no such
+ * session: another organization's is answered like a missing one.
+ */
+export async function revokeLinkSession(d1: D1Database, orgId: string, id: string): Promise<boolean> {
+  const [revoked] = await database(d1)
+    .delete(dashboardSessions)
+    .where(and(eq(dashboardSessions.id, id), eq(dashboardSessions.orgId, orgId), isNull(dashboardSessions.email)))
+    .returning({ id: dashboardSessions.id });
+  return Boolean(revoked);
+}
+
+export function linkSessionView(session: DashboardSession, currentSessionId: string) {
+  return {
+    id: session.id,
+    created_at: new Date(session.createdAt).toISOString(),
+    expires_at: new Date(session.expiresAt).toISOString(),
+    /** The session making the request (revoking it signs this browser out). */
+    current: session.id === currentSessionId,
+  };
 }
 
 async function isMember(d1: D1Database, orgId: string, email: string): Promise<boolean> {

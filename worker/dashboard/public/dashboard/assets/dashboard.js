@@ -103,6 +103,30 @@ function keyRow(k) {
   );
 }
 
+// ---- Sign-in link sessions ---------------------------------------------------------------------
+function setUpSessions() {
+  const table = document.getElementById("sessions");
+  if (!table) return;
+  table.addEventListener("click", async (event) => {
+    const button = event.target.closest("[data-revoke-session]");
+    if (!button) return;
+    const current = button.dataset.current === "true";
+    const question = current
+      ? "Revoke this browser's session? You will be signed out."
+      : "Revoke this session? That browser is signed out at its next request.";
+    if (!confirm(question)) return;
+    button.disabled = true;
+    try {
+      await api(`/sessions/${button.dataset.revokeSession}/revoke`, { method: "POST" });
+      if (current) location.assign("/dashboard/signed-out");
+      else button.closest("tr").remove();
+    } catch (error) {
+      button.disabled = false;
+      alert(`Could not revoke the session: ${error.message}`);
+    }
+  });
+}
+
 // ---- Uploads -----------------------------------------------------------------------------------
 /** Files above this go through the resumable protocol (parts, each retried), smaller ones stream in one request. */
 const RESUMABLE_FROM = 8 * 1024 * 1024;
@@ -459,6 +483,7 @@ function setUpOrganizationSwitcher() {
 drawBars();
 setUpOrganizationSwitcher();
 setUpKeys();
+setUpSessions();
 setUpUploads();
 setUpImageDeletes();
 setUpPredictions();
