@@ -118,7 +118,7 @@ describe("the dashboard in a browser", () => {
     await page.waitForSelector("html[data-ready=true]", { state: "attached" });
     expect(new URL(page.url()).pathname).toBe("/dashboard");
     await expect.poll(() => page.locator(".topbar .org").textContent()).toBe(stack.slug);
-    expect(await page.locator("#usage-images").innerText()).toContain("0 / 100");
+    expect(await page.locator("#usage-storage").innerText()).toContain("0 / 100");
     expect(await page.locator("#usage-analyses").innerText()).toMatch(/Analyses this month\s+0 \/ 200/);
     await shot("images-empty");
   }, 60_000);
@@ -174,7 +174,7 @@ describe("the dashboard in a browser", () => {
     await page.unroute("**/api/v1/storage/**");
     await expect.poll(() => page.locator("#images tbody tr").count(), { timeout: 10_000 }).toBe(2);
     expect(await page.locator("#images tr", { hasText: "large-noise.png" }).innerText()).toContain("ready");
-    expect(await page.locator("#usage-images").innerText()).toContain("2 / 100");
+    expect(await page.locator("#usage-storage").innerText()).toContain("2 / 100");
   }, 120_000);
 
   it("shows, as each mask field's placeholder, what the model uses when the field is left blank", async () => {
@@ -259,7 +259,7 @@ describe("the dashboard in a browser", () => {
     await page.locator("#images tr", { hasText: "large-noise.png" }).locator("button:has-text('Delete')").click();
     await page.waitForLoadState("load");
     await expect.poll(() => page.locator("#images tbody tr").count()).toBe(1);
-    expect(await page.locator("#usage-images").innerText()).toContain("1 / 100");
+    expect(await page.locator("#usage-storage").innerText()).toContain("1 / 100");
     expect(await page.locator("#usage-analyses").innerText()).toContain("1 / 200");
     await shot("images");
   }, 60_000);
@@ -383,7 +383,7 @@ describe("the dashboard in a browser", () => {
     await Promise.all([page.waitForEvent("load"), switcher.selectOption({ label: "e2e-core" })]);
     await page.waitForSelector("html[data-ready=true]", { state: "attached" });
     expect(await page.locator(".org-switcher select option:checked").textContent()).toBe("e2e-core");
-    expect(await page.locator("#usage-images").innerText()).toContain("0 / 100");
+    expect(await page.locator("#usage-storage").innerText()).toContain("0 / 100");
     expect(await page.locator("main").innerText()).not.toContain("nuclei.png");
     await shot("org-switched");
   }, 60_000);

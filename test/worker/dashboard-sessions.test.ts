@@ -209,7 +209,7 @@ describe("a member sees only their organization", () => {
     const own = await signIn(a);
     const listing = await (await dashboardCall(own, "")).text();
     expect(listing).toContain("cells.png");
-    expect(listing).toMatch(/Images stored<\/span><strong>1 \/ 100<\/strong>/);
+    expect(listing).toMatch(/Images and imports stored<\/span><strong>1 \/ 100<\/strong>/);
   });
 
   it("uploads and deletes through the same services as the API", async () => {

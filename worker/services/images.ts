@@ -1,6 +1,7 @@
-// Image records and their bytes. A record counts against the organization's storage cap from the
-// moment it is reserved until it is deleted, whatever its status.
-import { and, desc, eq } from "drizzle-orm";
+// Image records and their bytes. A record counts against the organization's storage cap
+// (storage-cap.ts) from the moment it is reserved until it is deleted, whatever its status.
+import { and, desc, eq, sql } from "drizzle-orm";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import type { ImageRecord } from "../../schema/api-records.ts";
 import { images, type ImageStatus, jobs, segmentations, uploadParts } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
@@ -8,23 +9,23 @@ import { HttpError } from "../errors.ts";
 import { newId } from "./crypto.ts";
 import { database } from "./database.ts";
 import { after, newestFirst, type PageRequest, toPage } from "./pages.ts";
+import { storageCapReached, storedRecords } from "./storage-cap.ts";
 import { imageKey, imagePreviewKey, segmentationPrefix } from "../../schema/storage-keys.ts";
 
 export type Image = typeof images.$inferSelect;
 
-/** Creates a record in one statement that also checks the cap, so concurrent uploads never pass it. */
+/** Creates a record in one statement that also checks the storage cap, so concurrent uploads and imports never pass it. */
 export async function reserveImage(env: Bindings, org: Organization, name: string, size: number | null): Promise<Image> {
   const id = newId();
   const now = Date.now();
-  const row = await env.DB.prepare(
-    `INSERT INTO images (id, org_id, name, status, size, r2_key, created_at, updated_at)
-     SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?6
-     WHERE (SELECT count(*) FROM images WHERE org_id = ?2) < ?7
-     RETURNING id`,
-  )
-    .bind(id, org.id, name, size, imageKey(org.id, id), now, org.storageCap)
+  const query = new SQLiteAsyncDialect().sqlToQuery(sql`INSERT INTO ${images} (id, org_id, name, status, size, r2_key, created_at, updated_at)
+     SELECT ${id}, ${org.id}, ${name}, 'pending', ${size}, ${imageKey(org.id, id)}, ${now}, ${now}
+     WHERE ${storedRecords(org.id)} < ${org.storageCap}
+     RETURNING id`);
+  const row = await env.DB.prepare(query.sql)
+    .bind(...query.params)
     .first<{ id: string }>();
-  if (!row) throw new HttpError(402, `Image storage limit reached: the ${org.plan} plan holds at most ${org.storageCap} images; delete some first`);
+  if (!row) throw storageCapReached(org);
   return (await getImage(env.DB, org.id, id))!;
 }
 

@@ -3,7 +3,8 @@
 // The file is read whole (it is bounded by MAX_IMPORT_FILE_BYTES) and parsed before anything is
 // stored; the artifact goes to R2 first and the row only if the image still exists and is ready,
 // so a refusal or a race with the image's deletion leaves nothing behind. Imports are not
-// analyses: they do not count against the monthly analysis cap.
+// analyses: they do not count against the monthly analysis cap; they are stored files, and count
+// against the storage cap with the images (storage-cap.ts).
 
 import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
@@ -20,6 +21,7 @@ import { database } from "./database.ts";
 import { deletePrefix, getImage } from "./images.ts";
 import { boundaryOf, MultipartError, readMultipart } from "./multipart-form.ts";
 import { getSegmentation, type Segmentation } from "./segmentations.ts";
+import { storageCapReached, storageUsage, storedRecords } from "./storage-cap.ts";
 import { artifactKey, segmentationPrefix } from "../../schema/storage-keys.ts";
 
 const MAX_FIELD_BYTES = 1024;
@@ -100,6 +102,9 @@ export async function importSegmentation(env: Bindings, org: Organization, reque
   }
   const image = await getImage(env.DB, org.id, form.imageId);
   if (!image) throw notFound("Image", form.imageId);
+  // Refused before the file is parsed and stored; the insert below checks again, atomically.
+  const stored = await storageUsage(env.DB, org.id);
+  if (stored.images + stored.imports >= org.storageCap) throw storageCapReached(org);
   if (image.status !== "ready" || !image.width || !image.height) {
     throw new HttpError(409, `Image ${image.id} is ${image.status}, not ready: wait for its upload to finish processing`);
   }
@@ -129,8 +134,8 @@ export async function importSegmentation(env: Bindings, org: Organization, reque
     createdAt: Date.now(),
   } as const;
   try {
-    const result = await insertIfImageReady(env.DB, row).run();
-    if (result.meta.changes !== 1) throw notFound("Image", image.id);
+    const result = await insertIfImageReady(env.DB, row, org.storageCap).run();
+    if (result.meta.changes !== 1) throw await whyNotInserted(env, org, image.id);
   } catch (error) {
     await env.BUCKET.delete(key);
     throw error;
@@ -138,8 +143,19 @@ export async function importSegmentation(env: Bindings, org: Organization, reque
   return (await getSegmentation(env.DB, org.id, id))!;
 }
 
-/** The row, inserted only while its image exists and is ready (a concurrent delete wins). */
-function insertIfImageReady(d1: D1Database, row: Record<string, string | number>): D1PreparedStatement {
+/** The insert's conditions, checked again to say which one failed. */
+async function whyNotInserted(env: Bindings, org: Organization, imageId: string): Promise<HttpError> {
+  const image = await getImage(env.DB, org.id, imageId);
+  if (!image) return notFound("Image", imageId);
+  if (image.status !== "ready") return new HttpError(409, `Image ${image.id} is ${image.status}, not ready`);
+  return storageCapReached(org);
+}
+
+/**
+ * The row, inserted only while its image exists and is ready (a concurrent delete wins) and the
+ * organization is under its storage cap (concurrent imports and uploads never pass it).
+ */
+function insertIfImageReady(d1: D1Database, row: Record<string, string | number>, storageCap: number): D1PreparedStatement {
   const columns = getTableColumns(segmentations) as Record<string, { name: string }>;
   const entries = Object.entries(row);
   const names = sql.join(
@@ -151,7 +167,8 @@ function insertIfImageReady(d1: D1Database, row: Record<string, string | number>
     sql`, `,
   );
   const query = new SQLiteAsyncDialect().sqlToQuery(sql`INSERT INTO ${segmentations} (${names}) SELECT ${values}
-    WHERE EXISTS (SELECT 1 FROM ${images} WHERE ${images.id} = ${row.imageId} AND ${images.orgId} = ${row.orgId} AND ${images.status} = 'ready')`);
+    WHERE EXISTS (SELECT 1 FROM ${images} WHERE ${images.id} = ${row.imageId} AND ${images.orgId} = ${row.orgId} AND ${images.status} = 'ready')
+      AND ${storedRecords(String(row.orgId))} < ${storageCap}`);
   return d1.prepare(query.sql).bind(...query.params);
 }
 

@@ -32,7 +32,7 @@ export function ImagesPage(props: { page: PageContext; usage: Usage; images: Ima
           Usage <span class="muted">· {usage.plan} plan</span>
         </h2>
         <div class="meters">
-          <Meter id="usage-images" label="Images stored" used={usage.images.used} cap={usage.images.cap} />
+          <Meter id="usage-storage" label="Images and imports stored" used={usage.storage.used} cap={usage.storage.cap} />
           <Meter id="usage-analyses" label="Analyses this month" used={usage.analyses_this_month.used} cap={usage.analyses_this_month.cap} />
         </div>
       </section>
