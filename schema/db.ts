@@ -124,6 +124,12 @@ export const images = sqliteTable(
     partSize: integer("part_size"),
     partCount: integer("part_count"),
     uploadError: text("upload_error"),
+    /**
+     * Set by the one statement that claims the image for deletion (only while no queued or running
+     * job uses it); from then on no job, import or preview is created for it. The record goes once
+     * its bytes are deleted; the storage sweep finishes a deletion that was interrupted.
+     */
+    deletingSince: integer("deleting_since"),
     createdAt: createdAt(),
     updatedAt: integer("updated_at"),
   },

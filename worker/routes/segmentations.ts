@@ -84,9 +84,11 @@ const deleteOne = createRoute({
   operationId: "deleteSegmentation",
   tags,
   summary: "Delete a segmentation",
-  description: "Removes a segmentation, imported or predicted, and its ROI artifact.",
+  description:
+    "Removes a segmentation, imported or predicted, and its ROI artifact. 409 while a queued or running training learns from it " +
+    "(delete it once that job has finished).",
   request: { params: segmentationPath },
-  responses: { 204: { description: "Deleted" }, ...errorResponses(404) },
+  responses: { 204: { description: "Deleted" }, ...errorResponses(404, 409) },
 });
 
 segmentationRoutes.openapi(deleteOne, async (c) => {

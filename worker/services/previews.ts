@@ -5,6 +5,7 @@ import { PREVIEW_INDEX_MAX_BYTES, type PreviewIndex, readPreviewHeader, tileRang
 import { and, eq } from "drizzle-orm";
 import { jobs } from "../../schema/db.ts";
 import type { Bindings } from "../env.ts";
+import { HttpError } from "../errors.ts";
 import { database } from "./database.ts";
 import type { Image } from "./images.ts";
 import { createPreviewJob, type Job } from "./jobs.ts";
@@ -59,5 +60,7 @@ export async function previewJobOf(d1: D1Database, image: Pick<Image, "orgId" | 
 export async function requestPreview(env: Bindings, image: Image): Promise<PreviewState> {
   if (await env.BUCKET.head(imagePreviewKey(image.orgId, image.id))) return { status: "ready" };
   const job = (await createPreviewJob(env, image.orgId, image.id)) ?? (await previewJobOf(env.DB, image));
-  return previewState(job!);
+  // Neither made now nor ever before: the image was claimed for deletion meanwhile.
+  if (!job) throw new HttpError(409, `Image ${image.id} is being deleted`);
+  return previewState(job);
 }
