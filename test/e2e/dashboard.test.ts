@@ -118,6 +118,20 @@ describe("the dashboard in a browser", () => {
     await page.waitForSelector("html[data-ready=true]", { state: "attached" });
     expect(new URL(page.url()).pathname).toBe("/dashboard");
     await expect.poll(() => page.locator(".topbar .org").textContent()).toBe(stack.slug);
+    // The page's Content-Security-Policy holds in the browser: an inline script put into it does not run.
+    const injectedRan = await page.evaluate<boolean>(`(() => {
+      const script = document.createElement("script");
+      script.textContent = "document.documentElement.dataset.injected = 'ran'";
+      document.head.append(script);
+      return document.documentElement.dataset.injected === "ran";
+    })()`);
+    expect(injectedRan).toBe(false);
+    await expect.poll(() => pageErrors.join("\n")).toMatch(/Content Security Policy/);
+    pageErrors.splice(0);
+    // The static assets, served by Workers Static Assets before the worker, get their headers from _headers.
+    const asset = await fetch(new URL("/dashboard/assets/dashboard.js", stack.api));
+    expect(asset.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(asset.headers.get("referrer-policy")).toBe("same-origin");
     expect(await page.locator("#usage-storage").innerText()).toContain("0 / 100");
     expect(await page.locator("#usage-analyses").innerText()).toMatch(/Analyses this month\s+0 \/ 200/);
     await shot("images-empty");
@@ -371,7 +385,8 @@ describe("the dashboard in a browser", () => {
     stack.sql(`INSERT INTO dashboard_sessions (id, token_hash, org_id, email, expires_at, created_at)
       SELECT '${crypto.randomUUID()}', '${tokenHash}', id, '${email}', ${Date.now() + 3_600_000}, ${Date.now()} FROM organizations WHERE slug = '${stack.slug}'`);
     await context.addCookies([
-      { name: "__Host-cellseg_session", value: token, url: `${new URL(stack.api).origin}/`, secure: true, httpOnly: true, sameSite: "Lax" },
+      // Host-only, as __Host- demands: Chromium takes such a cookie by domain and path, not by url.
+      { name: "__Host-cellseg_session", value: token, domain: new URL(stack.api).hostname, path: "/", secure: true, httpOnly: true, sameSite: "Lax" },
     ]);
     await page.goto(new URL("/dashboard", stack.api).toString());
     await page.waitForSelector("html[data-ready=true]", { state: "attached" });
