@@ -89,9 +89,14 @@ export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-/** Refuses a request whose Origin is not this worker's (browsers send it on every POST). */
-export const requireSameOrigin = createMiddleware<AppEnv>(async (c, next) => {
+/** Browsers send Origin on every POST; a page of another site cannot make it this worker's. */
+function refuseOtherOrigins(c: Context<AppEnv>): void {
   if (c.req.header("Origin") !== new URL(c.req.url).origin) throw new HttpError(403, "Cross-site request refused");
+}
+
+/** Refuses a request whose Origin is not this worker's (the sign-in form, which has no session yet). */
+export const requireSameOrigin = createMiddleware<AppEnv>(async (c, next) => {
+  refuseOtherOrigins(c);
   return next();
 });
 
@@ -101,7 +106,7 @@ export const requireSameOrigin = createMiddleware<AppEnv>(async (c, next) => {
  */
 export const requireCsrf = createMiddleware<AppEnv>(async (c, next) => {
   if (SAFE_METHODS.has(c.req.method)) return next();
-  if (c.req.header("Origin") !== new URL(c.req.url).origin) throw new HttpError(403, "Cross-site request refused");
+  refuseOtherOrigins(c);
   let sent = c.req.header(CSRF_HEADER);
   if (!sent && (c.req.header("Content-Type") ?? "").startsWith("application/x-www-form-urlencoded")) {
     const field = (await c.req.parseBody())[CSRF_FIELD];

@@ -37,7 +37,13 @@ storage.on(["GET", "HEAD", "PUT"], "/*", async (c) => {
     const range = parseRange(c.req.header("Range"), head.size);
     const object = await c.env.BUCKET.get(target.key, range ? { range } : {});
     if (!object) throw new HttpError(404, "Object not found");
-    const headers = new Headers({ "Content-Type": "application/octet-stream", "Accept-Ranges": "bytes", ETag: object.httpEtag });
+    // The bytes are an organization's own upload, served from this origin: never let a browser sniff them into a page.
+    const headers = new Headers({
+      "Content-Type": "application/octet-stream",
+      "X-Content-Type-Options": "nosniff",
+      "Accept-Ranges": "bytes",
+      ETag: object.httpEtag,
+    });
     if (range) {
       headers.set("Content-Range", `bytes ${range.offset}-${range.offset + range.length - 1}/${head.size}`);
       headers.set("Content-Length", String(range.length));
