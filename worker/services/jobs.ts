@@ -432,7 +432,7 @@ export async function sweepJobs(env: Bindings): Promise<void> {
     .returning();
   for (const job of expired) {
     const holder = holders.find((h) => h.id === job.id)?.holder;
-    if (holder) console.warn(`job ${job.id}: the lease of attempt ${job.attempts} held by runner ${holder} expired; the job is ${job.status}`);
+    if (holder) console.warn(`job ${job.id}: the lease of attempt ${job.attempts} held by ${holder} expired; the job is ${job.status}`);
   }
   for (const job of [...overTime, ...expired, ...stale]) {
     if (job.status === "SUBMITTED") await wakeUp(env, job);
