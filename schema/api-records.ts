@@ -142,7 +142,6 @@ export const jobRecord = z
     reason: z.string().nullable(),
     task_id: id,
     worker_job_id: id,
-    runner_id: z.string().nullable().meta({ description: "The runner holding the job now, if any" }),
     image_id: id.nullable(),
     image_ids: z.array(id),
     model_id: id.nullable(),

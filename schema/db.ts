@@ -67,6 +67,17 @@ export const dashboardLoginLinks = sqliteTable("dashboard_login_links", {
   createdAt: createdAt(),
 });
 
+/**
+ * When a person last signed out of the dashboard under Cloudflare Access (by the email Access
+ * vouches for). An Access token issued before then opens no new session: signing out is for good,
+ * until Access signs them in again.
+ */
+export const dashboardSignOuts = sqliteTable("dashboard_sign_outs", {
+  /** Lower-cased. */
+  email: text("email").primaryKey(),
+  signedOutAt: integer("signed_out_at").notNull(),
+});
+
 /** Dashboard sign-ins: the cookie carries the token, the table only its SHA-256. */
 export const dashboardSessions = sqliteTable(
   "dashboard_sessions",
@@ -113,6 +124,12 @@ export const images = sqliteTable(
     partSize: integer("part_size"),
     partCount: integer("part_count"),
     uploadError: text("upload_error"),
+    /**
+     * Set by the one statement that claims the image for deletion (only while no queued or running
+     * job uses it); from then on no job, import or preview is created for it. The record goes once
+     * its bytes are deleted; the storage sweep finishes a deletion that was interrupted.
+     */
+    deletingSince: integer("deleting_since"),
     createdAt: createdAt(),
     updatedAt: integer("updated_at"),
   },

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "./env.ts";
 import { onError, onNotFound } from "./errors.ts";
 import { requireOperator, requireOrganization, requireRunner } from "./middleware/auth.ts";
+import { referenceSecurityHeaders } from "./middleware/security-headers.ts";
 import { describeApi } from "./openapi/document.ts";
 import { apiRouter } from "./openapi/router.ts";
 import { exportRoutes } from "./routes/exports.ts";
@@ -26,7 +27,7 @@ export const apiDescription = describeApi(publicApi);
 // storage URLs answer before the public API's key check, the internal API has its own.
 const v1 = new Hono<AppEnv>()
   .get("/openapi.json", (c) => c.json(apiDescription.document()))
-  .get("/docs", apiDescription.page)
+  .get("/docs", referenceSecurityHeaders, apiDescription.page)
   .route("/storage", storage)
   .use("/internal/*", requireRunner)
   .route("/internal", internal)

@@ -6,7 +6,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 export class HttpError extends Error {
   readonly status: ContentfulStatusCode;
   readonly detail: unknown;
-  /** Headers the answer carries besides the JSON, e.g. a 429's or 503's Retry-After. */
+  /** Headers the answer must carry besides the body, e.g. Retry-After on a 503, Content-Range on a 416. */
   readonly headers: Record<string, string>;
   constructor(status: ContentfulStatusCode, detail: unknown, headers: Record<string, string> = {}) {
     super(typeof detail === "string" ? detail : JSON.stringify(detail));
@@ -16,7 +16,7 @@ export class HttpError extends Error {
   }
 }
 
-export type ResourceName = "Image" | "Model" | "Prediction" | "Job" | "Segmentation" | "Upload" | "Key" | "Organization";
+export type ResourceName = "Image" | "Model" | "Prediction" | "Job" | "Segmentation" | "Upload" | "Key" | "Organization" | "Session";
 
 /** A foreign resource is answered exactly like a missing one. */
 export function notFound(resource: ResourceName, id: string): HttpError {

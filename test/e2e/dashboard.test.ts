@@ -111,11 +111,28 @@ const COUNT_PIXELS = `(test) => {
 
 describe("the dashboard in a browser", () => {
   it("signs in with a one-time link and shows the organization's usage", async () => {
+    // Opening the link shows a button; pressing it spends the link and opens the session.
     await page.goto(await stack.loginLink());
+    expect(await page.locator("main").innerText()).toContain(`signs you in to the organization ${stack.slug}`);
+    await Promise.all([page.waitForURL((url) => url.pathname === "/dashboard"), page.click("button:has-text('Sign in')")]);
     await page.waitForSelector("html[data-ready=true]", { state: "attached" });
     expect(new URL(page.url()).pathname).toBe("/dashboard");
     await expect.poll(() => page.locator(".topbar .org").textContent()).toBe(stack.slug);
-    expect(await page.locator("#usage-images").innerText()).toContain("0 / 100");
+    // The page's Content-Security-Policy holds in the browser: an inline script put into it does not run.
+    const injectedRan = await page.evaluate<boolean>(`(() => {
+      const script = document.createElement("script");
+      script.textContent = "document.documentElement.dataset.injected = 'ran'";
+      document.head.append(script);
+      return document.documentElement.dataset.injected === "ran";
+    })()`);
+    expect(injectedRan).toBe(false);
+    await expect.poll(() => pageErrors.join("\n")).toMatch(/Content Security Policy/);
+    pageErrors.splice(0);
+    // The static assets, served by Workers Static Assets before the worker, get their headers from _headers.
+    const asset = await fetch(new URL("/dashboard/assets/dashboard.js", stack.api));
+    expect(asset.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(asset.headers.get("referrer-policy")).toBe("same-origin");
+    expect(await page.locator("#usage-storage").innerText()).toContain("0 / 100");
     expect(await page.locator("#usage-analyses").innerText()).toMatch(/Analyses this month\s+0 \/ 200/);
     await shot("images-empty");
   }, 60_000);
@@ -171,7 +188,7 @@ describe("the dashboard in a browser", () => {
     await page.unroute("**/api/v1/storage/**");
     await expect.poll(() => page.locator("#images tbody tr").count(), { timeout: 10_000 }).toBe(2);
     expect(await page.locator("#images tr", { hasText: "large-noise.png" }).innerText()).toContain("ready");
-    expect(await page.locator("#usage-images").innerText()).toContain("2 / 100");
+    expect(await page.locator("#usage-storage").innerText()).toContain("2 / 100");
   }, 120_000);
 
   it("shows, as each mask field's placeholder, what the model uses when the field is left blank", async () => {
@@ -350,7 +367,7 @@ describe("the dashboard in a browser", () => {
     await page.locator("#images tr", { hasText: "large-noise.png" }).locator("button:has-text('Delete')").click();
     await page.waitForLoadState("load");
     await expect.poll(() => page.locator("#images tbody tr").count()).toBe(1);
-    expect(await page.locator("#usage-images").innerText()).toContain("1 / 100");
+    expect(await page.locator("#usage-storage").innerText()).toContain("1 / 100");
     expect(await page.locator("#usage-analyses").innerText()).toContain("1 / 200");
     await shot("images");
   }, 60_000);
@@ -555,7 +572,10 @@ describe("the dashboard in a browser", () => {
     const tokenHash = createHash("sha256").update(token).digest("hex");
     stack.sql(`INSERT INTO dashboard_sessions (id, token_hash, org_id, email, expires_at, created_at)
       SELECT '${crypto.randomUUID()}', '${tokenHash}', id, '${email}', ${Date.now() + 3_600_000}, ${Date.now()} FROM organizations WHERE slug = '${stack.slug}'`);
-    await context.addCookies([{ name: "cellseg_session", value: token, domain: new URL(stack.api).hostname, path: "/dashboard" }]);
+    await context.addCookies([
+      // Host-only, as __Host- demands: Chromium takes such a cookie by domain and path, not by url.
+      { name: "__Host-cellseg_session", value: token, domain: new URL(stack.api).hostname, path: "/", secure: true, httpOnly: true, sameSite: "Lax" },
+    ]);
     await page.goto(new URL("/dashboard", stack.api).toString());
     await page.waitForSelector("html[data-ready=true]", { state: "attached" });
     const switcher = page.locator(".org-switcher select");
@@ -566,7 +586,7 @@ describe("the dashboard in a browser", () => {
     await Promise.all([page.waitForEvent("load"), switcher.selectOption({ label: "e2e-core" })]);
     await page.waitForSelector("html[data-ready=true]", { state: "attached" });
     expect(await page.locator(".org-switcher select option:checked").textContent()).toBe("e2e-core");
-    expect(await page.locator("#usage-images").innerText()).toContain("0 / 100");
+    expect(await page.locator("#usage-storage").innerText()).toContain("0 / 100");
     expect(await page.locator("main").innerText()).not.toContain("nuclei.png");
     await shot("org-switched");
   }, 60_000);

@@ -4,7 +4,9 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { addMemberSql } from "../../scripts/admin-sql.ts";
 import { app } from "../../worker/app.ts";
-import { AccessJwtError, verifyAccessJwt } from "../../worker/services/access-jwt.ts";
+import { AccessJwtError, AccessKeysUnavailableError, JWKS_FAILURE_BACKOFF_MS, JWKS_TTL_MS, verifyAccessJwt } from "../../worker/services/access-jwt.ts";
+import { deleteExpiredSignIns } from "../../worker/services/dashboard-sessions.ts";
+import { recordSignOut, SIGN_OUT_MEMORY_MS, signedOutSince } from "../../worker/services/dashboard-sign-outs.ts";
 import { createOrg, json, uploadImage } from "./helpers.ts";
 import { csrfOf, sessionCookie } from "./dashboard-helpers.ts";
 
@@ -65,8 +67,8 @@ describe("verifying a Cloudflare Access JWT", () => {
   it("accepts a token signed by the team's key for this application, and caches the keys", async () => {
     const { team, key, fetched, fetcher, config } = await setUp();
     const token = await sign(key.privateKey, { alg: "RS256", kid: "kid-1" }, claimsFor(team, "Ada@Lab.example"));
-    expect(await verifyAccessJwt(token, config, fetcher)).toBe("ada@lab.example");
-    expect(await verifyAccessJwt(token, config, fetcher)).toBe("ada@lab.example");
+    expect((await verifyAccessJwt(token, config, fetcher)).email).toBe("ada@lab.example");
+    expect((await verifyAccessJwt(token, config, fetcher)).email).toBe("ada@lab.example");
     expect(fetched).toEqual([`https://${team}/cdn-cgi/access/certs`]);
   });
 
@@ -76,6 +78,7 @@ describe("verifying a Cloudflare Access JWT", () => {
     ["a token from another team", { iss: "https://other.cloudflareaccess.com" }, "another team"],
     ["a token not valid yet", { nbf: now() + 600 }, "not valid yet"],
     ["a service token without email", { email: undefined }, "no email"],
+    ["a token without an issue time", { iat: undefined }, "no issue time"],
   ])("refuses %s", async (_what, change, message) => {
     const { team, key, fetcher, config } = await setUp();
     const token = await sign(key.privateKey, { alg: "RS256", kid: "kid-1" }, { ...claimsFor(team, "ada@lab.example"), ...change });
@@ -114,10 +117,62 @@ describe("verifying a Cloudflare Access JWT", () => {
     await verifyAccessJwt(await sign(old.privateKey, { alg: "RS256", kid: "old" }, claimsFor(team, "a@b.example")), config, fetcher, Date.now());
     published = [rotated.jwk];
     const later = Date.now() + 60_000;
-    expect(await verifyAccessJwt(await sign(rotated.privateKey, { alg: "RS256", kid: "new" }, claimsFor(team, "a@b.example")), config, fetcher, later)).toBe(
-      "a@b.example",
+    const identity = await verifyAccessJwt(
+      await sign(rotated.privateKey, { alg: "RS256", kid: "new" }, claimsFor(team, "a@b.example")),
+      config,
+      fetcher,
+      later,
     );
+    expect(identity.email).toBe("a@b.example");
     expect(fetched).toHaveLength(2);
+  });
+});
+
+describe("the team's keys", () => {
+  it("are kept a few minutes, then fetched again", async () => {
+    const { team, key, fetched, fetcher, config } = await setUp();
+    const token = await sign(key.privateKey, { alg: "RS256", kid: "kid-1" }, claimsFor(team, "a@b.example"));
+    const start = Date.now();
+    await verifyAccessJwt(token, config, fetcher, start);
+    await verifyAccessJwt(token, config, fetcher, start + JWKS_TTL_MS - 1);
+    expect(fetched).toHaveLength(1);
+    await verifyAccessJwt(token, config, fetcher, start + JWKS_TTL_MS + 1);
+    expect(fetched).toHaveLength(2);
+    expect(JWKS_TTL_MS).toBeLessThanOrEqual(10 * 60 * 1000);
+  });
+
+  it("that cannot be fetched make the token unjudgeable, not refused; Access is asked again only after a short pause", async () => {
+    const { team, key, config } = await setUp();
+    const token = await sign(key.privateKey, { alg: "RS256", kid: "kid-1" }, claimsFor(team, "a@b.example"));
+    let answers: (() => { keys: JsonWebKey[] })[] = [
+      () => {
+        throw new Error("connect ETIMEDOUT");
+      },
+      () => ({ html: "<h1>502 Bad Gateway</h1>" }) as never,
+      () => ({ keys: [key.jwk] }),
+    ];
+    let fetches = 0;
+    const fetcher = async () => {
+      fetches++;
+      const [answer, ...rest] = answers;
+      answers = rest;
+      return answer();
+    };
+    const start = Date.now();
+    const failure = await verifyAccessJwt(token, config, fetcher, start).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(AccessKeysUnavailableError);
+    expect(failure).not.toBeInstanceOf(AccessJwtError);
+    expect((failure as AccessKeysUnavailableError).retryAfterSeconds).toBe(JWKS_FAILURE_BACKOFF_MS / 1000);
+    // Within the pause no request goes to Access, and the answer says how long is left.
+    const during = await verifyAccessJwt(token, config, fetcher, start + 4_000).catch((error: unknown) => error);
+    expect(during).toBeInstanceOf(AccessKeysUnavailableError);
+    expect((during as AccessKeysUnavailableError).retryAfterSeconds).toBe(JWKS_FAILURE_BACKOFF_MS / 1000 - 4);
+    expect(fetches).toBe(1);
+    // An answer that is not a key set is a failure too.
+    await expect(verifyAccessJwt(token, config, fetcher, start + JWKS_FAILURE_BACKOFF_MS)).rejects.toBeInstanceOf(AccessKeysUnavailableError);
+    expect(fetches).toBe(2);
+    expect((await verifyAccessJwt(token, config, fetcher, start + 2 * JWKS_FAILURE_BACKOFF_MS)).email).toBe("a@b.example");
+    expect(fetches).toBe(3);
   });
 });
 
@@ -133,9 +188,10 @@ describe("the dashboard behind Cloudflare Access", () => {
       return Response.json({ keys: [key.jwk] });
     });
     const accessEnv = { ...env, DASHBOARD_SIGN_IN: "access" as const, ACCESS_TEAM_DOMAIN: team, ACCESS_AUD: AUD };
-    const request = async (path: string, email: string | null, init: RequestInit = {}) => {
+    /** A request Access let through for `email` (none: null); `claims` changes the token, e.g. its issue time. */
+    const request = async (path: string, email: string | null, init: RequestInit = {}, claims: Record<string, unknown> = {}) => {
       const headers = new Headers(init.headers);
-      if (email) headers.set("Cf-Access-Jwt-Assertion", await sign(key.privateKey, { alg: "RS256", kid: "kid-1" }, claimsFor(team, email)));
+      if (email) headers.set("Cf-Access-Jwt-Assertion", await sign(key.privateKey, { alg: "RS256", kid: "kid-1" }, claimsFor(team, email, claims)));
       return app.request(`https://cellseg.example${path}`, { ...init, headers, redirect: "manual" }, accessEnv);
     };
     return { request };
@@ -223,6 +279,72 @@ describe("the dashboard behind Cloudflare Access", () => {
     const html = await (await request("/dashboard", "solo@lab.example")).text();
     expect(html).toContain(`<span class="org" title="Your organization">${org.slug}</span>`);
     expect(html).not.toContain("org-switcher");
+  });
+
+  it("answers 503 with Retry-After, not 500, while Access's keys cannot be fetched", async () => {
+    const team = newTeam();
+    const { key } = await setUp();
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("upstream trouble", { status: 502 }));
+    const accessEnv = { ...env, DASHBOARD_SIGN_IN: "access" as const, ACCESS_TEAM_DOMAIN: team, ACCESS_AUD: AUD };
+    const jwt = await sign(key.privateKey, { alg: "RS256", kid: "kid-1" }, claimsFor(team, "ada@lab.example"));
+    const request = (path: string) => app.request(`https://cellseg.example${path}`, { headers: { "Cf-Access-Jwt-Assertion": jwt } }, accessEnv);
+
+    const page = await request("/dashboard");
+    expect(page.status).toBe(503);
+    expect(Number(page.headers.get("Retry-After"))).toBeGreaterThan(0);
+    expect(await page.text()).toContain("Try again shortly");
+    const api = await request("/dashboard/api/keys");
+    expect(api.status).toBe(503);
+    expect(Number(api.headers.get("Retry-After"))).toBeGreaterThan(0);
+    expect(await json(api)).toEqual({ detail: expect.stringMatching(/^Cloudflare Access's signing keys cannot be fetched right now; try again in \d+ s$/) });
+  });
+
+  it("signs out for good: through Access's logout, and a token Access issued before the sign-out opens no new session", async () => {
+    const org = await createOrg();
+    await env.DB.exec(addMemberSql(org.slug, "ines@lab.example"));
+    await env.DB.exec(addMemberSql(org.slug, "omar@lab.example"));
+    const { request } = await accessWorker();
+    const signedInAt = { iat: now() - 60 };
+    const first = await request("/dashboard", "ines@lab.example", {}, signedInAt);
+    expect(first.status).toBe(200);
+    const cookie = sessionCookie(first);
+    const csrf = csrfOf(await first.text());
+
+    const out = await request(
+      "/dashboard/logout",
+      "ines@lab.example",
+      { method: "POST", headers: { Cookie: cookie, Origin: "https://cellseg.example" }, body: new URLSearchParams({ _csrf: csrf }) },
+      signedInAt,
+    );
+    expect(out.status).toBe(303);
+    expect(out.headers.get("Location")).toBe("/cdn-cgi/access/logout");
+    expect(out.headers.get("Set-Cookie")).toMatch(/^__Host-cellseg_session=; Max-Age=0; Path=\/;/);
+    const sessions = () => env.DB.prepare("SELECT count(*) AS n FROM dashboard_sessions WHERE email = 'ines@lab.example'").first<{ n: number }>();
+    expect((await sessions())?.n).toBe(0);
+
+    // The browser still holds the token Access issued before the sign-out (Access's logout did not happen, another tab...).
+    for (const init of [{ headers: { Cookie: cookie } }, {}]) {
+      const again = await request("/dashboard", "ines@lab.example", init, signedInAt);
+      expect(again.status).toBe(401);
+      expect(again.headers.get("Set-Cookie") ?? "").not.toMatch(/cellseg_session=[^;]/);
+      expect(await again.text()).toContain("You signed out of the dashboard");
+      expect(await json(await request("/dashboard/api/keys", "ines@lab.example", init, signedInAt))).toEqual({
+        detail: expect.stringContaining("You signed out of the dashboard"),
+      });
+    }
+    expect((await sessions())?.n).toBe(0);
+
+    // Signing in to Access again issues a new token: that opens a session. Other members never noticed.
+    expect((await request("/dashboard", "ines@lab.example", {}, { iat: now() + 2 })).status).toBe(200);
+    expect((await request("/dashboard", "omar@lab.example", {}, signedInAt)).status).toBe(200);
+  });
+
+  it("forgets a sign-out once no token Access issued before it can still be valid", async () => {
+    await recordSignOut(env.DB, "old@lab.example", Date.now() - SIGN_OUT_MEMORY_MS - 1);
+    await recordSignOut(env.DB, "recent@lab.example", Date.now() - SIGN_OUT_MEMORY_MS + 60_000);
+    await deleteExpiredSignIns(env.DB);
+    expect(await signedOutSince(env.DB, "old@lab.example", 0)).toBe(false);
+    expect(await signedOutSince(env.DB, "recent@lab.example", 0)).toBe(true);
   });
 
   it("turns sign-in links off", async () => {

@@ -2,6 +2,7 @@
 // then the session cookie and the page's CSRF token on every later request.
 import { env } from "cloudflare:workers";
 import { loginLinkSql } from "../../scripts/admin-sql.ts";
+import { SESSION_COOKIE_NAME } from "../../worker/middleware/session.ts";
 import { call, type CallOptions, type TestOrg } from "./helpers.ts";
 
 export const ORIGIN = "http://cellseg.test";
@@ -17,11 +18,12 @@ export async function loginLink(org: Pick<TestOrg, "slug">, origin = ORIGIN): Pr
   return url;
 }
 
+/** The session cookie a response sets, as a Cookie header a browser would send back. */
 export function sessionCookie(response: Response): string {
   const setCookie = response.headers.get("Set-Cookie") ?? "";
-  const match = /cellseg_session=([^;]*)/.exec(setCookie);
+  const match = new RegExp(`(?:^|, )${SESSION_COOKIE_NAME}=([^;]+)`).exec(setCookie);
   if (!match) throw new Error(`no session cookie in ${JSON.stringify(setCookie)}`);
-  return `cellseg_session=${match[1]}`;
+  return `${SESSION_COOKIE_NAME}=${match[1]}`;
 }
 
 export function csrfOf(html: string): string {
@@ -30,8 +32,21 @@ export function csrfOf(html: string): string {
   return match[1];
 }
 
+/**
+ * What a person does with a link: opens it (a page with a button, which spends nothing) and presses
+ * the button, whose form POSTs the link's token from the page's own origin.
+ */
+export async function followLoginLink(link: string, origin = new URL(link).origin): Promise<Response> {
+  const landing = await call(link, { redirect: "manual" });
+  if (landing.status !== 200) return landing;
+  const html = await landing.text();
+  const form = /<form method="post" action="([^"]+)"><input type="hidden" name="token" value="([^"]*)"\/>/.exec(html);
+  if (!form) throw new Error(`the sign-in page has no sign-in form: ${html}`);
+  return call(new URL(form[1], link).toString(), { body: new URLSearchParams({ token: form[2] }), headers: { Origin: origin }, redirect: "manual" });
+}
+
 export async function signIn(org: Pick<TestOrg, "slug">): Promise<DashboardSession> {
-  const response = await call(await loginLink(org), { method: "GET", redirect: "manual" });
+  const response = await followLoginLink(await loginLink(org));
   if (response.status !== 303) throw new Error(`sign-in answered ${response.status}: ${await response.text()}`);
   const cookie = sessionCookie(response);
   const page = await call(`${ORIGIN}/dashboard`, { headers: { Cookie: cookie } });

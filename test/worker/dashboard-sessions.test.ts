@@ -5,38 +5,81 @@ import { describe, expect, it } from "vitest";
 import { deleteExpiredSignIns } from "../../worker/services/dashboard-sessions.ts";
 import { sha256Hex } from "../../worker/services/crypto.ts";
 import { call, createOrg, json, uploadImage } from "./helpers.ts";
-import { csrfOf, dashboardCall, loginLink, ORIGIN, sessionCookie, signIn } from "./dashboard-helpers.ts";
+import { csrfOf, dashboardCall, followLoginLink, loginLink, ORIGIN, sessionCookie, signIn } from "./dashboard-helpers.ts";
 
 describe("signing in with a one-time link", () => {
-  it("opens a session once; the same link is refused afterwards", async () => {
+  it("opens a session once, from the button on the link's page; the same link is refused afterwards", async () => {
     const org = await createOrg();
     const link = await loginLink(org);
-    const first = await call(link, { method: "GET", redirect: "manual" });
+    const first = await followLoginLink(link);
     expect(first.status).toBe(303);
     expect(first.headers.get("Location")).toBe("/dashboard");
     const page = await call(`${ORIGIN}/dashboard`, { headers: { Cookie: sessionCookie(first) } });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(org.slug);
 
-    const again = await call(link, { method: "GET", redirect: "manual" });
+    const again = await call(link, { redirect: "manual" });
     expect(again.status).toBe(401);
     expect(await again.text()).toContain("already used or has expired");
+    const token = new URL(link).searchParams.get("token")!;
+    const replayed = await call(`${ORIGIN}/dashboard/login`, { body: new URLSearchParams({ token }), headers: { Origin: ORIGIN }, redirect: "manual" });
+    expect(replayed.status).toBe(401);
+    expect(replayed.headers.get("Set-Cookie")).toBeNull();
   });
 
-  it("refuses a link older than 15 minutes", async () => {
+  it("spends nothing when the link is only opened (a link preview, a mail scanner): that shows a page with a Sign in button", async () => {
+    const org = await createOrg();
+    const link = await loginLink(org);
+    for (let preview = 0; preview < 3; preview++) {
+      const opened = await call(link, { redirect: "manual" });
+      expect(opened.status).toBe(200);
+      expect(opened.headers.get("Set-Cookie")).toBeNull();
+      expect(opened.headers.get("Cache-Control")).toBe("private, no-store");
+      const html = await opened.text();
+      expect(html).toContain(`signs you in to the organization <strong>${org.slug}</strong>`);
+      expect(html).toMatch(
+        /<form method="post" action="\/dashboard\/login"><input type="hidden" name="token" value="[^"]+"\/><button type="submit" class="primary">Sign in<\/button><\/form>/,
+      );
+    }
+    const unspent = await env.DB.prepare("SELECT used_at FROM dashboard_login_links WHERE org_id = ?1").bind(org.id).first<{ used_at: number | null }>();
+    expect(unspent?.used_at).toBeNull();
+    expect((await followLoginLink(link)).status).toBe(303);
+  });
+
+  it("refuses a sign-in posted from another site, and the link stays usable", async () => {
+    const org = await createOrg();
+    const link = await loginLink(org);
+    const token = new URL(link).searchParams.get("token")!;
+    for (const origin of ["https://evil.example", null]) {
+      const forged = await call(`${ORIGIN}/dashboard/login`, {
+        body: new URLSearchParams({ token }),
+        headers: origin ? { Origin: origin } : {},
+        redirect: "manual",
+      });
+      expect(forged.status).toBe(403);
+      expect(forged.headers.get("Set-Cookie")).toBeNull();
+    }
+    expect((await followLoginLink(link)).status).toBe(303);
+  });
+
+  it("refuses a link older than 15 minutes, opened or posted", async () => {
     const org = await createOrg();
     const link = await loginLink(org);
     await env.DB.prepare("UPDATE dashboard_login_links SET expires_at = ?1 WHERE org_id = ?2")
       .bind(Date.now() - 1, org.id)
       .run();
-    expect((await call(link, { method: "GET", redirect: "manual" })).status).toBe(401);
+    expect((await call(link, { redirect: "manual" })).status).toBe(401);
+    const token = new URL(link).searchParams.get("token")!;
+    expect((await call(`${ORIGIN}/dashboard/login`, { body: new URLSearchParams({ token }), headers: { Origin: ORIGIN }, redirect: "manual" })).status).toBe(
+      401,
+    );
   });
 
   it("stores only hashes of link and session tokens", async () => {
     const org = await createOrg();
     const link = await loginLink(org);
     const token = new URL(link).searchParams.get("token")!;
-    const response = await call(link, { method: "GET", redirect: "manual" });
+    const response = await followLoginLink(link);
     const cookieToken = sessionCookie(response).split("=")[1];
     const dump = JSON.stringify([
       ...(await env.DB.prepare("SELECT * FROM dashboard_login_links").all()).results,
@@ -63,16 +106,16 @@ describe("signing in with a one-time link", () => {
     expect(remaining.map((r) => r.token_hash)).toEqual([await sha256Hex(new URL(unused).searchParams.get("token")!)]);
   });
 
-  it("sets an HttpOnly, SameSite=Lax cookie under /dashboard, Secure except on this machine", async () => {
+  it("sets a __Host- session cookie: Secure, Path=/, no Domain, HttpOnly, SameSite=Lax, on this machine too", async () => {
     const org = await createOrg();
-    const remote = (await call(await loginLink(org), { method: "GET", redirect: "manual" })).headers.get("Set-Cookie")!;
-    expect(remote).toMatch(/HttpOnly/);
-    expect(remote).toMatch(/SameSite=Lax/);
-    expect(remote).toMatch(/Path=\/dashboard/);
-    expect(remote).toMatch(/Secure/);
-    const local = (await call(await loginLink(org, "http://127.0.0.1:8787"), { method: "GET", redirect: "manual" })).headers.get("Set-Cookie")!;
-    expect(local).toMatch(/HttpOnly/);
-    expect(local).not.toMatch(/Secure/);
+    for (const origin of [ORIGIN, "http://127.0.0.1:8787"]) {
+      const setCookie = (await followLoginLink(await loginLink(org, origin))).headers.get("Set-Cookie")!;
+      const [nameValue, ...attributes] = setCookie.split(/;\s*/);
+      expect(nameValue, origin).toMatch(/^__Host-cellseg_session=[A-Za-z0-9_-]{43}$/);
+      expect(attributes.map((a) => a.split("=")[0].toLowerCase()).sort(), origin).toEqual(["httponly", "max-age", "path", "samesite", "secure"]);
+      expect(attributes, origin).toContain("Path=/");
+      expect(attributes, origin).toContain("SameSite=Lax");
+    }
   });
 
   it("answers without a session: a sign-in page for people, 401 {detail} for scripts", async () => {
@@ -84,7 +127,7 @@ describe("signing in with a one-time link", () => {
     expect(await json(api)).toEqual({ detail: expect.stringContaining("Sign in") });
   });
 
-  it("signing out ends the session", async () => {
+  it("signing out ends the session for good: its cookie is cleared, and replaying it opens nothing", async () => {
     const session = await signIn(await createOrg());
     const out = await dashboardCall(session, "/logout", {
       method: "POST",
@@ -92,7 +135,10 @@ describe("signing in with a one-time link", () => {
       headers: { "X-CSRF-Token": "" },
     });
     expect(out.status).toBe(303);
+    expect(out.headers.get("Location")).toBe("/dashboard/signed-out");
+    expect(out.headers.get("Set-Cookie")).toMatch(/^__Host-cellseg_session=; Max-Age=0; Path=\/;/);
     expect((await dashboardCall(session, "/api/keys")).status).toBe(401);
+    expect((await dashboardCall(session, "")).status).toBe(401);
   });
 });
 
@@ -163,7 +209,7 @@ describe("a member sees only their organization", () => {
     const own = await signIn(a);
     const listing = await (await dashboardCall(own, "")).text();
     expect(listing).toContain("cells.png");
-    expect(listing).toMatch(/Images stored<\/span><strong>1 \/ 100<\/strong>/);
+    expect(listing).toMatch(/Images and imports stored<\/span><strong>1 \/ 100<\/strong>/);
   });
 
   it("uploads and deletes through the same services as the API", async () => {

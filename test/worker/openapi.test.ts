@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { app } from "../../worker/app.ts";
 import { call } from "./helpers.ts";
+import { directivesOf } from "./content-security-policy.ts";
 
 interface Operation {
   operationId: string;
@@ -122,11 +123,22 @@ describe("the API reference page", () => {
     const response = await call("/docs");
     const html = await response.text();
     expect(html).not.toMatch(/<script|<link[^>]+stylesheet|https?:\/\/(?!127\.0\.0\.1)[^"<\s]*"/);
-    const policy = response.headers.get("Content-Security-Policy")!;
-    expect(policy).toMatch(/^default-src 'none'; style-src 'nonce-[A-Za-z0-9+/=]+';/);
-    // The one inline stylesheet carries the nonce the policy names.
-    const nonce = /'nonce-([^']+)'/.exec(policy)![1];
+    const policy = directivesOf(response.headers.get("Content-Security-Policy"));
+    expect(policy).toMatchObject({
+      "default-src": ["'none'"],
+      "script-src": ["'none'"],
+      "style-src": [expect.stringMatching(/^'nonce-[A-Za-z0-9+/=]+'$/)],
+      "img-src": ["'self'"],
+      "form-action": ["'none'"],
+      "base-uri": ["'none'"],
+      "frame-ancestors": ["'none'"],
+    });
+    // The one inline stylesheet carries the nonce the policy names, a new one on every answer.
+    const nonce = /^'nonce-(.+)'$/.exec(policy["style-src"][0])![1];
     expect(html).toContain(`<style nonce="${nonce}">`);
+    expect(directivesOf((await call("/docs")).headers.get("Content-Security-Policy"))["style-src"]).not.toEqual(policy["style-src"]);
+    expect(response.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    expect(response.headers.get("Referrer-Policy")).toBe("same-origin");
   });
 
   it("/docs leads there", async () => {

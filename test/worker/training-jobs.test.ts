@@ -144,11 +144,18 @@ describe("what a training learns from", () => {
     expect(JSON.stringify(await json(two))).toMatch(/a second one for image/);
   });
 
-  it("fails the lease's labels clearly when a named segmentation was deleted before the job ran", async () => {
+  it("keeps a queued training's labels: deleting one is refused (409); a lease fails clearly on one deleted before that rule", async () => {
     const org = await createOrg();
     const { imageId, predicted } = await predictedImage(org);
     const { job_id } = await json(await train(org, { image_ids: [imageId], segmentation_ids: [predicted] }));
-    expect((await call(`/segmentation/${predicted}`, { key: org.key, method: "DELETE" })).status).toBe(204);
+    const refused = await call(`/segmentation/${predicted}`, { key: org.key, method: "DELETE" });
+    expect(refused.status).toBe(409);
+    expect(await json(refused)).toEqual({
+      detail: `Segmentation ${predicted} is what queued training ${job_id} learns from; delete it once that job has finished`,
+    });
+    expect((await call(`/segmentation/${predicted}`, { key: org.key })).status).toBe(200);
+    // A training queued before deletions were refused may have lost its labels.
+    await env.DB.prepare("DELETE FROM segmentations WHERE id = ?1").bind(predicted).run();
     await expect(trainingLabels(env, (await getJobById(env.DB, job_id as string))!)).rejects.toThrow(
       `Segmentation ${predicted} of image ${imageId}, which this training learns from, was deleted`,
     );

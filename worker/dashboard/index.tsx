@@ -2,14 +2,13 @@
 // small scripts and styles from Workers Static Assets (worker/dashboard/public), and JSON routes
 // under /dashboard/api (api.ts). Everything past sign-in needs a session (middleware/session.ts).
 import { Hono, type Context } from "hono";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { getCookie } from "hono/cookie";
-import type { JSX } from "hono/jsx/jsx-runtime";
 import type { AppEnv } from "../env.ts";
 import { HttpError, notFound, onError } from "../errors.ts";
-import { clearSessionCookie, requireCsrf, requireSession, SESSION_COOKIE, setSessionCookie } from "../middleware/session.ts";
+import { dashboardSecurityHeaders } from "../middleware/security-headers.ts";
+import { clearSessionCookie, requireCsrf, requireSession } from "../middleware/session.ts";
 import { listApiKeys } from "../services/api-keys.ts";
-import { closeSession, consumeLoginLink, membershipsOf, openSession, switchOrganization } from "../services/dashboard-sessions.ts";
+import { closeSession, linkSessionsOf, linkSessionView, membershipsOf, switchOrganization } from "../services/dashboard-sessions.ts";
+import { ACCESS_LOGOUT_PATH, recordSignOut } from "../services/dashboard-sign-outs.ts";
 import { getImage, recentImages } from "../services/images.ts";
 import { listJobs } from "../services/job-lists.ts";
 import { jobView, predictionView } from "../services/job-views.ts";
@@ -19,6 +18,9 @@ import { getSegmentation, segmentationsOfImage } from "../services/segmentations
 import { trainableImages } from "../services/trainings.ts";
 import { usage } from "../services/usage.ts";
 import { dashboardApi } from "./api.ts";
+import { render } from "./render.tsx";
+import { sessionsApi } from "./sessions-api.ts";
+import { signIn } from "./sign-in.tsx";
 import { Message, type PageContext } from "./layout.tsx";
 import { ImagePage } from "./pages/image.tsx";
 import { ImagesPage } from "./pages/images.tsx";
@@ -28,17 +30,15 @@ import { ViewerPage } from "./pages/viewer.tsx";
 
 type DashboardContext = Context<AppEnv>;
 
-function render(c: DashboardContext, page: JSX.Element, status: ContentfulStatusCode = 200) {
-  c.header("Cache-Control", "private, no-store");
-  return c.html(`<!doctype html>${page}`, status);
-}
-
 async function pageContext(c: DashboardContext): Promise<PageContext> {
   const { email, csrfToken } = c.get("dashboard");
   return { org: c.get("org"), email, csrfToken, organizations: email ? await membershipsOf(c.env.DB, email) : [] };
 }
 
 export const dashboard = new Hono<AppEnv>();
+
+// First, so every answer under /dashboard carries the policy: pages, JSON, error pages.
+dashboard.use("*", dashboardSecurityHeaders);
 
 // JSON for the scripts, a readable page for a person.
 dashboard.onError((err, c) => {
@@ -53,7 +53,17 @@ dashboard.onError((err, c) => {
       500,
     );
   }
-  const title = err.status === 401 ? "Sign in to cellseg" : err.status === 403 ? "Not allowed" : err.status === 404 ? "Not found" : "Something went wrong";
+  const title =
+    err.status === 401
+      ? "Sign in to cellseg"
+      : err.status === 403
+        ? "Not allowed"
+        : err.status === 404
+          ? "Not found"
+          : err.status === 503
+            ? "Try again shortly"
+            : "Something went wrong";
+  for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
   return render(
     c,
     <Message title={title}>
@@ -63,34 +73,21 @@ dashboard.onError((err, c) => {
   );
 });
 
-dashboard.get("/login", async (c) => {
-  if (c.env.DASHBOARD_SIGN_IN !== "link") throw new HttpError(404, "Sign-in links are turned off here; the dashboard signs you in through Cloudflare Access");
-  const orgId = await consumeLoginLink(c.env.DB, c.req.query("token") ?? "");
-  if (!orgId)
-    throw new HttpError(
-      401,
-      "This sign-in link was already used or has expired (links last 15 minutes and work once). Make a new one: npm run admin -- login-link <org-slug>",
-    );
-  const { token } = await openSession(c.env.DB, orgId, null);
-  setSessionCookie(c, token);
-  return c.redirect("/dashboard", 303);
-});
-
-dashboard.get("/signed-out", (c) =>
-  render(
-    c,
-    <Message title="Signed out">
-      <p>You are signed out of the cellseg dashboard.</p>
-    </Message>,
-  ),
-);
+dashboard.route("/", signIn);
 
 dashboard.use("*", requireSession, requireCsrf);
 
+// Signing out ends this session for good. Under Access the person also goes through Access's
+// logout, and their sign-out is recorded: a token Access issued before it opens no new session
+// (middleware/session.ts), so the next request cannot quietly sign them in again.
 dashboard.post("/logout", async (c) => {
-  const token = getCookie(c, SESSION_COOKIE);
-  if (token) await closeSession(c.env.DB, token);
+  const { sessionId, email } = c.get("dashboard");
+  await closeSession(c.env.DB, sessionId);
   clearSessionCookie(c);
+  if (c.env.DASHBOARD_SIGN_IN === "access") {
+    if (email) await recordSignOut(c.env.DB, email);
+    return c.redirect(ACCESS_LOGOUT_PATH, 303);
+  }
   return c.redirect("/dashboard/signed-out", 303);
 });
 
@@ -103,6 +100,7 @@ dashboard.post("/switch-organization", async (c) => {
 });
 
 dashboard.route("/api", dashboardApi);
+dashboard.route("/api", sessionsApi);
 
 dashboard.get("/", async (c) => {
   const org = c.get("org");
@@ -135,7 +133,13 @@ dashboard.get("/segmentations/:id", async (c) => {
   return render(c, <ViewerPage page={await pageContext(c)} segmentation={segmentation} />);
 });
 
-dashboard.get("/keys", async (c) => render(c, <KeysPage page={await pageContext(c)} keys={await listApiKeys(c.env.DB, c.get("org").id)} />));
+dashboard.get("/keys", async (c) => {
+  const orgId = c.get("org").id;
+  // Sign-in-link sessions exist only where links sign people in; under Access each person's session is their own.
+  const sessions =
+    c.env.DASHBOARD_SIGN_IN === "link" ? (await linkSessionsOf(c.env.DB, orgId)).map((s) => linkSessionView(s, c.get("dashboard").sessionId)) : null;
+  return render(c, <KeysPage page={await pageContext(c)} keys={await listApiKeys(c.env.DB, orgId)} sessions={sessions} />);
+});
 
 dashboard.get("/models", async (c) => {
   const org = c.get("org");

@@ -88,6 +88,19 @@ export function Layout(props: { page: PageContext; section: Section | null; titl
   );
 }
 
+/**
+ * A progress bar. Its fill's width travels as data-fraction and dashboard.js sets it: the pages'
+ * Content-Security-Policy (style-src 'self') refuses style attributes in the markup.
+ */
+export function Bar(props: { fraction: number; warn?: boolean }) {
+  const fraction = Math.max(0, Math.min(1, props.fraction));
+  return (
+    <div class={props.warn ? "bar warn" : "bar"}>
+      <div data-fraction={fraction.toFixed(3)}></div>
+    </div>
+  );
+}
+
 export function Message(props: { title: string; children: Child }) {
   return (
     <Document title={props.title}>

@@ -5,6 +5,7 @@
 // what tools and client generators read.)
 import type { Context } from "hono";
 import type { Child } from "hono/jsx";
+import type { SecureHeadersVariables } from "hono/secure-headers";
 
 type Schema = {
   $ref?: string;
@@ -261,14 +262,14 @@ export function ReferencePage({ document, documentPath, nonce }: { document: Ope
   );
 }
 
-/** The handler for /api/v1/docs: the page with a policy that lets it load nothing but its own style. */
+/**
+ * The handler for /api/v1/docs. Its Content-Security-Policy (middleware/security-headers.ts) lets
+ * it load nothing but its own style, which carries the nonce that policy names.
+ */
 export function referencePage(document: () => unknown, documentPath: string) {
-  return (c: Context) => {
-    const nonce = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
-    c.header(
-      "Content-Security-Policy",
-      `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
-    );
+  return (c: Context<{ Variables: SecureHeadersVariables }>) => {
+    const nonce = c.get("secureHeadersNonce");
+    if (!nonce) throw new Error("the reference page is served without referenceSecurityHeaders, so its style has no nonce");
     const page = <ReferencePage document={document() as OpenApiDocument} documentPath={documentPath} nonce={nonce} />;
     return c.html(`<!doctype html>${page}`);
   };

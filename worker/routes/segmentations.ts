@@ -54,7 +54,8 @@ const importOne = createRoute({
   description:
     "Multipart: field `image_id` and part `file`: a label image (PNG 8/16-bit, TIFF 8/16/32-bit, the image's size, 0 = background), " +
     "an ImageJ `.roi` or ROI Manager `.zip`, or QuPath GeoJSON in image pixel coordinates. A later object wins shared pixels. " +
-    "Not an analysis: it does not count against the monthly cap.",
+    "Not an analysis: it does not count against the monthly cap. It is stored, so it counts against the image storage cap " +
+    "(images and imported segmentations together) until it is deleted: 402 once the cap is reached.",
   request: {
     body: {
       required: true,
@@ -69,7 +70,7 @@ const importOne = createRoute({
       },
     },
   },
-  responses: { 201: jsonResponse(segmentationImported, "The imported segmentation"), ...errorResponses(400, 404, 409, 413, 415) },
+  responses: { 201: jsonResponse(segmentationImported, "The imported segmentation"), ...errorResponses(400, 402, 404, 409, 413, 415) },
 });
 
 segmentationRoutes.openapi(importOne, async (c) => {
@@ -83,9 +84,11 @@ const deleteOne = createRoute({
   operationId: "deleteSegmentation",
   tags,
   summary: "Delete a segmentation",
-  description: "Removes a segmentation, imported or predicted, and its ROI artifact.",
+  description:
+    "Removes a segmentation, imported or predicted, and its ROI artifact. 409 while a queued or running training learns from it " +
+    "(delete it once that job has finished).",
   request: { params: segmentationPath },
-  responses: { 204: { description: "Deleted" }, ...errorResponses(404) },
+  responses: { 204: { description: "Deleted" }, ...errorResponses(404, 409) },
 });
 
 segmentationRoutes.openapi(deleteOne, async (c) => {

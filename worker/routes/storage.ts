@@ -9,16 +9,23 @@ import { receivePart } from "../services/uploads.ts";
 
 export const storage = new Hono<AppEnv>();
 
+/**
+ * The byte range a GET asks for (RFC 9110 §14.1.2), or undefined for the whole object. A range no
+ * byte of the object can satisfy is a 416 that names the object's size: a start past the end, an
+ * inverted range, a suffix of zero bytes (`bytes=-0`), or any range of an empty object.
+ */
 function parseRange(header: string | undefined, size: number): { offset: number; length: number } | undefined {
   const match = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
   if (!match || (match[1] === "" && match[2] === "")) return undefined;
+  const unsatisfiable = () => new HttpError(416, `Range ${header} is outside the object's ${size} bytes`, { "Content-Range": `bytes */${size}` });
   if (match[1] === "") {
     const length = Math.min(Number(match[2]), size);
+    if (length === 0) throw unsatisfiable();
     return { offset: size - length, length };
   }
   const offset = Number(match[1]);
   const end = match[2] === "" ? size - 1 : Math.min(Number(match[2]), size - 1);
-  if (offset > end) throw new HttpError(416, `Range ${header} is outside the object's ${size} bytes`);
+  if (offset > end) throw unsatisfiable();
   return { offset, length: end - offset + 1 };
 }
 
@@ -30,7 +37,13 @@ storage.on(["GET", "HEAD", "PUT"], "/*", async (c) => {
     const range = parseRange(c.req.header("Range"), head.size);
     const object = await c.env.BUCKET.get(target.key, range ? { range } : {});
     if (!object) throw new HttpError(404, "Object not found");
-    const headers = new Headers({ "Content-Type": "application/octet-stream", "Accept-Ranges": "bytes", ETag: object.httpEtag });
+    // The bytes are an organization's own upload, served from this origin: never let a browser sniff them into a page.
+    const headers = new Headers({
+      "Content-Type": "application/octet-stream",
+      "X-Content-Type-Options": "nosniff",
+      "Accept-Ranges": "bytes",
+      ETag: object.httpEtag,
+    });
     if (range) {
       headers.set("Content-Range", `bytes ${range.offset}-${range.offset + range.length - 1}/${head.size}`);
       headers.set("Content-Length", String(range.length));

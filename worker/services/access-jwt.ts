@@ -1,7 +1,8 @@
 // Verifies the JWT Cloudflare Access puts in `Cf-Access-Jwt-Assertion` on every request it lets
-// through: RS256 signature against the team's published keys (JWKS, fetched and cached), audience
-// (the Access application's AUD tag), issuer, and expiry. The method follows Cloudflare's
-// "Validate JWTs" guide; the code is plain WebCrypto.
+// through: RS256 signature against the team's published keys (JWKS, fetched and cached for a few
+// minutes), audience (the Access application's AUD tag), issuer, and expiry. The method follows
+// Cloudflare's "Validate JWTs" guide; the code is plain WebCrypto. When the keys cannot be fetched
+// no token can be judged: that is AccessKeysUnavailableError (a 503), not a refused sign-in.
 
 export interface AccessConfig {
   /** The team's domain, e.g. `myteam.cloudflareaccess.com`. */
@@ -12,32 +13,54 @@ export interface AccessConfig {
 
 export class AccessJwtError extends Error {}
 
+/**
+ * The team's keys could not be had (Access's certs endpoint failed, timed out or answered something
+ * that is not a key set): no token can be judged, which is the service's trouble, not the person's.
+ */
+export class AccessKeysUnavailableError extends Error {
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 interface Jwk extends JsonWebKey {
   kid?: string;
 }
 export type JwksFetcher = (url: string) => Promise<{ keys: Jwk[] }>;
 
+/** A certs request that has not answered in this long has failed: a dashboard request must not hang on it. */
+const FETCH_TIMEOUT_MS = 5_000;
+
 const defaultFetcher: JwksFetcher = async (url) => {
-  const response = await fetch(url);
-  if (!response.ok) throw new AccessJwtError(`fetching Access keys from ${url} answered ${response.status}`);
+  const response = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
   return response.json();
 };
 
-/** Keys stay trusted this long; a token naming an unknown key refreshes sooner, at most this often. */
-const JWKS_TTL_MS = 60 * 60 * 1000;
+/**
+ * Keys are trusted this long after they are fetched, so a key Access withdraws stops being
+ * accepted within minutes; a token naming an unknown key refreshes sooner, at most this often.
+ */
+export const JWKS_TTL_MS = 5 * 60 * 1000;
 const UNKNOWN_KID_REFRESH_MS = 30 * 1000;
+/** After a failed fetch, requests are answered 503 for this long without asking Access again (and told to retry then). */
+export const JWKS_FAILURE_BACKOFF_MS = 10 * 1000;
 /** Clock difference tolerated between Access and this worker. */
 const SKEW_SECONDS = 30;
 
 const jwksCache = new Map<string, { keys: Map<string, CryptoKey>; fetchedAt: number }>();
+const jwksFailures = new Map<string, number>();
 
 export function teamOrigin(teamDomain: string): string {
   return `https://${teamDomain.replace(/^https?:\/\//, "").replace(/\/+$/, "")}`;
 }
 
 async function importKeys(jwks: { keys: Jwk[] }): Promise<Map<string, CryptoKey>> {
+  if (!Array.isArray(jwks?.keys)) throw new Error("the answer is not a JSON Web Key Set");
   const keys = new Map<string, CryptoKey>();
-  for (const jwk of jwks.keys ?? []) {
+  for (const jwk of jwks.keys) {
     if (jwk.kty !== "RSA" || !jwk.kid) continue;
     const { kid, ...material } = jwk;
     keys.set(
@@ -53,7 +76,22 @@ async function signingKey(config: AccessConfig, kid: string, fetcher: JwksFetche
   const cached = jwksCache.get(url);
   const age = cached ? now - cached.fetchedAt : Infinity;
   if (cached && age < JWKS_TTL_MS && (cached.keys.has(kid) || age < UNKNOWN_KID_REFRESH_MS)) return cached.keys.get(kid);
-  const keys = await importKeys(await fetcher(url));
+  const failedAt = jwksFailures.get(url);
+  if (failedAt !== undefined && now - failedAt < JWKS_FAILURE_BACKOFF_MS) {
+    throw new AccessKeysUnavailableError(
+      `Cloudflare Access's keys could not be fetched from ${url}`,
+      Math.ceil((failedAt + JWKS_FAILURE_BACKOFF_MS - now) / 1000),
+    );
+  }
+  let keys: Map<string, CryptoKey>;
+  try {
+    keys = await importKeys(await fetcher(url));
+  } catch (error) {
+    jwksFailures.set(url, now);
+    console.error("fetching Cloudflare Access keys failed", url, error);
+    throw new AccessKeysUnavailableError(`Cloudflare Access's keys could not be fetched from ${url}`, Math.ceil(JWKS_FAILURE_BACKOFF_MS / 1000));
+  }
+  jwksFailures.delete(url);
   jwksCache.set(url, { keys, fetchedAt: now });
   return keys.get(kid);
 }
@@ -74,8 +112,14 @@ function jsonPart(part: string): Record<string, unknown> {
   }
 }
 
-/** The verified email of the person Access let through; throws AccessJwtError otherwise. */
-export async function verifyAccessJwt(token: string, config: AccessConfig, fetcher: JwksFetcher = defaultFetcher, now = Date.now()): Promise<string> {
+/** Who Access let through, and when Access signed them in (the token's `iat`, in ms). */
+export interface AccessIdentity {
+  email: string;
+  issuedAt: number;
+}
+
+/** The verified identity of the person Access let through; throws AccessJwtError otherwise. */
+export async function verifyAccessJwt(token: string, config: AccessConfig, fetcher: JwksFetcher = defaultFetcher, now = Date.now()): Promise<AccessIdentity> {
   const parts = token.split(".");
   if (parts.length !== 3) throw new AccessJwtError("malformed token");
   const [headerPart, payloadPart, signaturePart] = parts;
@@ -101,5 +145,7 @@ export async function verifyAccessJwt(token: string, config: AccessConfig, fetch
   if (typeof claims.nbf === "number" && claims.nbf - SKEW_SECONDS > seconds) throw new AccessJwtError("token not valid yet");
   if (typeof claims.email !== "string" || !claims.email.includes("@"))
     throw new AccessJwtError("token names no email (service tokens cannot use the dashboard)");
-  return claims.email.toLowerCase();
+  // A sign-out is for good only against tokens issued before it (services/dashboard-sign-outs.ts).
+  if (typeof claims.iat !== "number") throw new AccessJwtError("token has no issue time");
+  return { email: claims.email.toLowerCase(), issuedAt: claims.iat * 1000 };
 }

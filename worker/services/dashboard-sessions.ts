@@ -2,26 +2,16 @@
 // a random token and D1 keeps only its hash. Sessions opened through Cloudflare Access name the
 // member's email and end when the membership does; a member of several organizations moves their
 // session between them (the switcher in the top bar).
-import { and, asc, eq, gt, isNotNull, isNull, lte, or } from "drizzle-orm";
+import { and, asc, desc, eq, gt, isNotNull, isNull, lte, or } from "drizzle-orm";
 import { dashboardLoginLinks, dashboardSessions, organizationMembers, organizations } from "../../schema/db.ts";
 import type { Organization } from "../env.ts";
 import { hmacSha256Hex, newId, sha256Hex } from "./crypto.ts";
 import { database } from "./database.ts";
+import { forgetOldSignOuts } from "./dashboard-sign-outs.ts";
 import { organizationById } from "./organizations.ts";
 import { newSecretToken, SESSION_TTL_MS } from "./sign-in-tokens.ts";
 
 export type DashboardSession = typeof dashboardSessions.$inferSelect;
-
-/** Spends a login link: returns its organization once, then never again (or null if expired). */
-export async function consumeLoginLink(d1: D1Database, token: string): Promise<string | null> {
-  const now = Date.now();
-  const [link] = await database(d1)
-    .update(dashboardLoginLinks)
-    .set({ usedAt: now })
-    .where(and(eq(dashboardLoginLinks.tokenHash, await sha256Hex(token)), isNull(dashboardLoginLinks.usedAt), gt(dashboardLoginLinks.expiresAt, now)))
-    .returning();
-  return link?.orgId ?? null;
-}
 
 export async function openSession(d1: D1Database, orgId: string, email: string | null): Promise<{ token: string; session: DashboardSession }> {
   const { token, tokenHash } = await newSecretToken();
@@ -47,10 +37,40 @@ export async function sessionForToken(d1: D1Database, token: string): Promise<{ 
   return org ? { session, org } : null;
 }
 
-export async function closeSession(d1: D1Database, token: string): Promise<void> {
-  await database(d1)
+export async function closeSession(d1: D1Database, sessionId: string): Promise<void> {
+  await database(d1).delete(dashboardSessions).where(eq(dashboardSessions.id, sessionId));
+}
+
+/** The organization's live sessions opened with sign-in links (they name no email), newest first. */
+export async function linkSessionsOf(d1: D1Database, orgId: string, now = Date.now()): Promise<DashboardSession[]> {
+  return database(d1)
+    .select()
+    .from(dashboardSessions)
+    .where(and(eq(dashboardSessions.orgId, orgId), isNull(dashboardSessions.email), gt(dashboardSessions.expiresAt, now)))
+    .orderBy(desc(dashboardSessions.createdAt), desc(dashboardSessions.id));
+}
+
+/**
+ * Ends one of the organization's sign-in-link sessions, whoever holds it (a member revoking a
+ * session they do not recognise, or a link that leaked). False when the organization has no such
+ * session: another organization's is answered like a missing one.
+ */
+export async function revokeLinkSession(d1: D1Database, orgId: string, id: string): Promise<boolean> {
+  const [revoked] = await database(d1)
     .delete(dashboardSessions)
-    .where(eq(dashboardSessions.tokenHash, await sha256Hex(token)));
+    .where(and(eq(dashboardSessions.id, id), eq(dashboardSessions.orgId, orgId), isNull(dashboardSessions.email)))
+    .returning({ id: dashboardSessions.id });
+  return Boolean(revoked);
+}
+
+export function linkSessionView(session: DashboardSession, currentSessionId: string) {
+  return {
+    id: session.id,
+    created_at: new Date(session.createdAt).toISOString(),
+    expires_at: new Date(session.expiresAt).toISOString(),
+    /** The session making the request (revoking it signs this browser out). */
+    current: session.id === currentSessionId,
+  };
 }
 
 async function isMember(d1: D1Database, orgId: string, email: string): Promise<boolean> {
@@ -92,11 +112,12 @@ export function csrfTokenFor(signingKey: string, session: DashboardSession): Pro
   return hmacSha256Hex(signingKey, `dashboard-csrf\n${session.id}`);
 }
 
-/** Forgets expired sessions and spent or expired sign-in links (the cron trigger calls this). */
+/** Forgets expired sessions, spent or expired sign-in links, and sign-outs no token can predate any more (the cron trigger calls this). */
 export async function deleteExpiredSignIns(d1: D1Database, now = Date.now()): Promise<void> {
   const db = database(d1);
   await db.batch([
     db.delete(dashboardSessions).where(lte(dashboardSessions.expiresAt, now)),
     db.delete(dashboardLoginLinks).where(or(lte(dashboardLoginLinks.expiresAt, now), isNotNull(dashboardLoginLinks.usedAt))),
+    forgetOldSignOuts(d1, now),
   ]);
 }

@@ -1,6 +1,7 @@
-// Image records and their bytes. A record counts against the organization's storage cap from the
-// moment it is reserved until it is deleted, whatever its status.
-import { and, desc, eq } from "drizzle-orm";
+// Image records and their bytes. A record counts against the organization's storage cap
+// (storage-cap.ts) from the moment it is reserved until it is deleted, whatever its status.
+import { and, desc, eq, sql } from "drizzle-orm";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import type { ImageRecord } from "../../schema/api-records.ts";
 import { images, type ImageStatus, jobs, segmentations, uploadParts } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
@@ -8,23 +9,23 @@ import { HttpError } from "../errors.ts";
 import { newId } from "./crypto.ts";
 import { database } from "./database.ts";
 import { after, newestFirst, type PageRequest, toPage } from "./pages.ts";
+import { storageCapReached, storedRecords } from "./storage-cap.ts";
 import { imageKey, imagePreviewKey, segmentationPrefix } from "../../schema/storage-keys.ts";
 
 export type Image = typeof images.$inferSelect;
 
-/** Creates a record in one statement that also checks the cap, so concurrent uploads never pass it. */
+/** Creates a record in one statement that also checks the storage cap, so concurrent uploads and imports never pass it. */
 export async function reserveImage(env: Bindings, org: Organization, name: string, size: number | null): Promise<Image> {
   const id = newId();
   const now = Date.now();
-  const row = await env.DB.prepare(
-    `INSERT INTO images (id, org_id, name, status, size, r2_key, created_at, updated_at)
-     SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?6
-     WHERE (SELECT count(*) FROM images WHERE org_id = ?2) < ?7
-     RETURNING id`,
-  )
-    .bind(id, org.id, name, size, imageKey(org.id, id), now, org.storageCap)
+  const query = new SQLiteAsyncDialect().sqlToQuery(sql`INSERT INTO ${images} (id, org_id, name, status, size, r2_key, created_at, updated_at)
+     SELECT ${id}, ${org.id}, ${name}, 'pending', ${size}, ${imageKey(org.id, id)}, ${now}, ${now}
+     WHERE ${storedRecords(org.id)} < ${org.storageCap}
+     RETURNING id`);
+  const row = await env.DB.prepare(query.sql)
+    .bind(...query.params)
     .first<{ id: string }>();
-  if (!row) throw new HttpError(402, `Image storage limit reached: the ${org.plan} plan holds at most ${org.storageCap} images; delete some first`);
+  if (!row) throw storageCapReached(org);
   return (await getImage(env.DB, org.id, id))!;
 }
 
@@ -67,19 +68,18 @@ export async function deletePrefix(bucket: R2Bucket, prefix: string): Promise<vo
 }
 
 /**
- * The queued or running prediction or training that uses an image, if any. A training names its
- * images in its input, so those are looked up there.
+ * The jobs rows of queued or running predictions and trainings that use image ?1 of organization
+ * ?2 (a training names its images in its input).
  */
+const ACTIVE_JOBS_USING_IMAGE = `org_id = ?2 AND status IN ('SUBMITTED', 'STARTED') AND (
+    (kind = 'prediction' AND image_id = ?1) OR
+    (kind = 'training' AND EXISTS (SELECT 1 FROM json_each(json_extract(input, '$.image_ids')) WHERE value = ?1)))`;
+
+/** The queued or running prediction or training that uses an image, if any (to say which). */
 async function activeJobUsing(d1: D1Database, image: Image): Promise<{ id: string; kind: string; status: string } | null> {
   return d1
-    .prepare(
-      `SELECT id, kind, status FROM jobs
-       WHERE org_id = ?1 AND status IN ('SUBMITTED', 'STARTED') AND (
-         (kind = 'prediction' AND image_id = ?2) OR
-         (kind = 'training' AND EXISTS (SELECT 1 FROM json_each(json_extract(input, '$.image_ids')) WHERE value = ?2)))
-       ORDER BY created_at LIMIT 1`,
-    )
-    .bind(image.orgId, image.id)
+    .prepare(`SELECT id, kind, status FROM jobs WHERE ${ACTIVE_JOBS_USING_IMAGE} ORDER BY created_at LIMIT 1`)
+    .bind(image.id, image.orgId)
     .first<{ id: string; kind: string; status: string }>();
 }
 
@@ -88,13 +88,27 @@ async function activeJobUsing(d1: D1Database, image: Image): Promise<{ id: strin
  * their artifacts, and the record (which frees its storage slot). Refused (409) while a queued or
  * running prediction or training uses it: deleting it would fail that job, which the organization
  * asked for; it may wait for the job to end instead. A conversion still queued is failed with it.
+ *
+ * Deleting and submitting cannot interleave: the image is first claimed (deleting_since) by one
+ * statement that succeeds only while no queued or running job uses it, and a job, an import or a
+ * preview is inserted only while its image is ready and unclaimed (jobs.ts, segmentation-imports.ts),
+ * so D1 orders the two and exactly one wins. Bytes go before the record, so an interrupted deletion
+ * leaves a claimed record (which the storage sweep deletes again), never bytes without a record.
  */
 export async function deleteImage(env: Bindings, image: Image): Promise<void> {
   const db = database(env.DB);
-  const busy = await activeJobUsing(env.DB, image);
-  if (busy) {
-    const doing = busy.status === "STARTED" ? "running" : "queued";
-    throw new HttpError(409, `Image ${image.id} is used by ${doing} ${busy.kind} ${busy.id}; delete it once that job has finished`);
+  const claimed = await env.DB.prepare(
+    `UPDATE images SET deleting_since = coalesce(deleting_since, ?3) WHERE id = ?1 AND org_id = ?2 AND NOT EXISTS (SELECT 1 FROM jobs WHERE ${ACTIVE_JOBS_USING_IMAGE}) RETURNING id`,
+  )
+    .bind(image.id, image.orgId, Date.now())
+    .first<{ id: string }>();
+  if (!claimed) {
+    const busy = await activeJobUsing(env.DB, image);
+    if (busy) {
+      const doing = busy.status === "STARTED" ? "running" : "queued";
+      throw new HttpError(409, `Image ${image.id} is used by ${doing} ${busy.kind} ${busy.id}; delete it once that job has finished`);
+    }
+    return; // another request deleted it meanwhile
   }
 
   if (image.uploadId)
@@ -116,6 +130,13 @@ export async function deleteImage(env: Bindings, image: Image): Promise<void> {
       .where(and(eq(jobs.imageId, image.id), eq(jobs.status, "SUBMITTED"))),
     db.delete(images).where(eq(images.id, image.id)),
   ]);
+}
+
+/** Why a job or an import cannot use this image (409), or null when it can. */
+export function unusable(image: Image): HttpError | null {
+  if (image.deletingSince !== null) return new HttpError(409, `Image ${image.id} is being deleted`);
+  if (image.status !== "ready") return new HttpError(409, `Image ${image.id} is ${image.status}, not ready: wait for its upload to finish processing`);
+  return null;
 }
 
 export function imageView(image: Image): ImageRecord {

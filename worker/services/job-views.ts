@@ -1,4 +1,6 @@
 // How jobs look from outside: the same row seen as a prediction (/predict) or as a job (/job).
+// Which runner holds a job (its lease holder) is the operator's business, never in these views:
+// runner names are host names and process ids of the service's machines.
 import type { JobAcknowledgement, JobRecord, PredictionRecord } from "../../schema/api-records.ts";
 import type { Job } from "./jobs.ts";
 import { trainingMetricsOf } from "./trainings.ts";
@@ -54,7 +56,6 @@ export function jobView(job: Job): JobRecord {
     task_id: job.id,
     /** Runners lease the job by its own id, so that is its id on the GPU side too. */
     worker_job_id: job.id,
-    runner_id: job.leaseHolder,
     image_id: job.imageId,
     image_ids: input.image_ids ?? (job.imageId ? [job.imageId] : []),
     model_id: job.modelId,

@@ -15,10 +15,12 @@
 import { and, desc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import { images, isRetryableFault, jobs, type JobFault, type JobKind } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
-import { HttpError } from "../errors.ts";
+import { HttpError, notFound } from "../errors.ts";
 import { gpuJobQueue } from "../queues/gpu-job-queue.ts";
 import { newId, randomToken } from "./crypto.ts";
 import { database } from "./database.ts";
+import { getImage, unusable } from "./images.ts";
+import { getSegmentation } from "./segmentations.ts";
 import { settings } from "./settings.ts";
 
 export type Job = typeof jobs.$inferSelect;
@@ -63,6 +65,10 @@ export function monthStart(now = new Date()): number {
 export interface SubmitSpec {
   kind: "prediction" | "training";
   imageId?: string;
+  /** Images the job reads: each must still be ready and not being deleted when the job is inserted. */
+  imageIds: string[];
+  /** Segmentations the job reads (a training's labels): each must still exist when the job is inserted. */
+  segmentationIds: string[];
   modelId: string;
   input?: unknown;
   /** Same key = identical submission. */
@@ -92,8 +98,10 @@ export type SubmitOutcome = { job: Job; skipped: boolean };
 
 /**
  * Creates a GPU job if the organization's rules allow it. The insert carries every rule in its
- * WHERE clause (no identical or, for exclusive kinds, any active job; the monthly analysis cap),
- * so twenty simultaneous submits create at most what the rules allow.
+ * WHERE clause (no identical or, for exclusive kinds, any active job; the monthly analysis cap;
+ * every input still there: images ready and not claimed by a deletion, segmentations not deleted),
+ * so twenty simultaneous submits create at most what the rules allow, and a deletion either
+ * happens before the job (which is then refused, uncharged) or sees it and is refused itself.
  */
 export async function submitGpuJob(env: Bindings, org: Organization, spec: SubmitSpec): Promise<SubmitOutcome> {
   const db = database(env.DB);
@@ -107,6 +115,10 @@ export async function submitGpuJob(env: Bindings, org: Organization, spec: Submi
      WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE org_id = ?2 AND kind = ?3 AND status IN ('SUBMITTED', 'STARTED')
                          AND (?10 OR dedupe_key = ?7))
        AND (SELECT count(*) FROM jobs WHERE org_id = ?2 AND kind IN ('prediction', 'training') AND created_at >= ?11) < ?12
+       AND (SELECT count(*) FROM images WHERE org_id = ?2 AND status = 'ready' AND deleting_since IS NULL
+              AND id IN (SELECT value FROM json_each(?15))) = (SELECT count(DISTINCT value) FROM json_each(?15))
+       AND (SELECT count(*) FROM segmentations WHERE org_id = ?2
+              AND id IN (SELECT value FROM json_each(?16))) = (SELECT count(DISTINCT value) FROM json_each(?16))
      RETURNING id`,
   )
     .bind(
@@ -124,6 +136,8 @@ export async function submitGpuJob(env: Bindings, org: Organization, spec: Submi
       org.analysisCap,
       output.segmentationId,
       output.resultModelId,
+      JSON.stringify(spec.imageIds),
+      JSON.stringify(spec.segmentationIds),
     )
     .first<{ id: string }>();
 
@@ -151,8 +165,22 @@ export async function submitGpuJob(env: Bindings, org: Organization, spec: Submi
   if (used >= org.analysisCap) {
     throw new HttpError(402, `Monthly analysis limit reached: ${used} of ${org.analysisCap} predictions and trainings used this month`);
   }
+  const missing = await missingInput(env.DB, org.id, spec);
+  if (missing) throw missing;
   // The blocking job finished between the insert and the checks: try once more.
   return submitGpuJob(env, org, spec);
+}
+
+/** Why a job's inputs fail the insert's conditions (an image or a segmentation deleted, or being deleted, since the request's own checks). */
+async function missingInput(d1: D1Database, orgId: string, spec: SubmitSpec): Promise<HttpError | null> {
+  for (const id of spec.imageIds) {
+    const image = await getImage(d1, orgId, id);
+    if (!image) return notFound("Image", id);
+    const problem = unusable(image);
+    if (problem) return problem;
+  }
+  for (const id of spec.segmentationIds) if (!(await getSegmentation(d1, orgId, id))) return notFound("Segmentation", id);
+  return null;
 }
 
 export async function analysesThisMonth(d1: D1Database, orgId: string): Promise<number> {
@@ -184,18 +212,16 @@ export async function createConversionJob(env: Bindings, orgId: string, imageId:
 }
 
 /**
- * The image's preview job (a GPU job that is not an analysis: it counts against no cap), created
- * unless the image ever had one, so a preview is made once; null when it had one.
- */
-/**
  * Previews an organization may have queued or running at once. They are no analysis and count
  * against no cap, so without this bound one organization's uploads could occupy every runner.
  */
 export const PREVIEW_JOBS_PER_ORG = 2;
 
 /**
- * A preview job for the image, unless it has one; null when it has one or when the organization
- * already has PREVIEW_JOBS_PER_ORG in hand (one statement, so concurrent requests cannot pass it).
+ * The image's preview job (a GPU job that is not an analysis: it counts against no cap), created
+ * unless the image ever had one, so a preview is made once; only while the image is not being
+ * deleted, and while the organization has fewer than PREVIEW_JOBS_PER_ORG in hand (one statement,
+ * so concurrent requests cannot pass either); null when none was created.
  */
 export async function createPreviewJob(env: Bindings, orgId: string, imageId: string): Promise<Job | null> {
   const now = Date.now();
@@ -205,6 +231,7 @@ export async function createPreviewJob(env: Bindings, orgId: string, imageId: st
      SELECT ?1, ?2, 'preview', 'SUBMITTED', ?3, NULL, ?4, 0, ?5, ?6, ?6
      WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE org_id = ?2 AND kind = 'preview' AND image_id = ?3)
        AND (SELECT COUNT(*) FROM jobs WHERE org_id = ?2 AND kind = 'preview' AND status IN ('SUBMITTED', 'STARTED')) < ?7
+       AND EXISTS (SELECT 1 FROM images WHERE id = ?3 AND org_id = ?2 AND deleting_since IS NULL)
      RETURNING id`,
   )
     .bind(id, orgId, imageId, `preview:${imageId}`, settings(env).maxAttempts, now, PREVIEW_JOBS_PER_ORG)
@@ -385,13 +412,18 @@ export async function sweepJobs(env: Bindings): Promise<void> {
     })
     .where(and(eq(jobs.status, "STARTED"), pastTimeBound(now)))
     .returning();
+  // Which runner stopped reporting is for the operator's log, not the job's reason (users see that).
+  const holders = await db
+    .select({ id: jobs.id, holder: jobs.leaseHolder })
+    .from(jobs)
+    .where(and(eq(jobs.status, "STARTED"), isNotNull(jobs.leaseExpiresAt), lt(jobs.leaseExpiresAt, now)));
   const expired = await db
     .update(jobs)
     .set({
       status: sql`CASE WHEN ${outOfAttempts} THEN 'FAILED' ELSE 'SUBMITTED' END`,
       reason: sql`CASE WHEN ${jobs.kind} = 'conversion'
         THEN 'Processing stopped during attempt ' || ${jobs.attempts} || ' (the worker running it stopped reporting)'
-        ELSE 'Lease expired after attempt ' || ${jobs.attempts} || ' (runner ' || coalesce(${jobs.leaseHolder}, '?') || ' stopped reporting)' END`,
+        ELSE 'Lease expired after attempt ' || ${jobs.attempts} || ' (its runner stopped reporting)' END`,
       fault: sql`CASE WHEN ${jobs.kind} = 'conversion' THEN 'service' ELSE 'runner' END`,
       finishedAt: sql`CASE WHEN ${outOfAttempts} THEN ${now} ELSE NULL END`,
       enqueuedAt: now,
@@ -406,6 +438,10 @@ export async function sweepJobs(env: Bindings): Promise<void> {
     .set({ enqueuedAt: now })
     .where(and(eq(jobs.status, "SUBMITTED"), lt(jobs.enqueuedAt, now - settings(env).wakeUpResendSeconds * 1000)))
     .returning();
+  for (const job of expired) {
+    const holder = holders.find((h) => h.id === job.id)?.holder;
+    if (holder) console.warn(`job ${job.id}: the lease of attempt ${job.attempts} held by ${holder} expired; the job is ${job.status}`);
+  }
   for (const job of [...overTime, ...expired, ...stale]) {
     if (job.status === "SUBMITTED") await wakeUp(env, job);
     else await afterFailed(env, job);

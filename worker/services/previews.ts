@@ -7,7 +7,7 @@ import { jobs } from "../../schema/db.ts";
 import type { Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";
 import { database } from "./database.ts";
-import type { Image } from "./images.ts";
+import { getImage, type Image } from "./images.ts";
 import { createPreviewJob, type Job, PREVIEW_JOBS_PER_ORG } from "./jobs.ts";
 import { imagePreviewKey } from "../../schema/storage-keys.ts";
 
@@ -61,6 +61,10 @@ export async function requestPreview(env: Bindings, image: Image): Promise<Previ
   if (await env.BUCKET.head(imagePreviewKey(image.orgId, image.id))) return { status: "ready" };
   const job = (await createPreviewJob(env, image.orgId, image.id)) ?? (await previewJobOf(env.DB, image));
   if (!job) {
+    // Neither made now nor ever before: the image was claimed for deletion meanwhile, or the
+    // organization has its most previews in hand.
+    const current = await getImage(env.DB, image.orgId, image.id);
+    if (!current || current.deletingSince !== null) throw new HttpError(409, `Image ${image.id} is being deleted`);
     throw new HttpError(429, `This organization already has ${PREVIEW_JOBS_PER_ORG} previews being made, the most at once; ask again when one is done`, {
       "Retry-After": "5",
     });

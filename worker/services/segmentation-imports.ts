@@ -3,9 +3,10 @@
 // The file is read whole (it is bounded by MAX_IMPORT_FILE_BYTES, and held once) and parsed before
 // anything is stored; the artifact goes to R2 first and the row only if the image still exists and
 // is ready, so a refusal or a race with the image's deletion leaves nothing behind. Imports are not
-// analyses: they do not count against the monthly analysis cap.
+// analyses: they do not count against the monthly analysis cap; they are stored files, and count
+// against the storage cap with the images (storage-cap.ts).
 
-import { and, eq, getTableColumns, sql } from "drizzle-orm";
+import { getTableColumns, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { segmentationImportFields } from "../../schema/api.ts";
 import { images, segmentations } from "../../schema/db.ts";
@@ -16,10 +17,10 @@ import type { Bindings, Organization } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { parseOrReject, type ValidationIssue } from "../validation.ts";
 import { newId } from "./crypto.ts";
-import { database } from "./database.ts";
-import { deletePrefix, getImage } from "./images.ts";
+import { deletePrefix, getImage, unusable } from "./images.ts";
 import { boundaryOf, MultipartError, readMultipart } from "./multipart-form.ts";
 import { getSegmentation, type Segmentation } from "./segmentations.ts";
+import { storageCapReached, storageUsage, storedRecords } from "./storage-cap.ts";
 import { artifactKey, segmentationPrefix } from "../../schema/storage-keys.ts";
 
 const MAX_FIELD_BYTES = 1024;
@@ -122,9 +123,12 @@ export async function importSegmentation(env: Bindings, org: Organization, reque
   }
   const image = await getImage(env.DB, org.id, form.imageId);
   if (!image) throw notFound("Image", form.imageId);
-  if (image.status !== "ready" || !image.width || !image.height) {
-    throw new HttpError(409, `Image ${image.id} is ${image.status}, not ready: wait for its upload to finish processing`);
-  }
+  // Refused before the file is parsed and stored; the insert below checks again, atomically.
+  const stored = await storageUsage(env.DB, org.id);
+  if (stored.images + stored.imports >= org.storageCap) throw storageCapReached(org);
+  const problem = unusable(image);
+  if (problem) throw problem;
+  if (!image.width || !image.height) throw new HttpError(409, `Image ${image.id} has no known size`);
   let imported: ReturnType<typeof importAnnotation>;
   try {
     imported = importAnnotation(form.file, image.width, image.height);
@@ -151,8 +155,8 @@ export async function importSegmentation(env: Bindings, org: Organization, reque
     createdAt: Date.now(),
   } as const;
   try {
-    const result = await insertIfImageReady(env.DB, row).run();
-    if (result.meta.changes !== 1) throw notFound("Image", image.id);
+    const result = await insertIfImageReady(env.DB, row, org.storageCap).run();
+    if (result.meta.changes !== 1) throw await whyNotInserted(env, org, image.id);
   } catch (error) {
     await env.BUCKET.delete(key);
     throw error;
@@ -160,8 +164,19 @@ export async function importSegmentation(env: Bindings, org: Organization, reque
   return (await getSegmentation(env.DB, org.id, id))!;
 }
 
-/** The row, inserted only while its image exists and is ready (a concurrent delete wins). */
-function insertIfImageReady(d1: D1Database, row: Record<string, string | number>): D1PreparedStatement {
+/** The insert's conditions, checked again to say which one failed. */
+async function whyNotInserted(env: Bindings, org: Organization, imageId: string): Promise<HttpError> {
+  const image = await getImage(env.DB, org.id, imageId);
+  if (!image) return notFound("Image", imageId);
+  return unusable(image) ?? storageCapReached(org);
+}
+
+/**
+ * The row, inserted only while its image exists, is ready and is not claimed by a deletion (a
+ * concurrent delete wins) and the organization is under its storage cap (concurrent imports and
+ * uploads never pass it).
+ */
+function insertIfImageReady(d1: D1Database, row: Record<string, string | number>, storageCap: number): D1PreparedStatement {
   const columns = getTableColumns(segmentations) as Record<string, { name: string }>;
   const entries = Object.entries(row);
   const names = sql.join(
@@ -173,14 +188,37 @@ function insertIfImageReady(d1: D1Database, row: Record<string, string | number>
     sql`, `,
   );
   const query = new SQLiteAsyncDialect().sqlToQuery(sql`INSERT INTO ${segmentations} (${names}) SELECT ${values}
-    WHERE EXISTS (SELECT 1 FROM ${images} WHERE ${images.id} = ${row.imageId} AND ${images.orgId} = ${row.orgId} AND ${images.status} = 'ready')`);
+    WHERE EXISTS (SELECT 1 FROM ${images} WHERE ${images.id} = ${row.imageId} AND ${images.orgId} = ${row.orgId} AND ${images.status} = 'ready'
+                    AND ${images.deletingSince} IS NULL)
+      AND ${storedRecords(String(row.orgId))} < ${storageCap}`);
   return d1.prepare(query.sql).bind(...query.params);
 }
 
-/** Removes a segmentation (of any source): its row, then its artifact and anything else under its prefix. */
+/** The jobs rows of queued or running trainings that learn from segmentation ?1 of organization ?2. */
+const ACTIVE_TRAININGS_USING_SEGMENTATION = `org_id = ?2 AND kind = 'training' AND status IN ('SUBMITTED', 'STARTED')
+  AND EXISTS (SELECT 1 FROM json_each(json_extract(input, '$.segmentation_ids')) WHERE value = ?1)`;
+
+/**
+ * Removes a segmentation (of any source): its row, then its artifact and anything else under its
+ * prefix. Refused (409) while a queued or running training learns from it. The row is deleted by
+ * one statement that checks that, and a training is inserted only while its segmentations exist
+ * (jobs.ts), so a deletion and a training's submission cannot interleave.
+ */
 export async function deleteSegmentation(env: Bindings, segmentation: Segmentation): Promise<void> {
-  await database(env.DB)
-    .delete(segmentations)
-    .where(and(eq(segmentations.id, segmentation.id), eq(segmentations.orgId, segmentation.orgId)));
+  const deleted = await env.DB.prepare(
+    `DELETE FROM segmentations WHERE id = ?1 AND org_id = ?2 AND NOT EXISTS (SELECT 1 FROM jobs WHERE ${ACTIVE_TRAININGS_USING_SEGMENTATION}) RETURNING id`,
+  )
+    .bind(segmentation.id, segmentation.orgId)
+    .first<{ id: string }>();
+  if (!deleted) {
+    const training = await env.DB.prepare(`SELECT id, status FROM jobs WHERE ${ACTIVE_TRAININGS_USING_SEGMENTATION} ORDER BY created_at LIMIT 1`)
+      .bind(segmentation.id, segmentation.orgId)
+      .first<{ id: string; status: string }>();
+    if (training) {
+      const doing = training.status === "STARTED" ? "running" : "queued";
+      throw new HttpError(409, `Segmentation ${segmentation.id} is what ${doing} training ${training.id} learns from; delete it once that job has finished`);
+    }
+    return; // another request deleted it meanwhile
+  }
   await deletePrefix(env.BUCKET, segmentationPrefix(segmentation.orgId, segmentation.id));
 }

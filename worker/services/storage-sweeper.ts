@@ -105,15 +105,30 @@ async function recoverOrphanedProcessing(env: Bindings, now: number): Promise<nu
   return orphaned.length;
 }
 
+/** Longer than any deletion takes: an image claimed for deletion this long ago lost the request deleting it. */
+export const INTERRUPTED_DELETION_MS = 5 * 60 * 1000;
+
+/** Images whose deletion was claimed but never finished (the request or its isolate died): deleted now. */
+async function finishInterruptedDeletions(env: Bindings, now: number): Promise<number> {
+  const interrupted = await database(env.DB)
+    .select()
+    .from(images)
+    .where(and(isNotNull(images.deletingSince), lt(images.deletingSince, now - INTERRUPTED_DELETION_MS)))
+    .limit(BATCH);
+  for (const image of interrupted) await deleteImage(env, image);
+  return interrupted.length;
+}
+
 export async function sweepStorage(
   env: Bindings,
   now = Date.now(),
-): Promise<{ failedOutputs: number; staleUploads: number; abandonedStreams: number; orphanedProcessing: number }> {
+): Promise<{ failedOutputs: number; staleUploads: number; abandonedStreams: number; orphanedProcessing: number; interruptedDeletions: number }> {
   return {
     failedOutputs: await clearFailedOutputs(env, now),
     staleUploads: await giveUpStaleUploads(env, now),
     abandonedStreams: await dropAbandonedStreams(env, now),
     orphanedProcessing: await recoverOrphanedProcessing(env, now),
+    interruptedDeletions: await finishInterruptedDeletions(env, now),
   };
 }
 

@@ -3,7 +3,7 @@ import type { z } from "zod";
 import { type predictionBody, requestedDiameter, type trainingBody } from "../../schema/api.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
-import { getImage, type Image } from "./images.ts";
+import { getImage, type Image, unusable } from "./images.ts";
 import { submitGpuJob, type SubmitOutcome, type TrainingInput } from "./jobs.ts";
 import { getVisibleModel } from "./models.ts";
 import { PLAN_LIMITS } from "./organizations.ts";
@@ -25,7 +25,8 @@ async function ownImage(env: Bindings, org: Organization, id: string): Promise<I
 }
 
 function assertReady(image: Image): void {
-  if (image.status !== "ready") throw new HttpError(409, `Image ${image.id} is ${image.status}, not ready: wait for its upload to finish processing`);
+  const problem = unusable(image);
+  if (problem) throw problem;
 }
 
 export async function submitPrediction(env: Bindings, org: Organization, body: z.infer<typeof predictionBody>): Promise<SubmitOutcome> {
@@ -39,6 +40,8 @@ export async function submitPrediction(env: Bindings, org: Organization, body: z
   return submitGpuJob(env, org, {
     kind: "prediction",
     imageId: image.id,
+    imageIds: [image.id],
+    segmentationIds: [],
     modelId: body.model_id,
     input: { params },
     dedupeKey: `prediction:${image.id}:${body.model_id}:${stableJson(params)}`,
@@ -75,6 +78,8 @@ export async function submitTraining(env: Bindings, org: Organization, body: z.i
   };
   return submitGpuJob(env, org, {
     kind: "training",
+    imageIds,
+    segmentationIds,
     modelId: model.id,
     input,
     dedupeKey: `training:${model.id}:${segmentationIds.join(",")}`,

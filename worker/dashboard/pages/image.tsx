@@ -4,7 +4,7 @@ import type { Image } from "../../services/images.ts";
 import type { predictionView } from "../../services/job-views.ts";
 import type { Model } from "../../services/models.ts";
 import type { Segmentation } from "../../services/segmentations.ts";
-import { formatBytes, formatDate, Layout, type PageContext } from "../layout.tsx";
+import { Bar, formatBytes, formatDate, Layout, type PageContext } from "../layout.tsx";
 import { ZoomControls } from "./zoom-controls.tsx";
 import { StatusBadge } from "./images.tsx";
 
@@ -143,9 +143,7 @@ export function ImagePage(props: {
                   <StatusBadge status={p.status} />
                 </td>
                 <td class="progress">
-                  <div class="bar">
-                    <div style={`width:${(p.progress * 100).toFixed(0)}%`}></div>
-                  </div>
+                  <Bar fraction={p.progress} />
                   <span class="stage muted">{p.status === "FAILED" ? p.reason : p.stage}</span>
                 </td>
                 <td class="cells">{p.cell_count ?? "—"}</td>

@@ -1,6 +1,6 @@
 import type { Image } from "../../services/images.ts";
 import type { usage } from "../../services/usage.ts";
-import { formatBytes, formatDate, Layout, type PageContext } from "../layout.tsx";
+import { Bar, formatBytes, formatDate, Layout, type PageContext } from "../layout.tsx";
 
 type Usage = Awaited<ReturnType<typeof usage>>;
 
@@ -14,9 +14,7 @@ function Meter(props: { label: string; used: number; cap: number; id: string }) 
           {props.used.toLocaleString("en-US")} / {props.cap.toLocaleString("en-US")}
         </strong>
       </div>
-      <div class={`bar ${share >= 0.9 ? "warn" : ""}`}>
-        <div style={`width:${(share * 100).toFixed(1)}%`}></div>
-      </div>
+      <Bar fraction={share} warn={share >= 0.9} />
     </div>
   );
 }
@@ -34,7 +32,7 @@ export function ImagesPage(props: { page: PageContext; usage: Usage; images: Ima
           Usage <span class="muted">· {usage.plan} plan</span>
         </h2>
         <div class="meters">
-          <Meter id="usage-images" label="Images stored" used={usage.images.used} cap={usage.images.cap} />
+          <Meter id="usage-storage" label="Images and imports stored" used={usage.storage.used} cap={usage.storage.cap} />
           <Meter id="usage-analyses" label="Analyses this month" used={usage.analyses_this_month.used} cap={usage.analyses_this_month.cap} />
         </div>
       </section>

@@ -1,7 +1,52 @@
 import type { ApiKey } from "../../services/api-keys.ts";
+import type { linkSessionView } from "../../services/dashboard-sessions.ts";
 import { formatDate, Layout, type PageContext } from "../layout.tsx";
 
-export function KeysPage(props: { page: PageContext; keys: ApiKey[] }) {
+type LinkSession = ReturnType<typeof linkSessionView>;
+
+/** The organization's sign-in-link sessions, each revocable by any member. */
+function LinkSessions(props: { sessions: LinkSession[] }) {
+  return (
+    <section>
+      <h2>Sign-in link sessions</h2>
+      <p class="muted">
+        Browsers signed in to this organization with a one-time link. Revoke one you do not recognise: it is signed out at its next request. Revoking this
+        browser's signs you out.
+      </p>
+      <table class="list" id="sessions">
+        <thead>
+          <tr>
+            <th>Signed in</th>
+            <th>Expires</th>
+            <th></th>
+            <th></th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.sessions.length === 0 && (
+            <tr class="empty-row">
+              <td colspan={4}>No sign-in link sessions.</td>
+            </tr>
+          )}
+          {props.sessions.map((s) => (
+            <tr data-session-id={s.id}>
+              <td>{formatDate(Date.parse(s.created_at))}</td>
+              <td>{formatDate(Date.parse(s.expires_at))}</td>
+              <td>{s.current && <span class="badge ready">this browser</span>}</td>
+              <td class="actions">
+                <button type="button" class="danger small" data-revoke-session={s.id} data-current={String(s.current)}>
+                  Revoke
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+export function KeysPage(props: { page: PageContext; keys: ApiKey[]; sessions: LinkSession[] | null }) {
   return (
     <Layout page={props.page} section="keys" title="API keys">
       <section>
@@ -67,6 +112,7 @@ export function KeysPage(props: { page: PageContext; keys: ApiKey[] }) {
           </tbody>
         </table>
       </section>
+      {props.sessions && <LinkSessions sessions={props.sessions} />}
     </Layout>
   );
 }

@@ -2,7 +2,7 @@ import type { JobRecord, TrainingMetrics } from "../../../schema/api-records.ts"
 import type { Model } from "../../services/models.ts";
 import type { TrainableImage } from "../../services/trainings.ts";
 import { learnedNothing, trainingOutcomeText } from "../../../schema/training-outcome.ts";
-import { counted, formatDate, Layout, type PageContext } from "../layout.tsx";
+import { Bar, counted, formatDate, Layout, type PageContext } from "../layout.tsx";
 import { StatusBadge } from "./images.tsx";
 
 const ap = (v: unknown) => (typeof v === "number" ? v.toFixed(3) : "—");
@@ -182,9 +182,7 @@ export function ModelsPage(props: { page: PageContext; models: Model[]; trainabl
                   <StatusBadge status={t.status} />
                 </td>
                 <td class="progress">
-                  <div class="bar">
-                    <div style={`width:${(t.progress * 100).toFixed(0)}%`}></div>
-                  </div>
+                  <Bar fraction={t.progress} />
                   <span class="stage muted">{t.status === "STARTED" || t.status === "SUBMITTED" ? t.stage : ""}</span>
                 </td>
                 <td class="result">{outcome(t)}</td>

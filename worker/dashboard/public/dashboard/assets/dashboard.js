@@ -103,6 +103,30 @@ function keyRow(k) {
   );
 }
 
+// ---- Sign-in link sessions ---------------------------------------------------------------------
+function setUpSessions() {
+  const table = document.getElementById("sessions");
+  if (!table) return;
+  table.addEventListener("click", async (event) => {
+    const button = event.target.closest("[data-revoke-session]");
+    if (!button) return;
+    const current = button.dataset.current === "true";
+    const question = current
+      ? "Revoke this browser's session? You will be signed out."
+      : "Revoke this session? That browser is signed out at its next request.";
+    if (!confirm(question)) return;
+    button.disabled = true;
+    try {
+      await api(`/sessions/${button.dataset.revokeSession}/revoke`, { method: "POST" });
+      if (current) location.assign("/dashboard/signed-out");
+      else button.closest("tr").remove();
+    } catch (error) {
+      button.disabled = false;
+      alert(`Could not revoke the session: ${error.message}`);
+    }
+  });
+}
+
 // ---- Uploads -----------------------------------------------------------------------------------
 /** Files above this go through the resumable protocol (parts, each retried), smaller ones stream in one request. */
 const RESUMABLE_FROM = 8 * 1024 * 1024;
@@ -110,7 +134,7 @@ const PART_ATTEMPTS = 4;
 const PARALLEL_PARTS = 3;
 
 function uploadItem(file) {
-  const bar = el("div", { class: "bar" }, el("div", { style: "width:0%" }));
+  const bar = el("div", { class: "bar" }, el("div", { "data-fraction": "0" }));
   const state = el("span", { class: "state" }, "waiting");
   const item = el("li", { "data-upload-name": file.name }, el("span", {}, file.name), bar, state);
   document.getElementById("uploads").append(item);
@@ -278,7 +302,7 @@ function predictionRow(p) {
     el("td", {}, fmtDate(p.created_at ?? new Date().toISOString())),
     el("td", {}, p.model_id),
     el("td", { class: "status" }),
-    el("td", { class: "progress" }, el("div", { class: "bar" }, el("div", { style: "width:0%" })), el("span", { class: "stage muted" })),
+    el("td", { class: "progress" }, el("div", { class: "bar" }, el("div", { "data-fraction": "0" })), el("span", { class: "stage muted" })),
     el("td", { class: "cells" }),
     el("td", { class: "actions" }),
   );
@@ -396,7 +420,7 @@ function trainingRow(job) {
     el("td", {}, job.model_id),
     el("td", {}, String(job.image_ids.length)),
     el("td", { class: "status" }),
-    el("td", { class: "progress" }, el("div", { class: "bar" }, el("div", { style: "width:0%" })), el("span", { class: "stage muted" })),
+    el("td", { class: "progress" }, el("div", { class: "bar" }, el("div", { "data-fraction": "0" })), el("span", { class: "stage muted" })),
     el("td", { class: "result" }),
   );
   renderTraining(row, job);
@@ -461,14 +485,23 @@ function setUpTrainings() {
   });
 }
 
+// ---- Progress bars ----------------------------------------------------------------------------
+// The server renders each fill's width as data-fraction: the Content-Security-Policy refuses style
+// attributes in markup, while widths set from a script (the CSS object model) are allowed.
+function drawBars() {
+  for (const fill of document.querySelectorAll(".bar > [data-fraction]")) fill.style.width = `${(Number(fill.dataset.fraction) * 100).toFixed(1)}%`;
+}
+
 // ---- Organization switcher (a member of several organizations) -------------------------------
 function setUpOrganizationSwitcher() {
   const select = document.querySelector(".org-switcher select");
   select?.addEventListener("change", () => select.form.requestSubmit());
 }
 
+drawBars();
 setUpOrganizationSwitcher();
 setUpKeys();
+setUpSessions();
 setUpUploads();
 setUpImageDeletes();
 setUpPredictions();

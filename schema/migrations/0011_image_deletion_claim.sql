@@ -1,0 +1,1 @@
+ALTER TABLE `images` ADD `deleting_since` integer;
