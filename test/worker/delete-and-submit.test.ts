@@ -156,7 +156,7 @@ describe("deleting an image", () => {
         expect((await call(`/image/${imageId}`, { key: org.key })).status).toBe(200);
       }
     }
-  });
+  }, 30_000); // twelve rounds of upload, race and checks
 
   it("that was interrupted after its claim is finished by the storage sweep; a claim in progress is left alone", async () => {
     const org = await createOrg();
