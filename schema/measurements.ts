@@ -1,8 +1,12 @@
 // The measurement columns: the one list that measurements.csv (columns, in this order) and
-// rois.geojson (feature properties) are built from. Each column says where its value comes from:
-// the export context (the segmentation's D1 record) or the ROI (the artifact).
+// rois.geojson (feature properties) are built from. Each column says where its value comes from
+// (the export context, from the segmentation's D1 record, or the ROI, from the artifact), and
+// which group it belongs to. Without `columns` an export has the group "default": the 20 columns
+// of the API contract, in its order, which clients are written against; every other column is
+// asked for by name or by its group's name (MEASUREMENT_GROUPS).
 
 import type { Roi } from "./roi.ts";
+import { circularity, equivalentDiameter, RoiShape } from "./roi-shape.ts";
 
 /** What an export knows about the segmentation besides its ROIs; built from the `segmentations` row. */
 export interface ExportContext {
@@ -21,13 +25,42 @@ export interface ExportContext {
 /** A cell value: CSV writes null as an empty field, GeoJSON as JSON null. */
 export type MeasurementValue = string | number | null;
 
+/**
+ * What the columns of one ROI compute from its outline, made once per ROI as the export reaches it
+ * and only when a selected column asks (the default columns never do).
+ */
+export class RoiDerived {
+  private readonly roi: Roi;
+  private shapeValue: RoiShape | undefined;
+
+  constructor(roi: Roi) {
+    this.roi = roi;
+  }
+
+  /** Moments, hull and their measures (schema/roi-shape.ts). */
+  get shape(): RoiShape {
+    this.shapeValue ??= new RoiShape(this.roi);
+    return this.shapeValue;
+  }
+}
+
+export const MEASUREMENT_GROUPS = {
+  default: "the 20 columns of the API contract, in its order: what an export without `columns` has",
+  shape:
+    "shape of each cell's mask: circularity, solidity, eccentricity, the fitted ellipse's axes and orientation, maximum Feret diameter, equivalent diameter",
+  all: "every column, in the order of the column list",
+} as const;
+
+export type MeasurementGroup = Exclude<keyof typeof MEASUREMENT_GROUPS, "all">;
+
 export interface MeasurementColumn {
   name: string;
   type: "string" | "number";
   /** "segmentation": the same for every ROI of an export (formatters encode it once); "roi": per ROI. */
   source: "segmentation" | "roi";
+  group: MeasurementGroup;
   description: string;
-  value: (context: ExportContext, roi: Roi) => MeasurementValue;
+  value: (context: ExportContext, roi: Roi, derived: RoiDerived) => MeasurementValue;
 }
 
 /**
@@ -40,58 +73,197 @@ export function roiId(segmentationId: string, index: number): string {
 }
 
 export const MEASUREMENT_COLUMNS = [
-  { name: "image_name", type: "string", source: "segmentation", description: "file name of the segmented image", value: (c) => c.imageName },
-  { name: "image_width", type: "number", source: "segmentation", description: "image width in pixels", value: (c) => c.imageWidth },
-  { name: "image_height", type: "number", source: "segmentation", description: "image height in pixels", value: (c) => c.imageHeight },
-  { name: "segmentation_id", type: "string", source: "segmentation", description: "id of the segmentation", value: (c) => c.segmentationId },
-  { name: "segmentation_source", type: "string", source: "segmentation", description: '"model" or "import"', value: (c) => c.segmentationSource },
-  { name: "model_name", type: "string", source: "segmentation", description: "model that segmented the image (empty for imports)", value: (c) => c.modelName },
-  { name: "confluency", type: "number", source: "segmentation", description: "fraction of the image covered by cells, 0..1", value: (c) => c.confluency },
+  { name: "image_name", type: "string", source: "segmentation", group: "default", description: "file name of the segmented image", value: (c) => c.imageName },
+  { name: "image_width", type: "number", source: "segmentation", group: "default", description: "image width in pixels", value: (c) => c.imageWidth },
+  { name: "image_height", type: "number", source: "segmentation", group: "default", description: "image height in pixels", value: (c) => c.imageHeight },
+  { name: "segmentation_id", type: "string", source: "segmentation", group: "default", description: "id of the segmentation", value: (c) => c.segmentationId },
+  {
+    name: "segmentation_source",
+    type: "string",
+    source: "segmentation",
+    group: "default",
+    description: '"model" or "import"',
+    value: (c) => c.segmentationSource,
+  },
+  {
+    name: "model_name",
+    type: "string",
+    source: "segmentation",
+    group: "default",
+    description: "model that segmented the image (empty for imports)",
+    value: (c) => c.modelName,
+  },
+  {
+    name: "confluency",
+    type: "number",
+    source: "segmentation",
+    group: "default",
+    description: "fraction of the image covered by cells, 0..1",
+    value: (c) => c.confluency,
+  },
   {
     name: "roi_index",
     type: "number",
     source: "roi",
+    group: "default",
     description: "1-based position of the ROI, equal to its label in masks.png and masks.tif",
     value: (_c, r) => r.index + 1,
   },
-  { name: "roi_id", type: "string", source: "roi", description: "stable id: <segmentation_id>-<roi_index>", value: (c, r) => roiId(c.segmentationId, r.index) },
+  {
+    name: "roi_id",
+    type: "string",
+    source: "roi",
+    group: "default",
+    description: "stable id: <segmentation_id>-<roi_index>",
+    value: (c, r) => roiId(c.segmentationId, r.index),
+  },
   // Empty until a classification feature exists (then they become per-ROI, source "roi"); kept so
   // files keep one shape over time.
-  { name: "cell_type", type: "string", source: "segmentation", description: "class of the cell (empty until classified)", value: () => "" },
-  { name: "tags", type: "string", source: "segmentation", description: "user tags, semicolon-separated (empty until tagged)", value: () => "" },
-  { name: "entity_type", type: "string", source: "segmentation", description: 'what the ROI outlines: "cell"', value: () => "cell" },
-  { name: "area_px", type: "number", source: "roi", description: "pixels in the mask", value: (_c, r) => r.area_px },
-  { name: "perimeter_px", type: "number", source: "roi", description: "traced pixel-edge perimeter as ImageJ measures it", value: (_c, r) => r.perimeter_px },
-  { name: "centroid_x", type: "number", source: "roi", description: "mean x of the mask's pixel centres", value: (_c, r) => r.centroid_x },
-  { name: "centroid_y", type: "number", source: "roi", description: "mean y of the mask's pixel centres", value: (_c, r) => r.centroid_y },
-  { name: "bbox_x", type: "number", source: "roi", description: "bounding box left, pixels", value: (_c, r) => r.bbox_x },
-  { name: "bbox_y", type: "number", source: "roi", description: "bounding box top, pixels", value: (_c, r) => r.bbox_y },
-  { name: "bbox_w", type: "number", source: "roi", description: "bounding box width, pixels", value: (_c, r) => r.bbox_w },
-  { name: "bbox_h", type: "number", source: "roi", description: "bounding box height, pixels", value: (_c, r) => r.bbox_h },
+  { name: "cell_type", type: "string", source: "segmentation", group: "default", description: "class of the cell (empty until classified)", value: () => "" },
+  {
+    name: "tags",
+    type: "string",
+    source: "segmentation",
+    group: "default",
+    description: "user tags, semicolon-separated (empty until tagged)",
+    value: () => "",
+  },
+  { name: "entity_type", type: "string", source: "segmentation", group: "default", description: 'what the ROI outlines: "cell"', value: () => "cell" },
+  { name: "area_px", type: "number", source: "roi", group: "default", description: "pixels in the mask", value: (_c, r) => r.area_px },
+  {
+    name: "perimeter_px",
+    type: "number",
+    source: "roi",
+    group: "default",
+    description: "traced pixel-edge perimeter as ImageJ measures it",
+    value: (_c, r) => r.perimeter_px,
+  },
+  { name: "centroid_x", type: "number", source: "roi", group: "default", description: "mean x of the mask's pixel centres", value: (_c, r) => r.centroid_x },
+  { name: "centroid_y", type: "number", source: "roi", group: "default", description: "mean y of the mask's pixel centres", value: (_c, r) => r.centroid_y },
+  { name: "bbox_x", type: "number", source: "roi", group: "default", description: "bounding box left, pixels", value: (_c, r) => r.bbox_x },
+  { name: "bbox_y", type: "number", source: "roi", group: "default", description: "bounding box top, pixels", value: (_c, r) => r.bbox_y },
+  { name: "bbox_w", type: "number", source: "roi", group: "default", description: "bounding box width, pixels", value: (_c, r) => r.bbox_w },
+  { name: "bbox_h", type: "number", source: "roi", group: "default", description: "bounding box height, pixels", value: (_c, r) => r.bbox_h },
+  // Shape, from the outline at export time (schema/roi-shape.ts says whose definition each follows).
+  {
+    name: "circularity",
+    type: "number",
+    source: "roi",
+    group: "shape",
+    description: "4π·area_px/perimeter_px², ImageJ's Circ. with its traced perimeter, capped at 1 as ImageJ caps it (1 is a circle)",
+    value: (_c, r) => circularity(r.area_px, r.perimeter_px),
+  },
+  {
+    name: "solidity",
+    type: "number",
+    source: "roi",
+    group: "shape",
+    description:
+      "area_px over the area of the convex hull of the outline's pixel corners, as ImageJ's Solidity (regionprops divides by the pixel count of its convex hull image instead)",
+    value: (_c, r, d) => r.area_px / d.shape.hullArea(),
+  },
+  {
+    name: "eccentricity",
+    type: "number",
+    source: "roi",
+    group: "shape",
+    description: "of the ellipse with the mask's second moments, √(1 − λ2/λ1), as regionprops; 0 is a circle, towards 1 a line",
+    value: (_c, _r, d) => d.shape.ellipse().eccentricity,
+  },
+  {
+    name: "major_axis_px",
+    type: "number",
+    source: "roi",
+    group: "shape",
+    description:
+      "major axis of the ellipse with the mask's second moments (pixel centres), 4·√λ1, as regionprops' axis_major_length; ImageJ's Fit Ellipse rescales its axes to the pixel count's area",
+    value: (_c, _r, d) => d.shape.ellipse().majorAxis,
+  },
+  {
+    name: "minor_axis_px",
+    type: "number",
+    source: "roi",
+    group: "shape",
+    description: "minor axis of the same ellipse, 4·√λ2, as regionprops' axis_minor_length",
+    value: (_c, _r, d) => d.shape.ellipse().minorAxis,
+  },
+  {
+    name: "orientation_deg",
+    type: "number",
+    source: "roi",
+    group: "shape",
+    description:
+      "angle of the ellipse's major axis, degrees in [0, 180) counter-clockwise from the image's x axis as seen on screen, as ImageJ's Angle; regionprops' orientation φ is the same axis: (90 + φ·180/π) mod 180",
+    value: (_c, _r, d) => d.shape.ellipse().orientationDeg,
+  },
+  {
+    name: "feret_max_px",
+    type: "number",
+    source: "roi",
+    group: "shape",
+    description:
+      "maximum Feret diameter: the largest distance between two corners of the outline, as ImageJ's Feret (regionprops' feret_diameter_max measures a contour through pixel edges' midpoints, a little shorter)",
+    value: (_c, _r, d) => d.shape.feretMax(),
+  },
+  {
+    name: "equivalent_diameter_px",
+    type: "number",
+    source: "roi",
+    group: "shape",
+    description: "diameter of the circle of the same area, √(4·area_px/π), as regionprops' equivalent_diameter_area",
+    value: (_c, r) => equivalentDiameter(r.area_px),
+  },
 ] as const satisfies readonly MeasurementColumn[];
 
 export type MeasurementColumnName = (typeof MEASUREMENT_COLUMNS)[number]["name"];
 
 export const MEASUREMENT_COLUMN_NAMES: readonly MeasurementColumnName[] = MEASUREMENT_COLUMNS.map((c) => c.name);
 
-/** Asked-for column names that do not exist; the route answers 400 with this message. */
+/** The columns of an export without `columns`: the API contract's 20, in its order. */
+export const DEFAULT_MEASUREMENT_COLUMNS: readonly MeasurementColumn[] = MEASUREMENT_COLUMNS.filter((c) => c.group === "default");
+
+export const MEASUREMENT_GROUP_NAMES = Object.keys(MEASUREMENT_GROUPS) as (keyof typeof MEASUREMENT_GROUPS)[];
+
+/** The columns of a group, in the column list's order. */
+export function groupColumns(group: keyof typeof MEASUREMENT_GROUPS, columns: readonly MeasurementColumn[] = MEASUREMENT_COLUMNS): MeasurementColumn[] {
+  return columns.filter((c) => group === "all" || c.group === group);
+}
+
+/** Asked-for column names that are neither a column nor a group; the route answers 400 with this message. */
 export class UnknownMeasurementColumnsError extends Error {
   readonly unknown: readonly string[];
   readonly valid: readonly string[];
+  readonly groups: readonly string[];
 
-  constructor(unknown: readonly string[]) {
-    super(`unknown column(s): ${unknown.join(", ")}; valid columns: ${MEASUREMENT_COLUMN_NAMES.join(", ")}`);
+  constructor(unknown: readonly string[], valid: readonly string[] = MEASUREMENT_COLUMN_NAMES) {
+    super(`unknown column(s): ${unknown.join(", ")}; valid columns: ${valid.join(", ")}; or a group of them: ${MEASUREMENT_GROUP_NAMES.join(", ")}`);
     this.name = "UnknownMeasurementColumnsError";
     this.unknown = unknown;
-    this.valid = MEASUREMENT_COLUMN_NAMES;
+    this.valid = valid;
+    this.groups = MEASUREMENT_GROUP_NAMES;
   }
 }
 
-/** The columns named in `names`, in that order; all columns when `names` is absent or empty. */
-export function selectMeasurementColumns(names?: readonly string[]): readonly MeasurementColumn[] {
-  if (!names || names.length === 0) return MEASUREMENT_COLUMNS;
-  const byName = new Map<string, MeasurementColumn>(MEASUREMENT_COLUMNS.map((c) => [c.name, c]));
-  const unknown = names.filter((n) => !byName.has(n));
-  if (unknown.length > 0) throw new UnknownMeasurementColumnsError([...new Set(unknown)]);
-  return names.map((n) => byName.get(n)!);
+/**
+ * The columns `names` ask for, in that order: a column's name stands for itself, a group's name
+ * (MEASUREMENT_GROUPS) for its columns in the list's order, and a column asked for twice (by name
+ * or through a group) comes once, where it was first asked for. Absent or empty: the default
+ * columns. A name that is neither throws UnknownMeasurementColumnsError naming every such name.
+ */
+export function selectMeasurementColumns(names?: readonly string[], columns: readonly MeasurementColumn[] = MEASUREMENT_COLUMNS): readonly MeasurementColumn[] {
+  if (!names || names.length === 0) return columns.filter((c) => c.group === "default");
+  const byName = new Map<string, MeasurementColumn>(columns.map((c) => [c.name, c]));
+  const unknown = names.filter((n) => !byName.has(n) && !Object.hasOwn(MEASUREMENT_GROUPS, n));
+  if (unknown.length > 0)
+    throw new UnknownMeasurementColumnsError(
+      [...new Set(unknown)],
+      columns.map((c) => c.name),
+    );
+  const chosen = new Set<MeasurementColumn>();
+  for (const name of names) {
+    const column = byName.get(name);
+    if (column) chosen.add(column);
+    else for (const c of groupColumns(name as keyof typeof MEASUREMENT_GROUPS, columns)) chosen.add(c);
+  }
+  return [...chosen];
 }

@@ -21,7 +21,7 @@ import type { Segmentation } from "../services/segmentations.ts";
 export type { ExportContext } from "../../schema/measurements.ts";
 
 export interface ExportOptions {
-  /** measurements.csv only: the `columns` query values, in order. */
+  /** measurements.csv and rois.geojson: the `columns` query values (columns and groups), in order. */
   columns?: readonly string[];
 }
 
@@ -87,11 +87,19 @@ export const EXPORTS: Readonly<Record<ExportFormatName, ExportFunction>> = {
       fileName: `${baseName(context)}-measurements.csv`,
     };
   },
-  "rois.geojson": async (artifact, context) => ({
-    body: roisGeoJson(await open(artifact), context),
-    contentType: "application/geo+json",
-    fileName: `${baseName(context)}-rois.geojson`,
-  }),
+  "rois.geojson": async (artifact, context, options) => {
+    let columns: ReturnType<typeof selectMeasurementColumns>;
+    try {
+      columns = selectMeasurementColumns(options.columns);
+    } catch (e) {
+      return refuse(artifact, e);
+    }
+    return {
+      body: roisGeoJson(await open(artifact), context, columns),
+      contentType: "application/geo+json",
+      fileName: `${baseName(context)}-rois.geojson`,
+    };
+  },
   "rois.zip": async (artifact, context) => {
     const contents = await open(artifact);
     try {

@@ -8,7 +8,7 @@ import type { ExportContext } from "../../schema/measurements.ts";
 import { pullStream, TextChunker } from "./pull-stream.ts";
 
 export interface MeasurementsCsvOptions {
-  /** Column names in the order wanted; all columns when absent or empty. Unknown names throw UnknownMeasurementColumnsError. */
+  /** Column and group names in the order wanted; the default columns when absent or empty. Unknown names throw UnknownMeasurementColumnsError. */
   columns?: readonly string[];
 }
 

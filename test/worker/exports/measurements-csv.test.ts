@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { csvField } from "../../../schema/csv-field.ts";
-import { MEASUREMENT_COLUMN_NAMES, MEASUREMENT_COLUMNS, UnknownMeasurementColumnsError } from "../../../schema/measurements.ts";
+import {
+  DEFAULT_MEASUREMENT_COLUMNS,
+  MEASUREMENT_COLUMN_NAMES,
+  MEASUREMENT_COLUMNS,
+  MEASUREMENT_GROUP_NAMES,
+  UnknownMeasurementColumnsError,
+} from "../../../schema/measurements.ts";
+import { RoiShape } from "../../../schema/roi-shape.ts";
 import type { ExportContext } from "../../../schema/measurements.ts";
 import { exportErrorStatus } from "../../../worker/exports/index.ts";
 import { parseCsv } from "./helpers/csv-parse.ts";
@@ -37,8 +44,9 @@ async function csvRecords(context: ExportContext = smallContext, columns?: strin
 }
 
 describe("measurements.csv", () => {
-  it("has the 20 columns of the spec, in its order", async () => {
-    expect(MEASUREMENT_COLUMN_NAMES).toEqual(SPEC_COLUMNS);
+  it("has, without `columns`, exactly the 20 columns of the spec, in its order", async () => {
+    expect(DEFAULT_MEASUREMENT_COLUMNS.map((c) => c.name)).toEqual(SPEC_COLUMNS);
+    expect(MEASUREMENT_COLUMN_NAMES.slice(0, 20)).toEqual(SPEC_COLUMNS);
     const [header] = await csvRecords();
     expect(header).toEqual(SPEC_COLUMNS);
   });
@@ -138,19 +146,68 @@ describe("measurements.csv", () => {
       expect(records[3]).toEqual([`${smallContext.segmentationId}-3`, String(smallRois[2].area_px), smallContext.imageName]);
     });
 
-    it("rejects unknown names before reading the artifact, naming them and listing the valid ones", async () => {
-      const attempt = exportSmall("measurements.csv", { columns: ["area_px", "volume", "colour"] });
+    it("rejects names that are neither a column nor a group before reading the artifact, naming them and listing the valid ones", async () => {
+      const attempt = exportSmall("measurements.csv", { columns: ["area_px", "volume", "shape", "colour"] });
       await expect(attempt).rejects.toThrow(UnknownMeasurementColumnsError);
       const error = (await attempt.catch((e: unknown) => e)) as UnknownMeasurementColumnsError;
       expect(error.unknown).toEqual(["volume", "colour"]);
-      expect(error.valid).toEqual(SPEC_COLUMNS);
+      expect(error.valid).toEqual(MEASUREMENT_COLUMN_NAMES);
       expect(error.message).toContain("unknown column(s): volume, colour");
       expect(error.message).toContain(SPEC_COLUMNS.join(", "));
+      expect(error.message).toContain("or a group of them: default, shape, all");
       expect(exportErrorStatus(error)).toBe(400);
+    });
+
+    it("takes a group's name for its columns: shape", async () => {
+      const [header, ...rows] = await csvRecords(smallContext, ["roi_id", "shape"]);
+      expect(header).toEqual([
+        "roi_id",
+        "circularity",
+        "solidity",
+        "eccentricity",
+        "major_axis_px",
+        "minor_axis_px",
+        "orientation_deg",
+        "feret_max_px",
+        "equivalent_diameter_px",
+      ]);
+      rows.forEach((row, i) => {
+        const roi = smallRois[i];
+        const shape = new RoiShape(roi);
+        const ellipse = shape.ellipse();
+        expect(row.slice(1).map(Number)).toEqual([
+          Math.min(1, (4 * Math.PI * roi.area_px) / roi.perimeter_px ** 2),
+          roi.area_px / shape.hullArea(),
+          ellipse.eccentricity,
+          ellipse.majorAxis,
+          ellipse.minorAxis,
+          ellipse.orientationDeg,
+          shape.feretMax(),
+          Math.sqrt((4 * roi.area_px) / Math.PI),
+        ]);
+        // Parsed back from the text, each is the number itself, not a rounding of it.
+        expect(row[2]).toBe(String(roi.area_px / shape.hullArea()));
+      });
+    });
+
+    it("puts a column asked for twice, by name or through a group, once where it was first asked for", async () => {
+      const [header] = await csvRecords(smallContext, ["solidity", "default", "shape", "roi_id"]);
+      const restOfShape = ["circularity", "eccentricity", "major_axis_px", "minor_axis_px", "orientation_deg", "feret_max_px", "equivalent_diameter_px"];
+      expect(header).toEqual(["solidity", ...SPEC_COLUMNS, ...restOfShape]);
+    });
+
+    it("gives every column for `all`, in the column list's order", async () => {
+      const [header, ...rows] = await csvRecords(smallContext, ["all"]);
+      expect(header).toEqual(MEASUREMENT_COLUMN_NAMES);
+      expect(rows).toHaveLength(smallRois.length);
+      for (const row of rows) for (const value of row.slice(20)) expect(Number.isFinite(Number(value)) && value !== "").toBe(true);
     });
   });
 
-  it("documents every column", () => {
+  it("documents every column and group", () => {
     for (const column of MEASUREMENT_COLUMNS) expect(column.description.length).toBeGreaterThan(5);
+    expect(MEASUREMENT_GROUP_NAMES).toEqual(["default", "shape", "all"]);
+    // A group's name is never a column's, so a name means one thing.
+    for (const group of MEASUREMENT_GROUP_NAMES) expect(MEASUREMENT_COLUMN_NAMES).not.toContain(group);
   });
 });
