@@ -6,6 +6,7 @@
 // asked for by name or by its group's name (MEASUREMENT_GROUPS).
 
 import type { Roi } from "./roi.ts";
+import { tracedPerimeterParts } from "./roi-measure.ts";
 import { circularity, equivalentDiameter, RoiShape } from "./roi-shape.ts";
 
 /** What an export knows about the segmentation besides its ROIs; built from the `segmentations` row. */
@@ -20,6 +21,12 @@ export interface ExportContext {
   imageHeight: number;
   /** Fraction of the image covered by cells, 0..1; null when unknown. */
   confluency: number | null;
+  /**
+   * Micrometres per pixel along x and y, which the calibrated columns (µm, µm²) use: the
+   * segmentation's (the prediction's `pixel_size_um`, else the file's); null or absent when
+   * unknown, and those columns are empty.
+   */
+  pixelSize?: { x: number; y: number } | null;
 }
 
 /** A cell value: CSV writes null as an empty field, GeoJSON as JSON null. */
@@ -44,10 +51,30 @@ export class RoiDerived {
   }
 }
 
+/**
+ * The perimeter in µm of a pixel of sx × sy: perimeter_px scaled for square pixels; for oblong ones
+ * ImageJ's traced perimeter with its calibration, from the outline, or null for an outline with
+ * holes (its keyhole seams would count; measured alone, its rings' sums are not in the artifact).
+ */
+function calibratedPerimeter(roi: Roi, sx: number, sy: number): number | null {
+  if (sx === sy) return roi.perimeter_px * sx;
+  const { sumdx, sumdy, corners } = tracedPerimeterParts(roi.polygon);
+  if (Math.abs(sumdx + sumdy - corners * (2 - Math.SQRT2) - roi.perimeter_px) > 1e-9 * roi.perimeter_px) return null;
+  return sumdx * sx + sumdy * sy - corners * (sx + sy - Math.hypot(sx, sy));
+}
+
+/** A calibrated column's value: `f` of the pixel size, or null (an empty field) when it is unknown. */
+const calibrated =
+  (f: (sx: number, sy: number, roi: Roi, derived: RoiDerived) => number | null) =>
+  (c: ExportContext, roi: Roi, derived: RoiDerived): MeasurementValue =>
+    c.pixelSize ? f(c.pixelSize.x, c.pixelSize.y, roi, derived) : null;
+
 export const MEASUREMENT_GROUPS = {
   default: "the 20 columns of the API contract, in its order: what an export without `columns` has",
   shape:
     "shape of each cell's mask: circularity, solidity, eccentricity, the fitted ellipse's axes and orientation, maximum Feret diameter, equivalent diameter",
+  calibrated:
+    "lengths in µm and areas in µm², with the pixel size (read from the file, or the prediction's `pixel_size_um`); empty when the pixel size is unknown",
   all: "every column, in the order of the column list",
 } as const;
 
@@ -212,6 +239,88 @@ export const MEASUREMENT_COLUMNS = [
     group: "shape",
     description: "diameter of the circle of the same area, √(4·area_px/π), as regionprops' equivalent_diameter_area",
     value: (_c, r) => equivalentDiameter(r.area_px),
+  },
+  // Calibrated: the same measures in micrometres; empty when the pixel size is unknown.
+  {
+    name: "pixel_size_x_um",
+    type: "number",
+    source: "segmentation",
+    group: "calibrated",
+    description: "micrometres per pixel along x: the prediction's pixel_size_um, else the file's (OME-XML, ImageJ, TIFF resolution); empty when unknown",
+    value: (c) => c.pixelSize?.x ?? null,
+  },
+  {
+    name: "pixel_size_y_um",
+    type: "number",
+    source: "segmentation",
+    group: "calibrated",
+    description: "micrometres per pixel along y",
+    value: (c) => c.pixelSize?.y ?? null,
+  },
+  {
+    name: "area_um2",
+    type: "number",
+    source: "roi",
+    group: "calibrated",
+    description: "area_px × the pixel's area, µm²",
+    value: calibrated((sx, sy, r) => r.area_px * sx * sy),
+  },
+  {
+    name: "perimeter_um",
+    type: "number",
+    source: "roi",
+    group: "calibrated",
+    description:
+      "ImageJ's traced perimeter in µm: perimeter_px × the pixel size; with oblong pixels ImageJ's calibrated formula (empty for a cell with holes then)",
+    value: calibrated((sx, sy, r) => calibratedPerimeter(r, sx, sy)),
+  },
+  {
+    name: "centroid_x_um",
+    type: "number",
+    source: "roi",
+    group: "calibrated",
+    description: "centroid_x in µm from the image's left edge",
+    value: calibrated((sx, _sy, r) => r.centroid_x * sx),
+  },
+  {
+    name: "centroid_y_um",
+    type: "number",
+    source: "roi",
+    group: "calibrated",
+    description: "centroid_y in µm from the image's top edge",
+    value: calibrated((_sx, sy, r) => r.centroid_y * sy),
+  },
+  {
+    name: "major_axis_um",
+    type: "number",
+    source: "roi",
+    group: "calibrated",
+    description: "major_axis_px in µm: the ellipse of the pixel centres' second moments in µm (as regionprops with spacing)",
+    value: calibrated((sx, sy, _r, d) => d.shape.ellipse(sx, sy).majorAxis),
+  },
+  {
+    name: "minor_axis_um",
+    type: "number",
+    source: "roi",
+    group: "calibrated",
+    description: "minor_axis_px in µm, likewise",
+    value: calibrated((sx, sy, _r, d) => d.shape.ellipse(sx, sy).minorAxis),
+  },
+  {
+    name: "feret_max_um",
+    type: "number",
+    source: "roi",
+    group: "calibrated",
+    description: "feret_max_px in µm: the largest distance between two corners of the outline, measured in µm",
+    value: calibrated((sx, sy, _r, d) => d.shape.feretMax(sx, sy)),
+  },
+  {
+    name: "equivalent_diameter_um",
+    type: "number",
+    source: "roi",
+    group: "calibrated",
+    description: "diameter of the circle of area_um2, √(4·area_um2/π)",
+    value: calibrated((sx, sy, r) => equivalentDiameter(r.area_px * sx * sy)),
   },
 ] as const satisfies readonly MeasurementColumn[];
 

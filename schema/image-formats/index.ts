@@ -24,3 +24,14 @@ export {
 export { Tag, TAGS_READ, TYPE_SIZE, Compression, COMPRESSION_NAMES, SUPPORTED_COMPRESSIONS, SAMPLE_FORMATS, type SampleFormat } from "./tiff-tags.ts";
 export { checkTiffBlock, describeTiffPage, tiffBlockBytes, type DescribeOptions, type TiffPage, type TiffTags } from "./tiff-page.ts";
 export { tiffPageLayout, type PageLayout } from "./tiff-hyperstack.ts";
+export {
+  micrometres,
+  omeAttributes,
+  omeElements,
+  PIXEL_SIZE_SOURCES,
+  tiffChannelNames,
+  tiffPixelSize,
+  utf8Description,
+  type PixelSize,
+  type PixelSizeSource,
+} from "./calibration.ts";

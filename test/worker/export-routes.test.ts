@@ -117,7 +117,9 @@ describe("GET /export/{segmentation_id}/{format}", () => {
     ]);
     const refused = await call(`/export/${id}/rois.geojson?columns=volume`, { key: org.key });
     expect(refused.status).toBe(400);
-    expect((await json(refused)).detail).toMatch(/unknown column\(s\): volume; valid columns: .*feret_max_px.*; or a group of them: default, shape, all/);
+    expect((await json(refused)).detail).toMatch(
+      /unknown column\(s\): volume; valid columns: .*feret_max_px.*; or a group of them: default, shape, calibrated, all/,
+    );
   });
 
   it("answers 404 for another organization's segmentation exactly as for a missing one, and 401 without a key", async () => {

@@ -53,6 +53,7 @@ export function exportContext(segmentation: Segmentation): ExportContext {
     imageWidth: segmentation.width,
     imageHeight: segmentation.height,
     confluency: segmentation.confluency,
+    pixelSize: segmentation.pixelSizeXUm !== null && segmentation.pixelSizeYUm !== null ? { x: segmentation.pixelSizeXUm, y: segmentation.pixelSizeYUm } : null,
   };
 }
 

@@ -72,7 +72,7 @@ exportRoutes.openapi(
     tags,
     summary: "Measurements, one row per cell (CSV)",
     description:
-      "One row per cell. Without `columns`, the 20 columns of the `default` group in their order (image_name ... bbox_h); other columns (the `shape` group: circularity, solidity, ellipse, Feret) are asked for by name or group. An unknown column: 400 naming it and listing the valid columns and groups.",
+      "One row per cell. Without `columns`, the 20 columns of the `default` group in their order (image_name ... bbox_h); other columns (the `shape` group: circularity, solidity, ellipse, Feret; the `calibrated` group: µm and µm², empty while the pixel size is unknown) are asked for by name or group. An unknown column: 400 naming it and listing the valid columns and groups.",
     request: { params: segmentationPath, query: csvColumnsQuery },
     responses: { 200: file("The measurements", "text/csv"), ...errorResponses(400, 404) },
   }),

@@ -27,9 +27,12 @@ import {
   sniffImageFormat,
   Tag,
   TAGS_READ,
+  tiffChannelNames,
   tiffPageLayout,
+  tiffPixelSize,
   TYPE_SIZE,
   type ImageFormat,
+  type PixelSize,
   type TiffTags,
 } from "../../schema/image-formats/index.ts";
 import { r2ByteSource, ReadBudgetError, type ByteSource, type RangedReader } from "./byte-source.ts";
@@ -41,6 +44,10 @@ export interface ImageInfo {
   channels: number;
   bitDepth: number;
   planes: number;
+  /** Micrometres per pixel from the file's metadata (TIFF only); null when it has none. */
+  pixelSize: PixelSize | null;
+  /** The channels' names (OME-XML); null when the file names none. */
+  channelNames: string[] | null;
 }
 
 /**
@@ -84,7 +91,16 @@ async function probePng(source: ByteSource): Promise<ImageInfo> {
   }
   // A complete PNG ends with an IEND chunk; anything else was cut off in transit.
   if (!pngEndsWithIend(await source.read(source.size - 8, 8))) throw invalid("PNG is truncated: it does not end with an IEND chunk");
-  return { format: "png", width: header.width, height: header.height, channels: header.channels, bitDepth: header.sampleBits, planes: 1 };
+  return {
+    format: "png",
+    width: header.width,
+    height: header.height,
+    channels: header.channels,
+    bitDepth: header.sampleBits,
+    planes: 1,
+    pixelSize: null,
+    channelNames: null,
+  };
 }
 
 async function probeJpeg(source: ByteSource): Promise<ImageInfo> {
@@ -118,7 +134,7 @@ async function probeJpeg(source: ByteSource): Promise<ImageInfo> {
       if (!jpegFrameFits(width, height, source.size - (offset + 2 + length)))
         throw invalid(`JPEG is truncated: ${source.size} bytes cannot hold a ${width}x${height} frame`);
       if (!jpegEndsWithEoi(await source.read(source.size - 2, 2))) throw invalid("JPEG is truncated: it does not end with an EOI marker");
-      return { format: "jpeg", bitDepth, height, width, channels: jpegChannels(components), planes: 1 };
+      return { format: "jpeg", bitDepth, height, width, channels: jpegChannels(components), planes: 1, pixelSize: null, channelNames: null };
     }
     offset += 2 + length;
   }
@@ -242,11 +258,21 @@ async function probeTiff(source: ByteSource): Promise<ImageInfo> {
   };
   // The runner reads TIFFs by region: the bounds are per block and the whole image's is the one segmentation reads.
   const page = describeTiffPage(tags, 0, { regions: true });
-  const layout = tiffPageLayout(first.get(Tag.ImageDescription)?.text, pages, page.samplesPerPixel);
+  const description = first.get(Tag.ImageDescription)?.text;
+  const layout = tiffPageLayout(description, pages, page.samplesPerPixel);
   const channels = layout.channelPages * page.samplesPerPixel;
   checkRegionImageSize(page.width, page.height, channels);
   const offsets = tags.numbers(page.tiled ? Tag.TileOffsets : Tag.StripOffsets)!;
   const counts = tags.numbers(page.tiled ? Tag.TileByteCounts : Tag.StripByteCounts);
   for (let b = 0; b < Math.min(page.blocks, offsets.length); b++) checkTiffBlock(page, 0, b, offsets[b], counts?.[b], source.size);
-  return { format: "tiff", width: page.width, height: page.height, channels, bitDepth: page.bitsPerSample, planes: layout.planes };
+  return {
+    format: "tiff",
+    width: page.width,
+    height: page.height,
+    channels,
+    bitDepth: page.bitsPerSample,
+    planes: layout.planes,
+    pixelSize: tiffPixelSize(description, tags),
+    channelNames: tiffChannelNames(description, channels),
+  };
 }

@@ -125,6 +125,10 @@ export async function importSegmentation(env: Bindings, org: Organization, reque
     confluency: imported.confluency,
     width: image.width,
     height: image.height,
+    // The image's own pixel size calibrates the imported cells' measurements.
+    pixelSizeXUm: image.pixelSizeXUm,
+    pixelSizeYUm: image.pixelSizeYUm,
+    pixelSizeSource: image.pixelSizeSource,
     artifactKey: key,
     createdAt: Date.now(),
   } as const;
@@ -139,7 +143,7 @@ export async function importSegmentation(env: Bindings, org: Organization, reque
 }
 
 /** The row, inserted only while its image exists and is ready (a concurrent delete wins). */
-function insertIfImageReady(d1: D1Database, row: Record<string, string | number>): D1PreparedStatement {
+function insertIfImageReady(d1: D1Database, row: Record<string, string | number | null>): D1PreparedStatement {
   const columns = getTableColumns(segmentations) as Record<string, { name: string }>;
   const entries = Object.entries(row);
   const names = sql.join(

@@ -154,7 +154,7 @@ describe("measurements.csv", () => {
       expect(error.valid).toEqual(MEASUREMENT_COLUMN_NAMES);
       expect(error.message).toContain("unknown column(s): volume, colour");
       expect(error.message).toContain(SPEC_COLUMNS.join(", "));
-      expect(error.message).toContain("or a group of them: default, shape, all");
+      expect(error.message).toContain("or a group of them: default, shape, calibrated, all");
       expect(exportErrorStatus(error)).toBe(400);
     });
 
@@ -196,17 +196,40 @@ describe("measurements.csv", () => {
       expect(header).toEqual(["solidity", ...SPEC_COLUMNS, ...restOfShape]);
     });
 
-    it("gives every column for `all`, in the column list's order", async () => {
+    it("gives every column for `all`, in the column list's order: the calibrated ones empty while the pixel size is unknown", async () => {
       const [header, ...rows] = await csvRecords(smallContext, ["all"]);
       expect(header).toEqual(MEASUREMENT_COLUMN_NAMES);
       expect(rows).toHaveLength(smallRois.length);
-      for (const row of rows) for (const value of row.slice(20)) expect(Number.isFinite(Number(value)) && value !== "").toBe(true);
+      const calibrated = new Set<string>(MEASUREMENT_COLUMNS.filter((c) => c.group === "calibrated").map((c) => c.name));
+      expect(calibrated.size).toBe(10);
+      for (const row of rows)
+        header.forEach((name, i) => {
+          if (i < 20) return;
+          if (calibrated.has(name)) expect(row[i], name).toBe("");
+          else expect(Number.isFinite(Number(row[i])) && row[i] !== "", name).toBe(true);
+        });
+    });
+
+    it("fills the calibrated columns once the pixel size is known: lengths in µm, areas in µm²", async () => {
+      const context = { ...smallContext, pixelSize: { x: 0.25, y: 0.25 } };
+      const [header, ...rows] = await csvRecords(context, ["calibrated", "area_px", "perimeter_px", "feret_max_px", "major_axis_px"]);
+      rows.forEach((row, i) => {
+        const r = Object.fromEntries(header.map((name, k) => [name, Number(row[k])]));
+        expect([r.pixel_size_x_um, r.pixel_size_y_um]).toEqual([0.25, 0.25]);
+        expect(r.area_um2).toBe(smallRois[i].area_px * 0.0625);
+        expect(r.perimeter_um).toBe(r.perimeter_px * 0.25);
+        expect(r.centroid_x_um).toBe(smallRois[i].centroid_x * 0.25);
+        expect(r.centroid_y_um).toBe(smallRois[i].centroid_y * 0.25);
+        expect(r.feret_max_um).toBeCloseTo(r.feret_max_px * 0.25, 12);
+        expect(r.major_axis_um).toBeCloseTo(r.major_axis_px * 0.25, 12);
+        expect(r.equivalent_diameter_um).toBeCloseTo(Math.sqrt((4 * r.area_um2) / Math.PI), 12);
+      });
     });
   });
 
   it("documents every column and group", () => {
     for (const column of MEASUREMENT_COLUMNS) expect(column.description.length).toBeGreaterThan(5);
-    expect(MEASUREMENT_GROUP_NAMES).toEqual(["default", "shape", "all"]);
+    expect(MEASUREMENT_GROUP_NAMES).toEqual(["default", "shape", "calibrated", "all"]);
     // A group's name is never a column's, so a name means one thing.
     for (const group of MEASUREMENT_GROUP_NAMES) expect(MEASUREMENT_COLUMN_NAMES).not.toContain(group);
   });

@@ -25,7 +25,15 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
         <a href="/dashboard">Images</a> / <a href={`/dashboard/images/${s.imageId}`}>{s.imageName}</a> / segmentation
       </p>
       <div class="viewer-layout">
-        <div class="viewer" id="viewer" data-segmentation-id={s.id} data-image-id={s.imageId} data-width={s.width} data-height={s.height}>
+        <div
+          class="viewer"
+          id="viewer"
+          data-segmentation-id={s.id}
+          data-image-id={s.imageId}
+          data-width={s.width}
+          data-height={s.height}
+          data-pixel-size-x-um={s.pixelSizeXUm ?? undefined}
+        >
           <canvas id="viewer-canvas"></canvas>
           <div class="viewer-status" id="viewer-status">
             Loading…
@@ -56,6 +64,12 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
                   <dd>{`${s.modality} (${s.modalitySource})`}</dd>
                 </>
               )}
+              <dt>Pixel size</dt>
+              <dd>
+                {s.pixelSizeXUm !== null && s.pixelSizeYUm !== null
+                  ? `${s.pixelSizeXUm === s.pixelSizeYUm ? s.pixelSizeXUm : `${s.pixelSizeXUm} × ${s.pixelSizeYUm}`} µm (${s.pixelSizeSource === "given" ? "given" : "from the file"})`
+                  : "unknown"}
+              </dd>
               <dt>Created</dt>
               <dd>{formatDate(s.createdAt)}</dd>
             </dl>
