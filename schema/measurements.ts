@@ -5,7 +5,7 @@
 // of the API contract, in its order, which clients are written against; every other column is
 // asked for by name or by its group's name (MEASUREMENT_GROUPS).
 
-import type { Roi } from "./roi.ts";
+import { INTENSITY_STATS, type Roi } from "./roi.ts";
 import { tracedPerimeterParts } from "./roi-measure.ts";
 import { circularity, equivalentDiameter, RoiShape } from "./roi-shape.ts";
 
@@ -27,6 +27,11 @@ export interface ExportContext {
    * unknown, and those columns are empty.
    */
   pixelSize?: { x: number; y: number } | null;
+  /**
+   * The image's channels whose intensities the ROIs carry (the ROI artifact's header, version 2),
+   * which name the intensity columns; absent or empty when there are none.
+   */
+  channels?: readonly string[];
 }
 
 /** A cell value: CSV writes null as an empty field, GeoJSON as JSON null. */
@@ -75,6 +80,8 @@ export const MEASUREMENT_GROUPS = {
     "shape of each cell's mask: circularity, solidity, eccentricity, the fitted ellipse's axes and orientation, maximum Feret diameter, equivalent diameter",
   calibrated:
     "lengths in µm and areas in µm², with the pixel size (read from the file, or the prediction's `pixel_size_um`); empty when the pixel size is unknown",
+  intensity:
+    "per channel of the image, intensity_<channel>_<statistic> with statistic mean, median, std, min, max, sum: the original pixel values inside the cell, as regionprops measures them; <channel> is the file's channel name (OME-XML) with every run of characters other than letters and digits made one _, else c0, c1, ...; none for imported segmentations and those made before intensities were measured",
   all: "every column, in the order of the column list",
 } as const;
 
@@ -324,6 +331,52 @@ export const MEASUREMENT_COLUMNS = [
   },
 ] as const satisfies readonly MeasurementColumn[];
 
+/**
+ * The channels' names as they appear in column names: each run of characters other than letters
+ * and digits becomes one "_" (none at either end), so "Alexa 488 (GFP)" is Alexa_488_GFP; an empty
+ * result is c<index>, and a name met before gets _2, _3, ...
+ */
+export function channelColumnNames(channels: readonly string[]): string[] {
+  const seen = new Set<string>();
+  return channels.map((name, c) => {
+    const base = name.replace(/[^\p{L}\p{N}]+/gu, "_").replace(/^_+|_+$/g, "") || `c${c}`;
+    let unique = base;
+    for (let n = 2; seen.has(unique); n++) unique = `${base}_${n}`;
+    seen.add(unique);
+    return unique;
+  });
+}
+
+/** The intensity group's columns for these channels, channel by channel, INTENSITY_STATS in order. */
+export function intensityColumns(channels: readonly string[]): MeasurementColumn[] {
+  const statDescriptions: Record<(typeof INTENSITY_STATS)[number], string> = {
+    mean: "mean of the original pixel values inside the cell (regionprops' intensity_mean)",
+    median: "median of those values (of an even count, the mean of the two middle ones)",
+    std: "their standard deviation, ddof 0 (numpy's np.std, regionprops' intensity_std)",
+    min: "their minimum (regionprops' intensity_min)",
+    max: "their maximum (regionprops' intensity_max)",
+    sum: "their sum, the integrated intensity",
+  };
+  return channelColumnNames(channels).flatMap((channel, c) =>
+    INTENSITY_STATS.map(
+      (stat, s): MeasurementColumn => ({
+        name: `intensity_${channel}_${stat}`,
+        type: "number",
+        source: "roi",
+        group: "intensity",
+        description: `channel ${c} (${JSON.stringify(channels[c])}): ${statDescriptions[stat]}`,
+        value: (_c, r) => r.intensity?.[c * INTENSITY_STATS.length + s] ?? null,
+      }),
+    ),
+  );
+}
+
+/** Every column a segmentation's exports offer: the fixed list, then its channels' intensity columns. */
+export function measurementColumns(context: Pick<ExportContext, "channels">): readonly MeasurementColumn[] {
+  const channels = context.channels ?? [];
+  return channels.length === 0 ? MEASUREMENT_COLUMNS : [...MEASUREMENT_COLUMNS, ...intensityColumns(channels)];
+}
+
 export type MeasurementColumnName = (typeof MEASUREMENT_COLUMNS)[number]["name"];
 
 export const MEASUREMENT_COLUMN_NAMES: readonly MeasurementColumnName[] = MEASUREMENT_COLUMNS.map((c) => c.name);
@@ -344,29 +397,42 @@ export class UnknownMeasurementColumnsError extends Error {
   readonly valid: readonly string[];
   readonly groups: readonly string[];
 
-  constructor(unknown: readonly string[], valid: readonly string[] = MEASUREMENT_COLUMN_NAMES) {
-    super(`unknown column(s): ${unknown.join(", ")}; valid columns: ${valid.join(", ")}; or a group of them: ${MEASUREMENT_GROUP_NAMES.join(", ")}`);
+  constructor(
+    unknown: readonly string[],
+    valid: readonly string[] = MEASUREMENT_COLUMN_NAMES,
+    groups: readonly string[] = availableGroups(MEASUREMENT_COLUMNS),
+  ) {
+    super(`unknown column(s): ${unknown.join(", ")}; valid columns: ${valid.join(", ")}; or a group of them: ${groups.join(", ")}`);
     this.name = "UnknownMeasurementColumnsError";
     this.unknown = unknown;
     this.valid = valid;
-    this.groups = MEASUREMENT_GROUP_NAMES;
+    this.groups = groups;
   }
+}
+
+/** The groups with columns among `columns` (intensity has none where nothing was measured), and `all`. */
+function availableGroups(columns: readonly MeasurementColumn[]): string[] {
+  return MEASUREMENT_GROUP_NAMES.filter((g) => g === "all" || columns.some((c) => c.group === g));
 }
 
 /**
  * The columns `names` ask for, in that order: a column's name stands for itself, a group's name
  * (MEASUREMENT_GROUPS) for its columns in the list's order, and a column asked for twice (by name
  * or through a group) comes once, where it was first asked for. Absent or empty: the default
- * columns. A name that is neither throws UnknownMeasurementColumnsError naming every such name.
+ * columns. `columns`: the segmentation's (measurementColumns). A name that is neither, or a group
+ * with no columns here (intensity of a segmentation that measured none), throws
+ * UnknownMeasurementColumnsError naming every such name.
  */
 export function selectMeasurementColumns(names?: readonly string[], columns: readonly MeasurementColumn[] = MEASUREMENT_COLUMNS): readonly MeasurementColumn[] {
   if (!names || names.length === 0) return columns.filter((c) => c.group === "default");
   const byName = new Map<string, MeasurementColumn>(columns.map((c) => [c.name, c]));
-  const unknown = names.filter((n) => !byName.has(n) && !Object.hasOwn(MEASUREMENT_GROUPS, n));
+  const groups = availableGroups(columns);
+  const unknown = names.filter((n) => !byName.has(n) && !groups.includes(n));
   if (unknown.length > 0)
     throw new UnknownMeasurementColumnsError(
       [...new Set(unknown)],
       columns.map((c) => c.name),
+      groups,
     );
   const chosen = new Set<MeasurementColumn>();
   for (const name of names) {

@@ -32,7 +32,7 @@ Exits 0 only if every image was segmented and exported.
   --channels A,B          Cellpose's channels: segment A, nucleus B; 1-based, 0 = grayscale
   --formats LIST          exports to save, any of ${Object.keys(EXPORT_FILES).join(",")} (default: all)
   --columns LIST          measurement columns of measurements.csv and of rois.geojson's properties, in
-                          order: column names or groups (${MEASUREMENT_GROUP_NAMES.join(", ")}), e.g. default,shape
+                          order: column names or groups (${MEASUREMENT_GROUP_NAMES.join(", ")}), e.g. default,shape,intensity
                           (default: the service's 20 default columns; \`columns\` in the API reference)
   --resumable-above BYTES files above this size upload in parts (default ${formatBytes(DEFAULT_RESUMABLE_ABOVE)})
   --body-limit BYTES      the largest request your zone accepts (default ${CLOUDFLARE_BODY_LIMIT}, Cloudflare's
@@ -71,7 +71,11 @@ function predictionParams(values: { diameter?: string; channels?: string }): Rec
   return params;
 }
 
-/** `--columns`: names of columns or groups, checked against the list the service serves. */
+/**
+ * `--columns`: names of columns or groups, checked against the list the service serves; the
+ * intensity columns are named by each image's channels (intensity_<channel>_<statistic>), so the
+ * service checks those.
+ */
 export function measurementColumns(list: string | undefined): string[] {
   if (list === undefined) return [];
   const names = list
@@ -79,10 +83,10 @@ export function measurementColumns(list: string | undefined): string[] {
     .map((c) => c.trim())
     .filter(Boolean);
   const known = new Set<string>([...MEASUREMENT_COLUMN_NAMES, ...MEASUREMENT_GROUP_NAMES]);
-  const unknown = names.filter((n) => !known.has(n));
+  const unknown = names.filter((n) => !known.has(n) && !n.startsWith("intensity_"));
   if (unknown.length || names.length === 0)
     throw new UsageError(
-      `--columns takes measurement columns or groups; not ${unknown.join(", ") || "nothing"}. Groups: ${MEASUREMENT_GROUP_NAMES.join(", ")}; columns: ${MEASUREMENT_COLUMN_NAMES.join(", ")}`,
+      `--columns takes measurement columns or groups; not ${unknown.join(", ") || "nothing"}. Groups: ${MEASUREMENT_GROUP_NAMES.join(", ")}; columns: ${MEASUREMENT_COLUMN_NAMES.join(", ")}, and intensity_<channel>_<mean|median|std|min|max|sum>`,
     );
   return names;
 }

@@ -294,7 +294,9 @@ describe("npm run client -- segment", () => {
 
     const wrong = await runClient([...args, "--columns", "roi_id,volume"]);
     expect(wrong.code).toBe(2);
-    expect(wrong.output).toContain("--columns takes measurement columns or groups; not volume. Groups: default, shape, calibrated, all; columns: image_name");
+    expect(wrong.output).toContain(
+      "--columns takes measurement columns or groups; not volume. Groups: default, shape, calibrated, intensity, all; columns: image_name",
+    );
   }, 240_000);
 
   it("resumes an interrupted run: the second run uploads and predicts nothing already done", async () => {

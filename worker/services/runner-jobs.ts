@@ -49,6 +49,7 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
       width: image.width,
       height: image.height,
       channels: image.channels,
+      channel_names: image.channelNames ?? null,
       url: await signStorageUrl(env, origin, { method: "GET", key: image.r2Key }),
     };
   };

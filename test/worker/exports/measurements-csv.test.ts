@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { csvField } from "../../../schema/csv-field.ts";
 import {
+  channelColumnNames,
   DEFAULT_MEASUREMENT_COLUMNS,
   MEASUREMENT_COLUMN_NAMES,
   MEASUREMENT_COLUMNS,
@@ -11,8 +12,9 @@ import { RoiShape } from "../../../schema/roi-shape.ts";
 import type { ExportContext } from "../../../schema/measurements.ts";
 import { exportErrorStatus } from "../../../worker/exports/index.ts";
 import { parseCsv } from "./helpers/csv-parse.ts";
-import { exportSmall } from "./helpers/run-export.ts";
-import { smallContext, smallRois } from "./helpers/small-segmentation.ts";
+import { INTENSITY_STATS } from "../../../schema/roi.ts";
+import { exportFrom, exportSmall } from "./helpers/run-export.ts";
+import { smallContext, smallDescription, smallRois } from "./helpers/small-segmentation.ts";
 import { readAllText } from "./helpers/streams.ts";
 
 const SPEC_COLUMNS = [
@@ -146,7 +148,7 @@ describe("measurements.csv", () => {
       expect(records[3]).toEqual([`${smallContext.segmentationId}-3`, String(smallRois[2].area_px), smallContext.imageName]);
     });
 
-    it("rejects names that are neither a column nor a group before reading the artifact, naming them and listing the valid ones", async () => {
+    it("rejects names that are neither a column nor a group before reading any cell, naming them and listing the valid ones", async () => {
       const attempt = exportSmall("measurements.csv", { columns: ["area_px", "volume", "shape", "colour"] });
       await expect(attempt).rejects.toThrow(UnknownMeasurementColumnsError);
       const error = (await attempt.catch((e: unknown) => e)) as UnknownMeasurementColumnsError;
@@ -227,9 +229,64 @@ describe("measurements.csv", () => {
     });
   });
 
+  describe("the intensity group", () => {
+    const channelNames = ["DAPI", "Alexa 488 (GFP)"];
+    // Cell k's channel c statistic s: a number that says which it is.
+    const rois = smallRois.map((r) => ({ ...r, intensity: Float64Array.from({ length: 12 }, (_, i) => (r.index + 1) * 100 + i + 0.25) }));
+    const measured = () => exportFrom("measurements.csv", { ...smallDescription, channelNames }, rois, smallContext, { columns: ["roi_index", "intensity"] });
+
+    it("names each channel's six statistics intensity_<channel>_<statistic>, in the artifact's channel order", async () => {
+      const [header, ...rows] = parseCsv(await readAllText((await measured()).body));
+      const names = ["DAPI", "Alexa_488_GFP"].flatMap((channel) => INTENSITY_STATS.map((stat) => `intensity_${channel}_${stat}`));
+      expect(header).toEqual(["roi_index", ...names]);
+      expect(header).toContain("intensity_Alexa_488_GFP_median");
+      rows.forEach((row, k) => {
+        expect(row.slice(1).map(Number)).toEqual(Array.from({ length: 12 }, (_, i) => (k + 1) * 100 + i + 0.25));
+      });
+    });
+
+    it("is part of `all`, after the other columns, and each column can be asked for by name", async () => {
+      const all = await exportFrom("measurements.csv", { ...smallDescription, channelNames }, rois, smallContext, { columns: ["all"] });
+      const [header] = parseCsv(await readAllText(all.body));
+      expect(header).toEqual([...MEASUREMENT_COLUMN_NAMES, ...header.slice(MEASUREMENT_COLUMN_NAMES.length)]);
+      expect(header.slice(MEASUREMENT_COLUMN_NAMES.length)).toHaveLength(12);
+      const one = await exportFrom("measurements.csv", { ...smallDescription, channelNames }, rois, smallContext, { columns: ["intensity_DAPI_sum"] });
+      expect(parseCsv(await readAllText(one.body)).map((r) => r[0])).toEqual([
+        "intensity_DAPI_sum",
+        "105.25",
+        "205.25",
+        "305.25",
+        "405.25",
+        "505.25",
+        "605.25",
+        "705.25",
+      ]);
+    });
+
+    it("does not exist for a segmentation that measured no intensities: asking for it is a 400 naming the groups there are", async () => {
+      const error = (await exportSmall("measurements.csv", { columns: ["intensity"] }).catch((e: unknown) => e)) as UnknownMeasurementColumnsError;
+      expect(error).toBeInstanceOf(UnknownMeasurementColumnsError);
+      expect(error.message).toMatch(/unknown column\(s\): intensity; .*or a group of them: default, shape, calibrated, all$/);
+      expect(exportErrorStatus(error)).toBe(400);
+    });
+
+    it("makes column names of any channel names: letters and digits kept, the rest one _, unique, c<n> when nothing is left", () => {
+      expect(channelColumnNames(["DAPI", "Alexa 488 (GFP)", "µ-Kanal 細胞", "", "  ", "DAPI", "DAPI", 'a,b"c'])).toEqual([
+        "DAPI",
+        "Alexa_488_GFP",
+        "µ_Kanal_細胞",
+        "c3",
+        "c4",
+        "DAPI_2",
+        "DAPI_3",
+        "a_b_c",
+      ]);
+    });
+  });
+
   it("documents every column and group", () => {
     for (const column of MEASUREMENT_COLUMNS) expect(column.description.length).toBeGreaterThan(5);
-    expect(MEASUREMENT_GROUP_NAMES).toEqual(["default", "shape", "calibrated", "all"]);
+    expect(MEASUREMENT_GROUP_NAMES).toEqual(["default", "shape", "calibrated", "intensity", "all"]);
     // A group's name is never a column's, so a name means one thing.
     for (const group of MEASUREMENT_GROUP_NAMES) expect(MEASUREMENT_COLUMN_NAMES).not.toContain(group);
   });
