@@ -19,6 +19,8 @@ export default defineConfig(async () => ({
             },
           }),
         ],
+        // TIFF fixtures (test/reference/tiff) come in as `?inline` data: URLs, as the golden PNG does.
+        assetsInclude: ["**/*.tif"],
         test: { name: "worker", include: ["test/worker/**/*.test.ts"], setupFiles: ["./test/worker/setup.ts"] },
       },
       {

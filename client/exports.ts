@@ -28,11 +28,24 @@ export function exportFile(format: ExportFormat, cellCount: number): string {
   return format === "masks" && cellCount > PNG_MAX_CELLS ? "masks.tif" : EXPORT_FILES[format];
 }
 
-export async function downloadExport(http: Http, segmentationId: string, file: string, dir: string): Promise<string> {
+/** The exports that take `columns` (schema/measurements.ts): the CSV's columns, the GeoJSON's feature properties. */
+export const COLUMN_FORMATS: readonly ExportFormat[] = ["csv", "geojson"];
+
+/**
+ * What the resume state records for an export on disk: `true`, or for an export saved with
+ * `--columns` the columns it was asked with (so other columns fetch it again).
+ */
+export function exportMark(format: ExportFormat, columns: readonly string[]): true | string {
+  return columns.length === 0 || !COLUMN_FORMATS.includes(format) ? true : columns.join(",");
+}
+
+/** `columns`: the measurement columns and groups to ask for (measurements.csv and rois.geojson only). */
+export async function downloadExport(http: Http, segmentationId: string, file: string, dir: string, columns: readonly string[] = []): Promise<string> {
   const target = join(dir, file);
   const partial = `${target}.part`;
+  const query = columns.length ? `?${columns.map((c) => `columns=${encodeURIComponent(c)}`).join("&")}` : "";
   try {
-    const response = await http.request("GET", `/export/${segmentationId}/${file}`);
+    const response = await http.request("GET", `/export/${segmentationId}/${file}${query}`);
     await pipeline(Readable.fromWeb(response.body as import("node:stream/web").ReadableStream), createWriteStream(partial));
     await rename(partial, target);
   } catch (error) {

@@ -22,7 +22,8 @@ export interface ImageProgress {
   prediction_id?: string;
   segmentation_id?: string;
   cell_count?: number;
-  exports?: Partial<Record<ExportFormat, true>>;
+  /** Exports on disk: `true`, or the `--columns` a CSV or GeoJSON was saved with (client/exports.ts, exportMark). */
+  exports?: Partial<Record<ExportFormat, true | string>>;
 }
 
 interface StateFile {

@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { PredictionRecord } from "../schema/api-records.ts";
-import { downloadExport, type ExportFormat, exportFile } from "./exports.ts";
+import { COLUMN_FORMATS, downloadExport, type ExportFormat, exportFile, exportMark } from "./exports.ts";
 import { ApiError, type Http } from "./http.ts";
 import { OverlaySkipped, overlayFile, writeOverlay } from "./overlay.ts";
 import type { InputFile } from "./inputs.ts";
@@ -23,6 +23,8 @@ export interface SegmentOptions {
   modelId: string;
   params: Record<string, unknown>;
   formats: ExportFormat[];
+  /** Measurement columns and groups for measurements.csv and rois.geojson; empty: the service's default. */
+  columns?: string[];
   resumableAbove: number;
   bodyLimit: number;
   wait: WaitOptions;
@@ -92,8 +94,10 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
   display.count(0, options.inputs.length);
 
   const record = (input: InputFile, patch: Partial<ImageProgress>) => state.update(input.path, patch);
+  const columns = options.columns ?? [];
+  const saved = (progress: ImageProgress, format: ExportFormat) => progress.exports?.[format] === exportMark(format, columns);
   const exportsDone = (_input: InputFile, progress: ImageProgress) =>
-    options.formats.every((f) => progress.exports?.[f] && existsSync(join(options.out, progress.folder, exportFile(f, progress.cell_count ?? 0))));
+    options.formats.every((f) => saved(progress, f) && existsSync(join(options.out, progress.folder, exportFile(f, progress.cell_count ?? 0))));
 
   /** This run's starting point for one image: what the state says, less what no longer holds. */
   async function startingPoint(input: InputFile): Promise<ImageProgress> {
@@ -189,14 +193,14 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
     mkdirSync(dir, { recursive: true });
     const file = (format: ExportFormat) => exportFile(format, progress.cell_count ?? 0);
     for (const format of options.formats) {
-      if (progress.exports?.[format] && existsSync(join(dir, file(format)))) continue;
+      if (saved(progress, format) && existsSync(join(dir, file(format)))) continue;
       checkpoint();
       try {
-        await downloadExport(http, progress.segmentation_id!, file(format), dir);
+        await downloadExport(http, progress.segmentation_id!, file(format), dir, COLUMN_FORMATS.includes(format) ? columns : []);
       } catch (error) {
         throw new Error(`export ${file(format)}: ${message(error)}`);
       }
-      progress = record(input, { exports: { ...progress.exports, [format]: true } });
+      progress = record(input, { exports: { ...progress.exports, [format]: exportMark(format, columns) } });
     }
     display.log(`${input.name}: saved ${options.formats.map(file).join(", ")} in ${dir}`);
   }

@@ -3,11 +3,23 @@
 // this service's extras. `.meta({id})` names each record as a component of the OpenAPI document.
 import { z } from "zod";
 import { IMAGE_STATUSES, JOB_STATUSES, SEGMENTATION_SOURCES } from "./db.ts";
+import { PIXEL_SIZE_SOURCES } from "./image-formats/calibration.ts";
 import { modalityDecision } from "./modality.ts";
 
 const id = z.string();
 const timestamp = z.string().meta({ format: "date-time" });
 const count = z.number().int();
+
+/** Micrometres per pixel and where they come from. */
+const pixelSize = (sources: readonly [string, ...string[]], description: string) =>
+  z
+    .object({
+      x_um: z.number().meta({ description: "Micrometres per pixel along x" }),
+      y_um: z.number().meta({ description: "Micrometres per pixel along y" }),
+      source: z.enum(sources),
+    })
+    .nullable()
+    .meta({ description });
 
 export const imageRecord = z
   .object({
@@ -23,6 +35,14 @@ export const imageRecord = z
     channels: count.nullable(),
     bit_depth: count.nullable(),
     planes: count.nullable(),
+    pixel_size: pixelSize(
+      PIXEL_SIZE_SOURCES,
+      "The physical pixel size read from the file: `ome` (OME-XML's PhysicalSizeX/Y), `imagej` (ImageJ's unit with the resolution tags), `tiff` (the resolution tags in inches or centimetres; 72 per inch counts as none); null when the file has none. A prediction's `pixel_size_um` overrides it",
+    ),
+    channel_names: z
+      .array(z.string())
+      .nullable()
+      .meta({ description: "The channels' names from the file (OME-XML), which name the intensity columns; null when it names none (c0, c1, ... then)" }),
     created_at: timestamp,
   })
   .meta({ id: "Image" });
@@ -171,6 +191,10 @@ export const segmentationRecord = z
       .meta({ description: "One-channel models: the modality the input was made for (brightfield and histology are inverted), detected or given" }),
     width: count,
     height: count,
+    pixel_size: pixelSize(
+      [...PIXEL_SIZE_SOURCES, "given"],
+      "The pixel size its calibrated measurement columns (µm, µm²) use: the prediction's `pixel_size_um` (`given`), else the image's; null when unknown, and those columns are empty",
+    ),
     timings: z.record(z.string(), z.unknown()).nullable(),
     created_at: timestamp,
   })

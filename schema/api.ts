@@ -44,6 +44,10 @@ export const segmentParams = z
       .max(2)
       .optional()
       .meta({ description: "[channel to segment, nuclear channel], 1-based; 0 = the mean of all channels (default [0, 0])" }),
+    pixel_size_um: z.number().positive().max(1_000_000).optional().meta({
+      description:
+        "Micrometres per pixel (square pixels) for the calibrated measurement columns (µm, µm²); overrides the size read from the file (the image's `pixel_size`). Left out: the file's, or none",
+    }),
     modality: modalityParam.optional().meta({
       description:
         'One-channel models: "auto" (default) detects fluorescence, brightfield or stained histology; the engine inverts the latter two so nuclei read bright',

@@ -1,9 +1,9 @@
 // measurements.csv rows, shared by the service's export (worker/exports/measurements-csv.ts,
 // streamed) and the segment CLI's file (gpu-runner/engine/outputs/rois-files.ts): one row per ROI,
-// the columns of schema/measurements.ts, RFC 4180 with CRLF line ends, fields written by
+// the chosen columns of schema/measurements.ts, RFC 4180 with CRLF line ends, fields written by
 // csv-field.ts (quoting, formula neutralising).
 import { csvField } from "./csv-field.ts";
-import type { ExportContext, MeasurementColumn } from "./measurements.ts";
+import { type ExportContext, type MeasurementColumn, RoiDerived } from "./measurements.ts";
 import type { Roi } from "./roi.ts";
 
 export class CsvRowWriter {
@@ -24,11 +24,12 @@ export class CsvRowWriter {
 
   row(roi: Roi): string {
     let line = "";
+    const derived = new RoiDerived(roi);
     for (let i = 0; i < this.columns.length; i++) {
       const column = this.columns[i]!;
       if (i > 0) line += ",";
-      if (column.source === "roi") line += csvField(column.value(this.context, roi));
-      else line += this.fixed[i] ??= csvField(column.value(this.context, roi));
+      if (column.source === "roi") line += csvField(column.value(this.context, roi, derived));
+      else line += this.fixed[i] ??= csvField(column.value(this.context, roi, derived));
     }
     return `${line}\r\n`;
   }

@@ -2,6 +2,7 @@
 // under schema/migrations/, which wrangler applies (`wrangler d1 migrations apply`).
 import { sql } from "drizzle-orm";
 import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { PIXEL_SIZE_SOURCES } from "./image-formats/calibration.ts";
 import { MODALITIES } from "./modality.ts";
 
 const createdAt = () => integer("created_at").notNull().default(sql`(unixepoch('subsec') * 1000)`);
@@ -116,6 +117,12 @@ export const images = sqliteTable(
     channels: integer("channels"),
     bitDepth: integer("bit_depth"),
     planes: integer("planes"),
+    /** Micrometres per pixel read from the file's metadata (schema/image-formats/calibration.ts), and where; null when it has none. */
+    pixelSizeXUm: real("pixel_size_x_um"),
+    pixelSizeYUm: real("pixel_size_y_um"),
+    pixelSizeSource: text("pixel_size_source", { enum: PIXEL_SIZE_SOURCES }),
+    /** The channels' names from the file (OME-XML), JSON array of strings; null when it names none. */
+    channelNames: text("channel_names", { mode: "json" }).$type<string[]>(),
     /**
      * R2 multipart upload in flight: a resumable upload's, or a streamed one's (recorded before its
      * first byte; such a record has no part_count); null once completed or aborted.
@@ -255,6 +262,13 @@ export const segmentations = sqliteTable(
     modalitySource: text("modality_source", { enum: ["detected", "given"] }),
     width: integer("width").notNull(),
     height: integer("height").notNull(),
+    /**
+     * Micrometres per pixel the measurements are calibrated with: the prediction's `pixel_size_um`
+     * ("given"), else the image's (its source); null when unknown.
+     */
+    pixelSizeXUm: real("pixel_size_x_um"),
+    pixelSizeYUm: real("pixel_size_y_um"),
+    pixelSizeSource: text("pixel_size_source", { enum: [...PIXEL_SIZE_SOURCES, "given"] }),
     artifactKey: text("artifact_key").notNull(),
     timings: text("timings", { mode: "json" }),
     createdAt: createdAt(),

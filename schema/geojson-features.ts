@@ -11,7 +11,15 @@
 // positive, which is counter-clockwise in a y-up frame. Drawn on an image, where y points down,
 // such a ring runs clockwise on screen. QuPath (through JTS) accepts either orientation, so the
 // RFC's rule decides.
-import { MEASUREMENT_COLUMNS, roiId, type ExportContext, type MeasurementColumn, type MeasurementValue } from "./measurements.ts";
+import {
+  DEFAULT_MEASUREMENT_COLUMNS,
+  type ExportContext,
+  MEASUREMENT_COLUMNS,
+  type MeasurementColumn,
+  type MeasurementValue,
+  RoiDerived,
+  roiId,
+} from "./measurements.ts";
 import type { Roi } from "./roi.ts";
 
 /** What comes before the first feature and after the last; features are separated by ",\n". */
@@ -46,33 +54,39 @@ function jsonValue(value: MeasurementValue): string {
   return value === null ? "null" : JSON.stringify(value);
 }
 
-const COLUMNS: readonly MeasurementColumn[] = MEASUREMENT_COLUMNS;
+const CELL_TYPE: MeasurementColumn = MEASUREMENT_COLUMNS.find((c) => c.name === "cell_type")!;
 
 /**
  * Writes features as text directly: the segmentation-level properties are encoded once per export,
  * which keeps 100,000 features well inside the export's time budget (JSON.stringify of a fresh
- * object per feature was the bottleneck).
+ * object per feature was the bottleneck). The properties are the chosen measurement columns
+ * (schema/measurements.ts; the default ones unless `columns` says otherwise), then QuPath's.
  */
 export class GeoJsonFeatureWriter {
   private readonly context: ExportContext;
-  private readonly keys = COLUMNS.map((c, i) => `${(i === 0 ? "{" : ",") + JSON.stringify(c.name)}:`);
-  private readonly fixed: (string | null)[] = COLUMNS.map(() => null);
+  private readonly columns: readonly MeasurementColumn[];
+  private readonly keys: string[];
+  private readonly fixed: (string | null)[];
 
-  constructor(context: ExportContext) {
+  constructor(context: ExportContext, columns: readonly MeasurementColumn[] = DEFAULT_MEASUREMENT_COLUMNS) {
     this.context = context;
+    this.columns = columns;
+    this.keys = columns.map((c, i) => `${i === 0 ? "" : ","}${JSON.stringify(c.name)}:`);
+    this.fixed = columns.map(() => null);
   }
 
   feature(roi: Roi): string {
-    let properties = "";
-    let cellType: MeasurementValue = "";
-    for (let i = 0; i < COLUMNS.length; i++) {
-      const column = COLUMNS[i]!;
+    let properties = "{";
+    const derived = new RoiDerived(roi);
+    const columns = this.columns;
+    for (let i = 0; i < columns.length; i++) {
+      const column = columns[i]!;
       properties += this.keys[i];
-      if (column.source === "roi") properties += jsonValue(column.value(this.context, roi));
-      else properties += this.fixed[i] ??= jsonValue(column.value(this.context, roi));
-      if (column.name === "cell_type") cellType = column.value(this.context, roi);
+      if (column.source === "roi") properties += jsonValue(column.value(this.context, roi, derived));
+      else properties += this.fixed[i] ??= jsonValue(column.value(this.context, roi, derived));
     }
-    properties += ',"objectType":"detection"';
+    const cellType = CELL_TYPE.value(this.context, roi, derived);
+    properties += `${columns.length > 0 ? "," : ""}"objectType":"detection"`;
     // QuPath reads `classification` as a class object; an absent one means "unclassified", while a
     // null may not parse in every QuPath version, so the key appears once a cell type exists.
     if (typeof cellType === "string" && cellType !== "") properties += `,"classification":{"name":${JSON.stringify(cellType)}}`;

@@ -81,6 +81,8 @@ const signedImage = z.object({
   width: z.number().nullable(),
   height: z.number().nullable(),
   channels: z.number().nullable(),
+  /** The channels' names from the file (OME-XML), which the ROI artifact records for the intensity columns; absent from older workers. */
+  channel_names: z.array(z.string()).nullable().optional(),
   url: z.string(),
 });
 

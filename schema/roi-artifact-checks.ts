@@ -2,7 +2,8 @@
 // reader on everything it returns, so exports can trust what they iterate.
 
 import type { Roi } from "./roi.ts";
-import { RoiArtifactError } from "./roi-artifact.ts";
+import { INTENSITY_STATS } from "./roi.ts";
+import { ROI_ARTIFACT_MAX_CHANNELS, RoiArtifactError } from "./roi-artifact.ts";
 import type { RoiArtifactHeader } from "./roi-artifact.ts";
 
 const U32_MAX = 0xffffffff;
@@ -20,6 +21,11 @@ export function checkRoiArtifactHeader(h: RoiArtifactHeader): void {
   if (!(h.confluency >= 0 && h.confluency <= 1)) problems.push(`confluency ${h.confluency} (must be 0..1)`);
   if (typeof h.modelName !== "string") problems.push("model name");
   if (typeof h.modelVersion !== "string") problems.push("model version");
+  if (
+    h.channelNames !== undefined &&
+    (!Array.isArray(h.channelNames) || h.channelNames.length > ROI_ARTIFACT_MAX_CHANNELS || h.channelNames.some((n) => typeof n !== "string"))
+  )
+    problems.push(`channel names (at most ${ROI_ARTIFACT_MAX_CHANNELS} strings)`);
   if (problems.length > 0) throw new RoiArtifactError(`ROI artifact header: invalid ${problems.join(", ")}`);
 }
 
@@ -40,6 +46,12 @@ export function checkRoi(roi: Roi, h: RoiArtifactHeader, expectedIndex: number, 
   }
   if (bbox_y < previousBboxY) {
     throw new RoiArtifactError(`${where}: bbox_y ${bbox_y} is above the previous ROI's ${previousBboxY}; ROIs must be in raster order`);
+  }
+  const channels = h.channelNames?.length ?? 0;
+  if (channels > 0 ? !(roi.intensity instanceof Float64Array) || roi.intensity.length !== channels * INTENSITY_STATS.length : roi.intensity !== undefined) {
+    throw new RoiArtifactError(
+      `${where}: intensities must be ${channels * INTENSITY_STATS.length} numbers (${INTENSITY_STATS.length} for each of the header's ${channels} channels)${channels === 0 ? ", none without channels" : ""}`,
+    );
   }
   const p = roi.polygon;
   if (!(p instanceof Int32Array) || p.length < 6 || p.length % 2 !== 0) {

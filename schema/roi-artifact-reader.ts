@@ -7,7 +7,17 @@ import type { Roi } from "./roi.ts";
 import { ByteCursor } from "./roi-artifact-bytes.ts";
 import { checkRoi, checkRoiArtifactHeader } from "./roi-artifact-checks.ts";
 import { crc32 } from "./roi-artifact-crc32.ts";
-import { ROI_ARTIFACT_MAGIC, ROI_ARTIFACT_MAX_CHUNK_PAYLOAD, ROI_ARTIFACT_MAX_HEADER_BODY, ROI_ARTIFACT_VERSION, RoiArtifactError } from "./roi-artifact.ts";
+import { INTENSITY_STATS } from "./roi.ts";
+import {
+  ROI_ARTIFACT_FLAG_INTENSITY,
+  ROI_ARTIFACT_MAGIC,
+  ROI_ARTIFACT_MAX_CHANNELS,
+  ROI_ARTIFACT_MAX_CHUNK_PAYLOAD,
+  ROI_ARTIFACT_MAX_HEADER_BODY,
+  ROI_ARTIFACT_VERSION,
+  ROI_ARTIFACT_VERSION_2,
+  RoiArtifactError,
+} from "./roi-artifact.ts";
 import type { RoiArtifactContents, RoiArtifactHeader } from "./roi-artifact.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
@@ -80,8 +90,8 @@ async function readHeader(input: ExactReader): Promise<RoiArtifactHeader> {
   }
   const prefixView = viewOf(prefix);
   const version = prefixView.getUint16(4, true);
-  if (version !== ROI_ARTIFACT_VERSION)
-    throw new RoiArtifactError(`ROI artifact version ${version} is not supported (this reader knows ${ROI_ARTIFACT_VERSION})`);
+  if (version !== ROI_ARTIFACT_VERSION && version !== ROI_ARTIFACT_VERSION_2)
+    throw new RoiArtifactError(`ROI artifact version ${version} is not supported (this reader knows ${ROI_ARTIFACT_VERSION} and ${ROI_ARTIFACT_VERSION_2})`);
   const bodyLength = prefixView.getUint32(8, true);
   if (bodyLength > ROI_ARTIFACT_MAX_HEADER_BODY)
     throw new RoiArtifactError(`ROI artifact header body of ${bodyLength} bytes exceeds ${ROI_ARTIFACT_MAX_HEADER_BODY}`);
@@ -94,22 +104,33 @@ async function readHeader(input: ExactReader): Promise<RoiArtifactHeader> {
   const roiCount = cursor.u32();
   const vertexCount = cursor.u32();
   const confluency = cursor.f64();
-  const decodeText = (): string => {
+  const decodeText = (what: string): string => {
     try {
       return utf8.decode(cursor.raw(cursor.u16()));
     } catch (e) {
       if (e instanceof RoiArtifactError) throw e;
-      throw new RoiArtifactError("ROI artifact header: model name or version is not UTF-8");
+      throw new RoiArtifactError(`ROI artifact header: ${what} is not UTF-8`);
     }
   };
-  const modelName = decodeText();
-  const modelVersion = decodeText();
-  const header = { imageWidth, imageHeight, roiCount, vertexCount, confluency, modelName, modelVersion };
+  const modelName = decodeText("model name");
+  const modelVersion = decodeText("model version");
+  const header: RoiArtifactHeader = { imageWidth, imageHeight, roiCount, vertexCount, confluency, modelName, modelVersion };
+  if (version === ROI_ARTIFACT_VERSION_2) {
+    const flags = cursor.u32();
+    if ((flags & ~ROI_ARTIFACT_FLAG_INTENSITY) !== 0) throw new RoiArtifactError(`ROI artifact header: unknown record flags ${flags}`);
+    const channels = cursor.u16();
+    if (channels > ROI_ARTIFACT_MAX_CHANNELS) throw new RoiArtifactError(`ROI artifact header: ${channels} channels, more than ${ROI_ARTIFACT_MAX_CHANNELS}`);
+    if (((flags & ROI_ARTIFACT_FLAG_INTENSITY) !== 0) !== channels > 0)
+      throw new RoiArtifactError("ROI artifact header: intensities need at least one channel, and channels are named only for them");
+    const names: string[] = [];
+    for (let c = 0; c < channels; c++) names.push(decodeText("a channel name"));
+    if (names.length > 0) header.channelNames = names;
+  }
   checkRoiArtifactHeader(header);
   return header;
 }
 
-function decodeRecord(cursor: ByteCursor, index: number, _header: RoiArtifactHeader, verticesLeft: number): Roi {
+function decodeRecord(cursor: ByteCursor, index: number, header: RoiArtifactHeader, verticesLeft: number): Roi {
   const area_px = cursor.varint();
   const perimeter_px = cursor.f64();
   const centroid_x = cursor.f64();
@@ -132,7 +153,14 @@ function decodeRecord(cursor: ByteCursor, index: number, _header: RoiArtifactHea
     polygon[i] = x;
     polygon[i + 1] = y;
   }
-  return { index, area_px, perimeter_px, centroid_x, centroid_y, bbox_x, bbox_y, bbox_w, bbox_h, polygon };
+  const roi: Roi = { index, area_px, perimeter_px, centroid_x, centroid_y, bbox_x, bbox_y, bbox_w, bbox_h, polygon };
+  const channels = header.channelNames?.length ?? 0;
+  if (channels > 0) {
+    const intensity = new Float64Array(channels * INTENSITY_STATS.length);
+    for (let i = 0; i < intensity.length; i++) intensity[i] = cursor.f64();
+    roi.intensity = intensity;
+  }
+  return roi;
 }
 
 /** Where one chunk lies in the file and what its ROIs span, for schema/roi-artifact-index.ts. */
@@ -245,7 +273,9 @@ export async function readRoiArtifact(
     await input.cancel();
     throw e;
   }
-  return { header, rois: readRois(input, header, { firstIndex: 0, chunkLimit: null, onChunk: options.onChunk }) };
+  const rois = readRois(input, header, { firstIndex: 0, chunkLimit: null, onChunk: options.onChunk });
+  // A generator never started runs no `finally` on return(): cancel the input itself too.
+  return { header, rois, cancel: async () => void (await Promise.all([rois.return(undefined), input.cancel()])) };
 }
 
 /**

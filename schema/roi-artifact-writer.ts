@@ -7,7 +7,15 @@ import type { Roi } from "./roi.ts";
 import { ByteBuilder } from "./roi-artifact-bytes.ts";
 import { checkRoi, checkRoiArtifactHeader } from "./roi-artifact-checks.ts";
 import { crc32 } from "./roi-artifact-crc32.ts";
-import { ROI_ARTIFACT_MAGIC, ROI_ARTIFACT_MAX_HEADER_BODY, ROI_ARTIFACT_TARGET_CHUNK_PAYLOAD, ROI_ARTIFACT_VERSION, RoiArtifactError } from "./roi-artifact.ts";
+import {
+  ROI_ARTIFACT_FLAG_INTENSITY,
+  ROI_ARTIFACT_MAGIC,
+  ROI_ARTIFACT_MAX_HEADER_BODY,
+  ROI_ARTIFACT_TARGET_CHUNK_PAYLOAD,
+  ROI_ARTIFACT_VERSION,
+  ROI_ARTIFACT_VERSION_2,
+  RoiArtifactError,
+} from "./roi-artifact.ts";
 import type { RoiArtifactHeader } from "./roi-artifact.ts";
 
 const utf8 = new TextEncoder();
@@ -20,16 +28,24 @@ export function encodeRoiArtifactHeader(header: RoiArtifactHeader): Uint8Array {
   body.u32(header.roiCount);
   body.u32(header.vertexCount);
   body.f64(header.confluency);
-  for (const text of [header.modelName, header.modelVersion]) {
-    const bytes = utf8.encode(text);
-    if (bytes.length > 0xffff) throw new RoiArtifactError("ROI artifact header: model name or version longer than 65,535 bytes");
+  const text = (value: string, what: string) => {
+    const bytes = utf8.encode(value);
+    if (bytes.length > 0xffff) throw new RoiArtifactError(`ROI artifact header: ${what} longer than 65,535 bytes`);
     body.u16(bytes.length);
     body.raw(bytes);
+  };
+  text(header.modelName, "model name");
+  text(header.modelVersion, "model version");
+  const channels = header.channelNames ?? [];
+  if (channels.length > 0) {
+    body.u32(ROI_ARTIFACT_FLAG_INTENSITY);
+    body.u16(channels.length);
+    for (const name of channels) text(name, "channel name");
   }
   if (body.length > ROI_ARTIFACT_MAX_HEADER_BODY) throw new RoiArtifactError("ROI artifact header: body too large");
   const out = new ByteBuilder(16 + body.length);
   out.raw(ROI_ARTIFACT_MAGIC);
-  out.u16(ROI_ARTIFACT_VERSION);
+  out.u16(channels.length > 0 ? ROI_ARTIFACT_VERSION_2 : ROI_ARTIFACT_VERSION);
   out.u16(0);
   out.u32(body.length);
   out.raw(body.take());
@@ -56,6 +72,7 @@ function encodeRecord(roi: Roi, into: ByteBuilder): void {
     px = p[i];
     py = p[i + 1];
   }
+  if (roi.intensity) for (let i = 0; i < roi.intensity.length; i++) into.f64(roi.intensity[i]!);
 }
 
 function frameChunk(recordCount: number, payload: Uint8Array): Uint8Array {

@@ -224,8 +224,17 @@ function keyholeOutline(outer: Int32Array, holes: Int32Array[]): Int32Array {
 
 /** ImageJ's PolygonRoi.getTracedPerimeter: edge length minus (2 - √2) per non-adjacent corner. */
 export function tracedPerimeter(polygon: Int32Array): number {
+  const { sumdx, sumdy, corners } = tracedPerimeterParts(polygon);
+  return sumdx + sumdy - corners * (2 - Math.SQRT2);
+}
+
+/**
+ * The sums ImageJ's traced perimeter is made of: horizontal and vertical edge length, and the
+ * corners it cuts. With a pixel of w × h ImageJ's perimeter is sumdx·w + sumdy·h − corners·(w + h − √(w² + h²)).
+ */
+export function tracedPerimeterParts(polygon: Int32Array): { sumdx: number; sumdy: number; corners: number } {
   const n = polygon.length / 2;
-  if (n < 4) return 0;
+  if (n < 4) return { sumdx: 0, sumdy: 0, corners: 0 };
   let sumdx = 0,
     sumdy = 0,
     corners = 0;
@@ -248,5 +257,5 @@ export function tracedPerimeter(polygon: Int32Array): number {
     dy1 = dy2;
     side1 = side2;
   }
-  return sumdx + sumdy - corners * (2 - Math.SQRT2);
+  return { sumdx, sumdy, corners };
 }

@@ -17,6 +17,15 @@ export interface RoiMeasurements {
   bbox_h: number;
 }
 
+/**
+ * The statistics of a cell's original pixel values, per channel, in this order (ROI artifact
+ * version 2; the `intensity` column group): as scikit-image's regionprops computes them, the
+ * standard deviation with ddof 0 (numpy's default), the median of an even count the mean of its two
+ * middle values, the sum the integrated intensity.
+ */
+export const INTENSITY_STATS = ["mean", "median", "std", "min", "max", "sum"] as const;
+export type IntensityStat = (typeof INTENSITY_STATS)[number];
+
 export interface Roi extends RoiMeasurements {
   /**
    * 0-based position in the segmentation's order: masks sorted by the raster position of their
@@ -32,6 +41,13 @@ export interface Roi extends RoiMeasurements {
    * rule fills with exactly the object's pixels.
    */
   polygon: Int32Array;
+  /**
+   * Per channel of the image, INTENSITY_STATS of the pixels inside the outline, from the original
+   * pixel values (not the network's normalised input): channel c's statistic s at
+   * [c * INTENSITY_STATS.length + s]. Absent when the segmentation measured none (imports, and
+   * artifacts of format version 1).
+   */
+  intensity?: Float64Array;
 }
 
 export const ROI_MEASUREMENT_FIELDS = [

@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import type { ModelRecord } from "../../schema/api-records.ts";
 import { CLOUDFLARE_BODY_LIMIT, DEFAULT_RESUMABLE_ABOVE } from "../body-limit.ts";
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connect, UsageError } from "../connection.ts";
+import { MEASUREMENT_COLUMN_NAMES, MEASUREMENT_GROUP_NAMES } from "../../schema/measurements.ts";
 import { EXPORT_FILES, type ExportFormat, isExportFormat, PNG_MAX_CELLS } from "../exports.ts";
 import { positiveNumber } from "../flags.ts";
 import { formatBytes } from "../format.ts";
@@ -30,6 +31,9 @@ Exits 0 only if every image was segmented and exported.
   --diameter D            object diameter in pixels; 0 or auto: estimate it (the default)
   --channels A,B          Cellpose's channels: segment A, nucleus B; 1-based, 0 = grayscale
   --formats LIST          exports to save, any of ${Object.keys(EXPORT_FILES).join(",")} (default: all)
+  --columns LIST          measurement columns of measurements.csv and of rois.geojson's properties, in
+                          order: column names or groups (${MEASUREMENT_GROUP_NAMES.join(", ")}), e.g. default,shape,intensity
+                          (default: the service's 20 default columns; \`columns\` in the API reference)
   --resumable-above BYTES files above this size upload in parts (default ${formatBytes(DEFAULT_RESUMABLE_ABOVE)})
   --body-limit BYTES      the largest request your zone accepts (default ${CLOUDFLARE_BODY_LIMIT}, Cloudflare's
                           Free and Pro limit); no one-call upload or part goes above it
@@ -47,6 +51,7 @@ const SEGMENT_OPTIONS = {
   diameter: { type: "string" },
   channels: { type: "string" },
   formats: { type: "string", default: Object.keys(EXPORT_FILES).join(",") },
+  columns: { type: "string" },
   "resumable-above": { type: "string" },
   "body-limit": { type: "string" },
   poll: { type: "string", default: "1" },
@@ -64,6 +69,26 @@ function predictionParams(values: { diameter?: string; channels?: string }): Rec
     params.channels = channels;
   }
   return params;
+}
+
+/**
+ * `--columns`: names of columns or groups, checked against the list the service serves; the
+ * intensity columns are named by each image's channels (intensity_<channel>_<statistic>), so the
+ * service checks those.
+ */
+export function measurementColumns(list: string | undefined): string[] {
+  if (list === undefined) return [];
+  const names = list
+    .split(",")
+    .map((c) => c.trim())
+    .filter(Boolean);
+  const known = new Set<string>([...MEASUREMENT_COLUMN_NAMES, ...MEASUREMENT_GROUP_NAMES]);
+  const unknown = names.filter((n) => !known.has(n) && !n.startsWith("intensity_"));
+  if (unknown.length || names.length === 0)
+    throw new UsageError(
+      `--columns takes measurement columns or groups; not ${unknown.join(", ") || "nothing"}. Groups: ${MEASUREMENT_GROUP_NAMES.join(", ")}; columns: ${MEASUREMENT_COLUMN_NAMES.join(", ")}, and intensity_<channel>_<mean|median|std|min|max|sum>`,
+    );
+  return names;
 }
 
 function exportFormats(list: string): ExportFormat[] {
@@ -105,6 +130,7 @@ export async function segmentCommand(args: string[], io: SegmentIo): Promise<num
     modelId: values.model,
     params: predictionParams(values),
     formats,
+    columns: measurementColumns(values.columns),
     overlay: values.overlay,
     resumableAbove: values["resumable-above"] === undefined ? DEFAULT_RESUMABLE_ABOVE : positiveNumber(values["resumable-above"], "--resumable-above", true),
     bodyLimit: values["body-limit"] === undefined ? CLOUDFLARE_BODY_LIMIT : positiveNumber(values["body-limit"], "--body-limit"),

@@ -2,10 +2,10 @@
 // Every decoding failure (unknown format, corrupt or truncated data, limits) is an ImageDecodeError
 // with a kind; the error, the limits and the header rules are shared with the worker's upload
 // probe in schema/image-formats.
-import { ImageDecodeError, type ImageFormat, type SampleFormat } from "../../schema/image-formats/index.ts";
+import { ImageDecodeError, type ImageFormat, type PixelSize, type SampleFormat } from "../../schema/image-formats/index.ts";
 
 export { ImageDecodeError, MAX_SAMPLES, type ImageDecodeErrorKind } from "../../schema/image-formats/index.ts";
-export type { ImageFormat, SampleFormat };
+export type { ImageFormat, PixelSize, SampleFormat };
 
 export interface DecodedImage {
   width: number;
@@ -31,6 +31,10 @@ export interface ImageProbe {
   pages: number;
   /** Whether the pixels went through lossy compression (a JPEG, or a JPEG-compressed TIFF). */
   lossy: boolean;
+  /** Micrometres per pixel from the file's metadata (TIFF only: schema/image-formats/calibration.ts); null when it has none. */
+  pixelSize: PixelSize | null;
+  /** The channels' names from the file (OME-XML), one per channel; null when it names none. */
+  channelNames: string[] | null;
 }
 
 export interface DecodeOptions {

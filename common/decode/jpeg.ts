@@ -64,6 +64,8 @@ export function readFrame(bytes: Uint8Array): JpegFrame {
         sampleFormat: "uint",
         pages: 1,
         lossy: true,
+        pixelSize: null,
+        channelNames: null,
         end: at + 2 + length,
       };
     }

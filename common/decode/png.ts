@@ -33,6 +33,8 @@ export function probePng(bytes: Uint8Array): ImageProbe {
     sampleFormat: "uint",
     pages: 1,
     lossy: false,
+    pixelSize: null,
+    channelNames: null,
   };
 }
 

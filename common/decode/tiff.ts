@@ -11,6 +11,8 @@ import {
   type PageLayout,
   tiffBlockBytes,
   tiffPageLayout,
+  tiffChannelNames,
+  tiffPixelSize,
 } from "../../schema/image-formats/index.ts";
 import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
 import {
@@ -59,16 +61,20 @@ function layoutOf(bytes: Uint8Array): TiffLayout {
 }
 
 export function probeTiff(bytes: Uint8Array): ImageProbe {
-  const { layout, first } = layoutOf(bytes);
+  const { file, layout, first } = layoutOf(bytes);
+  const description = stringOf(file.directory(0), Tag.ImageDescription);
+  const channels = layout.channelPages * first.samplesPerPixel;
   return {
     format: "tiff",
     width: first.width,
     height: first.height,
-    channels: layout.channelPages * first.samplesPerPixel,
+    channels,
     bitDepth: first.bitsPerSample,
     sampleFormat: first.sampleFormat,
     pages: layout.planes,
     lossy: first.compression === Compression.Jpeg,
+    pixelSize: tiffPixelSize(description, file.directory(0)),
+    channelNames: tiffChannelNames(description, channels),
   };
 }
 

@@ -9,7 +9,11 @@
 // peak resident memory above its level before the request.
 //
 // Options: --rois N (default 100000), --runs N (default 3, the best run is reported),
-// --only <export name> (the raw read always runs first, as the reference).
+// --only <export name> (the raw read always runs first, as the reference). measurements.csv and
+// rois.geojson run twice: with the default columns and with the shape group added
+// (`columns=default&columns=shape`); `--only measurements.csv` runs both of the CSV.
+// --channels N (default 0) gives every cell intensities of N channels (ROI artifact version 2) and
+// adds the CSV and GeoJSON with the intensity group.
 
 import { execFile } from "node:child_process";
 import { createWriteStream, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
@@ -24,8 +28,15 @@ import { Inspector } from "./exports-inspector.ts";
 import { artifactKey } from "../../schema/storage-keys.ts";
 
 const { values } = parseArgs({
-  options: { rois: { type: "string", default: "100000" }, runs: { type: "string", default: "3" }, only: { type: "string" } },
+  options: {
+    rois: { type: "string", default: "100000" },
+    runs: { type: "string", default: "3" },
+    only: { type: "string" },
+    channels: { type: "string", default: "0" },
+  },
 });
+const channelCount = Number(values.channels);
+if (!Number.isInteger(channelCount) || channelCount < 0 || channelCount > 64) throw new Error(`--channels must be 0..64, got ${values.channels}`);
 const roiTarget = Number(values.rois);
 const runs = Number(values.runs);
 if (!Number.isInteger(roiTarget) || roiTarget < 1) throw new Error(`--rois must be a positive integer, got ${values.rois}`);
@@ -37,7 +48,12 @@ const MIN_HEIGHT = 17;
 const columns = Math.ceil(Math.sqrt(roiTarget * 1.6));
 const rows = Math.ceil(roiTarget / columns);
 const shapes = inRasterOrder(syntheticShapes(columns, rows, TILE, 1, MIN_HEIGHT)).slice(0, roiTarget);
-const rois = roisFromShapes(shapes);
+// With --channels N, every cell carries intensities of N channels (ROI artifact version 2), as a
+// prediction's do: 48 bytes a channel a cell.
+const rois = roisFromShapes(shapes).map((roi) =>
+  channelCount === 0 ? roi : { ...roi, intensity: Float64Array.from({ length: 6 * channelCount }, (_, i) => 1000 + ((roi.index * 37 + i * 101) % 4096) / 3) },
+);
+const channelNames = Array.from({ length: channelCount }, (_, c) => `c${c}`);
 const width = columns * TILE;
 const height = rows * TILE;
 const vertices = rois.reduce((n, r) => n + r.polygon.length / 2, 0);
@@ -45,7 +61,7 @@ const vertices = rois.reduce((n, r) => n + r.polygon.length / 2, 0);
 const workDir = mkdtempSync(join(tmpdir(), "bench-exports-"));
 const artifactFile = join(workDir, "rois.bin");
 await pipeline(
-  encodeRoiArtifact({ imageWidth: width, imageHeight: height, confluency: 0.3, modelName: "bench", modelVersion: "1" }, rois),
+  encodeRoiArtifact({ imageWidth: width, imageHeight: height, confluency: 0.3, modelName: "bench", modelVersion: "1", channelNames }, rois),
   createWriteStream(artifactFile),
 );
 const artifactBytes = statSync(artifactFile).size;
@@ -180,7 +196,24 @@ const exportUrl = (format: string) => `${stack.api}/export/${segmentationId}/${f
 const targets: [string, string, string[]][] = [
   ["raw artifact (ceiling)", rawUrl, []],
   ["measurements.csv", exportUrl("measurements.csv"), authorization],
+  // The default 20 columns and the shape group, computed from each outline as the export streams.
+  ["measurements.csv?columns=default&columns=shape", exportUrl("measurements.csv?columns=default&columns=shape"), authorization],
   ["rois.geojson", exportUrl("rois.geojson"), authorization],
+  ["rois.geojson?columns=default&columns=shape", exportUrl("rois.geojson?columns=default&columns=shape"), authorization],
+  ...(channelCount > 0
+    ? [
+        ["measurements.csv?columns=default&columns=intensity", exportUrl("measurements.csv?columns=default&columns=intensity"), authorization] as [
+          string,
+          string,
+          string[],
+        ],
+        ["rois.geojson?columns=default&columns=intensity", exportUrl("rois.geojson?columns=default&columns=intensity"), authorization] as [
+          string,
+          string,
+          string[],
+        ],
+      ]
+    : []),
   ["rois.zip", exportUrl("rois.zip"), authorization],
   // masks.png holds 65,535 cells at most (the service answers 422 above); masks.tif any number.
   ...(rois.length <= 65_535 ? [["masks.png", exportUrl("masks.png"), authorization] as [string, string, string[]]] : []),
@@ -192,7 +225,7 @@ const report: string[] = [];
 try {
   const inspector = await Inspector.connect(inspectorPort);
   report.push(
-    `bench:exports — ${rois.length} ROIs, ${(vertices / rois.length).toFixed(1)} vertices/ROI, image ${width}x${height}, artifact ${(artifactBytes / 1e6).toFixed(2)} MB`,
+    `bench:exports — ${rois.length} ROIs, ${(vertices / rois.length).toFixed(1)} vertices/ROI, ${channelCount} channel(s) of intensities, image ${width}x${height}, artifact ${(artifactBytes / 1e6).toFixed(2)} MB`,
   );
   report.push(
     `the app's export route under wrangler dev (local D1 + R2), downloaded with curl; time: best of ${runs} runs; memory: worst of ${runs} (isolate heap used; workerd RSS above its pre-request level)`,

@@ -6,6 +6,7 @@ import type { Roi } from "../../schema/roi.ts";
 import { segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
 import { openImageRegions } from "../../common/decode/region-reader.ts";
 import { InputError } from "../engine/faults.ts";
+import { attachIntensity } from "../engine/intensity.ts";
 import type { ModalityDecision } from "../engine/modality.ts";
 import { previewTiles } from "../engine/preview.ts";
 import { PreviewReduction } from "../engine/preview-reduction.ts";
@@ -81,10 +82,26 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   if (missing !== undefined) throw new InputError(`params.channels asks for channel ${missing + 1}; the image has ${image.channels}`);
   const result = await segmentImage(image, model, params, { onProgress: (fraction, stage) => ctx.progress(0.1 + 0.8 * fraction, stage) });
   ctx.checkpoint();
+  // The cells' intensities from the decoded pixels, which segmenting left as they were (the network
+  // reads a normalised copy).
+  const intensityStarted = performance.now();
+  attachIntensity(result.rois, image, result.labels);
+  const timings = { ...result.timings, intensity: performance.now() - intensityStarted };
 
-  const output = await uploadArtifact(job, ctx, result, result.rois);
+  const output = await uploadArtifact(job, ctx, result, result.rois, channelNames(job, image.channels));
   if (preview && output.preview_url) await ctx.api.upload(output.preview_url, preview);
-  return predictionResult(result, result.rois.length, { fetch: fetchedMs, decode: decodedMs, total: performance.now() - started }, model.executionProvider);
+  return predictionResult(
+    { ...result, timings },
+    result.rois.length,
+    { fetch: fetchedMs, decode: decodedMs, total: performance.now() - started },
+    model.executionProvider,
+  );
+}
+
+/** The names the artifact gives the image's channels: the file's (OME-XML, from the upload probe), else c0, c1, ... */
+export function channelNames(job: LeasedPrediction, channels: number): string[] {
+  const named = job.image.channel_names;
+  return named && named.length === channels ? named : Array.from({ length: channels }, (_, c) => `c${c}`);
 }
 
 async function uploadArtifact(
@@ -92,13 +109,21 @@ async function uploadArtifact(
   ctx: JobContext,
   result: { width: number; height: number; confluency: number },
   rois: readonly Roi[],
+  channels: string[],
 ): Promise<LeasedPrediction["output"]> {
   ctx.progress(0.9, "uploading");
   // URLs signed at lease time may have expired during a long run: ask for fresh ones first.
   const { output } = (await ctx.api.urls(job)) as LeasedPrediction;
   const artifact = await concatChunks(
     encodeRoiArtifact(
-      { imageWidth: result.width, imageHeight: result.height, confluency: result.confluency, modelName: job.model.name, modelVersion: job.model.version },
+      {
+        imageWidth: result.width,
+        imageHeight: result.height,
+        confluency: result.confluency,
+        modelName: job.model.name,
+        modelVersion: job.model.version,
+        channelNames: channels,
+      },
       rois,
     ),
   );
@@ -131,8 +156,9 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext) {
     onCells: (cells) => void rois.push(...cells),
     onBlock: () => ctx.checkpoint(),
     onProgress: (fraction, stage) => ctx.progress(0.05 + 0.85 * fraction, stage),
+    measureIntensity: true,
   });
-  const output = await uploadArtifact(job, ctx, result, rois);
+  const output = await uploadArtifact(job, ctx, result, rois, channelNames(job, regions.channels));
   if (preview && output.preview_url) {
     // As for a whole image: a preview that cannot be made costs the viewer its picture, never the segmentation.
     let tiles: Uint8Array | undefined;

@@ -33,3 +33,14 @@ export {
   type TiffTags,
 } from "./tiff-page.ts";
 export { tiffPageLayout, type PageLayout } from "./tiff-hyperstack.ts";
+export {
+  micrometres,
+  omeAttributes,
+  omeElements,
+  PIXEL_SIZE_SOURCES,
+  tiffChannelNames,
+  tiffPixelSize,
+  utf8Description,
+  type PixelSize,
+  type PixelSizeSource,
+} from "./calibration.ts";

@@ -12,7 +12,12 @@ export const Tag = {
   SamplesPerPixel: 277,
   RowsPerStrip: 278,
   StripByteCounts: 279,
+  /** Pixels per ResolutionUnit along x and y (schema/image-formats/calibration.ts reads the pixel size from them). */
+  XResolution: 282,
+  YResolution: 283,
   PlanarConfiguration: 284,
+  /** 1 none, 2 inch, 3 centimetre. */
+  ResolutionUnit: 296,
   Predictor: 317,
   TileWidth: 322,
   TileLength: 323,

@@ -3,13 +3,13 @@
 // resumed without repeating work, the one-prediction-at-a-time rule waited out, and a bad file
 // failing the exit status without stopping the others.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { decode as decodePng, encode as encodePng } from "fast-png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MEASUREMENT_COLUMN_NAMES } from "../../schema/measurements.ts";
+import { DEFAULT_MEASUREMENT_COLUMNS } from "../../schema/measurements.ts";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { segmentCommand } from "../../client/commands/segment.ts";
 import { Http } from "../../client/http.ts";
@@ -169,7 +169,7 @@ const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
 function expectExports(dir: string): number {
   const csv = readFileSync(join(dir, "measurements.csv"), "utf8").trim().split(/\r?\n/);
-  expect(csv[0]!.split(",")).toEqual(MEASUREMENT_COLUMN_NAMES);
+  expect(csv[0]!.split(",")).toEqual(DEFAULT_MEASUREMENT_COLUMNS.map((c) => c.name));
   const geojson = JSON.parse(readFileSync(join(dir, "rois.geojson"), "utf8")) as { type: string; features: { geometry: { type: string } }[] };
   expect(geojson.type).toBe("FeatureCollection");
   expect(geojson.features).toHaveLength(csv.length - 1);
@@ -261,6 +261,42 @@ describe("npm run client -- segment", () => {
     const noOutlines = await runClient([...args, "--formats", "csv,masks"]);
     expect(noOutlines.code).toBe(2);
     expect(noOutlines.output).toContain("--overlay draws the outlines from rois.geojson: add geojson to --formats");
+  }, 240_000);
+
+  it("--columns picks the CSV's columns and the GeoJSON's properties; other columns on a rerun fetch those two again, predicting nothing", async () => {
+    const folder = folderOf("columns", { "g.tif": nucleiTiff(160, 160) });
+    const out = join(work, "columns-out");
+    const args = ["segment", folder, "--out", out, "--poll", "0.2", "--formats", "csv,geojson,masks"];
+    const shape = ["circularity", "solidity", "eccentricity", "major_axis_px", "minor_axis_px", "orientation_deg", "feret_max_px", "equivalent_diameter_px"];
+    const first = await runClient([...args, "--columns", "roi_id,shape"]);
+    expect(first.code, first.output).toBe(0);
+    const csv = () =>
+      readFileSync(join(out, "g", "measurements.csv"), "utf8")
+        .trim()
+        .split(/\r?\n/);
+    const properties = () =>
+      (JSON.parse(readFileSync(join(out, "g", "rois.geojson"), "utf8")) as { features: { properties: Record<string, unknown> }[] }).features.map(
+        (f) => f.properties,
+      );
+    expect(csv()[0]!.split(",")).toEqual(["roi_id", ...shape]);
+    expect(csv().length).toBeGreaterThan(5);
+    expect(Object.keys(properties()[0]!)).toEqual(["roi_id", ...shape, "objectType"]);
+    for (const p of properties()) expect(p.solidity as number).toBeGreaterThan(0.5);
+
+    const before = await counts();
+    const masks = statSync(join(out, "g", "masks.png")).mtimeMs;
+    const second = await runClient([...args, "--columns", "default"]);
+    expect(second.code, second.output).toBe(0);
+    expect(csv()[0]!.split(",")).toEqual(DEFAULT_MEASUREMENT_COLUMNS.map((c) => c.name));
+    expect(Object.keys(properties()[0]!)).toEqual([...DEFAULT_MEASUREMENT_COLUMNS.map((c) => c.name), "objectType"]);
+    expect(statSync(join(out, "g", "masks.png")).mtimeMs).toBe(masks);
+    expect(await counts()).toEqual(before);
+
+    const wrong = await runClient([...args, "--columns", "roi_id,volume"]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.output).toContain(
+      "--columns takes measurement columns or groups; not volume. Groups: default, shape, calibrated, intensity, all; columns: image_name",
+    );
   }, 240_000);
 
   it("resumes an interrupted run: the second run uploads and predicts nothing already done", async () => {

@@ -19,13 +19,53 @@ afterAll(async () => {
 
 const { api, postJson } = stackClient(() => stack);
 
-async function upload(name: string, width: number, height: number): Promise<{ id: string; nuclei: number }> {
+async function upload(name: string, width: number, height: number): Promise<{ id: string; nuclei: number; data: Uint16Array }> {
   const { data, count } = syntheticNuclei(width, height);
   const form = new FormData();
   form.append("file", new File([encodePng({ width, height, data, depth: 16, channels: 1 }) as Uint8Array<ArrayBuffer>], name));
   const { image } = await api<{ image: { id: string; upload_status: string } }>("/upload", { method: "POST", body: form });
   expect(image.upload_status).toBe("ready");
-  return { id: image.id, nuclei: count };
+  return { id: image.id, nuclei: count, data };
+}
+
+/**
+ * The runner's intensity columns of every cell against its own pixels in the uploaded image: the
+ * pixels whose centre the exported outline holds, their statistics computed here the plain way.
+ */
+async function expectIntensities(segmentationId: string, data: Uint16Array, width: number): Promise<void> {
+  const columns = ["roi_index", "intensity"].map((c) => `columns=${c}`).join("&");
+  const geojson = (await (
+    await fetch(`${stack.api}/export/${segmentationId}/rois.geojson?${columns}`, { headers: { Authorization: `Bearer ${stack.key}` } })
+  ).json()) as { features: { geometry: { coordinates: number[][][] }; properties: Record<string, number> }[] };
+  expect(geojson.features.length).toBeGreaterThan(10);
+  for (const { geometry, properties } of geojson.features) {
+    const ring = geometry.coordinates[0]!;
+    const xs = ring.map((p) => p[0]!);
+    const ys = ring.map((p) => p[1]!);
+    const values: number[] = [];
+    for (let y = Math.min(...ys); y < Math.max(...ys); y++)
+      for (let x = Math.min(...xs); x < Math.max(...xs); x++) {
+        let inside = false;
+        for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
+          const [xi, yi] = ring[i]!;
+          const [xj, yj] = ring[j]!;
+          if (yi! > y + 0.5 !== yj! > y + 0.5 && x + 0.5 < ((xj! - xi!) * (y + 0.5 - yi!)) / (yj! - yi!) + xi!) inside = !inside;
+        }
+        if (inside) values.push(data[y * width + x]!);
+      }
+    const sorted = [...values].sort((a, b) => a - b);
+    const n = values.length;
+    const sum = values.reduce((a, b) => a + b, 0);
+    const mean = sum / n;
+    const median = n % 2 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
+    const std = Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / n);
+    const cell = `cell ${properties.roi_index}`;
+    expect(
+      [properties.intensity_c0_mean, properties.intensity_c0_median, properties.intensity_c0_min, properties.intensity_c0_max, properties.intensity_c0_sum],
+      cell,
+    ).toEqual([mean, median, sorted[0], sorted[n - 1], sum]);
+    expect(Math.abs(properties.intensity_c0_std! - std) / std, cell).toBeLessThan(1e-12);
+  }
 }
 
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
@@ -63,6 +103,7 @@ describe("the local stack", () => {
       await fetch(`${stack.api}/export/${done.segmentation_id}/measurements.csv`, { headers: { Authorization: `Bearer ${stack.key}` } })
     ).text();
     expect(csv.trim().split("\n")).toHaveLength((done.cell_count as number) + 1);
+    await expectIntensities(done.segmentation_id as string, image.data, 512);
     await stopRunner(runner);
   }, 180_000);
 
@@ -82,6 +123,8 @@ describe("the local stack", () => {
     // Whole nuclei (radius 11: about 380 px), not halves cut at a block seam.
     const areas = geojson.features.map((f) => f.properties.area_px).sort((a, b) => a - b);
     expect(areas[0]).toBeGreaterThan(200);
+    // Each cell's intensities, taken from the block that kept it, are those of its pixels in the whole image.
+    await expectIntensities(done.segmentation_id as string, image.data, 768);
     // The image's first segmentation also made its preview, summed from the blocks as they were read.
     // A sign-in link is spent by the POST of its page's button, from the dashboard's own origin.
     const link = new URL(await stack.loginLink());

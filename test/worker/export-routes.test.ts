@@ -99,6 +99,29 @@ describe("GET /export/{segmentation_id}/{format}", () => {
     expect(detail).toMatch(/centroid_x/);
   });
 
+  it("adds the shape columns by group to the CSV and the GeoJSON, and refuses an unknown one on either with 400", async () => {
+    const org = await createOrg();
+    const id = await segmented(org);
+    const csv = await (await call(`/export/${id}/measurements.csv?columns=roi_index&columns=shape`, { key: org.key })).text();
+    const [header, first] = csv.trim().split(/\r?\n/);
+    expect(header).toBe("roi_index,circularity,solidity,eccentricity,major_axis_px,minor_axis_px,orientation_deg,feret_max_px,equivalent_diameter_px");
+    // The first cell is a 2 x 2 square stated with perimeter 8: circularity π/4, solidity 1, a
+    // disc's ellipse (axes 4·√0.25, no eccentricity, angle 0), Feret its diagonal.
+    expect(first.split(",").map(Number)).toEqual([1, (4 * Math.PI * 4) / 64, 1, 0, 2, 2, 0, Math.sqrt(8), Math.sqrt(16 / Math.PI)]);
+    const geojson = await json<{ features: { properties: Record<string, unknown> }[] }>(
+      await call(`/export/${id}/rois.geojson?columns=roi_index&columns=feret_max_px`, { key: org.key }),
+    );
+    expect(geojson.features.map((f) => f.properties)).toEqual([
+      { roi_index: 1, feret_max_px: Math.sqrt(8), objectType: "detection" },
+      { roi_index: 2, feret_max_px: Math.sqrt(18), objectType: "detection" },
+    ]);
+    const refused = await call(`/export/${id}/rois.geojson?columns=volume`, { key: org.key });
+    expect(refused.status).toBe(400);
+    expect((await json(refused)).detail).toMatch(
+      /unknown column\(s\): volume; valid columns: .*feret_max_px.*; or a group of them: default, shape, calibrated, all/,
+    );
+  });
+
   it("answers 404 for another organization's segmentation exactly as for a missing one, and 401 without a key", async () => {
     const owner = await createOrg();
     const stranger = await createOrg();

@@ -1,4 +1,4 @@
-// The crafted hostile files of issue 15 (test/engine/helpers/hostile-images.ts) at upload: each
+// The crafted hostile files of issue 15 (gpu-runner/bench/synthetic/hostile-images.ts) at upload: each
 // one the header probe can tell is refused with 415/422 naming the problem and leaves nothing
 // behind, and the probe reads a bounded number of R2 ranges however the directories are laid out.
 import { env } from "cloudflare:workers";

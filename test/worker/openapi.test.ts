@@ -99,6 +99,16 @@ describe("the OpenAPI document", () => {
     expect(Object.keys(paths["/upload"].post.requestBody!.content).sort()).toEqual(["application/json", "multipart/form-data"]);
     expect(paths["/export/{segmentation_id}/measurements.csv"].get.parameters!.map((p) => p.name)).toContain("columns");
   });
+
+  it("documents the measurement columns and their groups on both exports that take `columns`", async () => {
+    const { paths } = await fetchDocument();
+    for (const path of ["/export/{segmentation_id}/measurements.csv", "/export/{segmentation_id}/rois.geojson"]) {
+      const columns = paths[path].get.parameters!.find((p) => p.name === "columns") as { description?: string } | undefined;
+      expect(columns, path).toBeDefined();
+      for (const text of ["`default`", "`shape`", "`all`", "`bbox_h`", "`solidity`", "ImageJ", "regionprops"])
+        expect(columns!.description, path).toContain(text);
+    }
+  });
 });
 
 describe("the API reference page", () => {

@@ -5,9 +5,9 @@
 // maps thrown errors with `exportErrorStatus`.
 
 import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
-import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
+import type { RoiArtifactContents, RoiArtifactHeader } from "../../schema/roi-artifact.ts";
 import { RoiArtifactError } from "../../schema/roi-artifact.ts";
-import { selectMeasurementColumns, UnknownMeasurementColumnsError } from "../../schema/measurements.ts";
+import { measurementColumns, selectMeasurementColumns, UnknownMeasurementColumnsError } from "../../schema/measurements.ts";
 import type { ExportContext } from "../../schema/measurements.ts";
 import { ImageJRoiLimitError } from "./imagej-roi.ts";
 import { labelPng, MasksPngLimitError } from "./label-png.ts";
@@ -21,7 +21,7 @@ import type { Segmentation } from "../services/segmentations.ts";
 export type { ExportContext } from "../../schema/measurements.ts";
 
 export interface ExportOptions {
-  /** measurements.csv only: the `columns` query values, in order. */
+  /** measurements.csv and rois.geojson: the `columns` query values (columns and groups), in order. */
   columns?: readonly string[];
 }
 
@@ -53,6 +53,7 @@ export function exportContext(segmentation: Segmentation): ExportContext {
     imageWidth: segmentation.width,
     imageHeight: segmentation.height,
     confluency: segmentation.confluency,
+    pixelSize: segmentation.pixelSizeXUm !== null && segmentation.pixelSizeYUm !== null ? { x: segmentation.pixelSizeXUm, y: segmentation.pixelSizeYUm } : null,
   };
 }
 
@@ -68,30 +69,44 @@ async function open(artifact: ReadableStream<Uint8Array>): Promise<RoiArtifactCo
   return readRoiArtifact(artifact);
 }
 
-async function refuse(artifact: ReadableStream<Uint8Array>, error: unknown): Promise<never> {
-  await artifact.cancel().catch(() => undefined);
-  throw error;
+/** The context with what the artifact's header adds: the channels its ROIs carry intensities of. */
+function withHeader(context: ExportContext, header: RoiArtifactHeader): ExportContext {
+  return header.channelNames?.length ? { ...context, channels: header.channelNames } : context;
+}
+
+/**
+ * Reads the header and chooses the columns `options` ask for among the segmentation's (its
+ * intensity columns are named by the header's channels); an unknown name cancels the read and
+ * throws UnknownMeasurementColumnsError before any ROI is read.
+ */
+async function withColumns(artifact: ReadableStream<Uint8Array>, context: ExportContext, options: ExportOptions) {
+  const contents = await open(artifact);
+  const full = withHeader(context, contents.header);
+  try {
+    return { contents, full, columns: selectMeasurementColumns(options.columns, measurementColumns(full)) };
+  } catch (e) {
+    await contents.cancel();
+    throw e;
+  }
 }
 
 export const EXPORTS: Readonly<Record<ExportFormatName, ExportFunction>> = {
   "measurements.csv": async (artifact, context, options) => {
-    try {
-      selectMeasurementColumns(options.columns);
-    } catch (e) {
-      return refuse(artifact, e);
-    }
-    const contents = await open(artifact);
+    const { contents, columns, full } = await withColumns(artifact, context, options);
     return {
-      body: measurementsCsv(contents, context, options),
+      body: measurementsCsv(contents, full, columns),
       contentType: "text/csv; charset=utf-8; header=present",
       fileName: `${baseName(context)}-measurements.csv`,
     };
   },
-  "rois.geojson": async (artifact, context) => ({
-    body: roisGeoJson(await open(artifact), context),
-    contentType: "application/geo+json",
-    fileName: `${baseName(context)}-rois.geojson`,
-  }),
+  "rois.geojson": async (artifact, context, options) => {
+    const { contents, columns, full } = await withColumns(artifact, context, options);
+    return {
+      body: roisGeoJson(contents, full, columns),
+      contentType: "application/geo+json",
+      fileName: `${baseName(context)}-rois.geojson`,
+    };
+  },
   "rois.zip": async (artifact, context) => {
     const contents = await open(artifact);
     try {

@@ -3,18 +3,11 @@
 
 import { CsvRowWriter } from "../../schema/csv-rows.ts";
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
-import { selectMeasurementColumns } from "../../schema/measurements.ts";
-import type { ExportContext } from "../../schema/measurements.ts";
+import type { ExportContext, MeasurementColumn } from "../../schema/measurements.ts";
 import { pullStream, TextChunker } from "./pull-stream.ts";
 
-export interface MeasurementsCsvOptions {
-  /** Column names in the order wanted; all columns when absent or empty. Unknown names throw UnknownMeasurementColumnsError. */
-  columns?: readonly string[];
-}
-
-/** Validates the options at once (before any ROI is read), then streams the CSV. */
-export function measurementsCsv(artifact: RoiArtifactContents, context: ExportContext, options: MeasurementsCsvOptions = {}): ReadableStream<Uint8Array> {
-  const columns = selectMeasurementColumns(options.columns);
+/** Streams the CSV of `columns` (chosen by selectMeasurementColumns before any ROI is read). */
+export function measurementsCsv(artifact: RoiArtifactContents, context: ExportContext, columns: readonly MeasurementColumn[]): ReadableStream<Uint8Array> {
   async function* rows(): AsyncGenerator<Uint8Array> {
     const text = new TextChunker();
     const writer = new CsvRowWriter(columns, context);

@@ -1,21 +1,26 @@
 // rois.geojson, streamed: the features of schema/geojson-features.ts (coordinate convention, ring
 // orientation and QuPath's properties are described there).
 import { FEATURE_COLLECTION_END, FEATURE_COLLECTION_START, GeoJsonFeatureWriter } from "../../schema/geojson-features.ts";
-import type { ExportContext } from "../../schema/measurements.ts";
+import type { ExportContext, MeasurementColumn } from "../../schema/measurements.ts";
 import type { Roi } from "../../schema/roi.ts";
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
 import { pullStream, TextChunker } from "./pull-stream.ts";
 
-export function roisGeoJson(artifact: RoiArtifactContents, context: ExportContext): ReadableStream<Uint8Array> {
-  return featureCollection(artifact.rois, context);
+/** `columns`: the feature properties (schema/measurements.ts); the default columns when absent. */
+export function roisGeoJson(artifact: RoiArtifactContents, context: ExportContext, columns?: readonly MeasurementColumn[]): ReadableStream<Uint8Array> {
+  return featureCollection(artifact.rois, context, columns);
 }
 
 /** A FeatureCollection of the given ROIs; the viewer's outline tiles are one too. */
-export function featureCollection(rois: AsyncIterable<Roi> | Iterable<Roi>, context: ExportContext): ReadableStream<Uint8Array> {
+export function featureCollection(
+  rois: AsyncIterable<Roi> | Iterable<Roi>,
+  context: ExportContext,
+  columns?: readonly MeasurementColumn[],
+): ReadableStream<Uint8Array> {
   async function* document(): AsyncGenerator<Uint8Array> {
     const text = new TextChunker();
     text.push(FEATURE_COLLECTION_START);
-    const features = new GeoJsonFeatureWriter(context);
+    const features = new GeoJsonFeatureWriter(context, columns);
     let first = true;
     for await (const roi of rois) {
       const chunk = text.push((first ? "\n" : ",\n") + features.feature(roi));

@@ -2,7 +2,7 @@
 // per file so each is described with its own media type.
 import { createRoute, z } from "@hono/zod-openapi";
 import { segmentationPath } from "../../schema/api.ts";
-import { MEASUREMENT_COLUMNS } from "../../schema/measurements.ts";
+import { MEASUREMENT_COLUMNS, MEASUREMENT_GROUPS } from "../../schema/measurements.ts";
 import type { AppContext } from "../env.ts";
 import { RoiArtifactError } from "../../schema/roi-artifact.ts";
 import { HttpError, notFound } from "../errors.ts";
@@ -13,14 +13,21 @@ import { getSegmentation } from "../services/segmentations.ts";
 export const exportRoutes = apiRouter();
 
 // Hono hands a query key given once as a string and given repeatedly as an array.
-const columnsQuery = z.object({
-  columns: z
+const columnsParameter = (what: string) =>
+  z
     .preprocess((value) => (typeof value === "string" ? [value] : value), z.array(z.string().min(1).max(100)).max(100))
     .optional()
     .meta({
-      description: `Columns to include, in order; repeat the parameter once per column. Omitted: all of ${MEASUREMENT_COLUMNS.map((column) => column.name).join(", ")}`,
-    }),
-});
+      description:
+        `${what}, in order; repeat the parameter once per column or group. A group's name stands for its columns: ` +
+        `${Object.entries(MEASUREMENT_GROUPS)
+          .map(([name, text]) => `\`${name}\` (${text})`)
+          .join("; ")}. A column asked for twice comes once, where first asked for. Omitted: the \`default\` group. ` +
+        `Columns: ${MEASUREMENT_COLUMNS.map((column) => `\`${column.name}\` (${column.group}): ${column.description}`).join("; ")}.`,
+    });
+
+const csvColumnsQuery = z.object({ columns: columnsParameter("Columns of the CSV") });
+const geoJsonColumnsQuery = z.object({ columns: columnsParameter("Measurement columns carried as each feature's properties (before QuPath's `objectType`)") });
 
 const file = (description: string, ...mediaTypes: string[]) => ({
   description,
@@ -64,7 +71,9 @@ exportRoutes.openapi(
     operationId: "exportMeasurementsCsv",
     tags,
     summary: "Measurements, one row per cell (CSV)",
-    request: { params: segmentationPath, query: columnsQuery },
+    description:
+      "One row per cell. Without `columns`, the 20 columns of the `default` group in their order (image_name ... bbox_h); other columns (the `shape` group: circularity, solidity, ellipse, Feret; the `calibrated` group: µm and µm², empty while the pixel size is unknown) are asked for by name or group. An unknown column: 400 naming it and listing the valid columns and groups.",
+    request: { params: segmentationPath, query: csvColumnsQuery },
     responses: { 200: file("The measurements", "text/csv"), ...errorResponses(400, 404) },
   }),
   (c) => streamExport(c, "measurements.csv", c.req.valid("param").segmentation_id, { columns: c.req.valid("query").columns }),
@@ -77,11 +86,12 @@ exportRoutes.openapi(
     operationId: "exportRoisGeoJson",
     tags,
     summary: "Cell outlines as GeoJSON",
-    description: "A FeatureCollection with one polygon feature per cell, in image pixel coordinates.",
-    request: { params: segmentationPath },
-    responses: { 200: file("The ROIs", "application/geo+json"), ...errorResponses(404) },
+    description:
+      "A FeatureCollection with one polygon feature per cell, in image pixel coordinates. Each feature's properties are the measurement columns chosen by `columns` (the `default` group when omitted), as in measurements.csv, then `objectType` for QuPath. An unknown column: 400.",
+    request: { params: segmentationPath, query: geoJsonColumnsQuery },
+    responses: { 200: file("The ROIs", "application/geo+json"), ...errorResponses(400, 404) },
   }),
-  (c) => streamExport(c, "rois.geojson", c.req.valid("param").segmentation_id, {}),
+  (c) => streamExport(c, "rois.geojson", c.req.valid("param").segmentation_id, { columns: c.req.valid("query").columns }),
 );
 
 exportRoutes.openapi(

@@ -29,10 +29,13 @@ import {
   sniffImageFormat,
   Tag,
   TAGS_READ,
+  tiffChannelNames,
   tiffPageLayout,
   tiffStoredBytes,
+  tiffPixelSize,
   TYPE_SIZE,
   type ImageFormat,
+  type PixelSize,
   type TiffTags,
 } from "../../schema/image-formats/index.ts";
 import { r2ByteSource, ReadBudgetError, type ByteSource, type RangedReader } from "./byte-source.ts";
@@ -44,6 +47,10 @@ export interface ImageInfo {
   channels: number;
   bitDepth: number;
   planes: number;
+  /** Micrometres per pixel from the file's metadata (TIFF only); null when it has none. */
+  pixelSize: PixelSize | null;
+  /** The channels' names (OME-XML); null when the file names none. */
+  channelNames: string[] | null;
 }
 
 /**
@@ -87,7 +94,16 @@ async function probePng(source: ByteSource): Promise<ImageInfo> {
   }
   // A complete PNG ends with an IEND chunk; anything else was cut off in transit.
   if (!pngEndsWithIend(await source.read(source.size - 8, 8))) throw invalid("PNG is truncated: it does not end with an IEND chunk");
-  return { format: "png", width: header.width, height: header.height, channels: header.channels, bitDepth: header.sampleBits, planes: 1 };
+  return {
+    format: "png",
+    width: header.width,
+    height: header.height,
+    channels: header.channels,
+    bitDepth: header.sampleBits,
+    planes: 1,
+    pixelSize: null,
+    channelNames: null,
+  };
 }
 
 async function probeJpeg(source: ByteSource): Promise<ImageInfo> {
@@ -121,7 +137,7 @@ async function probeJpeg(source: ByteSource): Promise<ImageInfo> {
       if (!jpegFrameFits(width, height, source.size - (offset + 2 + length)))
         throw invalid(`JPEG is truncated: ${source.size} bytes cannot hold a ${width}x${height} frame`);
       if (!jpegEndsWithEoi(await source.read(source.size - 2, 2))) throw invalid("JPEG is truncated: it does not end with an EOI marker");
-      return { format: "jpeg", bitDepth, height, width, channels: jpegChannels(components), planes: 1 };
+      return { format: "jpeg", bitDepth, height, width, channels: jpegChannels(components), planes: 1, pixelSize: null, channelNames: null };
     }
     offset += 2 + length;
   }
@@ -247,7 +263,8 @@ async function probeTiff(source: ByteSource): Promise<ImageInfo> {
   };
   // The runner reads TIFFs by region: the bounds are per block and the whole image's is the one segmentation reads.
   const page = describeTiffPage(tags, 0, { regions: true });
-  const layout = tiffPageLayout(first.get(Tag.ImageDescription)?.text, pages, page.samplesPerPixel);
+  const description = first.get(Tag.ImageDescription)?.text;
+  const layout = tiffPageLayout(description, pages, page.samplesPerPixel);
   const channels = layout.channelPages * page.samplesPerPixel;
   checkRegionImageSize(page.width, page.height, channels);
   const offsets = tags.numbers(page.tiled ? Tag.TileOffsets : Tag.StripOffsets)!;
@@ -262,5 +279,14 @@ async function probeTiff(source: ByteSource): Promise<ImageInfo> {
     const all = countsRead.values.length >= page.blocks ? countsRead : await readTag(countsRead.entry, MAX_TIFF_TAG_VALUES);
     checkTiffStoredBytes(tiffStoredBytes(page, all?.values), source.size);
   }
-  return { format: "tiff", width: page.width, height: page.height, channels, bitDepth: page.bitsPerSample, planes: layout.planes };
+  return {
+    format: "tiff",
+    width: page.width,
+    height: page.height,
+    channels,
+    bitDepth: page.bitsPerSample,
+    planes: layout.planes,
+    pixelSize: tiffPixelSize(description, tags),
+    channelNames: tiffChannelNames(description, channels),
+  };
 }

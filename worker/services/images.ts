@@ -151,6 +151,11 @@ export function imageView(image: Image): ImageRecord {
     channels: image.channels,
     bit_depth: image.bitDepth,
     planes: image.planes,
+    pixel_size:
+      image.pixelSizeXUm !== null && image.pixelSizeYUm !== null && image.pixelSizeSource !== null
+        ? { x_um: image.pixelSizeXUm, y_um: image.pixelSizeYUm, source: image.pixelSizeSource }
+        : null,
+    channel_names: image.channelNames ?? null,
     upload_error: image.uploadError,
     created_at: new Date(image.createdAt).toISOString(),
   };

@@ -50,6 +50,7 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
       width: image.width,
       height: image.height,
       channels: image.channels,
+      channel_names: image.channelNames ?? null,
       url: await signStorageUrl(env, origin, { method: "GET", key: image.r2Key }),
     };
   };
@@ -155,6 +156,13 @@ async function completePreview(env: Bindings, job: Job, image: Image | null, bod
   throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${now.status}); its result was not recorded`);
 }
 
+/** The pixel size a prediction's measurements use: its `pixel_size_um` parameter, else the image's. */
+function segmentationPixelSize(job: Job, image: Image) {
+  const given = (job.input as { params?: LeasedPrediction["params"] } | null)?.params?.pixel_size_um;
+  if (given !== undefined) return { pixelSizeXUm: given, pixelSizeYUm: given, pixelSizeSource: "given" as const };
+  return { pixelSizeXUm: image.pixelSizeXUm, pixelSizeYUm: image.pixelSizeYUm, pixelSizeSource: image.pixelSizeSource };
+}
+
 export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof completeBody>): Promise<Job> {
   // The completing lease repeating itself (its answer was lost) hears success again; a late
   // attempt of the same job, whose lease ran out and was taken over, is refused.
@@ -189,6 +197,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
       modalitySource: result.modality?.source ?? null,
       width: result.width,
       height: result.height,
+      ...segmentationPixelSize(job, image),
       artifactKey: key,
       timings: result.timings ?? null,
       createdAt: Date.now(),

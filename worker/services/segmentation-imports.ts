@@ -151,6 +151,10 @@ export async function importSegmentation(env: Bindings, org: Organization, reque
     confluency: imported.confluency,
     width: image.width,
     height: image.height,
+    // The image's own pixel size calibrates the imported cells' measurements.
+    pixelSizeXUm: image.pixelSizeXUm,
+    pixelSizeYUm: image.pixelSizeYUm,
+    pixelSizeSource: image.pixelSizeSource,
     artifactKey: key,
     createdAt: Date.now(),
   } as const;
@@ -176,7 +180,7 @@ async function whyNotInserted(env: Bindings, org: Organization, imageId: string)
  * concurrent delete wins) and the organization is under its storage cap (concurrent imports and
  * uploads never pass it).
  */
-function insertIfImageReady(d1: D1Database, row: Record<string, string | number>, storageCap: number): D1PreparedStatement {
+function insertIfImageReady(d1: D1Database, row: Record<string, string | number | null>, storageCap: number): D1PreparedStatement {
   const columns = getTableColumns(segmentations) as Record<string, { name: string }>;
   const entries = Object.entries(row);
   const names = sql.join(

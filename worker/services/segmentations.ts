@@ -51,6 +51,10 @@ export function segmentationView(s: Segmentation): SegmentationRecord {
     modality: s.modality && s.modalitySource ? { modality: s.modality, source: s.modalitySource } : null,
     width: s.width,
     height: s.height,
+    pixel_size:
+      s.pixelSizeXUm !== null && s.pixelSizeYUm !== null && s.pixelSizeSource !== null
+        ? { x_um: s.pixelSizeXUm, y_um: s.pixelSizeYUm, source: s.pixelSizeSource }
+        : null,
     timings: (s.timings ?? null) as SegmentationRecord["timings"],
     created_at: new Date(s.createdAt).toISOString(),
   };

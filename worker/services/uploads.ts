@@ -63,6 +63,10 @@ async function recordProbe(env: Bindings, image: Image, info: ImageInfo, size: n
     channels: info.channels,
     bitDepth: info.bitDepth,
     planes: info.planes,
+    pixelSizeXUm: info.pixelSize?.x ?? null,
+    pixelSizeYUm: info.pixelSize?.y ?? null,
+    pixelSizeSource: info.pixelSize?.source ?? null,
+    channelNames: info.channelNames,
     uploadId: null,
     uploadError: null,
   });

@@ -10,6 +10,7 @@ import type { Roi } from "../../../schema/roi.ts";
 import type { DecodedImage } from "../../../common/decode/index.ts";
 import type { LoadedModel } from "../model.ts";
 import type { ModalityDecision } from "../modality.ts";
+import { measureIntensity } from "../intensity.ts";
 import { segmentImage } from "../segment.ts";
 import type { DiameterEstimate, SegmentParams, SegmentStage } from "../segment.ts";
 import { blockGrid, contains } from "./block-grid.ts";
@@ -46,6 +47,11 @@ export interface BlockwiseOptions {
   onBlock?: (block: Block, index: number, total: number) => void;
   /** Each block's pixels as read, before segmenting (the preview is made from them: its core's pixels, once each). */
   onRead?: (region: DecodedImage, block: Block) => void;
+  /**
+   * Give each cell its intensities (Roi.intensity, intensity.ts) from the block's original pixels:
+   * a kept cell is whole in its block, so they are the whole image's.
+   */
+  measureIntensity?: boolean;
 }
 
 export interface BlockwiseResult {
@@ -60,8 +66,8 @@ export interface BlockwiseResult {
   blocks: number;
   coreSide: number;
   margin: number;
-  /** Milliseconds per stage, summed over blocks, plus reading and the survey. */
-  timings: Record<SegmentStage | "read" | "survey", number>;
+  /** Milliseconds per stage, summed over blocks, plus reading, the survey and the intensities. */
+  timings: Record<SegmentStage | "read" | "survey" | "intensity", number>;
 }
 
 /** The largest core side whose block (core and margins) at the network's scale fits the budget. */
@@ -78,7 +84,7 @@ export async function segmentInBlocks(
 ): Promise<BlockwiseResult> {
   const { width, height } = source;
   const report = (fraction: number, stage: string) => options.onProgress?.(Math.min(1, Math.max(0, fraction)), stage);
-  const timings: BlockwiseResult["timings"] = { read: 0, survey: 0, normalize: 0, diameter: 0, rescale: 0, network: 0, masks: 0, rois: 0 };
+  const timings: BlockwiseResult["timings"] = { read: 0, survey: 0, normalize: 0, diameter: 0, rescale: 0, network: 0, masks: 0, rois: 0, intensity: 0 };
   report(0, "survey");
   let started = performance.now();
   const survey = await surveyImage(source, model, params);
@@ -105,11 +111,15 @@ export async function segmentInBlocks(
     options.onRead?.(region, block);
     const result = await segmentImage(region, model, blockParams, { normalization: survey.normalization });
     for (const [stage, ms] of Object.entries(result.timings)) timings[stage as SegmentStage] += ms;
+    started = performance.now();
+    const intensities = options.measureIntensity ? measureIntensity(region, result.labels, result.rois.length) : undefined;
+    timings.intensity += performance.now() - started;
     for (const roi of result.rois) {
       const cx = roi.centroid_x + read.x;
       const cy = roi.centroid_y + read.y;
       if (!contains(core, cx, cy)) continue;
       keptArea += roi.area_px;
+      if (intensities) roi.intensity = intensities[roi.index];
       queue.add(inImage(roi, read.x, read.y));
     }
     const lastInRow = block.column === grid.columns - 1;

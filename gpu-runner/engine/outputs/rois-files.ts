@@ -3,7 +3,7 @@
 // cell at a time, whatever the count.
 import { CsvRowWriter } from "../../../schema/csv-rows.ts";
 import { FEATURE_COLLECTION_END, FEATURE_COLLECTION_START, GeoJsonFeatureWriter } from "../../../schema/geojson-features.ts";
-import { type ExportContext, MEASUREMENT_COLUMNS } from "../../../schema/measurements.ts";
+import { DEFAULT_MEASUREMENT_COLUMNS, type ExportContext } from "../../../schema/measurements.ts";
 import type { Roi } from "../../../schema/roi.ts";
 import { BufferedFile } from "./buffered-file.ts";
 
@@ -21,7 +21,7 @@ export async function writeRoisGeoJson(path: string, rois: Iterable<Roi>, contex
 }
 
 export async function writeMeasurementsCsv(path: string, rois: Iterable<Roi>, context: ExportContext): Promise<void> {
-  const writer = new CsvRowWriter(MEASUREMENT_COLUMNS, context);
+  const writer = new CsvRowWriter(DEFAULT_MEASUREMENT_COLUMNS, context);
   const file = await BufferedFile.create(path);
   await file.write(writer.header());
   for (const roi of rois) await file.write(writer.row(roi));

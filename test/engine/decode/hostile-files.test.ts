@@ -1,4 +1,4 @@
-// The crafted hostile files of issue 15 (test/engine/helpers/hostile-images.ts) against the
+// The crafted hostile files of issue 15 (gpu-runner/bench/synthetic/hostile-images.ts) against the
 // engine's decoder: each must end in an ImageDecodeError that names the problem, quickly and in
 // little memory, inside a worker whose heap is limited (a decoder that allocated what the file
 // asks for would crash that worker, not pass).

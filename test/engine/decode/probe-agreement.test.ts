@@ -1,5 +1,6 @@
 // The worker's upload probe and the engine's decoder read the same rules (schema/image-formats):
-// whatever the engine decodes, the probe accepts with the same format, size, channels and planes,
+// whatever the engine decodes, the probe accepts with the same format, size, channels, planes,
+// pixel size and channel names,
 // for the valid seed files and for every mutation of them that still decodes. (The other way
 // round the probe may accept more: it reads headers only, so damaged pixel data passes it.) On
 // every mutation, the probe answers or throws an ImageDecodeError, never another error.
@@ -41,6 +42,8 @@ async function agreement(bytes: Uint8Array): Promise<string | null> {
     channels: engine.channels,
     bitDepth: engine.bitDepth,
     planes: engine.pages,
+    pixelSize: engine.pixelSize,
+    channelNames: engine.channelNames,
   };
   return JSON.stringify(upload) === JSON.stringify({ ...upload, ...expected })
     ? null

@@ -1,11 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { csvField } from "../../../schema/csv-field.ts";
-import { MEASUREMENT_COLUMN_NAMES, MEASUREMENT_COLUMNS, UnknownMeasurementColumnsError } from "../../../schema/measurements.ts";
+import {
+  channelColumnNames,
+  DEFAULT_MEASUREMENT_COLUMNS,
+  MEASUREMENT_COLUMN_NAMES,
+  MEASUREMENT_COLUMNS,
+  MEASUREMENT_GROUP_NAMES,
+  UnknownMeasurementColumnsError,
+} from "../../../schema/measurements.ts";
+import { RoiShape } from "../../../schema/roi-shape.ts";
 import type { ExportContext } from "../../../schema/measurements.ts";
 import { exportErrorStatus } from "../../../worker/exports/index.ts";
 import { parseCsv } from "./helpers/csv-parse.ts";
-import { exportSmall } from "./helpers/run-export.ts";
-import { smallContext, smallRois } from "./helpers/small-segmentation.ts";
+import { INTENSITY_STATS } from "../../../schema/roi.ts";
+import { exportFrom, exportSmall } from "./helpers/run-export.ts";
+import { smallContext, smallDescription, smallRois } from "./helpers/small-segmentation.ts";
 import { readAllText } from "./helpers/streams.ts";
 
 const SPEC_COLUMNS = [
@@ -37,8 +46,9 @@ async function csvRecords(context: ExportContext = smallContext, columns?: strin
 }
 
 describe("measurements.csv", () => {
-  it("has the 20 columns of the spec, in its order", async () => {
-    expect(MEASUREMENT_COLUMN_NAMES).toEqual(SPEC_COLUMNS);
+  it("has, without `columns`, exactly the 20 columns of the spec, in its order", async () => {
+    expect(DEFAULT_MEASUREMENT_COLUMNS.map((c) => c.name)).toEqual(SPEC_COLUMNS);
+    expect(MEASUREMENT_COLUMN_NAMES.slice(0, 20)).toEqual(SPEC_COLUMNS);
     const [header] = await csvRecords();
     expect(header).toEqual(SPEC_COLUMNS);
   });
@@ -138,19 +148,146 @@ describe("measurements.csv", () => {
       expect(records[3]).toEqual([`${smallContext.segmentationId}-3`, String(smallRois[2].area_px), smallContext.imageName]);
     });
 
-    it("rejects unknown names before reading the artifact, naming them and listing the valid ones", async () => {
-      const attempt = exportSmall("measurements.csv", { columns: ["area_px", "volume", "colour"] });
+    it("rejects names that are neither a column nor a group before reading any cell, naming them and listing the valid ones", async () => {
+      const attempt = exportSmall("measurements.csv", { columns: ["area_px", "volume", "shape", "colour"] });
       await expect(attempt).rejects.toThrow(UnknownMeasurementColumnsError);
       const error = (await attempt.catch((e: unknown) => e)) as UnknownMeasurementColumnsError;
       expect(error.unknown).toEqual(["volume", "colour"]);
-      expect(error.valid).toEqual(SPEC_COLUMNS);
+      expect(error.valid).toEqual(MEASUREMENT_COLUMN_NAMES);
       expect(error.message).toContain("unknown column(s): volume, colour");
       expect(error.message).toContain(SPEC_COLUMNS.join(", "));
+      expect(error.message).toContain("or a group of them: default, shape, calibrated, all");
       expect(exportErrorStatus(error)).toBe(400);
+    });
+
+    it("takes a group's name for its columns: shape", async () => {
+      const [header, ...rows] = await csvRecords(smallContext, ["roi_id", "shape"]);
+      expect(header).toEqual([
+        "roi_id",
+        "circularity",
+        "solidity",
+        "eccentricity",
+        "major_axis_px",
+        "minor_axis_px",
+        "orientation_deg",
+        "feret_max_px",
+        "equivalent_diameter_px",
+      ]);
+      rows.forEach((row, i) => {
+        const roi = smallRois[i];
+        const shape = new RoiShape(roi);
+        const ellipse = shape.ellipse();
+        expect(row.slice(1).map(Number)).toEqual([
+          Math.min(1, (4 * Math.PI * roi.area_px) / roi.perimeter_px ** 2),
+          roi.area_px / shape.hullArea(),
+          ellipse.eccentricity,
+          ellipse.majorAxis,
+          ellipse.minorAxis,
+          ellipse.orientationDeg,
+          shape.feretMax(),
+          Math.sqrt((4 * roi.area_px) / Math.PI),
+        ]);
+        // Parsed back from the text, each is the number itself, not a rounding of it.
+        expect(row[2]).toBe(String(roi.area_px / shape.hullArea()));
+      });
+    });
+
+    it("puts a column asked for twice, by name or through a group, once where it was first asked for", async () => {
+      const [header] = await csvRecords(smallContext, ["solidity", "default", "shape", "roi_id"]);
+      const restOfShape = ["circularity", "eccentricity", "major_axis_px", "minor_axis_px", "orientation_deg", "feret_max_px", "equivalent_diameter_px"];
+      expect(header).toEqual(["solidity", ...SPEC_COLUMNS, ...restOfShape]);
+    });
+
+    it("gives every column for `all`, in the column list's order: the calibrated ones empty while the pixel size is unknown", async () => {
+      const [header, ...rows] = await csvRecords(smallContext, ["all"]);
+      expect(header).toEqual(MEASUREMENT_COLUMN_NAMES);
+      expect(rows).toHaveLength(smallRois.length);
+      const calibrated = new Set<string>(MEASUREMENT_COLUMNS.filter((c) => c.group === "calibrated").map((c) => c.name));
+      expect(calibrated.size).toBe(10);
+      for (const row of rows)
+        header.forEach((name, i) => {
+          if (i < 20) return;
+          if (calibrated.has(name)) expect(row[i], name).toBe("");
+          else expect(Number.isFinite(Number(row[i])) && row[i] !== "", name).toBe(true);
+        });
+    });
+
+    it("fills the calibrated columns once the pixel size is known: lengths in µm, areas in µm²", async () => {
+      const context = { ...smallContext, pixelSize: { x: 0.25, y: 0.25 } };
+      const [header, ...rows] = await csvRecords(context, ["calibrated", "area_px", "perimeter_px", "feret_max_px", "major_axis_px"]);
+      rows.forEach((row, i) => {
+        const r = Object.fromEntries(header.map((name, k) => [name, Number(row[k])]));
+        expect([r.pixel_size_x_um, r.pixel_size_y_um]).toEqual([0.25, 0.25]);
+        expect(r.area_um2).toBe(smallRois[i].area_px * 0.0625);
+        expect(r.perimeter_um).toBe(r.perimeter_px * 0.25);
+        expect(r.centroid_x_um).toBe(smallRois[i].centroid_x * 0.25);
+        expect(r.centroid_y_um).toBe(smallRois[i].centroid_y * 0.25);
+        expect(r.feret_max_um).toBeCloseTo(r.feret_max_px * 0.25, 12);
+        expect(r.major_axis_um).toBeCloseTo(r.major_axis_px * 0.25, 12);
+        expect(r.equivalent_diameter_um).toBeCloseTo(Math.sqrt((4 * r.area_um2) / Math.PI), 12);
+      });
     });
   });
 
-  it("documents every column", () => {
+  describe("the intensity group", () => {
+    const channelNames = ["DAPI", "Alexa 488 (GFP)"];
+    // Cell k's channel c statistic s: a number that says which it is.
+    const rois = smallRois.map((r) => ({ ...r, intensity: Float64Array.from({ length: 12 }, (_, i) => (r.index + 1) * 100 + i + 0.25) }));
+    const measured = () => exportFrom("measurements.csv", { ...smallDescription, channelNames }, rois, smallContext, { columns: ["roi_index", "intensity"] });
+
+    it("names each channel's six statistics intensity_<channel>_<statistic>, in the artifact's channel order", async () => {
+      const [header, ...rows] = parseCsv(await readAllText((await measured()).body));
+      const names = ["DAPI", "Alexa_488_GFP"].flatMap((channel) => INTENSITY_STATS.map((stat) => `intensity_${channel}_${stat}`));
+      expect(header).toEqual(["roi_index", ...names]);
+      expect(header).toContain("intensity_Alexa_488_GFP_median");
+      rows.forEach((row, k) => {
+        expect(row.slice(1).map(Number)).toEqual(Array.from({ length: 12 }, (_, i) => (k + 1) * 100 + i + 0.25));
+      });
+    });
+
+    it("is part of `all`, after the other columns, and each column can be asked for by name", async () => {
+      const all = await exportFrom("measurements.csv", { ...smallDescription, channelNames }, rois, smallContext, { columns: ["all"] });
+      const [header] = parseCsv(await readAllText(all.body));
+      expect(header).toEqual([...MEASUREMENT_COLUMN_NAMES, ...header.slice(MEASUREMENT_COLUMN_NAMES.length)]);
+      expect(header.slice(MEASUREMENT_COLUMN_NAMES.length)).toHaveLength(12);
+      const one = await exportFrom("measurements.csv", { ...smallDescription, channelNames }, rois, smallContext, { columns: ["intensity_DAPI_sum"] });
+      expect(parseCsv(await readAllText(one.body)).map((r) => r[0])).toEqual([
+        "intensity_DAPI_sum",
+        "105.25",
+        "205.25",
+        "305.25",
+        "405.25",
+        "505.25",
+        "605.25",
+        "705.25",
+      ]);
+    });
+
+    it("does not exist for a segmentation that measured no intensities: asking for it is a 400 naming the groups there are", async () => {
+      const error = (await exportSmall("measurements.csv", { columns: ["intensity"] }).catch((e: unknown) => e)) as UnknownMeasurementColumnsError;
+      expect(error).toBeInstanceOf(UnknownMeasurementColumnsError);
+      expect(error.message).toMatch(/unknown column\(s\): intensity; .*or a group of them: default, shape, calibrated, all$/);
+      expect(exportErrorStatus(error)).toBe(400);
+    });
+
+    it("makes column names of any channel names: letters and digits kept, the rest one _, unique, c<n> when nothing is left", () => {
+      expect(channelColumnNames(["DAPI", "Alexa 488 (GFP)", "µ-Kanal 細胞", "", "  ", "DAPI", "DAPI", 'a,b"c'])).toEqual([
+        "DAPI",
+        "Alexa_488_GFP",
+        "µ_Kanal_細胞",
+        "c3",
+        "c4",
+        "DAPI_2",
+        "DAPI_3",
+        "a_b_c",
+      ]);
+    });
+  });
+
+  it("documents every column and group", () => {
     for (const column of MEASUREMENT_COLUMNS) expect(column.description.length).toBeGreaterThan(5);
+    expect(MEASUREMENT_GROUP_NAMES).toEqual(["default", "shape", "calibrated", "intensity", "all"]);
+    // A group's name is never a column's, so a name means one thing.
+    for (const group of MEASUREMENT_GROUP_NAMES) expect(MEASUREMENT_COLUMN_NAMES).not.toContain(group);
   });
 });

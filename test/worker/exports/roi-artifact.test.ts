@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Roi } from "../../../schema/roi.ts";
+import { INTENSITY_STATS, type Roi } from "../../../schema/roi.ts";
 import { RoiArtifactError, ROI_ARTIFACT_TARGET_CHUNK_PAYLOAD } from "../../../schema/roi-artifact.ts";
 import type { RoiArtifactContents } from "../../../schema/roi-artifact.ts";
 import { env } from "cloudflare:workers";
@@ -10,6 +10,8 @@ import { artifactBody, encodeToBytes, storeArtifact } from "./helpers/artifact-s
 import { inRasterOrder, roisFromShapes, syntheticShapes } from "../../../gpu-runner/bench/synthetic/rois-from-runs.ts";
 import { smallDescription, smallRois } from "./helpers/small-segmentation.ts";
 import { streamInPieces } from "./helpers/streams.ts";
+import smallV1Base64 from "./golden/small-v1.artifact.base64?raw";
+import { crc32 } from "../../../schema/roi-artifact-crc32.ts";
 
 async function readAll(contents: RoiArtifactContents): Promise<Roi[]> {
   const rois: Roi[] = [];
@@ -144,6 +146,62 @@ describe("ROI artifact", () => {
       full.add(smallRois[0]);
       expect(() => full.add(smallRois[1])).toThrow(/more ROIs than the 1/);
     });
+  });
+});
+
+describe("ROI artifact version 2: intensities per channel", () => {
+  const channelNames = ["DAPI", "Alexa 488 (GFP)", "µ-Kanal 細胞"];
+  /** Each ROI with 6 numbers per channel, some of them not round. */
+  const withIntensity = (rois: readonly Roi[]) =>
+    rois.map((r) => ({ ...r, intensity: Float64Array.from({ length: channelNames.length * INTENSITY_STATS.length }, (_, i) => (r.index + 1) * 1000 + i / 7) }));
+  const v2Small = withIntensity(smallRois);
+  const v2Description = { ...smallDescription, channelNames };
+
+  it("still reads a version-1 file written before version 2 existed, and writes version 1 when there are no intensities", async () => {
+    const old = Uint8Array.from(atob(smallV1Base64.trim()), (c) => c.charCodeAt(0));
+    expect(old[4]).toBe(1);
+    const contents = await readRoiArtifact(streamInPieces(old, 5));
+    expect(contents.header).not.toHaveProperty("channelNames");
+    expect(await readAll(contents)).toEqual(smallRois);
+    expect(await encodeToBytes(smallDescription, smallRois)).toEqual(old);
+  });
+
+  it("names the channels in the header and carries every ROI's intensities exactly", async () => {
+    const bytes = await encodeToBytes(v2Description, v2Small);
+    expect(new DataView(bytes.buffer).getUint16(4, true)).toBe(2);
+    for (const piece of [3, 4096]) {
+      const contents = await readRoiArtifact(streamInPieces(bytes, piece));
+      expect(contents.header.channelNames).toEqual(channelNames);
+      expect(await readAll(contents)).toEqual(v2Small);
+    }
+  });
+
+  it("reads a region's ROIs with their intensities through the chunk index", async () => {
+    const rois = withIntensity(gridRois);
+    const bytes = await encodeToBytes({ ...gridDescription, channelNames }, rois);
+    const index = await indexRoiArtifact(streamInPieces(bytes, 1 << 16));
+    const [offset, length, firstIndex, count] = index.chunks[2]!;
+    const found: Roi[] = [];
+    for await (const roi of readRoiArtifactChunks(streamInPieces(bytes.slice(offset, offset + length), 999), index.header, firstIndex, 1)) found.push(roi);
+    expect(found).toEqual(rois.slice(firstIndex, firstIndex + count));
+  });
+
+  it("refuses ROIs whose intensities do not match the header's channels, and flags it does not know", async () => {
+    const header = { ...v2Description, roiCount: 1, vertexCount: smallRois[0].polygon.length / 2 };
+    expect(() => new RoiArtifactWriter(header).add(smallRois[0])).toThrow(/intensities must be 18 numbers/);
+    expect(() => new RoiArtifactWriter(header).add({ ...v2Small[0], intensity: new Float64Array(12) })).toThrow(/intensities must be 18 numbers/);
+    const v1Header = { ...smallDescription, roiCount: 1, vertexCount: smallRois[0].polygon.length / 2 };
+    expect(() => new RoiArtifactWriter(v1Header).add(v2Small[0])).toThrow(/none without channels/);
+    const bytes = await encodeToBytes(v2Description, v2Small);
+    // The flags follow the model name and version in the header body.
+    const flagsAt = 12 + 4 * 4 + 8 + 2 + smallDescription.modelName.length + 2 + smallDescription.modelVersion.length;
+    expect(new DataView(bytes.buffer).getUint32(flagsAt, true)).toBe(1);
+    const unknown = bytes.slice();
+    const view = new DataView(unknown.buffer);
+    view.setUint32(flagsAt, 3, true);
+    const bodyEnd = 12 + view.getUint32(8, true);
+    view.setUint32(bodyEnd, crc32(unknown.subarray(0, bodyEnd)), true); // a well-formed header that says more than this reader knows
+    await expect(readRoiArtifact(streamInPieces(unknown, 64))).rejects.toThrow(/unknown record flags 3/);
   });
 });
 

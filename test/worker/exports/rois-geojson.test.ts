@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MEASUREMENT_COLUMN_NAMES } from "../../../schema/measurements.ts";
+import { DEFAULT_MEASUREMENT_COLUMNS, MEASUREMENT_COLUMN_NAMES } from "../../../schema/measurements.ts";
+import { RoiShape } from "../../../schema/roi-shape.ts";
 import { containsPoint, doubledSignedArea, sameRing } from "./helpers/polygons.ts";
 import { exportSmall } from "./helpers/run-export.ts";
 import { smallContext, smallRois } from "./helpers/small-segmentation.ts";
@@ -12,8 +13,8 @@ interface Feature {
   properties: Record<string, unknown>;
 }
 
-async function featureCollection(): Promise<{ type: string; features: Feature[] }> {
-  const file = await exportSmall("rois.geojson");
+async function featureCollection(columns?: string[]): Promise<{ type: string; features: Feature[] }> {
+  const file = await exportSmall("rois.geojson", { columns });
   expect(file.contentType).toBe("application/geo+json");
   return JSON.parse(await readAllText(file.body));
 }
@@ -57,7 +58,7 @@ describe("rois.geojson", () => {
     const features = (await featureCollection()).features;
     features.forEach((f, i) => {
       const roi = smallRois[i];
-      expect(Object.keys(f.properties)).toEqual([...MEASUREMENT_COLUMN_NAMES, "objectType"]);
+      expect(Object.keys(f.properties)).toEqual([...DEFAULT_MEASUREMENT_COLUMNS.map((c) => c.name), "objectType"]);
       expect(f.properties.objectType).toBe("detection");
       expect(f.properties).not.toHaveProperty("classification");
       expect(f.properties).toMatchObject({
@@ -76,5 +77,33 @@ describe("rois.geojson", () => {
         bbox_h: roi.bbox_h,
       });
     });
+  });
+
+  it("carries the columns `columns` chooses, as measurements.csv does: names and groups", async () => {
+    const features = (await featureCollection(["roi_index", "shape"])).features;
+    features.forEach((f, i) => {
+      const shape = new RoiShape(smallRois[i]);
+      expect(Object.keys(f.properties)).toEqual([
+        "roi_index",
+        "circularity",
+        "solidity",
+        "eccentricity",
+        "major_axis_px",
+        "minor_axis_px",
+        "orientation_deg",
+        "feret_max_px",
+        "equivalent_diameter_px",
+        "objectType",
+      ]);
+      expect(f.properties.roi_index).toBe(i + 1);
+      expect(f.properties.feret_max_px).toBe(shape.feretMax());
+      expect(f.properties.major_axis_px).toBe(shape.ellipse().majorAxis);
+    });
+    const all = (await featureCollection(["all"])).features;
+    expect(Object.keys(all[0].properties)).toEqual([...MEASUREMENT_COLUMN_NAMES, "objectType"]);
+  });
+
+  it("refuses an unknown column before reading the artifact, as measurements.csv does", async () => {
+    await expect(exportSmall("rois.geojson", { columns: ["roi_index", "volume"] })).rejects.toThrow(/unknown column\(s\): volume/);
   });
 });

@@ -105,7 +105,14 @@ export function ImagePage(props: {
         <section>
           <h2>Preview</h2>
           <div class="image-preview">
-            <div class="viewer" id="viewer" data-image-id={image.id} data-width={image.width} data-height={image.height}>
+            <div
+              class="viewer"
+              id="viewer"
+              data-image-id={image.id}
+              data-width={image.width}
+              data-height={image.height}
+              data-pixel-size-x-um={image.pixelSizeXUm ?? undefined}
+            >
               <canvas id="viewer-canvas"></canvas>
               <div class="viewer-status" id="viewer-status">
                 Loading…

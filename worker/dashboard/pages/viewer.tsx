@@ -36,6 +36,7 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
           data-roi-count={s.roiCount}
           data-import-max-pixels={MAX_IMPORT_PIXELS}
           data-import-max-cells={MAX_IMPORT_OBJECTS}
+          data-pixel-size-x-um={s.pixelSizeXUm ?? undefined}
         >
           <canvas id="viewer-canvas"></canvas>
           <div class="viewer-status" id="viewer-status">
@@ -67,6 +68,12 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
                   <dd>{`${s.modality} (${s.modalitySource})`}</dd>
                 </>
               )}
+              <dt>Pixel size</dt>
+              <dd>
+                {s.pixelSizeXUm !== null && s.pixelSizeYUm !== null
+                  ? `${s.pixelSizeXUm === s.pixelSizeYUm ? s.pixelSizeXUm : `${s.pixelSizeXUm} × ${s.pixelSizeYUm}`} µm (${s.pixelSizeSource === "given" ? "given" : "from the file"})`
+                  : "unknown"}
+              </dd>
               <dt>Created</dt>
               <dd>{formatDate(s.createdAt)}</dd>
             </dl>

@@ -21,6 +21,8 @@ const id = root.dataset.segmentationId;
 const imageId = root.dataset.imageId;
 const width = Number(root.dataset.width);
 const height = Number(root.dataset.height);
+/** Micrometres per image pixel along x (the segmentation's or the file's), for the scale bar; absent when unknown. */
+const pixelSizeUm = Number(root.dataset.pixelSizeXUm) || null;
 
 const view = { scale: 1, x: 0, y: 0 }; // screen = image * scale + (x, y), in CSS pixels
 /** A one-bitmap preview of a segmentation made before images had tiled previews. */
@@ -227,9 +229,43 @@ function draw() {
     ctx.stroke(hovered.path);
   }
   canvas.dataset.outlinesDrawn = String(drawn);
+  drawScaleBar(dpr);
   root.dataset.view = `${view.scale},${view.x},${view.y}`; // where image pixels are on screen (the browser tests read it)
   const zoomLevel = document.getElementById("zoom-level");
   if (zoomLevel) zoomLevel.textContent = `${Math.round(view.scale * 100)}%`;
+}
+
+/** A length in µm as people write it: nm below 1 µm, mm from 1000 µm. */
+function formatLength(um) {
+  if (um >= 1000) return `${um / 1000} mm`;
+  if (um < 1) return `${Math.round(um * 1000)} nm`;
+  return `${um} µm`;
+}
+
+/**
+ * When the pixel size is known: a bar of a round length (1, 2 or 5 times a power of ten µm) at
+ * most 140 screen pixels long, bottom left above the status line, redrawn at every zoom.
+ */
+function drawScaleBar(dpr) {
+  if (!pixelSizeUm) return;
+  const umPerScreenPixel = pixelSizeUm / view.scale;
+  const most = 140 * umPerScreenPixel;
+  const power = 10 ** Math.floor(Math.log10(most));
+  const length = [5, 2, 1].map((m) => m * power).find((v) => v <= most);
+  const bar = length / umPerScreenPixel;
+  const x = 12;
+  const y = canvas.clientHeight - 44;
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.fillStyle = "rgba(15, 23, 42, 0.7)";
+  ctx.fillRect(x - 6, y - 18, bar + 12, 30);
+  ctx.fillStyle = "#f8fafc";
+  ctx.fillRect(x, y + 4, bar, 4);
+  ctx.font = "12px system-ui, sans-serif";
+  ctx.textBaseline = "bottom";
+  const label = formatLength(Number(length.toPrecision(6)));
+  ctx.fillText(label, x, y + 1);
+  // For the browser tests: the length shown and its length on screen.
+  root.dataset.scaleBar = `${label}|${bar.toFixed(2)}`;
 }
 
 const MEASURES = [

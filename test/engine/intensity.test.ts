@@ -1,0 +1,122 @@
+// The intensity columns' numbers (gpu-runner/engine/intensity.ts): per cell and channel, from the
+// original pixel values, equal to scikit-image's regionprops on the same labels and pixels
+// (test/reference/regionprops.json; the pixels are the TIFFs regionprops.py wrote, decoded here by
+// the project's own decoder), and the block-wise path's equal to the cells' own pixels in the whole image.
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { decodeImage, type DecodedImage, probeImage } from "../../common/decode/index.ts";
+import { inMemoryRegions } from "../../gpu-runner/engine/blocks/region-source.ts";
+import { segmentInBlocks } from "../../gpu-runner/engine/blocks/segment-blocks.ts";
+import { measureIntensity } from "../../gpu-runner/engine/intensity.ts";
+import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
+import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
+import { INTENSITY_STATS, type Roi } from "../../schema/roi.ts";
+import { ScanPolygon } from "../../schema/roi-raster.ts";
+import { fixtureLabels } from "../reference/measure-fixture.ts";
+import reference from "../reference/regionprops.json";
+import { renderNuclei } from "../../gpu-runner/bench/synthetic/image.ts";
+import { discField } from "../../gpu-runner/bench/synthetic/labels.ts";
+
+const fixture = fixtureLabels();
+const tiff = (name: string) => new Uint8Array(readFileSync(new URL(`../reference/tiff/${name}`, import.meta.url)));
+const STATS = INTENSITY_STATS.length;
+
+function relative(actual: number, expected: number): number {
+  return expected === 0 ? Math.abs(actual) : Math.abs(actual - expected) / Math.abs(expected);
+}
+
+/** Statistics of the values, computed the plain way: sums in the given order, a sort for the median. */
+function plainStatistics(values: number[]): number[] {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  const sum = values.reduce((a, b) => a + b, 0);
+  const mean = sum / n;
+  const median = n % 2 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
+  const std = Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / n);
+  return [mean, median, std, sorted[0]!, sorted[n - 1]!, sum];
+}
+
+describe("intensity per cell and channel", () => {
+  for (const name of ["fixture-2ch.ome.tif", "fixture-rgb.tif"] as const) {
+    it(`equals regionprops on ${name}: mean, min, max and sum exactly, median and standard deviation to 1e-12`, () => {
+      const image = decodeImage(tiff(name));
+      expect([image.width, image.height]).toEqual([fixture.width, fixture.height]);
+      const measured = measureIntensity(image, fixture.labels, fixture.count);
+      const expected = reference.intensity[name] as Record<string, number[][]>;
+      expect(Object.keys(expected)).toHaveLength(fixture.count);
+      for (const [label, channels] of Object.entries(expected)) {
+        const stats = measured[Number(label) - 1]!;
+        expect(stats).toHaveLength(image.channels * STATS);
+        channels.forEach(([mean, median, std, min, max, sum], c) => {
+          const at = c * STATS;
+          const where = `label ${label}, channel ${c}`;
+          expect(stats[at], where).toBe(mean);
+          expect(stats[at + 3], where).toBe(min);
+          expect(stats[at + 4], where).toBe(max);
+          expect(stats[at + 5], where).toBe(sum);
+          expect(relative(stats[at + 1]!, median!), where).toBeLessThan(1e-12);
+          expect(relative(stats[at + 2]!, std!), where).toBeLessThan(1e-12);
+        });
+      }
+    });
+  }
+
+  it("names the channels as the OME-TIFF does; the RGB file names none (its columns are c0, c1, c2)", () => {
+    expect(probeImage(tiff("fixture-2ch.ome.tif")).channelNames).toEqual(["DAPI", "Cy5"]);
+    expect(probeImage(tiff("fixture-rgb.tif"))).toMatchObject({ channels: 3, channelNames: null });
+  });
+
+  it("takes an even count's median as the mean of its two middle values, and gives NaN to a cell with a NaN pixel, as numpy", () => {
+    const image: DecodedImage = {
+      width: 4,
+      height: 2,
+      channels: 1,
+      bitDepth: 32,
+      sampleFormat: "float",
+      data: Float32Array.from([5, 1, 4, 2, 7, Number.NaN, 3, 3]),
+    };
+    const labels = Uint32Array.from([1, 1, 1, 1, 2, 2, 0, 0]);
+    const [four, nan] = measureIntensity(image, labels, 2);
+    expect(Array.from(four!)).toEqual([3, 3, Math.sqrt(2.5), 1, 5, 12]);
+    expect(Array.from(nan!).every(Number.isNaN)).toBe(true);
+  });
+
+  it("gives block-wise cells the statistics of their own pixels in the whole image, seams or not", async () => {
+    const scene = discField(640, 480, 400, 6, 9, 7);
+    const gray = renderNuclei(scene);
+    // Two channels: the nuclei, and a second one that varies across the image.
+    const plane = 640 * 480;
+    const data = new Float32Array(2 * plane);
+    data.set(gray.data);
+    for (let i = 0; i < plane; i++) data[plane + i] = ((i * 7919) % 4093) + (i % 640);
+    const image: DecodedImage = { ...gray, channels: 2, data };
+    const { onnx, manifest } = buildReferenceModel({ diameter: 15, channels: 1, tileSize: 128 });
+    const model = await loadModelFromBytes(onnx, manifest, { executionProvider: "cpu", log: () => {} });
+    const rois: Roi[] = [];
+    const result = await segmentInBlocks(
+      inMemoryRegions(image),
+      model,
+      { diameter: 15 },
+      { coreSide: 100, measureIntensity: true, onCells: (cells) => void rois.push(...cells) },
+    );
+    expect(result.blocks).toBeGreaterThan(20);
+    expect(rois.length).toBeGreaterThan(300);
+    const row = new Uint32Array(640);
+    for (const roi of rois) {
+      // The cell's pixels: those whose centre its outline holds (the export's filling rule).
+      const shape = new ScanPolygon([roi.polygon]);
+      const pixels: number[] = [];
+      for (let y = roi.bbox_y; y < roi.bbox_y + roi.bbox_h; y++) {
+        row.fill(0);
+        shape.fillRow(y, row, 640, 1);
+        for (let x = roi.bbox_x; x < roi.bbox_x + roi.bbox_w; x++) if (row[x] === 1) pixels.push(y * 640 + x);
+      }
+      expect(pixels).toHaveLength(roi.area_px);
+      for (let c = 0; c < 2; c++) {
+        // Summed in raster order, as the block sums its own pixels: the same numbers to the last bit.
+        const expected = plainStatistics(pixels.map((i) => data[c * plane + i]!));
+        expect(Array.from(roi.intensity!.subarray(c * STATS, (c + 1) * STATS)), `cell ${roi.index}, channel ${c}`).toEqual(expected);
+      }
+    }
+  });
+});

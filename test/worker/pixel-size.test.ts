@@ -1,0 +1,189 @@
+// Physical units end to end: a TIFF's pixel size read at upload, recorded on the image, carried to
+// its segmentations (a prediction's `pixel_size_um` overriding it), and the calibrated columns of
+// the exports filled from it, or left empty when nothing says how large a pixel is.
+import { describe, expect, it } from "vitest";
+import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
+import type { Roi } from "../../schema/roi.ts";
+import { tracedPerimeter } from "../../schema/roi-measure.ts";
+import imagejTiff from "../reference/tiff/imagej-0.5um.tif?inline";
+import omeTiff from "../reference/tiff/ome-325nm-2ch.ome.tif?inline";
+import oblongTiff from "../reference/tiff/ome-nm-oblong.ome.tif?inline";
+import plainTiff from "../reference/tiff/plain-none.tif?inline";
+import { call, createOrg, json, multipartFile, RUNNER_TOKEN, type TestOrg } from "./helpers.ts";
+import { dashboardCall, signIn } from "./dashboard-helpers.ts";
+import { leaseJob } from "./runner-helpers.ts";
+
+const bytesOf = (dataUrl: string) => Uint8Array.from(atob(dataUrl.slice(dataUrl.indexOf(",") + 1)), (c) => c.charCodeAt(0));
+
+async function upload(org: TestOrg, name: string, dataUrl: string) {
+  const response = await call("/upload", { key: org.key, body: multipartFile(name, bytesOf(dataUrl)) });
+  expect(response.status).toBe(201);
+  return (await json<{ image: { id: string; pixel_size: unknown; channel_names: unknown } }>(response)).image;
+}
+
+/** Two cells on the 8 x 6 image, a 2 x 3 rectangle and a 3 x 2 one, measured as the engine measures. */
+const RECTANGLE_PERIMETER = tracedPerimeter(new Int32Array([1, 1, 3, 1, 3, 4, 1, 4])); // 10 − 4·(2 − √2)
+const CELLS: Roi[] = [
+  {
+    index: 0,
+    polygon: new Int32Array([1, 1, 3, 1, 3, 4, 1, 4]),
+    area_px: 6,
+    perimeter_px: RECTANGLE_PERIMETER,
+    centroid_x: 2,
+    centroid_y: 2.5,
+    bbox_x: 1,
+    bbox_y: 1,
+    bbox_w: 2,
+    bbox_h: 3,
+  },
+  {
+    index: 1,
+    polygon: new Int32Array([4, 2, 7, 2, 7, 4, 4, 4]),
+    area_px: 6,
+    perimeter_px: RECTANGLE_PERIMETER,
+    centroid_x: 5.5,
+    centroid_y: 3,
+    bbox_x: 4,
+    bbox_y: 2,
+    bbox_w: 3,
+    bbox_h: 2,
+  },
+];
+
+/** A prediction of the image taken to COMPLETED by a runner that found CELLS; its segmentation id. */
+async function segment(org: TestOrg, imageId: string, params: Record<string, unknown> = {}): Promise<string> {
+  const submitted = await json<{ prediction_id: string }>(await call("/predict", { key: org.key, json: { image_id: imageId, model_id: "cpsam", params } }));
+  const job = await leaseJob(submitted.prediction_id);
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of encodeRoiArtifact({ imageWidth: 8, imageHeight: 6, confluency: 0.25, modelName: "cpsam", modelVersion: "3" }, CELLS))
+    chunks.push(chunk);
+  const body = new Uint8Array(await new Blob(chunks).arrayBuffer());
+  expect((await call(job.output.artifact_url, { method: "PUT", body, headers: { "Content-Length": String(body.length) } })).status).toBe(200);
+  const done = await call(`/internal/jobs/${job.job_id}/complete`, {
+    key: RUNNER_TOKEN,
+    json: { lease_token: job.lease_token, result: { roi_count: 2, confluency: 0.25, width: 8, height: 6 } },
+  });
+  expect(done.status).toBe(200);
+  return (await json<{ segmentation_id: string }>(await call(`/predict/${submitted.prediction_id}`, { key: org.key }))).segmentation_id;
+}
+
+async function calibratedCsv(org: TestOrg, segmentationId: string): Promise<Record<string, string>[]> {
+  const text = await (await call(`/export/${segmentationId}/measurements.csv?columns=roi_index&columns=calibrated`, { key: org.key })).text();
+  const [header, ...rows] = text
+    .trim()
+    .split("\r\n")
+    .map((line) => line.split(","));
+  return rows.map((row) => Object.fromEntries(header.map((name, i) => [name, row[i]])));
+}
+
+describe("the pixel size, from the file to the calibrated columns", () => {
+  it("reads an OME-TIFF's size and channel names at upload and keeps them on the image record", async () => {
+    const org = await createOrg();
+    const image = await upload(org, "stained.ome.tif", omeTiff);
+    expect(image.pixel_size).toEqual({ x_um: 0.325, y_um: 0.325, source: "ome" });
+    expect(image.channel_names).toEqual(["DAPI", "Alexa 488 (GFP)"]);
+    expect(await json(await call(`/image/${image.id}`, { key: org.key }))).toMatchObject({ pixel_size: { x_um: 0.325, source: "ome" } });
+    const imagej = await upload(org, "imagej.tif", imagejTiff);
+    expect(imagej.pixel_size).toEqual({ x_um: 0.5, y_um: 0.5, source: "imagej" });
+    expect(imagej.channel_names).toBeNull();
+  });
+
+  it("fills the calibrated columns of the segmentation with the file's size: µm and µm²", async () => {
+    const org = await createOrg();
+    const image = await upload(org, "stained.ome.tif", omeTiff);
+    const id = await segment(org, image.id);
+    expect(await json(await call(`/segmentation/${id}`, { key: org.key }))).toMatchObject({ pixel_size: { x_um: 0.325, y_um: 0.325, source: "ome" } });
+    const [first, second] = await calibratedCsv(org, id);
+    const s = 0.325;
+    expect(Object.keys(first)).toEqual([
+      "roi_index",
+      "pixel_size_x_um",
+      "pixel_size_y_um",
+      "area_um2",
+      "perimeter_um",
+      "centroid_x_um",
+      "centroid_y_um",
+      "major_axis_um",
+      "minor_axis_um",
+      "feret_max_um",
+      "equivalent_diameter_um",
+    ]);
+    expect(Number(first.pixel_size_x_um)).toBe(s);
+    expect(Number(first.area_um2)).toBe(6 * s * s);
+    expect(Number(first.perimeter_um)).toBe(RECTANGLE_PERIMETER * s);
+    expect(Number(first.centroid_x_um)).toBe(2 * s);
+    expect(Number(first.centroid_y_um)).toBe(2.5 * s);
+    expect(Number(first.feret_max_um)).toBeCloseTo(Math.hypot(2, 3) * s, 12);
+    expect(Number(first.equivalent_diameter_um)).toBeCloseTo(Math.sqrt((4 * 6 * s * s) / Math.PI), 12);
+    // A 2 x 3 block of pixel centres: variances (2² − 1)/12 and (3² − 1)/12.
+    expect(Number(first.major_axis_um)).toBeCloseTo(4 * Math.sqrt(8 / 12) * s, 12);
+    expect(Number(first.minor_axis_um)).toBeCloseTo(4 * Math.sqrt(3 / 12) * s, 12);
+    expect(Number(second.area_um2)).toBe(6 * s * s);
+
+    // Outlines corrected in Fiji and imported again are measured with the image's size too.
+    const zip = new Uint8Array(await (await call(`/export/${id}/rois.zip`, { key: org.key })).arrayBuffer());
+    const form = multipartFile("corrected.zip", zip);
+    form.append("image_id", image.id);
+    const imported = await json<{ segmentation_id: string }>(await call("/segmentation", { key: org.key, body: form }));
+    expect(await json(await call(`/segmentation/${imported.segmentation_id}`, { key: org.key }))).toMatchObject({
+      source: "import",
+      pixel_size: { x_um: 0.325, y_um: 0.325, source: "ome" },
+    });
+    expect((await calibratedCsv(org, imported.segmentation_id))[0].area_um2).toBe(first.area_um2);
+  });
+
+  it("gives the dashboard's viewer the size for its scale bar, and says where it came from", async () => {
+    const org = await createOrg();
+    const image = await upload(org, "stained.ome.tif", omeTiff);
+    const plain = await upload(org, "plain.tif", plainTiff);
+    const session = await signIn(org);
+    const viewer = await (await dashboardCall(session, `/segmentations/${await segment(org, image.id)}`)).text();
+    expect(viewer).toContain('data-pixel-size-x-um="0.325"');
+    expect(viewer).toMatch(/<dt>Pixel size<\/dt><dd>0.325 µm \(from the file\)<\/dd>/);
+    const imagePage = await (await dashboardCall(session, `/images/${image.id}`)).text();
+    expect(imagePage).toContain('data-pixel-size-x-um="0.325"');
+    const uncalibrated = await (await dashboardCall(session, `/segmentations/${await segment(org, plain.id)}`)).text();
+    expect(uncalibrated).not.toContain("data-pixel-size-x-um");
+    expect(uncalibrated).toMatch(/<dt>Pixel size<\/dt><dd>unknown<\/dd>/);
+  });
+
+  it("takes the prediction's pixel_size_um over the file's, and says it was given", async () => {
+    const org = await createOrg();
+    const image = await upload(org, "stained.ome.tif", omeTiff);
+    const id = await segment(org, image.id, { pixel_size_um: 0.5 });
+    expect(await json(await call(`/segmentation/${id}`, { key: org.key }))).toMatchObject({ pixel_size: { x_um: 0.5, y_um: 0.5, source: "given" } });
+    const [first] = await calibratedCsv(org, id);
+    expect([first.pixel_size_x_um, first.area_um2, first.perimeter_um]).toEqual(["0.5", "1.5", String(RECTANGLE_PERIMETER * 0.5)]);
+  });
+
+  it("measures oblong pixels in µm as ImageJ and regionprops with spacing do", async () => {
+    const org = await createOrg();
+    const image = await upload(org, "oblong.ome.tif", oblongTiff);
+    expect(image.pixel_size).toEqual({ x_um: 0.65, y_um: 1.3, source: "ome" });
+    const [first] = await calibratedCsv(org, await segment(org, image.id));
+    expect(Number(first.area_um2)).toBeCloseTo(6 * 0.65 * 1.3, 12);
+    // ImageJ's traced perimeter with w x h pixels: the sides in µm, less w + h − √(w² + h²) at each of the 4 corners.
+    expect(Number(first.perimeter_um)).toBeCloseTo(2 * 2 * 0.65 + 2 * 3 * 1.3 - 4 * (0.65 + 1.3 - Math.hypot(0.65, 1.3)), 12);
+    expect(Number(first.feret_max_um)).toBeCloseTo(Math.hypot(2 * 0.65, 3 * 1.3), 12);
+    expect(Number(first.major_axis_um)).toBeCloseTo(4 * Math.sqrt((8 / 12) * 1.3 * 1.3), 12);
+  });
+
+  it("leaves the calibrated columns empty when the file has no size and none is given, and refuses a size that is no size", async () => {
+    const org = await createOrg();
+    const image = await upload(org, "plain.tif", plainTiff);
+    expect(image.pixel_size).toBeNull();
+    const id = await segment(org, image.id);
+    expect(await json(await call(`/segmentation/${id}`, { key: org.key }))).toMatchObject({ pixel_size: null });
+    const rows = await calibratedCsv(org, id);
+    expect(rows).toHaveLength(2);
+    for (const row of rows) for (const [name, value] of Object.entries(row)) if (name !== "roi_index") expect(value, name).toBe("");
+    const geojson = await json<{ features: { properties: Record<string, unknown> }[] }>(
+      await call(`/export/${id}/rois.geojson?columns=area_um2`, { key: org.key }),
+    );
+    expect(geojson.features[0].properties).toEqual({ area_um2: null, objectType: "detection" });
+    for (const pixel_size_um of [0, -1, "0.5"]) {
+      const refused = await call("/predict", { key: org.key, json: { image_id: image.id, model_id: "cpsam", params: { pixel_size_um } } });
+      expect(refused.status, String(pixel_size_um)).toBe(422);
+    }
+  });
+});
