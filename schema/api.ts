@@ -52,8 +52,17 @@ export const segmentParams = z
       description:
         'One-channel models: "auto" (default) detects fluorescence, brightfield or stained histology; the engine inverts the latter two so nuclei read bright',
     }),
+    cell_expansion_um: z.number().positive().max(500).optional().meta({
+      description:
+        "Grows each nucleus into a cell by this many micrometres, never into another nucleus or another's cell (as QuPath's cell expansion): the `cell` measurement columns, and `rois.geojson?objects=cell`. Needs a pixel size (the file's or `pixel_size_um`)",
+    }),
+    cell_expansion_px: z.number().positive().max(500).optional().meta({ description: "The same cell expansion in pixels; give one of the two" }),
   })
   .strict()
+  .refine((p) => p.cell_expansion_um === undefined || p.cell_expansion_px === undefined, {
+    message: "Give cell_expansion_um or cell_expansion_px, not both",
+    path: ["cell_expansion_px"],
+  })
   .meta({ id: "SegmentParams" });
 
 export const predictionBody = z

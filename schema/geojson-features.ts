@@ -3,7 +3,10 @@
 // (RFC 7946) with one Polygon per ROI, in image pixel coordinates: x to the right, y down, (0, 0)
 // the top-left corner of the top-left pixel, vertices on pixel corners (the same outline as the
 // ImageJ ROIs). QuPath reads exactly this convention and imports features whose properties carry
-// `objectType` ("detection") and, optionally, `classification` ({ name }).
+// `objectType` ("detection") and, optionally, `classification` ({ name }). A segmentation with cells
+// (a prediction's cell expansion) can be written as QuPath's cell objects instead: `objectType`
+// "cell", the cell's outline as `geometry` and the nucleus's as `nucleusGeometry`, a member of the
+// feature beside `geometry`, as QuPath writes and reads a cell.
 //
 // Ring orientation. RFC 7946 wants exterior rings counter-clockwise, which it defines by the
 // coordinates as numbers (right-hand rule). We make the shoelace sum
@@ -68,9 +71,13 @@ export class GeoJsonFeatureWriter {
   private readonly keys: string[];
   private readonly fixed: (string | null)[];
 
-  constructor(context: ExportContext, columns: readonly MeasurementColumn[] = DEFAULT_MEASUREMENT_COLUMNS) {
+  /** QuPath cell objects: the cell's outline as the geometry, the nucleus's as nucleusGeometry. */
+  private readonly cells: boolean;
+
+  constructor(context: ExportContext, columns: readonly MeasurementColumn[] = DEFAULT_MEASUREMENT_COLUMNS, options: { cells?: boolean } = {}) {
     this.context = context;
     this.columns = columns;
+    this.cells = options.cells ?? false;
     this.keys = columns.map((c, i) => `${i === 0 ? "" : ","}${JSON.stringify(c.name)}:`);
     this.fixed = columns.map(() => null);
   }
@@ -86,14 +93,19 @@ export class GeoJsonFeatureWriter {
       else properties += this.fixed[i] ??= jsonValue(column.value(this.context, roi, derived));
     }
     const cellType = CELL_TYPE.value(this.context, roi, derived);
-    properties += `${columns.length > 0 ? "," : ""}"objectType":"detection"`;
+    const cell = this.cells ? roi.cell : undefined;
+    if (this.cells && !cell) throw new Error(`ROI ${roi.index} has no cell to export as a QuPath cell object`);
+    properties += `${columns.length > 0 ? "," : ""}"objectType":${cell ? '"cell"' : '"detection"'}`;
     // QuPath reads `classification` as a class object; an absent one means "unclassified", while a
     // null may not parse in every QuPath version, so the key appears once a cell type exists.
     if (typeof cellType === "string" && cellType !== "") properties += `,"classification":{"name":${JSON.stringify(cellType)}}`;
-    return (
-      `{"type":"Feature","id":${JSON.stringify(roiId(this.context.segmentationId, roi.index))},` +
-      `"geometry":{"type":"Polygon","coordinates":[${ringJson(roi.polygon)}]},` +
-      `"properties":${properties}}}`
-    );
+    const id = `{"type":"Feature","id":${JSON.stringify(roiId(this.context.segmentationId, roi.index))},`;
+    if (cell)
+      return (
+        `${id}"geometry":{"type":"Polygon","coordinates":[${ringJson(cell.polygon)}]},` +
+        `"nucleusGeometry":{"type":"Polygon","coordinates":[${ringJson(roi.polygon)}]},` +
+        `"properties":${properties}}}`
+      );
+    return `${id}"geometry":{"type":"Polygon","coordinates":[${ringJson(roi.polygon)}]},"properties":${properties}}}`;
   }
 }

@@ -83,6 +83,8 @@ const signedImage = z.object({
   channels: z.number().nullable(),
   /** The channels' names from the file (OME-XML), which the ROI artifact records for the intensity columns; absent from older workers. */
   channel_names: z.array(z.string()).nullable().optional(),
+  /** Micrometres per pixel read from the file (a cell expansion in µm needs it, unless the job's pixel_size_um overrides it). */
+  pixel_size_um: z.object({ x: z.number(), y: z.number() }).nullable().optional(),
   url: z.string(),
 });
 

@@ -32,6 +32,8 @@ export interface ExportContext {
    * which name the intensity columns; absent or empty when there are none.
    */
   channels?: readonly string[];
+  /** Whether the ROIs carry their cells (a prediction's cell expansion; the artifact's header), which the cell columns need. */
+  cells?: boolean;
 }
 
 /** A cell value: CSV writes null as an empty field, GeoJSON as JSON null. */
@@ -80,6 +82,7 @@ export const MEASUREMENT_GROUPS = {
     "shape of each cell's mask: circularity, solidity, eccentricity, the fitted ellipse's axes and orientation, maximum Feret diameter, equivalent diameter",
   calibrated:
     "lengths in µm and areas in µm², with the pixel size (read from the file, or the prediction's `pixel_size_um`); empty when the pixel size is unknown",
+  cell: "the cell grown around each nucleus by the prediction's cell_expansion_um or cell_expansion_px: its area, perimeter and centroid, the cytoplasm's area (the cell less its nucleus), the nucleus/cell area ratio, and per channel cytoplasm_<channel>_<statistic> of the cytoplasm's original pixel values; none without a cell expansion",
   intensity:
     "per channel of the image, intensity_<channel>_<statistic> with statistic mean, median, std, min, max, sum: the original pixel values inside the cell, as regionprops measures them; <channel> is the file's channel name (OME-XML) with every run of characters other than letters and digits made one _, else c0, c1, ...; none for imported segmentations and those made before intensities were measured",
   all: "every column, in the order of the column list",
@@ -371,10 +374,44 @@ export function intensityColumns(channels: readonly string[]): MeasurementColumn
   );
 }
 
-/** Every column a segmentation's exports offer: the fixed list, then its channels' intensity columns. */
-export function measurementColumns(context: Pick<ExportContext, "channels">): readonly MeasurementColumn[] {
+/** The cell group's columns: the grown cell's measurements, then its cytoplasm's intensities per channel. */
+export function cellColumns(channels: readonly string[]): MeasurementColumn[] {
+  const cell = (name: string, description: string, value: (c: ExportContext, r: Roi) => MeasurementValue): MeasurementColumn => ({
+    name,
+    type: "number",
+    source: "roi",
+    group: "cell",
+    description,
+    value: (c, r) => (r.cell ? value(c, r) : null),
+  });
+  const cytoplasm = channelColumnNames(channels).flatMap((channel, c) =>
+    INTENSITY_STATS.map((stat, s) =>
+      cell(
+        `cytoplasm_${channel}_${stat}`,
+        `channel ${c} (${JSON.stringify(channels[c])}): ${stat} of the original pixel values of the cell less its nucleus (empty where the nucleus fills its cell)`,
+        (_c, r) => r.cell!.cytoplasmIntensity?.[c * INTENSITY_STATS.length + s] ?? null,
+      ),
+    ),
+  );
+  return [
+    cell("cell_area_px", "pixels of the cell grown around the nucleus (the nucleus's included)", (_c, r) => r.cell!.area_px),
+    cell("cell_perimeter_px", "the cell outline's traced perimeter, as perimeter_px", (_c, r) => r.cell!.perimeter_px),
+    cell("cell_centroid_x", "mean x of the cell's pixel centres", (_c, r) => r.cell!.centroid_x),
+    cell("cell_centroid_y", "mean y of the cell's pixel centres", (_c, r) => r.cell!.centroid_y),
+    cell("cytoplasm_area_px", "pixels of the cell less its nucleus", (_c, r) => r.cell!.area_px - r.area_px),
+    cell("nucleus_cell_area_ratio", "area_px / cell_area_px (QuPath's Nucleus/Cell area ratio)", (_c, r) => r.area_px / r.cell!.area_px),
+    cell("cell_area_um2", "cell_area_px × the pixel's area, µm²; empty when the pixel size is unknown", (c, r) =>
+      c.pixelSize ? r.cell!.area_px * c.pixelSize.x * c.pixelSize.y : null,
+    ),
+    ...cytoplasm,
+  ];
+}
+
+/** Every column a segmentation's exports offer: the fixed list, then its cells' and its channels' columns. */
+export function measurementColumns(context: Pick<ExportContext, "channels" | "cells">): readonly MeasurementColumn[] {
   const channels = context.channels ?? [];
-  return channels.length === 0 ? MEASUREMENT_COLUMNS : [...MEASUREMENT_COLUMNS, ...intensityColumns(channels)];
+  if (channels.length === 0 && !context.cells) return MEASUREMENT_COLUMNS;
+  return [...MEASUREMENT_COLUMNS, ...(context.cells ? cellColumns(channels) : []), ...intensityColumns(channels)];
 }
 
 export type MeasurementColumnName = (typeof MEASUREMENT_COLUMNS)[number]["name"];

@@ -2,7 +2,7 @@
 // reader on everything it returns, so exports can trust what they iterate.
 
 import type { Roi } from "./roi.ts";
-import { INTENSITY_STATS } from "./roi.ts";
+import { INTENSITY_STATS, type RoiMeasurements } from "./roi.ts";
 import { ROI_ARTIFACT_MAX_CHANNELS, RoiArtifactError } from "./roi-artifact.ts";
 import type { RoiArtifactHeader } from "./roi-artifact.ts";
 
@@ -36,24 +36,40 @@ export function checkRoiArtifactHeader(h: RoiArtifactHeader): void {
 export function checkRoi(roi: Roi, h: RoiArtifactHeader, expectedIndex: number, previousBboxY: number): void {
   const where = `ROI artifact: ROI ${expectedIndex}`;
   if (roi.index !== expectedIndex) throw new RoiArtifactError(`${where} has index ${roi.index}; ROIs must be numbered 0, 1, 2, ... in order`);
-  if (!Number.isInteger(roi.area_px) || roi.area_px < 0) throw new RoiArtifactError(`${where}: area_px ${roi.area_px} is not a non-negative integer`);
-  for (const v of [roi.perimeter_px, roi.centroid_x, roi.centroid_y]) {
+  checkOutline(roi, h, where);
+  if (roi.bbox_y < previousBboxY) {
+    throw new RoiArtifactError(`${where}: bbox_y ${roi.bbox_y} is above the previous ROI's ${previousBboxY}; ROIs must be in raster order`);
+  }
+  const channels = h.channelNames?.length ?? 0;
+  checkStats(roi.intensity, channels, `${where}: intensities`);
+  if (!h.cells) {
+    if (roi.cell !== undefined) throw new RoiArtifactError(`${where}: has a cell, but the header announces none`);
+    return;
+  }
+  const cell = roi.cell;
+  if (!cell) throw new RoiArtifactError(`${where}: has no cell, but the header announces cells`);
+  checkOutline(cell, h, `${where}'s cell`);
+  if (
+    cell.bbox_x > roi.bbox_x ||
+    cell.bbox_y > roi.bbox_y ||
+    cell.bbox_x + cell.bbox_w < roi.bbox_x + roi.bbox_w ||
+    cell.bbox_y + cell.bbox_h < roi.bbox_y + roi.bbox_h
+  )
+    throw new RoiArtifactError(`${where}: its cell's bounding box does not hold the nucleus's`);
+  checkStats(cell.cytoplasmIntensity, channels, `${where}'s cytoplasm intensities`);
+}
+
+/** Measurements, box and polygon of a nucleus or its cell: the box inside the image, the polygon's extent the box. */
+function checkOutline(o: RoiMeasurements & { polygon: Int32Array }, h: RoiArtifactHeader, where: string): void {
+  if (!Number.isInteger(o.area_px) || o.area_px < 0) throw new RoiArtifactError(`${where}: area_px ${o.area_px} is not a non-negative integer`);
+  for (const v of [o.perimeter_px, o.centroid_x, o.centroid_y]) {
     if (!Number.isFinite(v)) throw new RoiArtifactError(`${where}: perimeter and centroid must be finite numbers`);
   }
-  const { bbox_x, bbox_y, bbox_w, bbox_h } = roi;
+  const { bbox_x, bbox_y, bbox_w, bbox_h } = o;
   if (![bbox_x, bbox_y, bbox_w, bbox_h].every(isU32) || bbox_w < 1 || bbox_h < 1 || bbox_x + bbox_w > h.imageWidth || bbox_y + bbox_h > h.imageHeight) {
     throw new RoiArtifactError(`${where}: bounding box (${bbox_x}, ${bbox_y}, ${bbox_w}, ${bbox_h}) is not inside the ${h.imageWidth}x${h.imageHeight} image`);
   }
-  if (bbox_y < previousBboxY) {
-    throw new RoiArtifactError(`${where}: bbox_y ${bbox_y} is above the previous ROI's ${previousBboxY}; ROIs must be in raster order`);
-  }
-  const channels = h.channelNames?.length ?? 0;
-  if (channels > 0 ? !(roi.intensity instanceof Float64Array) || roi.intensity.length !== channels * INTENSITY_STATS.length : roi.intensity !== undefined) {
-    throw new RoiArtifactError(
-      `${where}: intensities must be ${channels * INTENSITY_STATS.length} numbers (${INTENSITY_STATS.length} for each of the header's ${channels} channels)${channels === 0 ? ", none without channels" : ""}`,
-    );
-  }
-  const p = roi.polygon;
+  const p = o.polygon;
   if (!(p instanceof Int32Array) || p.length < 6 || p.length % 2 !== 0) {
     throw new RoiArtifactError(`${where}: polygon must be an Int32Array of at least 3 (x, y) vertices`);
   }
@@ -74,4 +90,13 @@ export function checkRoi(roi: Roi, h: RoiArtifactHeader, expectedIndex: number, 
       `${where}: polygon spans x ${minX}..${maxX}, y ${minY}..${maxY} but the bounding box is (${bbox_x}, ${bbox_y}, ${bbox_w}, ${bbox_h})`,
     );
   }
+}
+
+/** INTENSITY_STATS for each of the header's channels, or nothing without channels. */
+function checkStats(stats: Float64Array | undefined, channels: number, what: string): void {
+  const ok = channels > 0 ? stats instanceof Float64Array && stats.length === channels * INTENSITY_STATS.length : stats === undefined;
+  if (!ok)
+    throw new RoiArtifactError(
+      `${what} must be ${channels * INTENSITY_STATS.length} numbers (${INTENSITY_STATS.length} for each of the header's ${channels} channels)${channels === 0 ? ", none without channels" : ""}`,
+    );
 }

@@ -3,12 +3,13 @@
 // validates every size before trusting it, and turns a truncated, corrupt or inconsistent file
 // into a RoiArtifactError.
 
-import type { Roi } from "./roi.ts";
+import type { Roi, RoiMeasurements } from "./roi.ts";
 import { ByteCursor } from "./roi-artifact-bytes.ts";
 import { checkRoi, checkRoiArtifactHeader } from "./roi-artifact-checks.ts";
 import { crc32 } from "./roi-artifact-crc32.ts";
 import { INTENSITY_STATS } from "./roi.ts";
 import {
+  ROI_ARTIFACT_FLAG_CELLS,
   ROI_ARTIFACT_FLAG_INTENSITY,
   ROI_ARTIFACT_MAGIC,
   ROI_ARTIFACT_MAX_CHANNELS,
@@ -117,7 +118,8 @@ async function readHeader(input: ExactReader): Promise<RoiArtifactHeader> {
   const header: RoiArtifactHeader = { imageWidth, imageHeight, roiCount, vertexCount, confluency, modelName, modelVersion };
   if (version === ROI_ARTIFACT_VERSION_2) {
     const flags = cursor.u32();
-    if ((flags & ~ROI_ARTIFACT_FLAG_INTENSITY) !== 0) throw new RoiArtifactError(`ROI artifact header: unknown record flags ${flags}`);
+    if ((flags & ~(ROI_ARTIFACT_FLAG_INTENSITY | ROI_ARTIFACT_FLAG_CELLS)) !== 0)
+      throw new RoiArtifactError(`ROI artifact header: unknown record flags ${flags}`);
     const channels = cursor.u16();
     if (channels > ROI_ARTIFACT_MAX_CHANNELS) throw new RoiArtifactError(`ROI artifact header: ${channels} channels, more than ${ROI_ARTIFACT_MAX_CHANNELS}`);
     if (((flags & ROI_ARTIFACT_FLAG_INTENSITY) !== 0) !== channels > 0)
@@ -125,12 +127,31 @@ async function readHeader(input: ExactReader): Promise<RoiArtifactHeader> {
     const names: string[] = [];
     for (let c = 0; c < channels; c++) names.push(decodeText("a channel name"));
     if (names.length > 0) header.channelNames = names;
+    if ((flags & ROI_ARTIFACT_FLAG_CELLS) !== 0) header.cells = true;
   }
   checkRoiArtifactHeader(header);
   return header;
 }
 
 function decodeRecord(cursor: ByteCursor, index: number, header: RoiArtifactHeader, verticesLeft: number): Roi {
+  const roi: Roi = { index, ...decodeOutline(cursor, index, verticesLeft) };
+  const channels = header.channelNames?.length ?? 0;
+  const stats = () => {
+    const values = new Float64Array(channels * INTENSITY_STATS.length);
+    for (let i = 0; i < values.length; i++) values[i] = cursor.f64();
+    return values;
+  };
+  if (channels > 0) roi.intensity = stats();
+  if (header.cells) {
+    // A cell's vertices are not in the header's count; its chunk bounds them.
+    roi.cell = decodeOutline(cursor, index, Number.POSITIVE_INFINITY);
+    if (channels > 0) roi.cell.cytoplasmIntensity = stats();
+  }
+  return roi;
+}
+
+/** Measurements and polygon, as encodeOutline wrote them. */
+function decodeOutline(cursor: ByteCursor, index: number, verticesLeft: number): RoiMeasurements & { polygon: Int32Array } {
   const area_px = cursor.varint();
   const perimeter_px = cursor.f64();
   const centroid_x = cursor.f64();
@@ -153,14 +174,7 @@ function decodeRecord(cursor: ByteCursor, index: number, header: RoiArtifactHead
     polygon[i] = x;
     polygon[i + 1] = y;
   }
-  const roi: Roi = { index, area_px, perimeter_px, centroid_x, centroid_y, bbox_x, bbox_y, bbox_w, bbox_h, polygon };
-  const channels = header.channelNames?.length ?? 0;
-  if (channels > 0) {
-    const intensity = new Float64Array(channels * INTENSITY_STATS.length);
-    for (let i = 0; i < intensity.length; i++) intensity[i] = cursor.f64();
-    roi.intensity = intensity;
-  }
-  return roi;
+  return { area_px, perimeter_px, centroid_x, centroid_y, bbox_x, bbox_y, bbox_w, bbox_h, polygon };
 }
 
 /** Where one chunk lies in the file and what its ROIs span, for schema/roi-artifact-index.ts. */

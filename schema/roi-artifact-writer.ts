@@ -3,11 +3,12 @@
 // never one buffer. The header carries the counts, so the caller states them up front and the
 // writer verifies them at the end.
 
-import type { Roi } from "./roi.ts";
+import type { Roi, RoiMeasurements } from "./roi.ts";
 import { ByteBuilder } from "./roi-artifact-bytes.ts";
 import { checkRoi, checkRoiArtifactHeader } from "./roi-artifact-checks.ts";
 import { crc32 } from "./roi-artifact-crc32.ts";
 import {
+  ROI_ARTIFACT_FLAG_CELLS,
   ROI_ARTIFACT_FLAG_INTENSITY,
   ROI_ARTIFACT_MAGIC,
   ROI_ARTIFACT_MAX_HEADER_BODY,
@@ -37,15 +38,16 @@ export function encodeRoiArtifactHeader(header: RoiArtifactHeader): Uint8Array {
   text(header.modelName, "model name");
   text(header.modelVersion, "model version");
   const channels = header.channelNames ?? [];
-  if (channels.length > 0) {
-    body.u32(ROI_ARTIFACT_FLAG_INTENSITY);
+  const flags = (channels.length > 0 ? ROI_ARTIFACT_FLAG_INTENSITY : 0) | (header.cells ? ROI_ARTIFACT_FLAG_CELLS : 0);
+  if (flags !== 0) {
+    body.u32(flags);
     body.u16(channels.length);
     for (const name of channels) text(name, "channel name");
   }
   if (body.length > ROI_ARTIFACT_MAX_HEADER_BODY) throw new RoiArtifactError("ROI artifact header: body too large");
   const out = new ByteBuilder(16 + body.length);
   out.raw(ROI_ARTIFACT_MAGIC);
-  out.u16(channels.length > 0 ? ROI_ARTIFACT_VERSION_2 : ROI_ARTIFACT_VERSION);
+  out.u16(flags !== 0 ? ROI_ARTIFACT_VERSION_2 : ROI_ARTIFACT_VERSION);
   out.u16(0);
   out.u32(body.length);
   out.raw(body.take());
@@ -54,6 +56,17 @@ export function encodeRoiArtifactHeader(header: RoiArtifactHeader): Uint8Array {
 }
 
 function encodeRecord(roi: Roi, into: ByteBuilder): void {
+  encodeOutline(roi, into);
+  if (roi.intensity) for (let i = 0; i < roi.intensity.length; i++) into.f64(roi.intensity[i]!);
+  const cell = roi.cell;
+  if (cell) {
+    encodeOutline(cell, into);
+    if (cell.cytoplasmIntensity) for (let i = 0; i < cell.cytoplasmIntensity.length; i++) into.f64(cell.cytoplasmIntensity[i]!);
+  }
+}
+
+/** Measurements and polygon, shared by the nucleus and its cell. */
+function encodeOutline(roi: RoiMeasurements & { polygon: Int32Array }, into: ByteBuilder): void {
   into.varint(roi.area_px);
   into.f64(roi.perimeter_px);
   into.f64(roi.centroid_x);
@@ -72,7 +85,6 @@ function encodeRecord(roi: Roi, into: ByteBuilder): void {
     px = p[i];
     py = p[i + 1];
   }
-  if (roi.intensity) for (let i = 0; i < roi.intensity.length; i++) into.f64(roi.intensity[i]!);
 }
 
 function frameChunk(recordCount: number, payload: Uint8Array): Uint8Array {

@@ -23,7 +23,8 @@
 //              f64 confluency (fraction of image pixels inside an ROI, 0..1)
 //              u16 n + n bytes UTF-8 model name
 //              u16 n + n bytes UTF-8 model version
-//         v2:  u32 record flags: bit 0 = every ROI record carries intensities; other bits must be 0
+//         v2:  u32 record flags: bit 0 = every ROI record carries intensities; bit 1 = every ROI
+//              record carries its cell (a prediction's cell expansion); other bits must be 0
 //         v2:  u16 C = channel count (>= 1 when bit 0 is set, else 0)
 //         v2:  C times u16 n + n bytes UTF-8 channel name (the file's, e.g. OME-XML's, else "c0", "c1", ...)
 //              (a later minor revision may append fields; readers skip body bytes they do not know)
@@ -49,6 +50,11 @@
 //       a few pixels, so most vertices take two bytes.
 //     v2, flag bit 0: C times 6 f64: the channel's mean, median, standard deviation (ddof 0), min,
 //       max and sum of the original pixel values inside the outline (INTENSITY_STATS, schema/roi.ts)
+//     v2, flag bit 1: the nucleus's cell, as the record above without its intensities: varint
+//       area_px, f64 perimeter_px, f64 centroid_x, f64 centroid_y, varint bbox_x, bbox_y, bbox_w,
+//       bbox_h, varint V (>= 3), V zigzag pairs (the first relative to the cell's (bbox_x, bbox_y));
+//       then with flag bit 0, C times 6 f64 of the cytoplasm (the cell's pixels less the nucleus's;
+//       NaN where there are none). The cell's box holds the nucleus's; cells do not overlap.
 //
 // Invariants the writer enforces and the reader checks (exports rely on them): ROIs are in the
 // engine's raster order so bbox_y never decreases; vertices are integers inside
@@ -63,6 +69,8 @@ export const ROI_ARTIFACT_VERSION = 1;
 export const ROI_ARTIFACT_VERSION_2 = 2;
 /** Record flag bit 0 (version 2): records carry INTENSITY_STATS per channel. */
 export const ROI_ARTIFACT_FLAG_INTENSITY = 1;
+/** Record flag bit 1 (version 2): records carry the nucleus's cell (Roi.cell). */
+export const ROI_ARTIFACT_FLAG_CELLS = 2;
 /** The most channels a header may name (each costs 48 bytes a record). */
 export const ROI_ARTIFACT_MAX_CHANNELS = 64;
 export const ROI_ARTIFACT_MAX_HEADER_BODY = 65_536;
@@ -86,6 +94,8 @@ export interface RoiArtifactHeader {
    * absent or empty for an artifact without intensities (version 1).
    */
   channelNames?: string[];
+  /** Version 2: every ROI carries its cell (Roi.cell), grown by the prediction's cell expansion. */
+  cells?: boolean;
 }
 
 export interface RoiArtifactContents {

@@ -48,6 +48,21 @@ export interface Roi extends RoiMeasurements {
    * artifacts of format version 1).
    */
   intensity?: Float64Array;
+  /**
+   * The cell grown around this nucleus by a prediction's cell expansion (ROI artifact version 2,
+   * flag bit 1): its outline and measurements, and its cytoplasm's intensities. Absent without one.
+   */
+  cell?: RoiCell;
+}
+
+/** A nucleus's cell: the grown region's outline (the same conventions as the nucleus's) and measurements. */
+export interface RoiCell extends RoiMeasurements {
+  polygon: Int32Array;
+  /**
+   * Per channel, INTENSITY_STATS of the cell's pixels that are not the nucleus's (the cytoplasm),
+   * laid out as Roi.intensity; NaN where the cell has no such pixel. Present when the nucleus has intensities.
+   */
+  cytoplasmIntensity?: Float64Array;
 }
 
 export const ROI_MEASUREMENT_FIELDS = [

@@ -30,6 +30,9 @@ Exits 0 only if every image was segmented and exported.
   --model ID              model to segment with (default: cpsam; see \`npm run client -- models\`)
   --diameter D            object diameter in pixels; 0 or auto: estimate it (the default)
   --channels A,B          Cellpose's channels: segment A, nucleus B; 1-based, 0 = grayscale
+  --pixel-size UM         micrometres per pixel for the calibrated columns (default: the file's)
+  --cell-expansion D      grow each nucleus into a cell by D micrometres (5um) or pixels (8px),
+                          as QuPath's cell expansion: the cell columns; images of up to 16.8 MP
   --formats LIST          exports to save, any of ${Object.keys(EXPORT_FILES).join(",")} (default: all)
   --columns LIST          measurement columns of measurements.csv and of rois.geojson's properties, in
                           order: column names or groups (${MEASUREMENT_GROUP_NAMES.join(", ")}), e.g. default,shape,intensity
@@ -50,6 +53,8 @@ const SEGMENT_OPTIONS = {
   model: { type: "string", default: "cpsam" },
   diameter: { type: "string" },
   channels: { type: "string" },
+  "pixel-size": { type: "string" },
+  "cell-expansion": { type: "string" },
   formats: { type: "string", default: Object.keys(EXPORT_FILES).join(",") },
   columns: { type: "string" },
   "resumable-above": { type: "string" },
@@ -58,8 +63,14 @@ const SEGMENT_OPTIONS = {
   overlay: { type: "boolean", default: false },
 } as const;
 
-function predictionParams(values: { diameter?: string; channels?: string }): Record<string, unknown> {
+export function predictionParams(values: { diameter?: string; channels?: string; "pixel-size"?: string; "cell-expansion"?: string }): Record<string, unknown> {
   const params: Record<string, unknown> = {};
+  if (values["pixel-size"] !== undefined) params.pixel_size_um = positiveNumber(values["pixel-size"], "--pixel-size");
+  if (values["cell-expansion"] !== undefined) {
+    const match = /^\s*([0-9.]+)\s*(um|µm|px)\s*$/.exec(values["cell-expansion"]);
+    if (!match) throw new UsageError(`--cell-expansion takes a distance with its unit, such as 5um or 8px, not ${JSON.stringify(values["cell-expansion"])}`);
+    params[match[2] === "px" ? "cell_expansion_px" : "cell_expansion_um"] = positiveNumber(match[1]!, "--cell-expansion");
+  }
   if (values.diameter !== undefined) params.diameter = values.diameter === "auto" ? "auto" : positiveNumber(values.diameter, "--diameter", true);
   if (values.channels !== undefined) {
     const channels = values.channels.split(",").map((c) => Number(c));
@@ -73,8 +84,8 @@ function predictionParams(values: { diameter?: string; channels?: string }): Rec
 
 /**
  * `--columns`: names of columns or groups, checked against the list the service serves; the
- * intensity columns are named by each image's channels (intensity_<channel>_<statistic>), so the
- * service checks those.
+ * intensity and cytoplasm columns are named by each image's channels (intensity_<channel>_<statistic>),
+ * so the service checks those.
  */
 export function measurementColumns(list: string | undefined): string[] {
   if (list === undefined) return [];
@@ -83,10 +94,10 @@ export function measurementColumns(list: string | undefined): string[] {
     .map((c) => c.trim())
     .filter(Boolean);
   const known = new Set<string>([...MEASUREMENT_COLUMN_NAMES, ...MEASUREMENT_GROUP_NAMES]);
-  const unknown = names.filter((n) => !known.has(n) && !n.startsWith("intensity_"));
+  const unknown = names.filter((n) => !known.has(n) && !n.startsWith("intensity_") && !n.startsWith("cytoplasm_"));
   if (unknown.length || names.length === 0)
     throw new UsageError(
-      `--columns takes measurement columns or groups; not ${unknown.join(", ") || "nothing"}. Groups: ${MEASUREMENT_GROUP_NAMES.join(", ")}; columns: ${MEASUREMENT_COLUMN_NAMES.join(", ")}, and intensity_<channel>_<mean|median|std|min|max|sum>`,
+      `--columns takes measurement columns or groups; not ${unknown.join(", ") || "nothing"}. Groups: ${MEASUREMENT_GROUP_NAMES.join(", ")}; columns: ${MEASUREMENT_COLUMN_NAMES.join(", ")}, and intensity_ or cytoplasm_<channel>_<mean|median|std|min|max|sum>`,
     );
   return names;
 }

@@ -6,6 +6,7 @@ import type { Roi } from "../../schema/roi.ts";
 import { segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
 import { openImageRegions } from "../../common/decode/region-reader.ts";
 import { InputError } from "../engine/faults.ts";
+import { attachCells } from "../engine/cell-expansion.ts";
 import { attachIntensity } from "../engine/intensity.ts";
 import type { ModalityDecision } from "../engine/modality.ts";
 import { previewTiles } from "../engine/preview.ts";
@@ -86,9 +87,15 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   // reads a normalised copy).
   const intensityStarted = performance.now();
   attachIntensity(result.rois, image, result.labels);
-  const timings = { ...result.timings, intensity: performance.now() - intensityStarted };
+  const timings: Record<string, number> = { ...result.timings, intensity: performance.now() - intensityStarted };
+  const expansion = cellExpansion(job);
+  if (expansion) {
+    const cellsStarted = performance.now();
+    attachCells(result.rois, image, result.labels, expansion.distance, expansion.sx, expansion.sy);
+    timings.cells = performance.now() - cellsStarted;
+  }
 
-  const output = await uploadArtifact(job, ctx, result, result.rois, channelNames(job, image.channels));
+  const output = await uploadArtifact(job, ctx, result, result.rois, channelNames(job, image.channels), expansion !== null);
   if (preview && output.preview_url) await ctx.api.upload(output.preview_url, preview);
   return predictionResult(
     { ...result, timings },
@@ -96,6 +103,20 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
     { fetch: fetchedMs, decode: decodedMs, total: performance.now() - started },
     model.executionProvider,
   );
+}
+
+/**
+ * The job's cell expansion as a distance in the units of a pixel of sx × sy: micrometres with the
+ * job's pixel_size_um or else the file's (the worker refuses µm without either), or pixels; null
+ * when the job asks for none.
+ */
+export function cellExpansion(job: LeasedPrediction): { distance: number; sx: number; sy: number } | null {
+  const { cell_expansion_um: um, cell_expansion_px: px, pixel_size_um: given } = job.params;
+  if (px !== undefined) return { distance: px, sx: 1, sy: 1 };
+  if (um === undefined) return null;
+  const size = given !== undefined ? { x: given, y: given } : job.image.pixel_size_um;
+  if (!size) throw new InputError("cell_expansion_um needs the pixel size: the image's file gives none and the job no pixel_size_um");
+  return { distance: um, sx: size.x, sy: size.y };
 }
 
 /** The names the artifact gives the image's channels: the file's (OME-XML, from the upload probe), else c0, c1, ... */
@@ -110,6 +131,7 @@ async function uploadArtifact(
   result: { width: number; height: number; confluency: number },
   rois: readonly Roi[],
   channels: string[],
+  cells = false,
 ): Promise<LeasedPrediction["output"]> {
   ctx.progress(0.9, "uploading");
   // URLs signed at lease time may have expired during a long run: ask for fresh ones first.
@@ -123,6 +145,7 @@ async function uploadArtifact(
         modelName: job.model.name,
         modelVersion: job.model.version,
         channelNames: channels,
+        cells,
       },
       rois,
     ),
@@ -144,6 +167,11 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext) {
   ctx.checkpoint();
   const openedMs = performance.now() - started;
   const params = segmentParams(job.params, model.manifest.channels);
+  // Cells grown across block seams need their neighbours from other blocks: not done block by block yet.
+  if (cellExpansion(job))
+    throw new InputError(
+      `cell expansion is not available yet for images segmented block by block (above ${(ctx.singlePassPixels / 1e6).toFixed(1)} megapixels; this one is ${((regions.width * regions.height) / 1e6).toFixed(1)})`,
+    );
   const missing = params.channels?.find((c) => c >= regions.channels);
   if (missing !== undefined) throw new InputError(`params.channels asks for channel ${missing + 1}; the image has ${regions.channels}`);
   const rois: Roi[] = [];

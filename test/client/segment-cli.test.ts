@@ -295,7 +295,7 @@ describe("npm run client -- segment", () => {
     const wrong = await runClient([...args, "--columns", "roi_id,volume"]);
     expect(wrong.code).toBe(2);
     expect(wrong.output).toContain(
-      "--columns takes measurement columns or groups; not volume. Groups: default, shape, calibrated, intensity, all; columns: image_name",
+      "--columns takes measurement columns or groups; not volume. Groups: default, shape, calibrated, cell, intensity, all; columns: image_name",
     );
   }, 240_000);
 

@@ -591,4 +591,43 @@ describe("the dashboard in a browser", () => {
     expect(await page.locator("main").innerText()).not.toContain("nuclei.png");
     await shot("org-switched");
   }, 60_000);
+
+  it("draws a scale bar over an image whose file gives its pixel size, of a round length at the zoom shown", async () => {
+    // Signed in afresh: the test before moved the session to another organization.
+    await page.goto(await stack.loginLink());
+    await page.waitForSelector("html[data-ready=true]", { state: "attached" });
+    // An OME-TIFF written by tifffile: 8 x 6 pixels of 0.325 µm.
+    const form = new FormData();
+    form.append("file", new File([readFileSync(new URL("../reference/tiff/ome-325nm-2ch.ome.tif", import.meta.url))], "calibrated.ome.tif"));
+    const uploaded = await fetch(`${stack.api}/upload`, { method: "POST", body: form, headers: { Authorization: `Bearer ${stack.key}` } });
+    const { image } = (await uploaded.json()) as { image: { id: string; pixel_size: unknown } };
+    expect(image.pixel_size).toEqual({ x_um: 0.325, y_um: 0.325, source: "ome" });
+    await page.goto(new URL(`/dashboard/images/${image.id}`, stack.api).toString());
+    await page.waitForSelector("#viewer[data-loaded=true]", { timeout: 120_000 });
+    const bar = async () => {
+      const [label, length] = (await page.locator("#viewer").getAttribute("data-scale-bar"))!.split("|");
+      const scale = Number((await page.locator("#viewer").getAttribute("data-view"))!.split(",")[0]);
+      return { label, length: Number(length), scale };
+    };
+    const fitted = await bar();
+    // The bar's length on screen is its label's length in image pixels, at most 140 screen pixels.
+    const um = (label: string) => (label.endsWith(" nm") ? Number.parseFloat(label) / 1000 : Number.parseFloat(label));
+    expect(fitted.length).toBeLessThanOrEqual(140);
+    expect(fitted.length).toBeCloseTo((um(fitted.label!) / 0.325) * fitted.scale, 1);
+    expect(fitted.label).toMatch(/^(1|2|5)(0|00)? (nm|µm)$/);
+    // Drawn: light pixels where the bar lies, bottom left of the canvas.
+    const light = await page.evaluate<number>(`(() => {
+      const canvas = document.getElementById("viewer-canvas");
+      const dpr = window.devicePixelRatio || 1;
+      const y = Math.round((canvas.clientHeight - 44 + 6) * dpr);
+      const d = canvas.getContext("2d").getImageData(Math.round(14 * dpr), y, 1, 1).data;
+      return d[0] + d[1] + d[2];
+    })()`);
+    expect(light).toBeGreaterThan(700);
+    await page.click("#zoom-out");
+    await page.click("#zoom-out");
+    const zoomedOut = await bar();
+    expect(um(zoomedOut.label!)).toBeGreaterThan(um(fitted.label!));
+    await shot("scale-bar");
+  }, 180_000);
 });

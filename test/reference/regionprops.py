@@ -7,7 +7,8 @@ intensity images that it also writes (with tifffile) into test/reference/tiff/, 
 decode them with the project's own decoder:
   fixture-2ch.ome.tif  uint16, two named channels (OME-XML), one page each
   fixture-rgb.tif      uint8 RGB, samples interleaved
-Run through regenerate.ts (`node test/reference/regenerate.ts`), never by the tests: they read the
+It also grows the labels by expand_labels (distances 3 and 5.5 pixels), the reference of the cell
+expansion. Run through regenerate.ts (`node test/reference/regenerate.ts`), never by the tests: they read the
 committed files. Needs numpy, scikit-image and tifffile (Debian: python3-skimage, python3-tifffile).
 scikit-image 0.19 has intensity_mean/min/max; the median, standard deviation (ddof 0, as its later
 intensity_std) and sum are numpy's over the same pixels, through extra_properties.
@@ -20,6 +21,7 @@ import numpy as np
 import skimage
 import tifffile
 from skimage.measure import regionprops
+from skimage.segmentation import expand_labels
 
 data = json.load(sys.stdin)
 height, width = data["height"], data["width"]
@@ -92,12 +94,17 @@ for r in regionprops(labels):
         }
     )
 
+# As one comma-separated string each, row-major, so the JSON stays small and readable.
+expanded = {str(d): ",".join(map(str, expand_labels(labels, distance=d).ravel().tolist())) for d in (3, 5.5)}
+
 json.dump(
     {
         "scikit_image": skimage.__version__,
         "numpy": np.__version__,
         "regions": regions,
         # The channels last, as regionprops wants them: (rows, cols, channels).
+        # Row-major labels after expand_labels(labels, distance), comma-separated.
+        "expanded": expanded,
         "intensity": {
             "fixture-2ch.ome.tif": intensities(np.moveaxis(two, 0, -1)),
             "fixture-rgb.tif": intensities(rgb),

@@ -186,4 +186,31 @@ describe("the pixel size, from the file to the calibrated columns", () => {
       expect(refused.status, String(pixel_size_um)).toBe(422);
     }
   });
+
+  it("accepts a cell expansion in µm only where the pixel size is known, and hands the runner the size", async () => {
+    const org = await createOrg();
+    const plain = await upload(org, "plain.tif", plainTiff);
+    const predict = (imageId: string, params: Record<string, unknown>) =>
+      call("/predict", { key: org.key, json: { image_id: imageId, model_id: "cpsam", params } });
+    const refused = await predict(plain.id, { cell_expansion_um: 5 });
+    expect(refused.status).toBe(422);
+    const [issue] = (await json<{ detail: { loc: unknown[]; msg: string }[] }>(refused)).detail;
+    expect(issue!.loc).toEqual(["body", "params", "cell_expansion_um"]);
+    expect(issue!.msg).toMatch(/needs the pixel size.*add pixel_size_um, or give cell_expansion_px/);
+    const both = await predict(plain.id, { cell_expansion_um: 5, cell_expansion_px: 5 });
+    expect(both.status).toBe(422);
+    expect(JSON.stringify(await json(both))).toContain("Give cell_expansion_um or cell_expansion_px, not both");
+    const given = await predict(plain.id, { cell_expansion_um: 5, pixel_size_um: 0.5 });
+    expect(given.status).toBe(202);
+
+    // Another organization (one prediction at a time each): the file's size is enough.
+    const other = await createOrg();
+    const ome = await upload(other, "stained.ome.tif", omeTiff);
+    const submitted = await call("/predict", { key: other.key, json: { image_id: ome.id, model_id: "cpsam", params: { cell_expansion_um: 5 } } });
+    expect(submitted.status).toBe(202);
+    const { prediction_id } = await json<{ prediction_id: string }>(submitted);
+    const job = (await leaseJob(prediction_id)) as unknown as { params: Record<string, unknown>; image: Record<string, unknown> };
+    expect(job.params).toMatchObject({ cell_expansion_um: 5 });
+    expect(job.image).toMatchObject({ pixel_size_um: { x: 0.325, y: 0.325 }, channel_names: ["DAPI", "Alexa 488 (GFP)"] });
+  });
 });

@@ -23,6 +23,18 @@ export type { ExportContext } from "../../schema/measurements.ts";
 export interface ExportOptions {
   /** measurements.csv and rois.geojson: the `columns` query values (columns and groups), in order. */
   columns?: readonly string[];
+  /** rois.geojson: "cell" writes QuPath cell objects (needs a segmentation with cells); "detection", the default, the nuclei. */
+  objects?: "detection" | "cell";
+}
+
+/** rois.geojson?objects=cell of a segmentation made without a cell expansion: 422. */
+export class NoCellsError extends Error {
+  constructor(segmentationId: string) {
+    super(
+      `Segmentation ${segmentationId} has no cells: predict with params.cell_expansion_um or cell_expansion_px to grow cells around the nuclei, or leave objects out for the nuclei`,
+    );
+    this.name = "NoCellsError";
+  }
 }
 
 export interface ExportFile {
@@ -71,7 +83,7 @@ async function open(artifact: ReadableStream<Uint8Array>): Promise<RoiArtifactCo
 
 /** The context with what the artifact's header adds: the channels its ROIs carry intensities of. */
 function withHeader(context: ExportContext, header: RoiArtifactHeader): ExportContext {
-  return header.channelNames?.length ? { ...context, channels: header.channelNames } : context;
+  return { ...context, ...(header.channelNames?.length && { channels: header.channelNames }), ...(header.cells && { cells: true }) };
 }
 
 /**
@@ -101,8 +113,13 @@ export const EXPORTS: Readonly<Record<ExportFormatName, ExportFunction>> = {
   },
   "rois.geojson": async (artifact, context, options) => {
     const { contents, columns, full } = await withColumns(artifact, context, options);
+    const cells = options.objects === "cell";
+    if (cells && !full.cells) {
+      await contents.cancel();
+      throw new NoCellsError(context.segmentationId);
+    }
     return {
-      body: roisGeoJson(contents, full, columns),
+      body: roisGeoJson(contents, full, columns, { cells }),
       contentType: "application/geo+json",
       fileName: `${baseName(context)}-rois.geojson`,
     };
@@ -160,7 +177,7 @@ export function contentDisposition(fileName: string): string {
  */
 export function exportErrorStatus(error: unknown): 400 | 422 | 500 | null {
   if (error instanceof UnknownMeasurementColumnsError) return 400;
-  if (error instanceof ImageJRoiLimitError || error instanceof MasksPngLimitError || error instanceof RangeError) return 422;
+  if (error instanceof ImageJRoiLimitError || error instanceof MasksPngLimitError || error instanceof NoCellsError || error instanceof RangeError) return 422;
   if (error instanceof RoiArtifactError) return 500;
   return null;
 }

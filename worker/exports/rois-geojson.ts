@@ -6,9 +6,17 @@ import type { Roi } from "../../schema/roi.ts";
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
 import { pullStream, TextChunker } from "./pull-stream.ts";
 
-/** `columns`: the feature properties (schema/measurements.ts); the default columns when absent. */
-export function roisGeoJson(artifact: RoiArtifactContents, context: ExportContext, columns?: readonly MeasurementColumn[]): ReadableStream<Uint8Array> {
-  return featureCollection(artifact.rois, context, columns);
+/**
+ * `columns`: the feature properties (schema/measurements.ts); the default columns when absent.
+ * `cells`: QuPath cell objects (the cell's outline, the nucleus as nucleusGeometry) instead of detections.
+ */
+export function roisGeoJson(
+  artifact: RoiArtifactContents,
+  context: ExportContext,
+  columns?: readonly MeasurementColumn[],
+  options: { cells?: boolean } = {},
+): ReadableStream<Uint8Array> {
+  return featureCollection(artifact.rois, context, columns, options);
 }
 
 /** A FeatureCollection of the given ROIs; the viewer's outline tiles are one too. */
@@ -16,11 +24,12 @@ export function featureCollection(
   rois: AsyncIterable<Roi> | Iterable<Roi>,
   context: ExportContext,
   columns?: readonly MeasurementColumn[],
+  options: { cells?: boolean } = {},
 ): ReadableStream<Uint8Array> {
   async function* document(): AsyncGenerator<Uint8Array> {
     const text = new TextChunker();
     text.push(FEATURE_COLLECTION_START);
-    const features = new GeoJsonFeatureWriter(context, columns);
+    const features = new GeoJsonFeatureWriter(context, columns, options);
     let first = true;
     for await (const roi of rois) {
       const chunk = text.push((first ? "\n" : ",\n") + features.feature(roi));

@@ -27,7 +27,13 @@ const columnsParameter = (what: string) =>
     });
 
 const csvColumnsQuery = z.object({ columns: columnsParameter("Columns of the CSV") });
-const geoJsonColumnsQuery = z.object({ columns: columnsParameter("Measurement columns carried as each feature's properties (before QuPath's `objectType`)") });
+const geoJsonQuery = z.object({
+  columns: columnsParameter("Measurement columns carried as each feature's properties (before QuPath's `objectType`)"),
+  objects: z.enum(["detection", "cell"]).optional().meta({
+    description:
+      "`detection` (the default): one feature per nucleus, QuPath's detections. `cell`: QuPath's cell objects, the cell grown by the prediction's cell expansion as `geometry` and its nucleus as `nucleusGeometry`, `objectType` `cell`; a segmentation without cells: 422",
+  }),
+});
 
 const file = (description: string, ...mediaTypes: string[]) => ({
   description,
@@ -88,10 +94,11 @@ exportRoutes.openapi(
     summary: "Cell outlines as GeoJSON",
     description:
       "A FeatureCollection with one polygon feature per cell, in image pixel coordinates. Each feature's properties are the measurement columns chosen by `columns` (the `default` group when omitted), as in measurements.csv, then `objectType` for QuPath. An unknown column: 400.",
-    request: { params: segmentationPath, query: geoJsonColumnsQuery },
+    request: { params: segmentationPath, query: geoJsonQuery },
     responses: { 200: file("The ROIs", "application/geo+json"), ...errorResponses(400, 404) },
   }),
-  (c) => streamExport(c, "rois.geojson", c.req.valid("param").segmentation_id, { columns: c.req.valid("query").columns }),
+  (c) =>
+    streamExport(c, "rois.geojson", c.req.valid("param").segmentation_id, { columns: c.req.valid("query").columns, objects: c.req.valid("query").objects }),
 );
 
 exportRoutes.openapi(

@@ -51,6 +51,7 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
       height: image.height,
       channels: image.channels,
       channel_names: image.channelNames ?? null,
+      pixel_size_um: image.pixelSizeXUm !== null && image.pixelSizeYUm !== null ? { x: image.pixelSizeXUm, y: image.pixelSizeYUm } : null,
       url: await signStorageUrl(env, origin, { method: "GET", key: image.r2Key }),
     };
   };

@@ -33,6 +33,16 @@ export async function submitPrediction(env: Bindings, org: Organization, body: z
   const image = await ownImage(env, org, body.image_id);
   if (!(await getVisibleModel(env.DB, org.id, body.model_id))) throw notFound("Model", body.model_id);
   assertReady(image);
+  if (body.params?.cell_expansion_um !== undefined && body.params.pixel_size_um === undefined && image.pixelSizeXUm === null) {
+    throw new HttpError(422, [
+      {
+        loc: ["body", "params", "cell_expansion_um"],
+        msg: `A cell expansion in µm needs the pixel size, and image ${image.id}'s file does not give it: add pixel_size_um, or give cell_expansion_px`,
+        type: "value_error",
+        input: body.params.cell_expansion_um,
+      },
+    ]);
+  }
   // "Estimate it" has several spellings (0, null, "auto", absent); stored as one, so they dedupe.
   const { diameter, ...rest } = body.params ?? {};
   const size = requestedDiameter(diameter);

@@ -286,7 +286,7 @@ describe("measurements.csv", () => {
 
   it("documents every column and group", () => {
     for (const column of MEASUREMENT_COLUMNS) expect(column.description.length).toBeGreaterThan(5);
-    expect(MEASUREMENT_GROUP_NAMES).toEqual(["default", "shape", "calibrated", "intensity", "all"]);
+    expect(MEASUREMENT_GROUP_NAMES).toEqual(["default", "shape", "calibrated", "cell", "intensity", "all"]);
     // A group's name is never a column's, so a name means one thing.
     for (const group of MEASUREMENT_GROUP_NAMES) expect(MEASUREMENT_COLUMN_NAMES).not.toContain(group);
   });

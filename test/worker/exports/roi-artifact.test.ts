@@ -198,10 +198,58 @@ describe("ROI artifact version 2: intensities per channel", () => {
     expect(new DataView(bytes.buffer).getUint32(flagsAt, true)).toBe(1);
     const unknown = bytes.slice();
     const view = new DataView(unknown.buffer);
-    view.setUint32(flagsAt, 3, true);
+    view.setUint32(flagsAt, 5, true);
     const bodyEnd = 12 + view.getUint32(8, true);
     view.setUint32(bodyEnd, crc32(unknown.subarray(0, bodyEnd)), true); // a well-formed header that says more than this reader knows
-    await expect(readRoiArtifact(streamInPieces(unknown, 64))).rejects.toThrow(/unknown record flags 3/);
+    await expect(readRoiArtifact(streamInPieces(unknown, 64))).rejects.toThrow(/unknown record flags 5/);
+  });
+});
+
+describe("ROI artifact version 2: cells grown around the nuclei", () => {
+  /** Each nucleus's cell: its box grown by one pixel where the image allows, and a cytoplasm to measure. */
+  const withCells = (rois: readonly Roi[], channels: number, width: number, height: number) =>
+    rois.map((r) => {
+      const x0 = Math.max(0, r.bbox_x - 1),
+        y0 = Math.max(0, r.bbox_y - 1),
+        x1 = Math.min(width, r.bbox_x + r.bbox_w + 1),
+        y1 = Math.min(height, r.bbox_y + r.bbox_h + 1);
+      const stats = (base: number) => (channels ? Float64Array.from({ length: channels * INTENSITY_STATS.length }, (_, i) => base + i) : undefined);
+      return {
+        ...r,
+        ...(channels ? { intensity: stats(r.index) } : {}),
+        cell: {
+          polygon: new Int32Array([x0, y0, x1, y0, x1, y1, x0, y1]),
+          area_px: (x1 - x0) * (y1 - y0),
+          perimeter_px: 2 * (x1 - x0 + y1 - y0),
+          centroid_x: (x0 + x1) / 2,
+          centroid_y: (y0 + y1) / 2,
+          bbox_x: x0,
+          bbox_y: y0,
+          bbox_w: x1 - x0,
+          bbox_h: y1 - y0,
+          ...(channels ? { cytoplasmIntensity: stats(-r.index - 0.5) } : {}),
+        },
+      };
+    });
+
+  it("carries each nucleus's cell and its cytoplasm's intensities, with or without channels", async () => {
+    for (const channelNames of [["DAPI", "GFP"], undefined]) {
+      const rois = withCells(smallRois, channelNames?.length ?? 0, 40, 30);
+      const bytes = await encodeToBytes({ ...smallDescription, ...(channelNames && { channelNames }), cells: true }, rois);
+      expect(new DataView(bytes.buffer).getUint16(4, true)).toBe(2);
+      const contents = await readRoiArtifact(streamInPieces(bytes, 11));
+      expect(contents.header).toMatchObject({ cells: true });
+      expect(await readAll(contents)).toEqual(rois);
+    }
+  });
+
+  it("refuses a cell that the header does not announce, one missing, and one whose box does not hold its nucleus", () => {
+    const header = { ...smallDescription, roiCount: 1, vertexCount: smallRois[0].polygon.length / 2 };
+    const [cellular] = withCells(smallRois, 0, 40, 30);
+    expect(() => new RoiArtifactWriter(header).add(cellular!)).toThrow(/has a cell, but the header announces none/);
+    expect(() => new RoiArtifactWriter({ ...header, cells: true }).add(smallRois[0])).toThrow(/has no cell/);
+    const small = { ...cellular!, cell: { ...cellular!.cell, polygon: smallRois[0].polygon, bbox_x: smallRois[0].bbox_x + 1 } };
+    expect(() => new RoiArtifactWriter({ ...header, cells: true }).add(small)).toThrow(RoiArtifactError);
   });
 });
 
