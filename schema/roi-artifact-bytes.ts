@@ -4,6 +4,8 @@
 import { RoiArtifactError } from "./roi-artifact.ts";
 
 const MAX_VARINT_BYTES = 8;
+/** Whether this platform stores numbers as the artifact does (every platform the service runs on). */
+const LITTLE_ENDIAN = new Uint8Array(new Float64Array([1]).buffer)[7] === 0x3f;
 
 /** A growable byte buffer. */
 export class ByteBuilder {
@@ -118,6 +120,22 @@ export class ByteCursor {
     const v = this.view.getFloat64(this.offset, true);
     this.offset += 8;
     return v;
+  }
+
+  /** `n` little-endian f64s as one Float64Array (a copy of their bytes where the platform is little-endian too). */
+  f64s(n: number): Float64Array {
+    this.need(8 * n);
+    const start = this.offset;
+    this.offset += 8 * n;
+    if (LITTLE_ENDIAN) {
+      // Copied into a buffer of their own, which is aligned for a Float64Array (the payload need not be).
+      const copy = new Uint8Array(8 * n);
+      copy.set(this.bytes.subarray(start, start + 8 * n));
+      return new Float64Array(copy.buffer);
+    }
+    const out = new Float64Array(n);
+    for (let i = 0; i < n; i++) out[i] = this.view.getFloat64(start + 8 * i, true);
+    return out;
   }
 
   raw(n: number): Uint8Array {

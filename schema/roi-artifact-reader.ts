@@ -136,11 +136,7 @@ async function readHeader(input: ExactReader): Promise<RoiArtifactHeader> {
 function decodeRecord(cursor: ByteCursor, index: number, header: RoiArtifactHeader, verticesLeft: number): Roi {
   const roi: Roi = { index, ...decodeOutline(cursor, index, verticesLeft) };
   const channels = header.channelNames?.length ?? 0;
-  const stats = () => {
-    const values = new Float64Array(channels * INTENSITY_STATS.length);
-    for (let i = 0; i < values.length; i++) values[i] = cursor.f64();
-    return values;
-  };
+  const stats = () => cursor.f64s(channels * INTENSITY_STATS.length);
   if (channels > 0) roi.intensity = stats();
   if (header.cells) {
     // A cell's vertices are not in the header's count; its chunk bounds them.
