@@ -8,36 +8,14 @@ import { describe, expect, it } from "vitest";
 import { submitGpuJob } from "../../worker/services/jobs.ts";
 import { organizationById } from "../../worker/services/organizations.ts";
 import { INTERRUPTED_DELETION_MS, sweepStorage } from "../../worker/services/storage-sweeper.ts";
-import { call, createOrg, json, type TestOrg, uploadImage } from "./helpers.ts";
+import { call, createOrg, json, type TestOrg, uploadImage, ONE_SQUARE_GEOJSON } from "./helpers.ts";
 import { dashboardCall, signIn } from "./dashboard-helpers.ts";
 import { completePrediction } from "./runner-helpers.ts";
-
-const annotation = JSON.stringify({
-  type: "FeatureCollection",
-  features: [
-    {
-      type: "Feature",
-      geometry: {
-        type: "Polygon",
-        coordinates: [
-          [
-            [1, 1],
-            [4, 1],
-            [4, 4],
-            [1, 4],
-            [1, 1],
-          ],
-        ],
-      },
-      properties: {},
-    },
-  ],
-});
 
 function importInto(org: TestOrg, imageId: string): Promise<Response> {
   const form = new FormData();
   form.append("image_id", imageId);
-  form.append("file", new File([annotation], "cells.geojson"));
+  form.append("file", new File([ONE_SQUARE_GEOJSON], "cells.geojson"));
   return call("/segmentation", { key: org.key, body: form });
 }
 

@@ -9,6 +9,29 @@ import { createKeySql, createOrganizationSql } from "../../scripts/admin-sql.ts"
 export const BASE = "http://cellseg.test/api/v1";
 export const RUNNER_TOKEN = "runner-token-one";
 
+/** A one-cell segmentation as QuPath GeoJSON (a 3 x 3 square at (1, 1)), for imports of the 8 x 6 test image. */
+export const ONE_SQUARE_GEOJSON = JSON.stringify({
+  type: "FeatureCollection",
+  features: [
+    {
+      type: "Feature",
+      geometry: {
+        type: "Polygon",
+        coordinates: [
+          [
+            [1, 1],
+            [4, 1],
+            [4, 4],
+            [1, 4],
+            [1, 1],
+          ],
+        ],
+      },
+      properties: {},
+    },
+  ],
+});
+
 export interface TestOrg {
   id: string;
   slug: string;

@@ -3,36 +3,14 @@
 // analysis cap's. At the cap, an upload and an import are both refused with 402 and leave nothing.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { call, createOrg, json, multipartFile, pngBytes, type TestOrg, uploadImage } from "./helpers.ts";
+import { call, createOrg, json, multipartFile, pngBytes, type TestOrg, uploadImage, ONE_SQUARE_GEOJSON } from "./helpers.ts";
 import { dashboardCall, signIn } from "./dashboard-helpers.ts";
 import { completePrediction } from "./runner-helpers.ts";
-
-const cells = JSON.stringify({
-  type: "FeatureCollection",
-  features: [
-    {
-      type: "Feature",
-      geometry: {
-        type: "Polygon",
-        coordinates: [
-          [
-            [1, 1],
-            [4, 1],
-            [4, 4],
-            [1, 4],
-            [1, 1],
-          ],
-        ],
-      },
-      properties: { objectType: "detection" },
-    },
-  ],
-});
 
 function importInto(org: TestOrg, imageId: string): Promise<Response> {
   const form = new FormData();
   form.append("image_id", imageId);
-  form.append("file", new File([cells], "cells.geojson"));
+  form.append("file", new File([ONE_SQUARE_GEOJSON], "cells.geojson"));
   return call("/segmentation", { key: org.key, body: form });
 }
 

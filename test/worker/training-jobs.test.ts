@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getJobById } from "../../worker/services/jobs.ts";
 import { trainingLabels } from "../../worker/services/trainings.ts";
-import { call, createOrg, json, type TestOrg, uploadImage } from "./helpers.ts";
+import { call, createOrg, json, type TestOrg, uploadImage, ONE_SQUARE_GEOJSON } from "./helpers.ts";
 import { completePrediction, leaseJob, runner } from "./runner-helpers.ts";
 
 interface TrainingLease {
@@ -14,32 +14,10 @@ interface TrainingLease {
   output: { model_id: string; files: { onnx: string; manifest: string } };
 }
 
-const annotation = JSON.stringify({
-  type: "FeatureCollection",
-  features: [
-    {
-      type: "Feature",
-      geometry: {
-        type: "Polygon",
-        coordinates: [
-          [
-            [1, 1],
-            [4, 1],
-            [4, 4],
-            [1, 4],
-            [1, 1],
-          ],
-        ],
-      },
-      properties: {},
-    },
-  ],
-});
-
 async function importAnnotation(org: TestOrg, imageId: string): Promise<string> {
   const form = new FormData();
   form.append("image_id", imageId);
-  form.append("file", new File([annotation], "cells.geojson"));
+  form.append("file", new File([ONE_SQUARE_GEOJSON], "cells.geojson"));
   const response = await call("/segmentation", { key: org.key, body: form });
   expect(response.status).toBe(201);
   return (await json(response)).segmentation_id as string;
