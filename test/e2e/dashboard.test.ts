@@ -595,6 +595,7 @@ describe("the dashboard in a browser", () => {
   it("draws a scale bar over an image whose file gives its pixel size, of a round length at the zoom shown", async () => {
     // Signed in afresh: the test before moved the session to another organization.
     await page.goto(await stack.loginLink());
+    await Promise.all([page.waitForURL((url) => url.pathname === "/dashboard"), page.click("button:has-text('Sign in')")]);
     await page.waitForSelector("html[data-ready=true]", { state: "attached" });
     // An OME-TIFF written by tifffile: 8 x 6 pixels of 0.325 µm.
     const form = new FormData();

@@ -31,7 +31,18 @@ describe("JPEG decoding", () => {
 
   it("probes the frame header", () => {
     const file = jpeg.encode({ width, height, data: smoothRgba() }, 80).data;
-    expect(probeImage(file)).toEqual({ format: "jpeg", width, height, channels: 3, bitDepth: 8, sampleFormat: "uint", pages: 1, lossy: true });
+    expect(probeImage(file)).toEqual({
+      format: "jpeg",
+      width,
+      height,
+      channels: 3,
+      bitDepth: 8,
+      sampleFormat: "uint",
+      pages: 1,
+      lossy: true,
+      pixelSize: null, // a JPEG carries no calibration the service reads
+      channelNames: null,
+    });
   });
 
   it("reports truncated and corrupt files", () => {

@@ -82,7 +82,18 @@ describe("PNG decoding", () => {
 
   it("probes the header without decoding", () => {
     const png = encode({ width, height, data: new Uint16Array(width * height * 3), depth: 16, channels: 3 });
-    expect(probeImage(png)).toEqual({ format: "png", width, height, channels: 3, bitDepth: 16, sampleFormat: "uint", pages: 1, lossy: false });
+    expect(probeImage(png)).toEqual({
+      format: "png",
+      width,
+      height,
+      channels: 3,
+      bitDepth: 16,
+      sampleFormat: "uint",
+      pages: 1,
+      lossy: false,
+      pixelSize: null, // nor does a PNG
+      channelNames: null,
+    });
   });
 
   it("reports truncated and corrupt files", () => {
