@@ -57,6 +57,9 @@ describe("the README's curl walkthrough", () => {
     expect([...readFileSync(join(folder, "masks.png")).subarray(1, 4)]).toEqual([0x50, 0x4e, 0x47]);
     expect(readFileSync(join(folder, "masks.tif")).subarray(0, 2).toString("latin1")).toBe("II");
     expect(stdout).toMatch(/^roi_id,area_px\r?$/m);
+    const shapes = readFileSync(join(folder, "shapes.csv"), "utf8").trim().split("\n");
+    expect(shapes).toHaveLength(cells + 1);
+    expect(shapes[0]).toMatch(/^roi_id,.*solidity.*,intensity_c0_mean,/);
 
     const imported = JSON.parse(stdout.trim().split("\n").at(-1)!);
     expect(imported).toMatchObject({ image_id: images[1].id, source: "import", cell_count: cells });
