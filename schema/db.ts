@@ -175,7 +175,12 @@ export const models = sqliteTable(
   (t) => [index("models_org").on(t.orgId)],
 );
 
-export const JOB_KINDS = ["prediction", "training", "conversion", "preview"] as const;
+/**
+ * prediction and training are the analyses users submit; conversion (the worker's), preview and
+ * measurement (a runner's: an imported segmentation's intensities, read from its image) are made
+ * by the service for an image or a segmentation.
+ */
+export const JOB_KINDS = ["prediction", "training", "conversion", "preview", "measurement"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 export const JOB_STATUSES = ["SUBMITTED", "STARTED", "COMPLETED", "FAILED"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];

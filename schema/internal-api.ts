@@ -52,9 +52,15 @@ export const previewResult = z.object({
   levels: z.number().int().min(1),
 });
 
+/** A measurement job's: the ROIs it measured and the channels it measured them in (the artifact went to the job's signed URL). */
+export const measurementResult = z.object({
+  measured_rois: z.number().int().min(0),
+  channels: z.number().int().min(1),
+});
+
 export const completeBody = z.object({
   lease_token: leaseToken,
-  result: z.union([predictionResult, trainingResult, previewResult]),
+  result: z.union([predictionResult, trainingResult, previewResult, measurementResult]),
 });
 
 export const failBody = z.object({
@@ -72,6 +78,7 @@ export const failBody = z.object({
 export type PredictionResult = z.infer<typeof predictionResult>;
 export type TrainingResult = z.infer<typeof trainingResult>;
 export type PreviewResult = z.infer<typeof previewResult>;
+export type MeasurementResult = z.infer<typeof measurementResult>;
 
 /** What POST /jobs/lease (and /jobs/{id}/urls) answers: a job with signed URLs for its data. */
 const signedImage = z.object({
@@ -125,6 +132,19 @@ export const leasedPreview = z.object({
   output: z.object({ preview_url: z.string() }),
 });
 
+/**
+ * An imported segmentation to measure: its ROIs' intensities per channel from the image's original
+ * pixels, written as a new artifact (the same ROIs, in the same order, with intensities) to
+ * output.artifact_url.
+ */
+export const leasedMeasurement = z.object({
+  ...leaseCommon,
+  kind: z.literal("measurement"),
+  image: signedImage,
+  rois: z.object({ segmentation_id: z.string(), artifact_url: z.string() }),
+  output: z.object({ artifact_url: z.string() }),
+});
+
 export const leasedTraining = z.object({
   ...leaseCommon,
   kind: z.literal("training"),
@@ -138,8 +158,9 @@ export const leasedTraining = z.object({
   output: z.object({ model_id: z.string(), files: modelFiles }),
 });
 
-export const leasedJob = z.discriminatedUnion("kind", [leasedPrediction, leasedTraining, leasedPreview]);
+export const leasedJob = z.discriminatedUnion("kind", [leasedPrediction, leasedTraining, leasedPreview, leasedMeasurement]);
 export type LeasedJob = z.infer<typeof leasedJob>;
 export type LeasedPrediction = z.infer<typeof leasedPrediction>;
 export type LeasedTraining = z.infer<typeof leasedTraining>;
 export type LeasedPreview = z.infer<typeof leasedPreview>;
+export type LeasedMeasurement = z.infer<typeof leasedMeasurement>;

@@ -84,7 +84,7 @@ export const MEASUREMENT_GROUPS = {
     "lengths in µm and areas in µm², with the pixel size (read from the file, or the prediction's `pixel_size_um`); empty when the pixel size is unknown",
   cell: "the cell grown around each nucleus by the prediction's cell_expansion_um or cell_expansion_px: its area, perimeter and centroid, the cytoplasm's area (the cell less its nucleus), the nucleus/cell area ratio, and per channel cytoplasm_<channel>_<statistic> of the cytoplasm's original pixel values; none without a cell expansion",
   intensity:
-    "per channel of the image, intensity_<channel>_<statistic> with statistic mean, median, std, min, max, sum: the original pixel values inside the cell, as regionprops measures them; <channel> is the file's channel name (OME-XML) with every run of characters other than letters and digits made one _, else c0, c1, ...; none for imported segmentations and those made before intensities were measured",
+    "per channel of the image, intensity_<channel>_<statistic> with statistic mean, median, std, min, max, sum: the original pixel values inside the cell, as regionprops measures them; <channel> is the file's channel name (OME-XML) with every run of characters other than letters and digits made one _, else c0, c1, ...; an imported segmentation has them once a runner has measured its cells in the image (seconds after the import), and none before; none for segmentations made before intensities were measured",
   all: "every column, in the order of the column list",
 } as const;
 

@@ -3,7 +3,8 @@
 //
 //   orgs/<org>/images/<image>/original          an uploaded image, as uploaded
 //   orgs/<org>/images/<image>/preview.tiles     its dashboard preview (schema/preview-tiles.ts)
-//   orgs/<org>/segmentations/<segmentation>/    a segmentation's outputs: rois.bin, rois.index.json once viewed (+ preview.png of old ones)
+//   orgs/<org>/segmentations/<segmentation>/    a segmentation's outputs: rois.bin, rois.index.json once viewed (+ preview.png of old ones);
+//                                               an import's measured rois.measured.bin (and its index) replaces its rois.bin
 //   models/<model>/<version>/                   a model's files: model.onnx + model.json
 
 export function imageKey(orgId: string, imageId: string): string {
@@ -25,9 +26,21 @@ export function artifactKey(orgId: string, segmentationId: string): string {
   return `${segmentationPrefix(orgId, segmentationId)}rois.bin`;
 }
 
-/** The artifact's chunk index (schema/roi-artifact-index.ts), made when the viewer first asks. */
-export function artifactIndexKey(orgId: string, segmentationId: string): string {
-  return `${segmentationPrefix(orgId, segmentationId)}rois.index.json`;
+/**
+ * An imported segmentation's artifact once a runner measured its intensities from the image: a new
+ * object, so exports reading the import's own artifact meanwhile read it whole.
+ */
+export function measuredArtifactKey(orgId: string, segmentationId: string): string {
+  return `${segmentationPrefix(orgId, segmentationId)}rois.measured.bin`;
+}
+
+/**
+ * The chunk index (schema/roi-artifact-index.ts) of the artifact at `artifactKey`, made when the
+ * viewer first asks: named after its artifact, so a measured artifact never meets the index of
+ * the one it replaced.
+ */
+export function artifactIndexKey(artifactKey: string): string {
+  return artifactKey.replace(/\.bin$/, ".index.json");
 }
 
 /**

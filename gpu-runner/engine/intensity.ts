@@ -12,6 +12,7 @@
 // sorting, so the cost stays linear in the pixels.
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { INTENSITY_STATS, type Roi } from "../../schema/roi.ts";
+import { ScanPolygon } from "../../schema/roi-raster.ts";
 
 const STATS = INTENSITY_STATS.length;
 
@@ -41,18 +42,55 @@ export function measureIntensity(image: DecodedImage, labels: Uint32Array, count
   for (let k = 1; k <= count; k++) largest = Math.max(largest, start[k + 1]! - start[k]!);
   const values = new Float64Array(largest);
   const out: Float64Array[] = [];
-  for (let k = 1; k <= count; k++) {
-    const stats = new Float64Array(image.channels * STATS);
-    const from = start[k]!,
-      n = start[k + 1]! - from;
-    for (let c = 0; c < image.channels; c++) {
-      const offset = c * plane;
-      for (let j = 0; j < n; j++) values[j] = image.data[offset + pixels[from + j]!]!;
-      statistics(values.subarray(0, n), stats, c * STATS);
+  for (let k = 1; k <= count; k++) out.push(pixelStatistics(image, pixels.subarray(start[k]!, start[k + 1]!), values));
+  return out;
+}
+
+/**
+ * Statistics of each ROI's own pixels (those whose centre its outline holds: the filling rule of
+ * schema/roi-raster.ts), one Float64Array per ROI in order: what an imported segmentation, which
+ * has outlines but no label image, is measured with. ROIs that overlap would each keep all their
+ * pixels, as their area_px counts them. Memory: one image row and one cell's pixels.
+ */
+export function measureOutlineIntensity(image: DecodedImage, rois: readonly Roi[]): Float64Array[] {
+  const { width, height } = image;
+  const row = new Uint32Array(width);
+  let pixels = new Uint32Array(1024);
+  let values = new Float64Array(1024);
+  const out: Float64Array[] = [];
+  for (const roi of rois) {
+    const shape = new ScanPolygon([roi.polygon]);
+    const left = Math.max(0, roi.bbox_x),
+      right = Math.min(width, roi.bbox_x + roi.bbox_w);
+    let n = 0;
+    for (let y = Math.max(0, roi.bbox_y); y < Math.min(height, roi.bbox_y + roi.bbox_h); y++) {
+      row.fill(0, left, right);
+      shape.fillRow(y, row, width, 1);
+      if (n + (right - left) > pixels.length) {
+        const grown = new Uint32Array(Math.max(2 * pixels.length, n + right - left));
+        grown.set(pixels.subarray(0, n));
+        pixels = grown;
+      }
+      for (let x = left; x < right; x++) if (row[x] === 1) pixels[n++] = y * width + x;
     }
-    out.push(stats);
+    if (n > values.length) values = new Float64Array(Math.max(2 * values.length, n));
+    out.push(pixelStatistics(image, pixels.subarray(0, n), values));
   }
   return out;
+}
+
+/** INTENSITY_STATS per channel of the image's values at `pixels` (plane indices); `scratch` holds at least their count. */
+function pixelStatistics(image: DecodedImage, pixels: Uint32Array, scratch: Float64Array): Float64Array {
+  const plane = image.width * image.height;
+  const n = pixels.length;
+  const values = scratch.subarray(0, n);
+  const stats = new Float64Array(image.channels * STATS);
+  for (let c = 0; c < image.channels; c++) {
+    const offset = c * plane;
+    for (let j = 0; j < n; j++) values[j] = image.data[offset + pixels[j]!]!;
+    statistics(values, stats, c * STATS);
+  }
+  return stats;
 }
 
 /** Gives each ROI (labels index + 1 in `labels`) its intensities. */

@@ -95,7 +95,7 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
     timings.cells = performance.now() - cellsStarted;
   }
 
-  const output = await uploadArtifact(job, ctx, result, result.rois, channelNames(job, image.channels), expansion !== null);
+  const output = await uploadArtifact(job, ctx, result, result.rois, channelNames(job.image, image.channels), expansion !== null);
   if (preview && output.preview_url) await ctx.api.upload(output.preview_url, preview);
   return predictionResult(
     { ...result, timings },
@@ -120,8 +120,8 @@ export function cellExpansion(job: LeasedPrediction): { distance: number; sx: nu
 }
 
 /** The names the artifact gives the image's channels: the file's (OME-XML, from the upload probe), else c0, c1, ... */
-export function channelNames(job: LeasedPrediction, channels: number): string[] {
-  const named = job.image.channel_names;
+export function channelNames(image: Pick<LeasedPrediction["image"], "channel_names">, channels: number): string[] {
+  const named = image.channel_names;
   return named && named.length === channels ? named : Array.from({ length: channels }, (_, c) => `c${c}`);
 }
 
@@ -186,7 +186,7 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext) {
     onProgress: (fraction, stage) => ctx.progress(0.05 + 0.85 * fraction, stage),
     measureIntensity: true,
   });
-  const output = await uploadArtifact(job, ctx, result, rois, channelNames(job, regions.channels));
+  const output = await uploadArtifact(job, ctx, result, rois, channelNames(job.image, regions.channels));
   if (preview && output.preview_url) {
     // As for a whole image: a preview that cannot be made costs the viewer its picture, never the segmentation.
     let tiles: Uint8Array | undefined;

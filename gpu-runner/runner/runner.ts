@@ -11,6 +11,7 @@ import { type InternalApi, LeaseLostError } from "./internal-api.ts";
 import { type JobContext, JobStopped } from "./job-context.ts";
 import { faultOf } from "./job-fault.ts";
 import type { ModelCache } from "./model-cache.ts";
+import { runMeasurement } from "./measure-job.ts";
 import { runPreview } from "./preview-job.ts";
 import { runPrediction } from "./predict-job.ts";
 import { sleep } from "../../common/retry.ts";
@@ -142,8 +143,7 @@ export class Runner {
     };
     const started = performance.now();
     try {
-      const result =
-        job.kind === "prediction" ? await runPrediction(job, ctx) : job.kind === "training" ? await runTraining(job, ctx) : await runPreview(job, ctx);
+      const result = await run(job, ctx);
       ctx.checkpoint();
       await this.api.complete(job, result);
       this.stats.completed++;
@@ -174,5 +174,18 @@ export class Runner {
       // The lease will run out and the job will be offered again.
       this.log(`[runner] could not report ${job.job_id} (${(reportError as Error).message}); its lease will expire`);
     }
+  }
+}
+
+function run(job: LeasedJob, ctx: JobContext) {
+  switch (job.kind) {
+    case "prediction":
+      return runPrediction(job, ctx);
+    case "training":
+      return runTraining(job, ctx);
+    case "preview":
+      return runPreview(job, ctx);
+    case "measurement":
+      return runMeasurement(job, ctx);
   }
 }

@@ -104,8 +104,25 @@ describe("the local stack", () => {
     ).text();
     expect(csv.trim().split("\n")).toHaveLength((done.cell_count as number) + 1);
     await expectIntensities(done.segmentation_id as string, image.data, 512);
+
+    // Those outlines brought back as a correction (ImageJ ROIs): the runner measures the import's
+    // intensities from the image too, and they are the same numbers.
+    const rois = await (await fetch(`${stack.api}/export/${done.segmentation_id}/rois.zip`, { headers: { Authorization: `Bearer ${stack.key}` } })).blob();
+    const form = new FormData();
+    form.append("image_id", image.id);
+    form.append("file", new File([rois], "RoiSet.zip"));
+    const imported = await api<{ segmentation_id: string; cell_count: number }>("/segmentation", { method: "POST", body: form });
+    expect(imported.cell_count).toBe(done.cell_count);
+    const header = () =>
+      fetch(`${stack.api}/export/${imported.segmentation_id}/measurements.csv?columns=roi_id&columns=intensity`, {
+        headers: { Authorization: `Bearer ${stack.key}` },
+      }).then(async (r) => (await r.text()).split("\r\n")[0]!);
+    expect(await until(header, (h) => h.includes("intensity_c0_mean"), 60_000)).toBe(
+      "roi_id,intensity_c0_mean,intensity_c0_median,intensity_c0_std,intensity_c0_min,intensity_c0_max,intensity_c0_sum",
+    );
+    await expectIntensities(imported.segmentation_id, image.data, 512);
     await stopRunner(runner);
-  }, 180_000);
+  }, 240_000);
 
   it("segments an image above the runner's single-pass size block by block, read in parts, its cells whole and once", async () => {
     // A runner that treats 0.1 MP as large and has memory for blocks of the smallest size (256-px cores).

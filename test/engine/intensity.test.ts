@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { decodeImage, type DecodedImage, probeImage } from "../../common/decode/index.ts";
 import { inMemoryRegions } from "../../gpu-runner/engine/blocks/region-source.ts";
 import { segmentInBlocks } from "../../gpu-runner/engine/blocks/segment-blocks.ts";
-import { measureIntensity } from "../../gpu-runner/engine/intensity.ts";
+import { measureIntensity, measureOutlineIntensity } from "../../gpu-runner/engine/intensity.ts";
+import { measureRois } from "../../schema/roi-measure.ts";
 import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
 import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
 import { INTENSITY_STATS, type Roi } from "../../schema/roi.ts";
@@ -60,6 +61,37 @@ describe("intensity per cell and channel", () => {
       }
     });
   }
+
+  it("measures outlines without a label image (an import's ROIs) as regionprops does: the same numbers on fixture-2ch.ome.tif", () => {
+    const image = decodeImage(tiff("fixture-2ch.ome.tif"));
+    // Outlines traced with holes, as an import stores them (keyhole outlines).
+    const rois = measureRois(fixture.labels, fixture.width, fixture.height, fixture.count, { holes: true });
+    const fromOutlines = measureOutlineIntensity(image, rois);
+    const fromLabels = measureIntensity(image, fixture.labels, fixture.count);
+    expect(fromOutlines).toHaveLength(fixture.count);
+    fromOutlines.forEach((stats, i) => expect(Array.from(stats), `label ${i + 1}`).toEqual(Array.from(fromLabels[i]!)));
+  });
+
+  it("gives overlapping outlines each all of their own pixels, where a label image would give the overlap to one", () => {
+    const data = Float32Array.from({ length: 6 * 4 }, (_, i) => i);
+    const image: DecodedImage = { width: 6, height: 4, channels: 1, bitDepth: 32, sampleFormat: "float", data };
+    const box = (x: number, w: number): Roi => ({
+      index: 0,
+      polygon: Int32Array.from([x, 0, x + w, 0, x + w, 2, x, 2]),
+      area_px: 2 * w,
+      perimeter_px: 4 + 2 * w,
+      centroid_x: x + w / 2,
+      centroid_y: 1,
+      bbox_x: x,
+      bbox_y: 0,
+      bbox_w: w,
+      bbox_h: 2,
+    });
+    // Columns 0-2 and 1-3 of rows 0-1: they share columns 1 and 2.
+    const [left, right] = measureOutlineIntensity(image, [box(0, 3), { ...box(1, 3), index: 1 }]);
+    expect(Array.from(left!)).toEqual(plainStatistics([0, 1, 2, 6, 7, 8]));
+    expect(Array.from(right!)).toEqual(plainStatistics([1, 2, 3, 7, 8, 9]));
+  });
 
   it("names the channels as the OME-TIFF does; the RGB file names none (its columns are c0, c1, c2)", () => {
     expect(probeImage(tiff("fixture-2ch.ome.tif")).channelNames).toEqual(["DAPI", "Cy5"]);
@@ -118,5 +150,5 @@ describe("intensity per cell and channel", () => {
         expect(Array.from(roi.intensity!.subarray(c * STATS, (c + 1) * STATS)), `cell ${roi.index}, channel ${c}`).toEqual(expected);
       }
     }
-  });
+  }, 60_000);
 });

@@ -141,7 +141,7 @@ const pollJob = createRoute({
 predictions.openapi(pollJob, async (c) => {
   const { job_id } = c.req.valid("param");
   const job = await getJob(c.env.DB, c.get("org").id, job_id);
-  // Conversions are the upload's business and previews the dashboard's, not jobs a client submitted.
-  if (!job || job.kind === "conversion" || job.kind === "preview") throw notFound("Job", job_id);
+  // Conversions are the upload's business, previews the dashboard's and measurements an import's, not jobs a client submitted.
+  if (!job || (job.kind !== "prediction" && job.kind !== "training")) throw notFound("Job", job_id);
   return c.json(jobView(job), 200);
 });

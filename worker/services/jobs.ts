@@ -1,4 +1,4 @@
-// The one job state machine, for every kind (prediction, training, preview, conversion). A job row is the
+// The one job state machine, for every kind (prediction, training, preview, measurement, conversion). A job row is the
 // truth; it moves only by conditional updates (UPDATE ... WHERE status = ... RETURNING), so
 // concurrent requests resolve inside D1:
 //
@@ -27,8 +27,8 @@ export type Job = typeof jobs.$inferSelect;
 
 const ACTIVE = ["SUBMITTED", "STARTED"] as const;
 const ANALYSES: JobKind[] = ["prediction", "training"];
-/** What runners lease: the analyses and the dashboard's image previews. */
-const GPU_KINDS: JobKind[] = [...ANALYSES, "preview"];
+/** What runners lease: the analyses, the dashboard's image previews and imports' intensity measurements. */
+const GPU_KINDS: JobKind[] = [...ANALYSES, "preview", "measurement"];
 /** Fetching, decoding and uploading around a training's plan-bounded training time. */
 const TRAINING_OVERHEAD_MS = 10 * 60 * 1000;
 
@@ -242,6 +242,38 @@ export async function createPreviewJob(env: Bindings, orgId: string, imageId: st
     return job;
   }
   return null;
+}
+
+/**
+ * The measurement of an imported segmentation's intensities (a GPU job that is no analysis: it
+ * counts against no cap; each import has one, and imports are bounded by the storage cap), as a
+ * statement to batch with the import's insert: the job is inserted only if its segmentation was,
+ * so an import and its measurement are recorded together or not at all. `wakeUp` then sends its
+ * queue message; should that fail, the sweep re-sends it (a SUBMITTED job's message is only a hint).
+ */
+export function measurementJob(
+  env: Bindings,
+  segmentation: { orgId: string; imageId: string; id: string },
+): { statement: D1PreparedStatement; wakeUp: () => Promise<void> } {
+  const id = newId();
+  const now = Date.now();
+  const statement = env.DB.prepare(
+    `INSERT INTO jobs (id, org_id, kind, status, image_id, model_id, segmentation_id, dedupe_key, attempts, max_attempts, created_at, enqueued_at)
+     SELECT ?1, ?2, 'measurement', 'SUBMITTED', ?3, NULL, ?4, ?5, 0, ?6, ?7, ?7
+     WHERE EXISTS (SELECT 1 FROM segmentations WHERE id = ?4 AND org_id = ?2)`,
+  ).bind(id, segmentation.orgId, segmentation.imageId, segmentation.id, `measurement:${segmentation.id}`, settings(env).maxAttempts, now);
+  return { statement, wakeUp: () => wakeUp(env, { id, kind: "measurement" }) };
+}
+
+/** The segmentation's measurement job, if it has one (imports do). */
+export async function measurementJobOf(d1: D1Database, orgId: string, segmentationId: string): Promise<Job | null> {
+  const [job] = await database(d1)
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.orgId, orgId), eq(jobs.kind, "measurement"), eq(jobs.segmentationId, segmentationId)))
+    .orderBy(desc(jobs.createdAt))
+    .limit(1);
+  return job ?? null;
 }
 
 export async function getJob(d1: D1Database, orgId: string, id: string): Promise<Job | null> {

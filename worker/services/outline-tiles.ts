@@ -43,7 +43,7 @@ function damaged(segmentation: Segmentation, error: unknown): never {
 
 /** The artifact's index, made and stored on first use. */
 async function artifactIndex(env: Bindings, segmentation: Segmentation): Promise<RoiArtifactIndex> {
-  const key = artifactIndexKey(segmentation.orgId, segmentation.id);
+  const key = artifactIndexKey(segmentation.artifactKey);
   const stored = await env.BUCKET.get(key);
   if (stored) {
     try {

@@ -5,7 +5,15 @@ import type { z } from "zod";
 import { getTableColumns, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { jobs, models, segmentations } from "../../schema/db.ts";
-import type { completeBody, LeasedJob, LeasedPrediction, PredictionResult, PreviewResult, TrainingResult } from "../../schema/internal-api.ts";
+import type {
+  completeBody,
+  LeasedJob,
+  LeasedPrediction,
+  MeasurementResult,
+  PredictionResult,
+  PreviewResult,
+  TrainingResult,
+} from "../../schema/internal-api.ts";
 import type { Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";
 import { getImage, type Image } from "./images.ts";
@@ -16,7 +24,8 @@ import { getVisibleModel, type Model } from "./models.ts";
 import { signStorageUrl, type StorageTarget } from "./signed-urls.ts";
 import { trainingInput, trainingLabels, trainingSummary } from "./trainings.ts";
 import { learnedNothing } from "../../schema/training-outcome.ts";
-import { artifactKey, imagePreviewKey, MODEL_FILES, trainedModelPrefix } from "../../schema/storage-keys.ts";
+import { artifactIndexKey, artifactKey, imagePreviewKey, measuredArtifactKey, MODEL_FILES, trainedModelPrefix } from "../../schema/storage-keys.ts";
+import { getSegmentation } from "./segmentations.ts";
 
 function modelFiles(env: Bindings, origin: string, prefix: string, method: "GET" | "PUT", attempt?: StorageTarget["attempt"]) {
   return Promise.all(
@@ -56,6 +65,17 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
     };
   };
   if (job.kind === "preview") return { ...lease, kind: "preview", image: await imageInput(job.imageId!), output: { preview_url: await previewUrl() } };
+  if (job.kind === "measurement") {
+    const segmentation = await getSegmentation(env.DB, job.orgId, job.segmentationId!);
+    if (!segmentation) throw new JobFaultError("input", `Segmentation ${job.segmentationId} was deleted before it could be measured`);
+    return {
+      ...lease,
+      kind: "measurement",
+      image: await imageInput(job.imageId!),
+      rois: { segmentation_id: segmentation.id, artifact_url: await signStorageUrl(env, origin, { method: "GET", key: segmentation.artifactKey }) },
+      output: { artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: measuredArtifactKey(job.orgId, segmentation.id), attempt }) },
+    };
+  }
   const model = await getVisibleModel(env.DB, job.orgId, job.modelId!);
   if (!model) throw new JobFaultError("input", `Model ${job.modelId} was deleted before the job could run`);
   const base = { ...lease, model: await modelPayload(env, origin, model) };
@@ -157,6 +177,39 @@ async function completePreview(env: Bindings, job: Job, image: Image | null, bod
   throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${now.status}); its result was not recorded`);
 }
 
+/**
+ * A measurement's artifact replaces its import's, in the same batch that completes the job: the
+ * segmentation then reads the measured ROIs, and the import's artifact and its index are removed.
+ * A segmentation deleted meanwhile takes the measured artifact with it.
+ */
+async function completeMeasurement(env: Bindings, job: Job, body: z.infer<typeof completeBody>): Promise<Job> {
+  const result = body.result as MeasurementResult;
+  if (!("measured_rois" in result)) throw new HttpError(422, "A measurement's result needs measured_rois and channels");
+  const measured = measuredArtifactKey(job.orgId, job.segmentationId!);
+  const before = await getSegmentation(env.DB, job.orgId, job.segmentationId!);
+  if (!before) {
+    await env.BUCKET.delete(measured);
+    throw new HttpError(409, `Segmentation ${job.segmentationId} was deleted while it was being measured`);
+  }
+  await requireObject(env.BUCKET, measured, "The measured ROI artifact");
+  const complete = completeStatement(env.DB, job.id, body.lease_token, { result }).toSQL();
+  const [completed] = await env.DB.batch([
+    env.DB.prepare(complete.sql).bind(...complete.params),
+    env.DB.prepare(
+      `UPDATE segmentations SET artifact_key = ?1 WHERE id = ?2 AND org_id = ?3
+         AND EXISTS (SELECT 1 FROM jobs WHERE id = ?4 AND status = 'COMPLETED' AND lease_token = ?5)`,
+    ).bind(measured, before.id, job.orgId, job.id, body.lease_token),
+  ]);
+  const now = (await getJobById(env.DB, job.id))!;
+  if (completed.results.length === 1 || (now.status === "COMPLETED" && now.leaseToken === body.lease_token)) {
+    // A deletion that swept the segmentation's prefix before the measured artifact arrived would miss it.
+    if (!(await getSegmentation(env.DB, job.orgId, before.id))) await env.BUCKET.delete(measured);
+    else if (before.artifactKey !== measured) await env.BUCKET.delete([before.artifactKey, artifactIndexKey(before.artifactKey)]);
+    return now;
+  }
+  throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${now.status}); its result was not recorded`);
+}
+
 /** The pixel size a prediction's measurements use: its `pixel_size_um` parameter, else the image's. */
 function segmentationPixelSize(job: Job, image: Image) {
   const given = (job.input as { params?: LeasedPrediction["params"] } | null)?.params?.pixel_size_um;
@@ -173,6 +226,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
   }
   const image = job.imageId ? await getImage(env.DB, job.orgId, job.imageId) : null;
   if (job.kind === "preview") return completePreview(env, job, image, body);
+  if (job.kind === "measurement") return completeMeasurement(env, job, body);
   const model = await getVisibleModel(env.DB, job.orgId, job.modelId!);
   let recordResult: D1PreparedStatement;
   if (job.kind === "prediction") {

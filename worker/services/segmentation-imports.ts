@@ -4,7 +4,8 @@
 // anything is stored; the artifact goes to R2 first and the row only if the image still exists and
 // is ready, so a refusal or a race with the image's deletion leaves nothing behind. Imports are not
 // analyses: they do not count against the monthly analysis cap; they are stored files, and count
-// against the storage cap with the images (storage-cap.ts).
+// against the storage cap with the images (storage-cap.ts). Their intensities need the image's
+// pixels: a measurement job asks a runner for them, and its artifact then replaces the import's.
 
 import { getTableColumns, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
@@ -19,6 +20,7 @@ import { parseOrReject, type ValidationIssue } from "../validation.ts";
 import { newId } from "./crypto.ts";
 import { deletePrefix, getImage, unusable } from "./images.ts";
 import { boundaryOf, MultipartError, readMultipart } from "./multipart-form.ts";
+import { measurementJob } from "./jobs.ts";
 import { getSegmentation, type Segmentation } from "./segmentations.ts";
 import { storageCapReached, storageUsage, storedRecords } from "./storage-cap.ts";
 import { artifactKey, segmentationPrefix } from "../../schema/storage-keys.ts";
@@ -158,13 +160,16 @@ export async function importSegmentation(env: Bindings, org: Organization, reque
     artifactKey: key,
     createdAt: Date.now(),
   } as const;
+  // The runner measures the cells' intensities from the image afterwards (measurement job).
+  const measurement = measurementJob(env, row);
   try {
-    const result = await insertIfImageReady(env.DB, row, org.storageCap).run();
+    const [result] = await env.DB.batch([insertIfImageReady(env.DB, row, org.storageCap), measurement.statement]);
     if (result.meta.changes !== 1) throw await whyNotInserted(env, org, image.id);
   } catch (error) {
     await env.BUCKET.delete(key);
     throw error;
   }
+  await measurement.wakeUp().catch((error) => console.error(`import ${id}: its measurement's queue message was not sent; the sweep sends it`, error));
   return (await getSegmentation(env.DB, org.id, id))!;
 }
 

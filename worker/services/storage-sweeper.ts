@@ -7,7 +7,7 @@ import type { Bindings } from "../env.ts";
 import { database } from "./database.ts";
 import { deleteImage, deletePrefix, updateImage } from "./images.ts";
 import { createConversionJob } from "./jobs.ts";
-import { segmentationPrefix, trainedModelPrefix } from "../../schema/storage-keys.ts";
+import { measuredArtifactKey, segmentationPrefix, trainedModelPrefix } from "../../schema/storage-keys.ts";
 
 /** A resumable upload not completed within this long is given up (R2 itself drops parts after 7 days). */
 export const STALE_UPLOAD_MS = 24 * 60 * 60 * 1000;
@@ -18,17 +18,19 @@ const BATCH = 50;
 const SWEEP_INTERVAL_MS = 60_000;
 let lastSweep = 0;
 
-/** Outputs the attempts of FAILED jobs wrote: everything under a prediction's segmentation prefix, a training's model files. */
+/** Outputs the attempts of FAILED jobs wrote: everything under a prediction's segmentation prefix, a training's model files, a measurement's artifact. */
 async function clearFailedOutputs(env: Bindings, now: number): Promise<number> {
   const db = database(env.DB);
   const failed = await db
     .select()
     .from(jobs)
-    .where(and(eq(jobs.status, "FAILED"), inArray(jobs.kind, ["prediction", "training"]), isNull(jobs.outputsClearedAt)))
+    .where(and(eq(jobs.status, "FAILED"), inArray(jobs.kind, ["prediction", "training", "measurement"]), isNull(jobs.outputsClearedAt)))
     .limit(BATCH);
   for (const job of failed) {
     if (job.kind === "prediction" && job.segmentationId) await deletePrefix(env.BUCKET, segmentationPrefix(job.orgId, job.segmentationId));
     if (job.kind === "training" && job.resultModelId) await deletePrefix(env.BUCKET, trainedModelPrefix(job.resultModelId));
+    // A measurement wrote only its artifact; the import it failed to measure keeps its own.
+    if (job.kind === "measurement" && job.segmentationId) await env.BUCKET.delete(measuredArtifactKey(job.orgId, job.segmentationId));
     await db.update(jobs).set({ outputsClearedAt: now }).where(eq(jobs.id, job.id));
   }
   return failed.length;

@@ -1,0 +1,119 @@
+// An imported segmentation's intensities: the import queues a measurement job, a runner leases it
+// with the image and the import's ROIs, writes them back measured, and on completion the measured
+// artifact replaces the import's, so the exports carry the intensity columns. The test plays the
+// runner over the internal API (the runner's own measuring is checked in test/e2e/local-stack.test.ts).
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
+import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
+import type { Roi } from "../../schema/roi.ts";
+import { call, createOrg, json, ONE_SQUARE_GEOJSON, type TestOrg, uploadImage } from "./helpers.ts";
+import { runner } from "./runner-helpers.ts";
+
+interface MeasurementLease {
+  job_id: string;
+  kind: string;
+  lease_token: string;
+  image: { id: string; url: string; channels: number };
+  rois: { segmentation_id: string; artifact_url: string };
+  output: { artifact_url: string };
+}
+
+async function importOneSquare(org: TestOrg): Promise<{ imageId: string; segmentationId: string; jobId: string }> {
+  const image = await uploadImage(org);
+  const form = new FormData();
+  form.append("image_id", image.id);
+  form.append("file", new File([ONE_SQUARE_GEOJSON], "cells.geojson"));
+  const imported = await json<{ segmentation_id: string }>(await call("/segmentation", { key: org.key, body: form }));
+  const job = await env.DB.prepare("SELECT id FROM jobs WHERE kind = 'measurement' AND segmentation_id = ?")
+    .bind(imported.segmentation_id)
+    .first<{ id: string }>();
+  expect(job).not.toBeNull();
+  return { imageId: image.id, segmentationId: imported.segmentation_id, jobId: job!.id };
+}
+
+/** Leases until the measurement `jobId` comes up (jobs of other tests in this file are taken and left). */
+async function leaseMeasurement(jobId: string): Promise<MeasurementLease> {
+  for (;;) {
+    const response = await runner("/jobs/lease", { runner_id: "runner-m", wait_seconds: 5 });
+    expect(response.status).toBe(200);
+    const job = await json<MeasurementLease>(response);
+    if (job.job_id === jobId) return job;
+  }
+}
+
+async function objectsOf(org: TestOrg, segmentationId: string): Promise<string[]> {
+  const listing = await env.BUCKET.list({ prefix: `orgs/${org.id}/segmentations/${segmentationId}/` });
+  return listing.objects.map((o) => o.key.slice(o.key.lastIndexOf("/") + 1)).sort();
+}
+
+describe("an imported segmentation's measurement", () => {
+  it("is leased with the image and the import's ROIs; once completed, the exports carry the intensities and only the measured artifact is stored", async () => {
+    const org = await createOrg();
+    const { imageId, segmentationId, jobId } = await importOneSquare(org);
+    // Not measured yet: no intensity column to ask for.
+    const before = await call(`/export/${segmentationId}/measurements.csv?columns=roi_id&columns=intensity`, { key: org.key });
+    expect(before.status).toBe(400);
+
+    const lease = await leaseMeasurement(jobId);
+    expect(lease).toMatchObject({ kind: "measurement", image: { id: imageId, channels: 1 }, rois: { segmentation_id: segmentationId } });
+    const stored = await call(lease.rois.artifact_url);
+    expect(stored.status).toBe(200);
+    const { header, rois } = await readRoiArtifact(stored.body!);
+    const measured: Roi[] = [];
+    // The square's nine pixels of the test image (pixel i holds 97 i): 97 x (9, 10, 11, 17, 18, 19, 25, 26, 27).
+    const std = 97 * Math.sqrt(390 / 9);
+    for await (const roi of rois) measured.push({ ...roi, intensity: Float64Array.from([1746, 1746, std, 873, 2619, 15714]) });
+    expect(measured).toHaveLength(1);
+    const { roiCount: _n, vertexCount: _v, ...description } = header;
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of encodeRoiArtifact({ ...description, channelNames: ["c0"] }, measured)) chunks.push(chunk);
+    const artifact = new Uint8Array(await new Blob(chunks).arrayBuffer());
+    const put = await call(lease.output.artifact_url, { method: "PUT", body: artifact, headers: { "Content-Length": String(artifact.length) } });
+    expect(put.status).toBe(200);
+    const done = await runner(`/jobs/${jobId}/complete`, { lease_token: lease.lease_token, result: { measured_rois: 1, channels: 1 } });
+    expect(done.status).toBe(200);
+
+    const csv = await (await call(`/export/${segmentationId}/measurements.csv?columns=roi_id&columns=intensity`, { key: org.key })).text();
+    expect(csv).toBe(
+      `roi_id,intensity_c0_mean,intensity_c0_median,intensity_c0_std,intensity_c0_min,intensity_c0_max,intensity_c0_sum\r\n${segmentationId}-1,1746,1746,${std},873,2619,15714\r\n`,
+    );
+    expect(await objectsOf(org, segmentationId)).toEqual(["rois.measured.bin"]);
+    // The outlines the viewer draws come from the measured artifact too.
+    const rows = await (await call(`/export/${segmentationId}/measurements.csv?columns=roi_id&columns=area_px`, { key: org.key })).text();
+    expect(rows).toBe(`roi_id,area_px\r\n${segmentationId}-1,9\r\n`);
+  });
+
+  it("is no job of the client's: GET /job/{id} does not know it", async () => {
+    const org = await createOrg();
+    const { jobId } = await importOneSquare(org);
+    expect((await call(`/job/${jobId}`, { key: org.key })).status).toBe(404);
+  });
+
+  it("of a segmentation deleted before a runner took it fails for good with the reason, and stores nothing", async () => {
+    const org = await createOrg();
+    const { segmentationId, jobId } = await importOneSquare(org);
+    expect((await call(`/segmentation/${segmentationId}`, { key: org.key, method: "DELETE" })).status).toBe(204);
+    // A lease that comes to the job finds its input gone: FAILED at once, and the runner is given the next job or none.
+    const job = () => env.DB.prepare("SELECT status, reason, fault FROM jobs WHERE id = ?").bind(jobId).first<{ status: string }>();
+    for (let leases = 0; leases < 5 && (await job())!.status === "SUBMITTED"; leases++) {
+      expect((await runner("/jobs/lease", { runner_id: "runner-m", wait_seconds: 1 })).status).not.toBe(500);
+    }
+    expect(await job()).toEqual({ status: "FAILED", reason: `Segmentation ${segmentationId} was deleted before it could be measured`, fault: "input" });
+    expect(await objectsOf(org, segmentationId)).toEqual([]);
+  });
+
+  it("completed after its segmentation was deleted is refused, and its artifact removed", async () => {
+    const org = await createOrg();
+    const { segmentationId, jobId } = await importOneSquare(org);
+    const lease = await leaseMeasurement(jobId);
+    const artifact = new Uint8Array(await (await call(lease.rois.artifact_url)).arrayBuffer());
+    expect((await call(`/segmentation/${segmentationId}`, { key: org.key, method: "DELETE" })).status).toBe(204);
+    const put = await call(lease.output.artifact_url, { method: "PUT", body: artifact, headers: { "Content-Length": String(artifact.length) } });
+    expect(put.status).toBe(200);
+    const done = await runner(`/jobs/${jobId}/complete`, { lease_token: lease.lease_token, result: { measured_rois: 1, channels: 1 } });
+    expect(done.status).toBe(409);
+    expect(await json(done)).toEqual({ detail: `Segmentation ${segmentationId} was deleted while it was being measured` });
+    expect(await objectsOf(org, segmentationId)).toEqual([]);
+  });
+});
