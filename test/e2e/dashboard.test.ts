@@ -242,6 +242,9 @@ describe("the dashboard in a browser", () => {
     const facts = await page.locator("#cell-facts").innerText();
     expect(facts).toMatch(/Area\s+\d+ px²/);
     expect(facts).toMatch(/Centroid x\s+\d/);
+    // Beyond the default columns: shape and the cell's intensities.
+    expect(facts).toMatch(/solidity\s+[01]\.\d{3}/);
+    expect(facts).toMatch(/intensity c0 mean\s+\d/);
     await shot("viewer-hover");
 
     await page.click("#zoom-in");

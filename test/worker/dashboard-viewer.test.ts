@@ -328,7 +328,7 @@ describe("the viewer's outlines, a tile at a time", () => {
   const wide = roisFromShapes(inRasterOrder(syntheticShapes(150, 100, 20, 5)));
   const wideArtifact = () => encodeToBytes({ imageWidth: 3000, imageHeight: 2000, confluency: 0.3, modelName: "cpsam", modelVersion: "1" }, wide);
 
-  it("cuts the image into 1024-px tiles, each holding the cells whose bounding box starts in it, exactly as rois.geojson has them", async () => {
+  it("cuts the image into 1024-px tiles, each holding the cells whose bounding box starts in it, exactly as rois.geojson with every column has them", async () => {
     const org = await createOrg();
     const { segmentationId } = await segmentWith(org, await wideArtifact(), { roi_count: wide.length, width: 3000, height: 2000 });
     const session = await signIn(org);
@@ -354,7 +354,9 @@ describe("the viewer's outlines, a tile at a time", () => {
         tiled.push(...cells);
       }
     }
-    const whole = await features(await dashboardCall(session, `/api/export/${segmentationId}/rois.geojson`));
+    // Every measurement column, for the viewer's cell panel.
+    const whole = await features(await dashboardCall(session, `/api/export/${segmentationId}/rois.geojson?columns=all`));
+    expect(Object.keys(whole[0]!.properties)).toContain("solidity");
     expect(tiled.sort((a, b) => a.properties.roi_index - b.properties.roi_index)).toEqual(whole);
     expect(whole.length).toBe(wide.length);
   }, 30_000);

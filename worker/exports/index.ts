@@ -82,7 +82,7 @@ async function open(artifact: ReadableStream<Uint8Array>): Promise<RoiArtifactCo
 }
 
 /** The context with what the artifact's header adds: the channels its ROIs carry intensities of. */
-function withHeader(context: ExportContext, header: RoiArtifactHeader): ExportContext {
+export function withHeader(context: ExportContext, header: RoiArtifactHeader): ExportContext {
   return { ...context, ...(header.channelNames?.length && { channels: header.channelNames }), ...(header.cells && { cells: true }) };
 }
 

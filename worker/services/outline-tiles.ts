@@ -14,7 +14,8 @@ import { RoiArtifactError } from "../../schema/roi-artifact.ts";
 import type { Roi } from "../../schema/roi.ts";
 import type { Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";
-import { exportContext } from "../exports/index.ts";
+import { measurementColumns } from "../../schema/measurements.ts";
+import { exportContext, withHeader } from "../exports/index.ts";
 import { featureCollection } from "../exports/rois-geojson.ts";
 import { getSegmentation, type Segmentation } from "./segmentations.ts";
 
@@ -85,7 +86,7 @@ async function* startingIn(rois: AsyncGenerator<Roi>, region: PixelRegion): Asyn
   }
 }
 
-/** The cells starting in one tile, as a GeoJSON FeatureCollection with the export's properties. */
+/** The cells starting in one tile, as a GeoJSON FeatureCollection with every measurement column as properties. */
 export async function outlineTile(env: Bindings, segmentation: Segmentation, column: number, row: number): Promise<ReadableStream<Uint8Array>> {
   const columns = Math.ceil(segmentation.width / OUTLINE_TILE);
   const rows = Math.ceil(segmentation.height / OUTLINE_TILE);
@@ -95,8 +96,10 @@ export async function outlineTile(env: Bindings, segmentation: Segmentation, col
   const index = await artifactIndex(env, segmentation);
   const region = { x0: column * OUTLINE_TILE, y0: row * OUTLINE_TILE, x1: (column + 1) * OUTLINE_TILE, y1: (row + 1) * OUTLINE_TILE };
   const run = chunkRunFor(index, region);
-  const context = exportContext(segmentation);
-  if (!run) return featureCollection([], context);
+  // Every column the segmentation has (shape, calibrated, intensities, cells'), for the viewer's cell panel.
+  const context = withHeader(exportContext(segmentation), index.header);
+  const properties = measurementColumns(context);
+  if (!run) return featureCollection([], context, properties);
   if (run.length > OUTLINE_TILE_MAX_BYTES) {
     throw new HttpError(
       422,
@@ -106,5 +109,5 @@ export async function outlineTile(env: Bindings, segmentation: Segmentation, col
   const artifact = await env.BUCKET.get(segmentation.artifactKey, { range: { offset: run.offset, length: run.length } });
   if (!artifact) throw new HttpError(404, `Segmentation ${segmentation.id} has no stored ROIs`);
   // Breaking off at the tile's bottom returns the reader, which cancels the rest of the ranged read.
-  return featureCollection(startingIn(readRoiArtifactChunks(artifact.body, index.header, run.firstIndex, run.chunkCount), region), context);
+  return featureCollection(startingIn(readRoiArtifactChunks(artifact.body, index.header, run.firstIndex, run.chunkCount), region), context, properties);
 }
