@@ -34,7 +34,12 @@ export interface InternalApi {
   /** Reads a whole file; past `maxBytes` it stops reading and throws DownloadTooLargeError. */
   download(url: string, maxBytes?: number): Promise<Uint8Array>;
   /** A file read by HTTP range requests, a part at a time (never whole), each read retried like a download. */
-  rangeSource(url: string): Promise<ByteSource>;
+  /**
+   * The object at a signed URL as a ByteSource read by range requests. Signed URLs expire (15
+   * minutes) long before a whole slide is read: a read answered 403 asks `renew` for a fresh URL
+   * (the job's, from POST /jobs/{id}/urls) and is sent again with it.
+   */
+  rangeSource(url: string, renew?: () => Promise<string>): Promise<ByteSource>;
   upload(url: string, bytes: Uint8Array): Promise<void>;
 }
 
@@ -130,7 +135,7 @@ export function internalApi(config: RunnerConfig, log: (m: string) => void = con
         return readBounded(response, maxBytes);
       });
     },
-    async rangeSource(url) {
+    async rangeSource(url, renew) {
       const size = await retry("image size", async () => {
         const response = await send(url, { method: "GET", headers: { Range: "bytes=0-0" } });
         await response.body?.cancel().catch(() => {});
@@ -138,7 +143,23 @@ export function internalApi(config: RunnerConfig, log: (m: string) => void = con
         if (response.status !== 206 || total === undefined) throw new Error(`range request refused (${response.status}): the image cannot be read in parts`);
         return Number(total);
       });
-      const source = httpRangeSource(url, size, (input, init) => send(String(input), init ?? {}));
+      let current = url;
+      /** One renewal at a time: reads that meet the expiry together wait for the same fresh URL. */
+      let renewing: Promise<string> | null = null;
+      const fetchRange = async (_input: unknown, init?: RequestInit) => {
+        const used = current;
+        const response = await send(used, init ?? {});
+        if (response.status !== 403 || !renew) return response;
+        await response.body?.cancel().catch(() => {});
+        if (current === used) {
+          renewing ??= renew().finally(() => {
+            renewing = null;
+          });
+          current = await renewing;
+        }
+        return send(current, init ?? {});
+      };
+      const source = httpRangeSource(url, size, fetchRange);
       return { size, read: (offset, length) => retry("image read", () => source.read(offset, length)) };
     },
     async upload(url, bytes) {

@@ -1,3 +1,4 @@
+import type { LeasedPrediction, LeasedPreview } from "../../schema/internal-api.ts";
 import type { InputBudget } from "./input-thread/input-thread.ts";
 import type { InternalApi } from "./internal-api.ts";
 import type { ModelCache } from "./model-cache.ts";
@@ -24,3 +25,8 @@ export interface JobContext {
 }
 
 export class JobStopped extends Error {}
+
+/** A fresh signed URL of the job's image, for reads that outlast the one its lease came with. */
+export function renewedImageUrl(job: LeasedPrediction | LeasedPreview, ctx: JobContext): () => Promise<string> {
+  return async () => ((await ctx.api.urls(job)) as LeasedPrediction | LeasedPreview).image.url;
+}

@@ -14,7 +14,7 @@ import { PreviewReduction } from "../engine/preview-reduction.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
 import { fetchImage } from "./fetch-image.ts";
 import { decodeInThread } from "./input-thread/input-thread.ts";
-import type { JobContext } from "./job-context.ts";
+import { type JobContext, renewedImageUrl } from "./job-context.ts";
 
 type PredictionParams = LeasedPrediction["params"];
 
@@ -162,7 +162,7 @@ async function uploadArtifact(
 async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext) {
   const started = performance.now();
   ctx.progress(0, "opening");
-  const [source, model] = await Promise.all([ctx.api.rangeSource(job.image.url), ctx.models.session(ctx.api, job.model)]);
+  const [source, model] = await Promise.all([ctx.api.rangeSource(job.image.url, renewedImageUrl(job, ctx)), ctx.models.session(ctx.api, job.model)]);
   const regions = await openImageRegions(source);
   ctx.checkpoint();
   const openedMs = performance.now() - started;

@@ -9,7 +9,7 @@ import { previewTiles } from "../engine/preview.ts";
 import { PreviewReduction } from "../engine/preview-reduction.ts";
 import { fetchImage } from "./fetch-image.ts";
 import { decodeInThread } from "./input-thread/input-thread.ts";
-import type { JobContext } from "./job-context.ts";
+import { type JobContext, renewedImageUrl } from "./job-context.ts";
 
 /** Side of the parts a large image's preview is read in (4096²: 64 MB a channel). */
 const PREVIEW_PART_SIDE = 4096;
@@ -38,7 +38,7 @@ async function previewWhole(job: LeasedPreview, ctx: JobContext): Promise<Uint8A
 
 async function previewInParts(job: LeasedPreview, ctx: JobContext): Promise<Uint8Array> {
   ctx.progress(0, "opening");
-  const regions = await openImageRegions(await ctx.api.rangeSource(job.image.url));
+  const regions = await openImageRegions(await ctx.api.rangeSource(job.image.url, renewedImageUrl(job, ctx)));
   const reduction = new PreviewReduction(regions.width, regions.height, regions.channels);
   const { blocks } = blockGrid(regions.width, regions.height, PREVIEW_PART_SIDE, 0);
   const shown = Array.from({ length: Math.min(3, regions.channels) }, (_, c) => c);
