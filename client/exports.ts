@@ -29,21 +29,45 @@ export function exportFile(format: ExportFormat, cellCount: number): string {
 }
 
 /** The exports that take `columns` (schema/measurements.ts): the CSV's columns, the GeoJSON's feature properties. */
-export const COLUMN_FORMATS: readonly ExportFormat[] = ["csv", "geojson"];
+const COLUMN_FORMATS: readonly ExportFormat[] = ["csv", "geojson"];
+
+/** What exports are asked for beyond their names. */
+export interface ExportChoice {
+  /** The measurement columns and groups of measurements.csv and rois.geojson; empty: the service's default. */
+  columns: readonly string[];
+  /** rois.geojson as QuPath cell objects (the cell's outline, its nucleus as nucleusGeometry) instead of detections. */
+  cellObjects?: boolean;
+}
+
+/** The query parameters one export is asked with. */
+function exportQuery(format: ExportFormat, choice: ExportChoice): string[] {
+  const query = COLUMN_FORMATS.includes(format) ? choice.columns.map((c) => `columns=${encodeURIComponent(c)}`) : [];
+  if (format === "geojson" && choice.cellObjects) query.push("objects=cell");
+  return query;
+}
 
 /**
  * What the resume state records for an export on disk: `true`, or for an export saved with
- * `--columns` the columns it was asked with (so other columns fetch it again).
+ * `--columns` or `--cell-objects` what it was asked with (so a rerun asking otherwise fetches it again).
  */
-export function exportMark(format: ExportFormat, columns: readonly string[]): true | string {
-  return columns.length === 0 || !COLUMN_FORMATS.includes(format) ? true : columns.join(",");
+export function exportMark(format: ExportFormat, choice: ExportChoice): true | string {
+  const columns = COLUMN_FORMATS.includes(format) ? choice.columns.join(",") : "";
+  const objects = format === "geojson" && choice.cellObjects ? "objects=cell" : "";
+  return columns === "" && objects === "" ? true : [columns, objects].filter(Boolean).join(";");
 }
 
-/** `columns`: the measurement columns and groups to ask for (measurements.csv and rois.geojson only). */
-export async function downloadExport(http: Http, segmentationId: string, file: string, dir: string, columns: readonly string[] = []): Promise<string> {
+export async function downloadExport(
+  http: Http,
+  segmentationId: string,
+  file: string,
+  dir: string,
+  choice: ExportChoice,
+  format: ExportFormat,
+): Promise<string> {
   const target = join(dir, file);
   const partial = `${target}.part`;
-  const query = columns.length ? `?${columns.map((c) => `columns=${encodeURIComponent(c)}`).join("&")}` : "";
+  const params = exportQuery(format, choice);
+  const query = params.length ? `?${params.join("&")}` : "";
   try {
     const response = await http.request("GET", `/export/${segmentationId}/${file}${query}`);
     await pipeline(Readable.fromWeb(response.body as import("node:stream/web").ReadableStream), createWriteStream(partial));

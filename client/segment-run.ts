@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { PredictionRecord } from "../schema/api-records.ts";
-import { COLUMN_FORMATS, downloadExport, type ExportFormat, exportFile, exportMark } from "./exports.ts";
+import { downloadExport, type ExportChoice, type ExportFormat, exportFile, exportMark } from "./exports.ts";
 import { ApiError, type Http } from "./http.ts";
 import { OverlaySkipped, overlayFile, writeOverlay } from "./overlay.ts";
 import type { InputFile } from "./inputs.ts";
@@ -25,6 +25,8 @@ export interface SegmentOptions {
   formats: ExportFormat[];
   /** Measurement columns and groups for measurements.csv and rois.geojson; empty: the service's default. */
   columns?: string[];
+  /** rois.geojson as QuPath cell objects (needs a cell expansion in the params). */
+  cellObjects?: boolean;
   resumableAbove: number;
   bodyLimit: number;
   wait: WaitOptions;
@@ -94,8 +96,8 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
   display.count(0, options.inputs.length);
 
   const record = (input: InputFile, patch: Partial<ImageProgress>) => state.update(input.path, patch);
-  const columns = options.columns ?? [];
-  const saved = (progress: ImageProgress, format: ExportFormat) => progress.exports?.[format] === exportMark(format, columns);
+  const choice: ExportChoice = { columns: options.columns ?? [], cellObjects: options.cellObjects };
+  const saved = (progress: ImageProgress, format: ExportFormat) => progress.exports?.[format] === exportMark(format, choice);
   const exportsDone = (_input: InputFile, progress: ImageProgress) =>
     options.formats.every((f) => saved(progress, f) && existsSync(join(options.out, progress.folder, exportFile(f, progress.cell_count ?? 0))));
 
@@ -196,11 +198,11 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
       if (saved(progress, format) && existsSync(join(dir, file(format)))) continue;
       checkpoint();
       try {
-        await downloadExport(http, progress.segmentation_id!, file(format), dir, COLUMN_FORMATS.includes(format) ? columns : []);
+        await downloadExport(http, progress.segmentation_id!, file(format), dir, choice, format);
       } catch (error) {
         throw new Error(`export ${file(format)}: ${message(error)}`);
       }
-      progress = record(input, { exports: { ...progress.exports, [format]: exportMark(format, columns) } });
+      progress = record(input, { exports: { ...progress.exports, [format]: exportMark(format, choice) } });
     }
     display.log(`${input.name}: saved ${options.formats.map(file).join(", ")} in ${dir}`);
   }

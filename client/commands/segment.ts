@@ -33,6 +33,8 @@ Exits 0 only if every image was segmented and exported.
   --pixel-size UM         micrometres per pixel for the calibrated columns (default: the file's)
   --cell-expansion D      grow each nucleus into a cell by D micrometres (5um) or pixels (8px),
                           as QuPath's cell expansion: the cell columns; images of up to 16.8 MP
+  --cell-objects          save rois.geojson as QuPath cell objects (each cell's outline, its nucleus
+                          inside as nucleusGeometry) instead of nuclei; needs --cell-expansion
   --formats LIST          exports to save, any of ${Object.keys(EXPORT_FILES).join(",")} (default: all)
   --columns LIST          measurement columns of measurements.csv and of rois.geojson's properties, in
                           order: column names or groups (${MEASUREMENT_GROUP_NAMES.join(", ")}), e.g. default,shape,intensity
@@ -61,6 +63,7 @@ const SEGMENT_OPTIONS = {
   "body-limit": { type: "string" },
   poll: { type: "string", default: "1" },
   overlay: { type: "boolean", default: false },
+  "cell-objects": { type: "boolean", default: false },
 } as const;
 
 export function predictionParams(values: { diameter?: string; channels?: string; "pixel-size"?: string; "cell-expansion"?: string }): Record<string, unknown> {
@@ -135,6 +138,8 @@ export async function segmentCommand(args: string[], io: SegmentIo): Promise<num
   const pollMs = positiveNumber(values.poll, "--poll") * 1000;
   const formats = exportFormats(values.formats);
   if (values.overlay && !formats.includes("geojson")) throw new UsageError("--overlay draws the outlines from rois.geojson: add geojson to --formats");
+  if (values["cell-objects"] && values["cell-expansion"] === undefined)
+    throw new UsageError("--cell-objects saves the cells grown around the nuclei: give --cell-expansion too (5um or 8px, say)");
   const options: SegmentOptions = {
     inputs,
     out,
@@ -142,6 +147,7 @@ export async function segmentCommand(args: string[], io: SegmentIo): Promise<num
     params: predictionParams(values),
     formats,
     columns: measurementColumns(values.columns),
+    cellObjects: values["cell-objects"],
     overlay: values.overlay,
     resumableAbove: values["resumable-above"] === undefined ? DEFAULT_RESUMABLE_ABOVE : positiveNumber(values["resumable-above"], "--resumable-above", true),
     bodyLimit: values["body-limit"] === undefined ? CLOUDFLARE_BODY_LIMIT : positiveNumber(values["body-limit"], "--body-limit"),

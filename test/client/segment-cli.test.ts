@@ -299,6 +299,29 @@ describe("npm run client -- segment", () => {
     );
   }, 240_000);
 
+  it("--cell-objects saves rois.geojson as QuPath cell objects, each cell's outline around its nucleus; refused without --cell-expansion", async () => {
+    const folder = folderOf("cell-objects", { "h.tif": nucleiTiff(160, 160) });
+    const out = join(work, "cell-objects-out");
+    const args = ["segment", folder, "--out", out, "--poll", "0.2", "--formats", "geojson", "--cell-objects"];
+    const refused = await runClient(args);
+    expect(refused.code).toBe(2);
+    expect(refused.output).toContain("--cell-objects saves the cells grown around the nuclei: give --cell-expansion too");
+
+    const run = await runClient([...args, "--cell-expansion", "3px"]);
+    expect(run.code, run.output).toBe(0);
+    type Ring = number[][];
+    const { features } = JSON.parse(readFileSync(join(out, "h", "rois.geojson"), "utf8")) as {
+      features: { geometry: { coordinates: Ring[] }; nucleusGeometry: { coordinates: Ring[] }; properties: { objectType: string } }[];
+    };
+    expect(features.length).toBeGreaterThan(5);
+    const span = (ring: Ring, axis: 0 | 1) => Math.max(...ring.map((p) => p[axis]!)) - Math.min(...ring.map((p) => p[axis]!));
+    for (const { geometry, nucleusGeometry, properties } of features) {
+      expect(properties.objectType).toBe("cell");
+      // The cell reaches beyond its nucleus (up to 3 px a side, less where a neighbour's cell stops it).
+      expect(span(geometry.coordinates[0]!, 0)).toBeGreaterThan(span(nucleusGeometry.coordinates[0]!, 0));
+    }
+  }, 240_000);
+
   it("resumes an interrupted run: the second run uploads and predicts nothing already done", async () => {
     const folder = folderOf("interrupted", { "d.tif": nucleiTiff(192, 192), "e.tif": nucleiTiff(160, 200), "f.png": nucleiPng(176, 176) });
     const out = join(work, "interrupted-out");
