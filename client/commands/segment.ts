@@ -32,7 +32,7 @@ Exits 0 only if every image was segmented and exported.
   --channels A,B          Cellpose's channels: segment A, nucleus B; 1-based, 0 = grayscale
   --pixel-size UM         micrometres per pixel for the calibrated columns (default: the file's)
   --cell-expansion D      grow each nucleus into a cell by D micrometres (5um) or pixels (8px),
-                          as QuPath's cell expansion: the cell columns; images of up to 16.8 MP
+                          as QuPath's cell expansion: the cell columns
   --cell-objects          save rois.geojson as QuPath cell objects (each cell's outline, its nucleus
                           inside as nucleusGeometry) instead of nuclei; needs --cell-expansion
   --formats LIST          exports to save, any of ${Object.keys(EXPORT_FILES).join(",")} (default: all)

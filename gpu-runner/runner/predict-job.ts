@@ -167,11 +167,6 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext) {
   ctx.checkpoint();
   const openedMs = performance.now() - started;
   const params = segmentParams(job.params, model.manifest.channels);
-  // Cells grown across block seams need their neighbours from other blocks: not done block by block yet.
-  if (cellExpansion(job))
-    throw new InputError(
-      `cell expansion is not available yet for images segmented block by block (above ${(ctx.singlePassPixels / 1e6).toFixed(1)} megapixels; this one is ${((regions.width * regions.height) / 1e6).toFixed(1)})`,
-    );
   const missing = params.channels?.find((c) => c >= regions.channels);
   if (missing !== undefined) throw new InputError(`params.channels asks for channel ${missing + 1}; the image has ${regions.channels}`);
   const rois: Roi[] = [];
@@ -185,8 +180,9 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext) {
     onBlock: () => ctx.checkpoint(),
     onProgress: (fraction, stage) => ctx.progress(0.05 + 0.85 * fraction, stage),
     measureIntensity: true,
+    cellExpansion: cellExpansion(job) ?? undefined,
   });
-  const output = await uploadArtifact(job, ctx, result, rois, channelNames(job.image, regions.channels));
+  const output = await uploadArtifact(job, ctx, result, rois, channelNames(job.image, regions.channels), cellExpansion(job) !== null);
   if (preview && output.preview_url) {
     // As for a whole image: a preview that cannot be made costs the viewer its picture, never the segmentation.
     let tiles: Uint8Array | undefined;

@@ -6,10 +6,11 @@
 // cell cut by a seam is whole in the block that keeps it (margins are at least twice the
 // diameter), and no cell is kept twice. Cells leave in raster order (raster-order.ts), so the ROI
 // artifact and exports stream them; the label image of the whole is never made.
-import type { Roi } from "../../../schema/roi.ts";
+import type { Roi, RoiCell } from "../../../schema/roi.ts";
 import type { DecodedImage } from "../../../common/decode/index.ts";
 import type { LoadedModel } from "../model.ts";
 import type { ModalityDecision } from "../modality.ts";
+import { attachCells } from "../cell-expansion.ts";
 import { measureIntensity } from "../intensity.ts";
 import { segmentImage } from "../segment.ts";
 import type { DiameterEstimate, SegmentParams, SegmentStage } from "../segment.ts";
@@ -52,6 +53,13 @@ export interface BlockwiseOptions {
    * a kept cell is whole in its block, so they are the whole image's.
    */
   measureIntensity?: boolean;
+  /**
+   * Grow each nucleus into its cell (cell-expansion.ts) by `distance`, in units of a pixel of
+   * sx × sy. A cell is decided by the nuclei within twice the distance of its nucleus, so the
+   * margins grow by that much: a kept nucleus's cell and every nucleus competing for its pixels
+   * are then segmented in its block as in the whole image.
+   */
+  cellExpansion?: { distance: number; sx: number; sy: number };
 }
 
 export interface BlockwiseResult {
@@ -67,7 +75,7 @@ export interface BlockwiseResult {
   coreSide: number;
   margin: number;
   /** Milliseconds per stage, summed over blocks, plus reading, the survey and the intensities. */
-  timings: Record<SegmentStage | "read" | "survey" | "intensity", number>;
+  timings: Record<SegmentStage | "read" | "survey" | "intensity" | "cells", number>;
 }
 
 /** The largest core side whose block (core and margins) at the network's scale fits the budget. */
@@ -84,14 +92,27 @@ export async function segmentInBlocks(
 ): Promise<BlockwiseResult> {
   const { width, height } = source;
   const report = (fraction: number, stage: string) => options.onProgress?.(Math.min(1, Math.max(0, fraction)), stage);
-  const timings: BlockwiseResult["timings"] = { read: 0, survey: 0, normalize: 0, diameter: 0, rescale: 0, network: 0, masks: 0, rois: 0, intensity: 0 };
+  const timings: BlockwiseResult["timings"] = {
+    read: 0,
+    survey: 0,
+    normalize: 0,
+    diameter: 0,
+    rescale: 0,
+    network: 0,
+    masks: 0,
+    rois: 0,
+    intensity: 0,
+    cells: 0,
+  };
   report(0, "survey");
   let started = performance.now();
   const survey = await surveyImage(source, model, params);
   timings.survey = performance.now() - started;
 
   const diameter = survey.diameter ?? model.manifest.diameter;
-  const margin = Math.ceil(MARGIN_DIAMETERS * diameter);
+  const expansion = options.cellExpansion;
+  const reach = expansion ? Math.ceil(expansion.distance / Math.min(expansion.sx, expansion.sy)) : 0;
+  const margin = Math.ceil(MARGIN_DIAMETERS * diameter) + 2 * reach;
   const coreSide = options.coreSide ?? coreSideFor(options.memoryBudgetBytes ?? DEFAULT_BLOCK_MEMORY_BYTES, margin, model.manifest.diameter / diameter);
   const grid = blockGrid(width, height, coreSide, margin);
   const blockParams: Partial<SegmentParams> = {
@@ -114,6 +135,11 @@ export async function segmentInBlocks(
     started = performance.now();
     const intensities = options.measureIntensity ? measureIntensity(region, result.labels, result.rois.length) : undefined;
     timings.intensity += performance.now() - started;
+    if (expansion) {
+      started = performance.now();
+      attachCells(result.rois, region, result.labels, expansion.distance, expansion.sx, expansion.sy);
+      timings.cells += performance.now() - started;
+    }
     for (const roi of result.rois) {
       const cx = roi.centroid_x + read.x;
       const cy = roi.centroid_y + read.y;
@@ -148,19 +174,25 @@ export async function segmentInBlocks(
   };
 }
 
-/** A block's cell moved to image coordinates. */
+/** A block's nucleus, and its cell if it has one, moved to image coordinates. */
 function inImage(roi: Roi, dx: number, dy: number): Roi {
-  const polygon = roi.polygon;
+  const moved = shifted(roi, dx, dy);
+  return roi.cell ? { ...moved, cell: shifted(roi.cell, dx, dy) } : moved;
+}
+
+/** An outline and its position by (dx, dy); the polygon is moved in place. */
+function shifted<T extends Roi | RoiCell>(shape: T, dx: number, dy: number): T {
+  const polygon = shape.polygon;
   for (let i = 0; i < polygon.length; i += 2) {
     polygon[i]! += dx;
     polygon[i + 1]! += dy;
   }
   return {
-    ...roi,
-    centroid_x: roi.centroid_x + dx,
-    centroid_y: roi.centroid_y + dy,
-    bbox_x: roi.bbox_x + dx,
-    bbox_y: roi.bbox_y + dy,
+    ...shape,
+    centroid_x: shape.centroid_x + dx,
+    centroid_y: shape.centroid_y + dy,
+    bbox_x: shape.bbox_x + dx,
+    bbox_y: shape.bbox_y + dy,
     polygon,
   };
 }
