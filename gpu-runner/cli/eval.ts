@@ -1,5 +1,5 @@
 // npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto|truth|none] [--modality M]
-//                 [--limit N] [--provider P] [--held-out <training-record.json> | --trained-on <training-record.json>]
+//                 [--limit N] [--provider P] [--held-out | --selection | --report | --trained-on <training-record.json>]
 //                 [--rescale 0.5,0.75,1.5,2] [--augment]
 //                 [--cellprob-threshold T[,T...]] [--flow-threshold T[,T...]] [--min-size N[,N...]] [--niter N[,N...]]
 // <dir> is a dataset (images/ + labels/<stem>.png) or a folder of datasets (each with images/ and
@@ -12,6 +12,9 @@
 // benchmark convention, and the training record's validation).
 // --held-out keeps only the images a training record lists as validation (its image ids);
 // --trained-on only those it trained on, to choose settings without looking at the validation images.
+// --selection and --report keep one part of a record whose hold-out is split in two
+// (training/validation-split.ts): the part that chose steps and settings, and the part that chose
+// nothing, whose figures are the ones to report.
 // --augment turns on test-time flip averaging (the engine's `augment`).
 // Mask flags may list values: the network runs once per image and every combination is scored from
 // its outputs (one line per combination and set), to choose mask parameters by measurement.
@@ -56,6 +59,8 @@ async function main(): Promise<void> {
       provider: { type: "string", default: "auto" },
       verbose: { type: "boolean", default: false },
       "held-out": { type: "string" },
+      selection: { type: "string" },
+      report: { type: "string" },
       "trained-on": { type: "string" },
       augment: { type: "boolean", default: false },
       rescale: { type: "string" },
@@ -64,7 +69,7 @@ async function main(): Promise<void> {
   });
   if (!values.data)
     throw new Error(
-      `usage: npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto|truth|none] [--modality auto|${MODALITIES.join("|")}] [--limit N] [--held-out record.json | --trained-on record.json] [--rescale f1,f2] [--augment] ${MASK_FLAGS_USAGE} (mask flags may list values to sweep)`,
+      `usage: npm run eval -- --data <dir> [--model <onnx>|reference] [--diameter D|auto|truth|none] [--modality auto|${MODALITIES.join("|")}] [--limit N] [--held-out | --selection | --report | --trained-on record.json] [--rescale f1,f2] [--augment] ${MASK_FLAGS_USAGE} (mask flags may list values to sweep)`,
     );
   const diameter = parseDiameter(values.diameter);
   const modality = parseModality(values.modality);
@@ -72,10 +77,19 @@ async function main(): Promise<void> {
   const maskParams = maskGrid[0]!;
   const sweep = maskGrid.length > 1;
   const limit = values.limit === undefined ? Infinity : Number(values.limit);
-  if (values["held-out"] !== undefined && values["trained-on"] !== undefined) throw new Error("--held-out and --trained-on exclude each other");
-  const recordImages = (path: string | undefined, split: "training" | "validation") =>
-    path === undefined ? undefined : new Set<string>(JSON.parse(readFileSync(path, "utf8")).images[split]);
-  const selected = recordImages(values["held-out"], "validation") ?? recordImages(values["trained-on"], "training");
+  const parts = (["held-out", "selection", "report", "trained-on"] as const).filter((flag) => values[flag] !== undefined);
+  if (parts.length > 1) throw new Error(`--${parts.join(" and --")} exclude each other`);
+  const recordImages = (path: string | undefined, split: "training" | "validation" | "selection" | "report") => {
+    if (path === undefined) return undefined;
+    const images = JSON.parse(readFileSync(path, "utf8")).images[split];
+    if (!Array.isArray(images)) throw new Error(`${path} lists no ${split} images`);
+    return new Set<string>(images);
+  };
+  const selected =
+    recordImages(values["held-out"], "validation") ??
+    recordImages(values.selection, "selection") ??
+    recordImages(values.report, "report") ??
+    recordImages(values["trained-on"], "training");
   const factors =
     values.rescale === undefined
       ? [1]
