@@ -13,8 +13,8 @@ import {
   removeMemberSql,
   revokeKeySql,
 } from "./admin-sql.ts";
-import { existsSync, readFileSync } from "node:fs";
-import { uploadBaseModel } from "./base-model.ts";
+import { readFileSync } from "node:fs";
+import { publicModelFiles, uploadPublicModel } from "./public-models.ts";
 import type { RunningStack } from "./running-stack.ts";
 import { d1, type Target } from "./wrangler.ts";
 import { MODEL_FILES } from "../schema/storage-keys.ts";
@@ -44,8 +44,8 @@ export interface AdminBackend {
   listMembers(slug: string): Promise<MemberRow[]>;
   /** A one-time dashboard sign-in URL on `baseUrl` (15 minutes, single use). */
   createLoginLink(slug: string, baseUrl: string): Promise<string>;
-  /** Puts `<dir>/cpsam.onnx` and `cpsam.json` where the cpsam row points; false when there is no model file. */
-  uploadBaseModel(dir: string): Promise<boolean>;
+  /** Puts the committed public model's files (scripts/public-models.ts) where its row points; false when its weights are not committed. */
+  uploadPublicModel(id: string): Promise<boolean>;
 }
 
 export function wranglerBackend(target: Target): AdminBackend {
@@ -85,8 +85,8 @@ export function wranglerBackend(target: Target): AdminBackend {
         throw new AdminInputError(`no organization with slug ${slug}`);
       return url;
     },
-    async uploadBaseModel(dir) {
-      return uploadBaseModel(target, dir);
+    async uploadPublicModel(id) {
+      return uploadPublicModel(target, id);
     },
   };
 }
@@ -144,10 +144,12 @@ export function operatorBackend(stack: RunningStack): AdminBackend {
     },
     listMembers: async (slug) => (await call<{ items: MemberRow[] }>("GET", `/orgs/${encodeURIComponent(slug)}/members`)).items,
     createLoginLink: async (slug, baseUrl) => (await call<{ url: string }>("POST", `/orgs/${encodeURIComponent(slug)}/login-links`, { base_url: baseUrl })).url,
-    uploadBaseModel: async (dir) => {
-      if (!existsSync(`${dir}/cpsam.onnx`)) return false;
-      await call("PUT", `/base-model/${MODEL_FILES.onnx}`, new Uint8Array(readFileSync(`${dir}/cpsam.onnx`)));
-      await call("PUT", `/base-model/${MODEL_FILES.manifest}`, new Uint8Array(readFileSync(`${dir}/cpsam.json`)));
+    uploadPublicModel: async (id) => {
+      const files = publicModelFiles(id);
+      if (!files) return false;
+      const path = `/models/${encodeURIComponent(id)}`;
+      await call("PUT", `${path}/${MODEL_FILES.onnx}`, new Uint8Array(readFileSync(files.onnx)));
+      await call("PUT", `${path}/${MODEL_FILES.manifest}`, new Uint8Array(readFileSync(files.manifest)));
       return true;
     },
   };

@@ -2,7 +2,7 @@
 //                  key create <org-slug> | key list <org-slug> | key revoke <key-id>
 //                  member add <org-slug> <email> | member list <org-slug> | member remove <org-slug> <email>
 //                  login-link <org-slug> [--url http://127.0.0.1:8787]
-//                  base-model upload
+//                  models upload
 //                  [--env staging|production]   (default: the local database of `npm start`)
 //                  [--persist-to <dir>]          (local state directory; default wrangler's .wrangler/state)
 // Locally, while `npm start` runs, the commands go through the running worker's operator API (two
@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import type { Plan } from "../schema/db.ts";
 import { type AdminBackend, operatorBackend, wranglerBackend } from "./admin-backends.ts";
 import { AdminInputError } from "./admin-sql.ts";
-import { BASE_MODEL_DIR } from "./base-model.ts";
+import { PUBLIC_MODEL_DIRS } from "./public-models.ts";
 import { runningStack } from "./running-stack.ts";
 import { applyMigrations, type Target } from "./wrangler.ts";
 
@@ -24,7 +24,7 @@ const USAGE = `usage: npm run admin -- <command> [--env staging|production]
   member list <org-slug>
   member remove <org-slug> <email>
   login-link <org-slug> [--url U]    prints a one-time dashboard sign-in URL as the last line (15 minutes, single use)
-  base-model upload          puts the committed gpu-runner/models/cpsam files where the cpsam row points`;
+  models upload              puts each committed public model (gpu-runner/models/cpsam, cpsam-large) where its row points`;
 
 function intOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
@@ -108,9 +108,11 @@ async function main(argv: string[]): Promise<void> {
     const url = await backend.createLoginLink(slug, values.url ?? stack?.url ?? `http://127.0.0.1:${process.env.PORT ?? 8787}`);
     console.log(`one-time sign-in link for ${slug} (valid 15 minutes, works once):`);
     console.log(url);
-  } else if (resource === "base-model" && action === "upload") {
-    if (!(await backend.uploadBaseModel(BASE_MODEL_DIR))) throw new AdminInputError(`no base model at ${BASE_MODEL_DIR}/cpsam.onnx`);
-    console.log(`uploaded the base model to the R2 bucket of ${backend.where}`);
+  } else if (resource === "models" && action === "upload") {
+    for (const [id, dir] of Object.entries(PUBLIC_MODEL_DIRS)) {
+      if (!(await backend.uploadPublicModel(id))) throw new AdminInputError(`no ${id} model at ${dir}/${id}.onnx`);
+      console.log(`uploaded ${id} to the R2 bucket of ${backend.where}`);
+    }
   } else {
     throw new AdminInputError(`unknown command: ${positionals.join(" ")}\n${USAGE}`);
   }

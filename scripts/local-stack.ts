@@ -6,7 +6,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKeySql, createOrganizationSql, loginLinkSql } from "./admin-sql.ts";
-import { uploadBaseModel } from "./base-model.ts";
+import { uploadPublicModels } from "./public-models.ts";
 import { announceStack } from "./running-stack.ts";
 import { applyMigrations, d1, r2Put, spawnWrangler, type Target } from "./wrangler.ts";
 
@@ -130,7 +130,7 @@ export async function startStack(options: StackOptions = {}): Promise<LocalStack
   const target = { persistTo: state };
   const runnerToken = `e2e-runner-${crypto.randomUUID()}`;
   const { createdKey } = await prepareLocalState(target, "e2e");
-  if (!uploadBaseModel(target)) throw new Error("the base model gpu-runner/models/cpsam/cpsam.onnx is missing");
+  if (!uploadPublicModels(target).includes("cpsam")) throw new Error("the base model gpu-runner/models/cpsam/cpsam.onnx is missing");
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const signingKey = crypto.randomUUID();

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { ChildProcess } from "node:child_process";
-import { uploadBaseModel } from "./base-model.ts";
+import { uploadPublicModels } from "./public-models.ts";
 import { operatorBackend } from "./admin-backends.ts";
 import { prepareLocalState, startRunner, startWorker, waitUntilServing } from "./local-stack.ts";
 import { readyBanner } from "./ready-banner.ts";
@@ -37,7 +37,8 @@ console.log("Applying D1 migrations to the local database...");
 const { createdKey } = await prepareLocalState(local);
 // The key is printed in the closing block, where the startup messages below cannot scroll it away.
 if (createdKey) console.log("Created organization 'demo' with an API key (printed below once everything is up).");
-if (!uploadBaseModel(local)) console.log("No trained base model at gpu-runner/models/cpsam/ yet: predictions will fail until one is committed.");
+if (!uploadPublicModels(local).includes("cpsam"))
+  console.log("No trained base model at gpu-runner/models/cpsam/ yet: predictions will fail until one is committed.");
 
 const url = `http://127.0.0.1:${port}`;
 // From here on (the last time this process opens the database file itself) `npm run admin` goes

@@ -139,7 +139,9 @@ async function main() {
         await page.mouse.wheel(0, -800);
         await page.waitForTimeout(300);
       }
-      await page.waitForFunction('Number(document.getElementById("viewer-canvas").dataset.outlinesDrawn) > 0', undefined, { timeout: 600_000 });
+      // Polled from here: the dashboard's Content-Security-Policy forbids the page evaluating strings (waitForFunction).
+      const drawnSoFar = async () => Number(await page.locator("#viewer-canvas").getAttribute("data-outlines-drawn"));
+      for (const deadline = Date.now() + 600_000; (await drawnSoFar()) === 0 && Date.now() < deadline; ) await page.waitForTimeout(250);
       await page.waitForTimeout(1000);
       const drawn = await page.locator("#viewer-canvas").getAttribute("data-outlines-drawn");
       console.log(

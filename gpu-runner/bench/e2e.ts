@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { encode as encodePng } from "fast-png";
 import { createKeySql, createOrganizationSql } from "../../scripts/admin-sql.ts";
-import { BASE_MODEL_DIR } from "../../scripts/base-model.ts";
+import { BASE_MODEL_DIR } from "../../scripts/public-models.ts";
 import { startStack } from "../../scripts/local-stack.ts";
 import { syntheticNuclei } from "./synthetic/nuclei-grid.ts";
 import { decodeImage, type DecodedImage } from "../../common/decode/index.ts";

@@ -57,11 +57,15 @@ describe("the operator API", () => {
     expect(response.status).toBe(404);
   });
 
-  it("puts the committed base model's files where the cpsam row points", async () => {
-    const response = await call("/operator/base-model/model.json", { key: SECRET, method: "PUT", body: new TextEncoder().encode('{"name":"cpsam"}') });
-    expect(response.status).toBe(201);
-    const { key } = await json<{ key: string }>(response);
-    expect(await (await env.BUCKET.get(key))!.text()).toBe('{"name":"cpsam"}');
-    expect((await call("/operator/base-model/evil.bin", { key: SECRET, method: "PUT", body: new Uint8Array(1) })).status).toBe(422);
+  it("puts a committed public model's files where its row points, and no other model's", async () => {
+    for (const id of ["cpsam"]) {
+      const response = await call(`/operator/models/${id}/model.json`, { key: SECRET, method: "PUT", body: new TextEncoder().encode(`{"name":"${id}"}`) });
+      expect(response.status).toBe(201);
+      const { key } = await json<{ key: string }>(response);
+      expect(key).toMatch(new RegExp(`^models/${id}/[^/]+/model\\.json$`));
+      expect(await (await env.BUCKET.get(key))!.text()).toBe(`{"name":"${id}"}`);
+    }
+    expect((await call("/operator/models/cpsam/evil.bin", { key: SECRET, method: "PUT", body: new Uint8Array(1) })).status).toBe(422);
+    expect((await call("/operator/models/nobody/model.json", { key: SECRET, method: "PUT", body: new Uint8Array(1) })).status).toBe(404);
   });
 });

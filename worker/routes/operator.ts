@@ -11,7 +11,7 @@ import {
   createOrganization,
   listKeys,
   listMembers,
-  putBaseModelFile,
+  putPublicModelFile,
   removeMember,
   revokeKey,
 } from "../services/operator.ts";
@@ -58,7 +58,8 @@ operator.post("/orgs/:slug/login-links", validate("param", slugParam), validate(
   return c.json({ url: await createLoginLink(c.env.DB, c.req.valid("param").slug, c.req.valid("json").base_url) }, 201);
 });
 
-operator.put("/base-model/:file", validate("param", z.object({ file: z.enum(MODEL_FILE_NAMES) })), async (c) => {
-  const key = await putBaseModelFile(c.env, c.req.valid("param").file, await c.req.arrayBuffer());
+operator.put("/models/:id/:file", validate("param", z.object({ id: z.string().min(1).max(100), file: z.enum(MODEL_FILE_NAMES) })), async (c) => {
+  const { id, file } = c.req.valid("param");
+  const key = await putPublicModelFile(c.env, id, file, await c.req.arrayBuffer());
   return c.json({ key }, 201);
 });

@@ -79,14 +79,16 @@ export async function createLoginLink(d1: D1Database, slug: string, baseUrl: str
   return url;
 }
 
-/** One file of the committed base model, stored where the database's `cpsam` row points. */
-export async function putBaseModelFile(
+/** One file of a committed public model, stored where its database row points. */
+export async function putPublicModelFile(
   env: { DB: D1Database; BUCKET: R2Bucket },
+  id: string,
   file: (typeof MODEL_FILE_NAMES)[number],
   body: ReadableStream | ArrayBuffer,
 ): Promise<string> {
-  const model = await getVisibleModel(env.DB, "", "cpsam");
-  if (!model) throw new HttpError(409, "The database has no cpsam model row: apply the migrations first");
+  const model = await getVisibleModel(env.DB, "", id);
+  // Only a public model's row (no organization's): an organization's own models are its trainings'.
+  if (!model || model.orgId !== null) throw new HttpError(404, `No public model ${id}: apply the migrations first`);
   await env.BUCKET.put(model.r2Prefix + file, body);
   return model.r2Prefix + file;
 }
