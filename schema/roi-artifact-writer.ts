@@ -106,16 +106,24 @@ export class RoiArtifactWriter {
   private verticesWritten = 0;
   private previousBboxY = 0;
   private headerBytes: Uint8Array | null;
+  /** The counts are learnt from the ROIs (RoiArtifactAccumulator), not announced: no header is sent and none checked. */
+  private readonly countsAtEnd: boolean;
 
-  constructor(header: RoiArtifactHeader) {
-    this.headerBytes = encodeRoiArtifactHeader(header);
+  constructor(header: RoiArtifactHeader, options: { countsAtEnd?: boolean } = {}) {
+    this.countsAtEnd = options.countsAtEnd ?? false;
+    this.headerBytes = this.countsAtEnd ? null : encodeRoiArtifactHeader(header);
     this.header = { ...header };
+  }
+
+  /** The ROIs and their vertices added so far. */
+  get counts(): { roiCount: number; vertexCount: number } {
+    return { roiCount: this.roisWritten, vertexCount: this.verticesWritten };
   }
 
   /** Adds one ROI; returns the bytes ready to send (the header first, then full chunks). */
   add(roi: Roi): Uint8Array[] {
     checkRoi(roi, this.header, this.roisWritten, this.previousBboxY);
-    if (this.roisWritten === this.header.roiCount) {
+    if (!this.countsAtEnd && this.roisWritten === this.header.roiCount) {
       throw new RoiArtifactError(`ROI artifact: more ROIs than the ${this.header.roiCount} the header announces`);
     }
     const out = this.takeHeader();
@@ -130,7 +138,7 @@ export class RoiArtifactWriter {
 
   /** Ends the artifact; fails if the ROIs written do not match the header's counts. */
   finish(): Uint8Array[] {
-    if (this.roisWritten !== this.header.roiCount || this.verticesWritten !== this.header.vertexCount) {
+    if (!this.countsAtEnd && (this.roisWritten !== this.header.roiCount || this.verticesWritten !== this.header.vertexCount)) {
       throw new RoiArtifactError(
         `ROI artifact: wrote ${this.roisWritten} ROIs with ${this.verticesWritten} vertices but the header announces ` +
           `${this.header.roiCount} ROIs with ${this.header.vertexCount} vertices`,
@@ -170,4 +178,36 @@ export async function* encodeRoiArtifact(description: RoiArtifactDescription, ro
   const writer = new RoiArtifactWriter({ ...description, roiCount: rois.length, vertexCount });
   for (const roi of rois) yield* writer.add(roi);
   yield* writer.finish();
+}
+
+/**
+ * An artifact of ROIs whose number is known only once the last is in (the runner's block-wise
+ * segmentation releases cells a block row at a time): each ROI is encoded into its chunk as it
+ * arrives, and the header, which leads the file, is made at the end with the counts and the
+ * confluency. Half a million cells held as encoded chunks take some 60 MB; as Roi objects, with
+ * their typed arrays, several hundred.
+ */
+export class RoiArtifactAccumulator {
+  private readonly description: Omit<RoiArtifactDescription, "confluency">;
+  private readonly writer: RoiArtifactWriter;
+  private readonly chunks: Uint8Array[] = [];
+
+  constructor(description: Omit<RoiArtifactDescription, "confluency">) {
+    this.description = description;
+    this.writer = new RoiArtifactWriter({ ...description, confluency: 0, roiCount: 0, vertexCount: 0 }, { countsAtEnd: true });
+  }
+
+  get roiCount(): number {
+    return this.writer.counts.roiCount;
+  }
+
+  add(roi: Roi): void {
+    this.chunks.push(...this.writer.add(roi));
+  }
+
+  /** The whole artifact, in order: the header, the chunks, the end marker. */
+  finish(confluency: number): Uint8Array[] {
+    const tail = this.writer.finish();
+    return [encodeRoiArtifactHeader({ ...this.description, confluency, ...this.writer.counts }), ...this.chunks.splice(0), ...tail];
+  }
 }

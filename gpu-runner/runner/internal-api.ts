@@ -40,7 +40,8 @@ export interface InternalApi {
    * (the job's, from POST /jobs/{id}/urls) and is sent again with it.
    */
   rangeSource(url: string, renew?: () => Promise<string>): Promise<ByteSource>;
-  upload(url: string, bytes: Uint8Array): Promise<void>;
+  /** PUTs the bytes (a Blob of parts is sent without joining them into one buffer). */
+  upload(url: string, bytes: Uint8Array | Blob): Promise<void>;
 }
 
 async function send(url: string, init: RequestInit, timeoutMs = REQUEST_TIMEOUT_MS, cancel?: AbortSignal): Promise<Response> {
@@ -164,7 +165,8 @@ export function internalApi(config: RunnerConfig, log: (m: string) => void = con
     },
     async upload(url, bytes) {
       await retry("upload", async () => {
-        const response = await send(url, { method: "PUT", body: bytes, headers: { "Content-Length": String(bytes.length) } });
+        const length = bytes instanceof Blob ? bytes.size : bytes.length;
+        const response = await send(url, { method: "PUT", body: bytes, headers: { "Content-Length": String(length) } });
         // The worker refuses an output of an attempt whose lease ran out: the job is someone else's now.
         if (response.status === 409) throw new LeaseLostError(await detail(response));
         if (!response.ok) throw new Error(`upload refused (${response.status}): ${await detail(response)}`);

@@ -1,7 +1,7 @@
 // A prediction: fetch the image and model, segment, upload the ROI artifact, report the counts.
 import { requestedDiameter } from "../../schema/api.ts";
 import type { LeasedPrediction } from "../../schema/internal-api.ts";
-import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
+import { encodeRoiArtifact, RoiArtifactAccumulator } from "../../schema/roi-artifact-writer.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
 import { openImageRegions } from "../../common/decode/region-reader.ts";
@@ -157,7 +157,8 @@ async function uploadArtifact(
 /**
  * An image too large for one pass: read by range requests a block at a time (the file is never
  * downloaded whole) and segmented block by block (engine/blocks/), its preview summed from the
- * blocks as they are read. The cells, not the pixels, are held until the artifact is written.
+ * blocks as they are read. The cells, not the pixels, are held until the artifact is written, as
+ * its encoded chunks (RoiArtifactAccumulator).
  */
 async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext) {
   const started = performance.now();
@@ -169,20 +170,33 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext) {
   const params = segmentParams(job.params, model.manifest.channels);
   const missing = params.channels?.find((c) => c >= regions.channels);
   if (missing !== undefined) throw new InputError(`params.channels asks for channel ${missing + 1}; the image has ${regions.channels}`);
-  const rois: Roi[] = [];
+  const expansion = cellExpansion(job);
+  // The cells are encoded into the artifact's chunks as the blocks release them: held as bytes, not objects.
+  const artifact = new RoiArtifactAccumulator({
+    imageWidth: regions.width,
+    imageHeight: regions.height,
+    modelName: job.model.name,
+    modelVersion: job.model.version,
+    channelNames: channelNames(job.image, regions.channels),
+    cells: expansion !== null,
+  });
   // The image's preview, while it has none, from the blocks' pixels as they are read.
   const preview = job.output.preview_url ? new PreviewReduction(regions.width, regions.height, regions.channels) : undefined;
   const result = await segmentInBlocks(regions, model, params, {
     memoryBudgetBytes: ctx.blockMemoryBytes,
     onRead: (region, { read, core }) =>
       preview?.add(region, { x: read.x, y: read.y, from: { x: core.x - read.x, y: core.y - read.y, width: core.width, height: core.height } }),
-    onCells: (cells) => void rois.push(...cells),
+    onCells: (cells) => {
+      for (const cell of cells) artifact.add(cell);
+    },
     onBlock: () => ctx.checkpoint(),
     onProgress: (fraction, stage) => ctx.progress(0.05 + 0.85 * fraction, stage),
     measureIntensity: true,
-    cellExpansion: cellExpansion(job) ?? undefined,
+    cellExpansion: expansion ?? undefined,
   });
-  const output = await uploadArtifact(job, ctx, result, rois, channelNames(job.image, regions.channels), cellExpansion(job) !== null);
+  ctx.progress(0.9, "uploading");
+  const { output } = (await ctx.api.urls(job)) as LeasedPrediction;
+  await ctx.api.upload(output.artifact_url, new Blob(artifact.finish(result.confluency) as Uint8Array<ArrayBuffer>[]));
   if (preview && output.preview_url) {
     // As for a whole image: a preview that cannot be made costs the viewer its picture, never the segmentation.
     let tiles: Uint8Array | undefined;
@@ -195,7 +209,7 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext) {
   }
   const { read, ...stages } = result.timings;
   const timings = { fetch: openedMs, decode: read, total: performance.now() - started };
-  return predictionResult({ ...result, timings: stages }, rois.length, timings, model.executionProvider);
+  return predictionResult({ ...result, timings: stages }, artifact.roiCount, timings, model.executionProvider);
 }
 
 /** What a prediction reports: counts, size, the diameter it ran at (the job's or the estimate), and milliseconds per stage. */

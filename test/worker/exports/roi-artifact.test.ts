@@ -5,7 +5,7 @@ import type { RoiArtifactContents } from "../../../schema/roi-artifact.ts";
 import { env } from "cloudflare:workers";
 import { readRoiArtifact, readRoiArtifactChunks } from "../../../schema/roi-artifact-reader.ts";
 import { chunkRunFor, indexRoiArtifact } from "../../../schema/roi-artifact-index.ts";
-import { RoiArtifactWriter } from "../../../schema/roi-artifact-writer.ts";
+import { RoiArtifactAccumulator, RoiArtifactWriter } from "../../../schema/roi-artifact-writer.ts";
 import { artifactBody, encodeToBytes, storeArtifact } from "./helpers/artifact-store.ts";
 import { inRasterOrder, roisFromShapes, syntheticShapes } from "../../../gpu-runner/bench/synthetic/rois-from-runs.ts";
 import { smallDescription, smallRois } from "./helpers/small-segmentation.ts";
@@ -43,6 +43,17 @@ describe("ROI artifact", () => {
     }
     const small = await encodeToBytes(smallDescription, smallRois);
     expect(await readAll(await readRoiArtifact(streamInPieces(small, 1)))).toEqual(smallRois);
+  });
+
+  it("is the same file when the counts are learnt from the ROIs as they arrive (the runner's block-wise path)", async () => {
+    const accumulator = new RoiArtifactAccumulator(gridDescription);
+    for (const roi of gridRois) accumulator.add(roi);
+    expect(accumulator.roiCount).toBe(gridRois.length);
+    const parts = accumulator.finish(gridDescription.confluency);
+    expect(new Uint8Array(await new Blob(parts as Uint8Array<ArrayBuffer>[]).arrayBuffer())).toEqual(await encodeToBytes(gridDescription, gridRois));
+    const late = new RoiArtifactAccumulator(gridDescription);
+    late.add(gridRois[0]!);
+    expect(() => late.add(gridRois[2]!)).toThrow(RoiArtifactError); // each ROI is still checked: here its index
   });
 
   it("stays compact: about two bytes per vertex plus a few dozen per ROI", async () => {
