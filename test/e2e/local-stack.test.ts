@@ -227,7 +227,8 @@ describe("the local stack", () => {
     expect(competed).toBeGreaterThan(geojson.features.length / 2);
 
     // Above the single-pass size the image is segmented block by block (256-px cores, so seams run
-    // through it), and grown there: a nucleus found alike both ways has the same cell.
+    // through it), and grown there. A cell is decided by its nucleus and the nuclei near it: where
+    // all of those came out alike both ways, the cell is the same.
     const blockRunner = stack.startRunner({ SINGLE_PASS_MP: "0.1", BLOCK_MEMORY_MB: "1" });
     const big = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam", params: { cell_expansion_px: 12 } });
     const blockwise = await until(() => api(`/predict/${big.prediction_id}`), finished, 120_000);
@@ -236,15 +237,28 @@ describe("the local stack", () => {
     const blockCells = (await (
       await fetch(`${stack.api}/export/${blockwise.segmentation_id}/rois.geojson?objects=cell`, { headers: { Authorization: `Bearer ${stack.key}` } })
     ).json()) as typeof geojson;
-    const cellOf = new Map(geojson.features.map((f) => [JSON.stringify(f.nucleusGeometry.coordinates), JSON.stringify(f.geometry.coordinates)]));
-    let matched = 0;
-    for (const { geometry, nucleusGeometry } of blockCells.features) {
-      const whole = cellOf.get(JSON.stringify(nucleusGeometry.coordinates));
-      if (whole === undefined) continue;
-      matched++;
-      expect(JSON.stringify(geometry.coordinates)).toBe(whole);
+    const key = (f: (typeof geojson.features)[number]) => JSON.stringify(f.nucleusGeometry.coordinates);
+    const boxOf = (f: (typeof geojson.features)[number]) => {
+      const ring = f.nucleusGeometry.coordinates[0]!;
+      return [0, 1].flatMap((a) => [Math.min(...ring.map((p) => p[a]!)), Math.max(...ring.map((p) => p[a]!))]) as [number, number, number, number];
+    };
+    const inBlocks = new Set(blockCells.features.map(key));
+    const wholeByKey = new Map(geojson.features.map((f) => [key(f), f]));
+    let settled = 0;
+    for (const f of blockCells.features) {
+      const whole = wholeByKey.get(key(f));
+      if (!whole) continue;
+      // Every nucleus within twice the expansion (its growth can meet this one's) found alike too.
+      const [x0, x1, y0, y1] = boxOf(f);
+      const near = geojson.features.filter((g) => {
+        const [gx0, gx1, gy0, gy1] = boxOf(g);
+        return gx0 <= x1 + 24 && gx1 >= x0 - 24 && gy0 <= y1 + 24 && gy1 >= y0 - 24;
+      });
+      if (!near.every((g) => inBlocks.has(key(g)))) continue;
+      settled++;
+      expect(JSON.stringify(f.geometry.coordinates)).toBe(JSON.stringify(whole.geometry.coordinates));
     }
-    expect(matched).toBeGreaterThan(0.8 * geojson.features.length);
+    expect(settled).toBeGreaterThan(0.5 * geojson.features.length);
   }, 300_000);
 
   it("fails a prediction whose channels the image lacks at once, with the reason", async () => {
