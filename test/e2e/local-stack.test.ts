@@ -162,25 +162,29 @@ describe("the local stack", () => {
     await stopRunner(runner);
   }, 180_000);
 
-  it("grows each nucleus into a cell without overlaps, and measures the cytoplasm's own pixels; block by block alike", async () => {
-    const runner = stack.startRunner();
+  it("grows each nucleus into a cell without overlaps, and measures the cytoplasm's own pixels, in one pass and block by block", async () => {
     const image = await upload("cells.png", 512, 384);
     // Nuclei 22 px across, 40 px apart: grown by 12 px, neighbours compete for the pixels between them.
-    const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", {
-      image_id: image.id,
-      model_id: "cpsam",
-      params: { cell_expansion_px: 12 },
-    });
-    const done = await until(() => api(`/predict/${prediction_id}`), finished, 120_000);
-    expect(done).toMatchObject({ status: "COMPLETED" });
-    await stopRunner(runner);
-    const query = ["roi_index", "area_px", "cell"].map((c) => `columns=${c}`).join("&");
-    const geojson = (await (
-      await fetch(`${stack.api}/export/${done.segmentation_id}/rois.geojson?objects=cell&${query}`, { headers: { Authorization: `Bearer ${stack.key}` } })
-    ).json()) as {
-      features: { geometry: { coordinates: number[][][] }; nucleusGeometry: { coordinates: number[][][] }; properties: Record<string, number> }[];
+    const grown = async (runnerEnv: Record<string, string>) => {
+      const runner = stack.startRunner(runnerEnv);
+      const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", {
+        image_id: image.id,
+        model_id: "cpsam",
+        params: { cell_expansion_px: 12 },
+      });
+      const done = await until(() => api(`/predict/${prediction_id}`), finished, 120_000);
+      expect(done).toMatchObject({ status: "COMPLETED" });
+      await stopRunner(runner);
+      const query = ["roi_index", "area_px", "cell"].map((c) => `columns=${c}`).join("&");
+      const geojson = (await (
+        await fetch(`${stack.api}/export/${done.segmentation_id}/rois.geojson?objects=cell&${query}`, { headers: { Authorization: `Bearer ${stack.key}` } })
+      ).json()) as {
+        features: { geometry: { coordinates: number[][][] }; nucleusGeometry: { coordinates: number[][][] }; properties: Record<string, number> }[];
+      };
+      expect(geojson.features).toHaveLength(done.cell_count as number);
+      expect(geojson.features.length).toBeGreaterThanOrEqual(Math.round(image.nuclei * 0.8));
+      return geojson.features;
     };
-    expect(geojson.features).toHaveLength(done.cell_count as number);
     const inside = (ring: number[][], x: number, y: number) => {
       let odd = false;
       for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
@@ -190,75 +194,48 @@ describe("the local stack", () => {
       }
       return odd;
     };
-    const owner = new Int32Array(512 * 384).fill(-1);
-    let competed = 0;
-    for (const { geometry, nucleusGeometry, properties } of geojson.features) {
-      const cell = geometry.coordinates[0]!;
-      const nucleus = nucleusGeometry.coordinates[0]!;
-      const cytoplasm: number[] = [];
-      let area = 0;
-      const box = (ring: number[][]) => [0, 1].map((a) => [Math.min(...ring.map((p) => p[a]!)), Math.max(...ring.map((p) => p[a]!))]);
-      const [[x0, x1], [y0, y1]] = box(cell) as [[number, number], [number, number]];
-      const [[nx0, nx1], [ny0, ny1]] = box(nucleus) as [[number, number], [number, number]];
-      expect(nx0 >= x0 && nx1 <= x1 && ny0 >= y0 && ny1 <= y1, "the nucleus's box inside its cell's").toBe(true);
-      for (let y = y0; y < y1; y++)
-        for (let x = x0; x < x1; x++) {
-          if (!inside(cell, x + 0.5, y + 0.5)) {
-            expect(inside(nucleus, x + 0.5, y + 0.5), "the nucleus lies inside its cell").toBe(false);
-            continue;
+    const expectCells = (features: Awaited<ReturnType<typeof grown>>) => {
+      const owner = new Int32Array(512 * 384).fill(-1);
+      let competed = 0;
+      for (const { geometry, nucleusGeometry, properties } of features) {
+        const cell = geometry.coordinates[0]!;
+        const nucleus = nucleusGeometry.coordinates[0]!;
+        const cytoplasm: number[] = [];
+        let area = 0;
+        const box = (ring: number[][]) => [0, 1].map((a) => [Math.min(...ring.map((p) => p[a]!)), Math.max(...ring.map((p) => p[a]!))]);
+        const [[x0, x1], [y0, y1]] = box(cell) as [[number, number], [number, number]];
+        const [[nx0, nx1], [ny0, ny1]] = box(nucleus) as [[number, number], [number, number]];
+        expect(nx0 >= x0 && nx1 <= x1 && ny0 >= y0 && ny1 <= y1, "the nucleus's box inside its cell's").toBe(true);
+        for (let y = y0; y < y1; y++)
+          for (let x = x0; x < x1; x++) {
+            if (!inside(cell, x + 0.5, y + 0.5)) {
+              expect(inside(nucleus, x + 0.5, y + 0.5), "the nucleus lies inside its cell").toBe(false);
+              continue;
+            }
+            expect(owner[y * 512 + x], `pixel ${x},${y} in two cells`).toBe(-1);
+            owner[y * 512 + x] = properties.roi_index!;
+            area++;
+            if (!inside(nucleus, x + 0.5, y + 0.5)) cytoplasm.push(image.data[y * 512 + x]!);
           }
-          expect(owner[y * 512 + x], `pixel ${x},${y} in two cells`).toBe(-1);
-          owner[y * 512 + x] = properties.roi_index!;
-          area++;
-          if (!inside(nucleus, x + 0.5, y + 0.5)) cytoplasm.push(image.data[y * 512 + x]!);
-        }
-      expect([area, cytoplasm.length]).toEqual([properties.cell_area_px, properties.cytoplasm_area_px]);
-      // Grown 12 px all round, a lone cell would be far larger: most lost pixels to a neighbour.
-      if (properties.cell_area_px! < Math.PI * (11 + 12) ** 2 * 0.9) competed++;
-      const sum = cytoplasm.reduce((a, b) => a + b, 0);
-      const sorted = [...cytoplasm].sort((a, b) => a - b);
-      expect([properties.cytoplasm_c0_mean, properties.cytoplasm_c0_min, properties.cytoplasm_c0_max, properties.cytoplasm_c0_sum]).toEqual([
-        sum / cytoplasm.length,
-        sorted[0],
-        sorted.at(-1),
-        sum,
-      ]);
-    }
-    expect(competed).toBeGreaterThan(geojson.features.length / 2);
-
-    // Above the single-pass size the image is segmented block by block (256-px cores, so seams run
-    // through it), and grown there. A cell is decided by its nucleus and the nuclei near it: where
-    // all of those came out alike both ways, the cell is the same.
-    const blockRunner = stack.startRunner({ SINGLE_PASS_MP: "0.1", BLOCK_MEMORY_MB: "1" });
-    const big = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam", params: { cell_expansion_px: 12 } });
-    const blockwise = await until(() => api(`/predict/${big.prediction_id}`), finished, 120_000);
-    expect(blockwise).toMatchObject({ status: "COMPLETED" });
-    await stopRunner(blockRunner);
-    const blockCells = (await (
-      await fetch(`${stack.api}/export/${blockwise.segmentation_id}/rois.geojson?objects=cell`, { headers: { Authorization: `Bearer ${stack.key}` } })
-    ).json()) as typeof geojson;
-    const key = (f: (typeof geojson.features)[number]) => JSON.stringify(f.nucleusGeometry.coordinates);
-    const boxOf = (f: (typeof geojson.features)[number]) => {
-      const ring = f.nucleusGeometry.coordinates[0]!;
-      return [0, 1].flatMap((a) => [Math.min(...ring.map((p) => p[a]!)), Math.max(...ring.map((p) => p[a]!))]) as [number, number, number, number];
+        expect([area, cytoplasm.length]).toEqual([properties.cell_area_px, properties.cytoplasm_area_px]);
+        // Grown 12 px all round, a lone cell would be far larger: most lost pixels to a neighbour.
+        if (properties.cell_area_px! < Math.PI * (11 + 12) ** 2 * 0.9) competed++;
+        const sum = cytoplasm.reduce((a, b) => a + b, 0);
+        const sorted = [...cytoplasm].sort((a, b) => a - b);
+        expect([properties.cytoplasm_c0_mean, properties.cytoplasm_c0_min, properties.cytoplasm_c0_max, properties.cytoplasm_c0_sum]).toEqual([
+          sum / cytoplasm.length,
+          sorted[0],
+          sorted.at(-1),
+          sum,
+        ]);
+      }
+      expect(competed).toBeGreaterThan(features.length / 2);
     };
-    const inBlocks = new Set(blockCells.features.map(key));
-    const wholeByKey = new Map(geojson.features.map((f) => [key(f), f]));
-    let settled = 0;
-    for (const f of blockCells.features) {
-      const whole = wholeByKey.get(key(f));
-      if (!whole) continue;
-      // Every nucleus within twice the expansion (its growth can meet this one's) found alike too.
-      const [x0, x1, y0, y1] = boxOf(f);
-      const near = geojson.features.filter((g) => {
-        const [gx0, gx1, gy0, gy1] = boxOf(g);
-        return gx0 <= x1 + 24 && gx1 >= x0 - 24 && gy0 <= y1 + 24 && gy1 >= y0 - 24;
-      });
-      if (!near.every((g) => inBlocks.has(key(g)))) continue;
-      settled++;
-      expect(JSON.stringify(f.geometry.coordinates)).toBe(JSON.stringify(whole.geometry.coordinates));
-    }
-    expect(settled).toBeGreaterThan(0.5 * geojson.features.length);
+    expectCells(await grown({}));
+    // Above the single-pass size, by a runner that reads it in blocks of 256-px cores, so that
+    // seams run through it: the cells are as whole and as measured (test/engine/cell-expansion.test.ts
+    // checks them against the one-pass cells).
+    expectCells(await grown({ SINGLE_PASS_MP: "0.1", BLOCK_MEMORY_MB: "1" }));
   }, 300_000);
 
   it("fails a prediction whose channels the image lacks at once, with the reason", async () => {
