@@ -142,10 +142,12 @@ async function main() {
       // Polled from here: the dashboard's Content-Security-Policy forbids the page evaluating strings (waitForFunction).
       const drawnSoFar = async () => Number(await page.locator("#viewer-canvas").getAttribute("data-outlines-drawn"));
       for (const deadline = Date.now() + 600_000; (await drawnSoFar()) === 0 && Date.now() < deadline; ) await page.waitForTimeout(250);
-      await page.waitForTimeout(1000);
-      const drawn = await page.locator("#viewer-canvas").getAttribute("data-outlines-drawn");
+      console.log(`viewer at full resolution: first outlines ${seconds(t)} s after the zoom, ${await drawnSoFar()} drawn`);
+      // Then every tile the view asked for: the screenshot shows the view complete.
+      await page.waitForLoadState("networkidle", { timeout: 600_000 });
+      await page.waitForTimeout(500);
       console.log(
-        `viewer at full resolution: ${seconds(t)} s, "${await status()}", ${drawn} outlines drawn, ${asked.preview} preview tiles, ${asked.outlines} outline tiles asked in all`,
+        `viewer at full resolution, tiles all in: ${seconds(t)} s, "${await status()}", ${await drawnSoFar()} outlines drawn, ${asked.preview} preview tiles, ${asked.outlines} outline tiles asked in all`,
       );
       await page.screenshot({ path: join(work, "viewer-zoomed.png") });
     } finally {
