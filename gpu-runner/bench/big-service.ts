@@ -143,9 +143,13 @@ async function main() {
       const drawnSoFar = async () => Number(await page.locator("#viewer-canvas").getAttribute("data-outlines-drawn"));
       for (const deadline = Date.now() + 600_000; (await drawnSoFar()) === 0 && Date.now() < deadline; ) await page.waitForTimeout(250);
       console.log(`viewer at full resolution: first outlines ${seconds(t)} s after the zoom, ${await drawnSoFar()} drawn`);
-      // Then every tile the view asked for: the screenshot shows the view complete.
-      await page.waitForLoadState("networkidle", { timeout: 600_000 });
-      await page.waitForTimeout(500);
+      // Then every tile the view asked for (the count drawn stays put for 3 s): the screenshot shows the view complete.
+      for (let last = -1, steady = 0, deadline = Date.now() + 600_000; steady < 12 && Date.now() < deadline; ) {
+        await page.waitForTimeout(250);
+        const now = await drawnSoFar();
+        steady = now === last ? steady + 1 : 0;
+        last = now;
+      }
       console.log(
         `viewer at full resolution, tiles all in: ${seconds(t)} s, "${await status()}", ${await drawnSoFar()} outlines drawn, ${asked.preview} preview tiles, ${asked.outlines} outline tiles asked in all`,
       );
