@@ -1,4 +1,4 @@
-// npm run bench:train [-- --fine-tune [--condition inverted|plain] [--seconds S] [--lr R] [--base <onnx>] [--data <kromp dir>]]
+// npm run bench:train [-- --provider cpu|webgpu|cuda] [-- --fine-tune [--condition inverted|plain] [--seconds S] [--lr R] [--base <onnx>] [--data <kromp dir>]]
 // Speed: network time per megapixel for candidate widths (the architecture choice) and for the
 // shipped cpsam model, next to onnxruntime's own large-MatMul throughput measured in the same run
 // as the reference; train-step time per sample.
@@ -22,7 +22,7 @@ import { buildTrainStepModel, TrainStepNames as N } from "../network/train-step-
 import { encodeModel } from "../onnx/model-builder.ts";
 import { floatTensor } from "../network/graph.ts";
 import { initialParameters } from "../training/initial-parameters.ts";
-import { CPSAM_NETWORK, defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../training/training-config.ts";
+import { CPSAM_LARGE_NETWORK, CPSAM_NETWORK, defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../training/training-config.ts";
 import type { TrainingConfig } from "../training/training-config.ts";
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { parseManifest } from "../engine/model.ts";
@@ -43,11 +43,19 @@ const { values } = parseArgs({
     seconds: { type: "string" },
     data: { type: "string" },
     lr: { type: "string" },
+    provider: { type: "string" },
   },
 });
 const threads = Number(values.threads ?? 2);
 const side = Number(values.size ?? 1024);
-const sessionOptions: ort.InferenceSession.SessionOptions = { intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: "all" };
+const provider = values.provider ?? "cpu";
+if (!["cpu", "webgpu", "cuda"].includes(provider)) throw new Error(`--provider must be cpu, webgpu or cuda, got ${provider}`);
+const sessionOptions: ort.InferenceSession.SessionOptions = {
+  intraOpNumThreads: threads,
+  interOpNumThreads: 1,
+  graphOptimizationLevel: "all",
+  executionProviders: [provider],
+};
 
 // The machine is shared: wall time varies with other work, so CPU time (all threads) is reported
 // beside it. The wall-clock figure is the median of the runs.
@@ -201,7 +209,7 @@ async function fineTuneDemonstration(): Promise<void> {
 if (values["fine-tune"]) {
   await fineTuneDemonstration();
 } else {
-  console.log(`threads ${threads}, input ${side}x${side}`);
+  console.log(`provider ${provider}, threads ${threads}, input ${side}x${side}`);
   const reference = await matMulGflops();
   console.log(`reference: onnxruntime MatMul 1024^3 at ${reference.toFixed(1)} GFLOP/s`);
   const referenceCpu = (2 * 1024 ** 3) / lastCpuSeconds / 1e9;
@@ -224,14 +232,22 @@ if (values["fine-tune"]) {
       `${JSON.stringify(widths).padEnd(22)} ${String(parameterLayout(config).totalSize).padStart(9)} ${String(Math.round(macs)).padStart(8)} ${perMegapixel.toFixed(3).padStart(7)} ${cpuPerMegapixel.toFixed(3).padStart(10)} ${gflops.toFixed(1).padStart(9)} ${((2 * macs) / cpuPerMegapixel / 1e3 / referenceCpu).toFixed(2).padStart(9)}${mark}`,
     );
   }
-  const shipped = "gpu-runner/models/cpsam/cpsam.onnx";
-  if (existsSync(shipped)) {
-    console.log(
-      `shipped ${shipped}: ${(await inferenceSecondsPerMegapixel(new Uint8Array(readFileSync(shipped)), CPSAM_NETWORK.inputChannels)).toFixed(3)} s per megapixel (target < 1)`,
-    );
-  } else {
-    console.log(`shipped model ${shipped} not found; only the candidates above were measured`);
+  const shippedModels = [
+    { path: "gpu-runner/models/cpsam/cpsam.onnx", channels: CPSAM_NETWORK.inputChannels, target: " (target < 1)" },
+    { path: "gpu-runner/models/cpsam-large/run/cpsam-large.onnx", channels: CPSAM_LARGE_NETWORK.inputChannels, target: " (target < 2)" },
+  ];
+  for (const shipped of shippedModels) {
+    if (!existsSync(shipped.path)) {
+      console.log(`model ${shipped.path} not found; not measured`);
+      continue;
+    }
+    const perMegapixel = await inferenceSecondsPerMegapixel(new Uint8Array(readFileSync(shipped.path)), shipped.channels);
+    console.log(`model ${shipped.path}: ${perMegapixel.toFixed(3)} s per megapixel${shipped.target}`);
   }
   const perSample = await trainStepSecondsPerSample(CPSAM_NETWORK, 8, 224);
   console.log(`cpsam train step (batch 8, 224x224 crops): ${perSample.toFixed(3)} s per sample, ${(8 * perSample).toFixed(2)} s per step`);
+  const largePerSample = await trainStepSecondsPerSample(CPSAM_LARGE_NETWORK, 8, 224);
+  console.log(
+    `cpsam-large train step (colour, widths ${CPSAM_LARGE_NETWORK.widths.join(",")}, batch 8, 224x224 crops): ${largePerSample.toFixed(3)} s per sample, ${(8 * largePerSample).toFixed(2)} s per step`,
+  );
 }

@@ -30,7 +30,7 @@ import { validationAp, validationImages, validationSample } from "../training/va
 import { selectionAndReport, validationIds } from "../training/validation-split.ts";
 
 const USAGE =
-  "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--input channel|colour] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--widths 16,32,64,128 (with --from: widen it)] [--zoom-range R] [--sampling per-set|per-image|sqrt] [--augmentation cellpose|microscope] [--groups set[/modality],...]";
+  "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--input channel|colour] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--provider cpu|webgpu|cuda] [--widths 16,32,64,128 (with --from: widen it)] [--zoom-range R] [--sampling per-set|per-image|sqrt] [--augmentation cellpose|microscope] [--groups set[/modality],...]";
 
 function fail(message: string): never {
   console.error(`train: ${message}\n${USAGE}`);
@@ -63,6 +63,7 @@ const { values } = parseArgs({
     sampling: { type: "string" },
     augmentation: { type: "string" },
     threads: { type: "string" },
+    provider: { type: "string" },
     widths: { type: "string" },
     groups: { type: "string" },
     help: { type: "boolean" },
@@ -84,6 +85,10 @@ const validationFraction = values["validation-fraction"] === undefined ? 0.2 : N
 const validateEvery = positiveInteger(values["validate-every"], "validate-every", 250);
 const checkpointEvery = positiveInteger(values["checkpoint-every"], "checkpoint-every", 50);
 const threads = positiveInteger(values.threads, "threads", 2);
+// Where the train steps run; the periodic checks stay on the CPU. A GPU host speeds a step about
+// tenfold (the model card's figures), and a run may move between hosts at any checkpoint.
+const provider = values.provider ?? "cpu";
+if (!["cpu", "webgpu", "cuda"].includes(provider)) fail(`--provider must be cpu, webgpu or cuda, got "${provider}"`);
 const learningRate = values.lr === undefined ? undefined : Number(values.lr);
 if (learningRate !== undefined && !(learningRate > 0)) fail(`--lr must be a positive number, got "${values.lr}"`);
 // Random zoom drawn from [1 - R/2, 1 + R/2] (Cellpose: 0.5); wider shows the network more small and large objects.
@@ -213,7 +218,7 @@ function writeRecord(final: boolean): void {
     config,
     stepsCompleted: state.step,
     wallSeconds: (state.history as { wallSeconds?: number }).wallSeconds ?? 0,
-    hardware: describeHardware(threads),
+    hardware: describeHardware(threads, provider),
     history: state.history,
   };
   writeFileSync(join(outDir, "training-record.json"), `${JSON.stringify(record, null, 1)}\n`);
@@ -236,6 +241,7 @@ function provenance() {
 const isTty = process.stdout.isTTY;
 function report(event: TrainingEvent): void {
   if (event.kind === "step") {
+    countStepOn(provider);
     const fraction = event.step / event.totalSteps;
     const bar = "#".repeat(Math.round(fraction * 30)).padEnd(30, ".");
     const line = `[${bar}] step ${event.step}/${event.totalSteps} loss ${event.loss.toFixed(4)} lr ${event.learningRate.toExponential(2)} ${(event.seconds / Math.max(1, event.step - startStep)).toFixed(2)} s/step`;
@@ -252,8 +258,18 @@ function report(event: TrainingEvent): void {
   }
 }
 
+/** Steps per execution provider over the whole run, kept in the checkpoint's history (runs before this count began were all on the CPU). */
+function countStepOn(executionProvider: string): void {
+  const counts = (state.history.stepsByProvider ??= { cpu: state.step - 1 }) as Record<string, number>;
+  counts[executionProvider] = (counts[executionProvider] ?? 0) + 1;
+}
+
 const startStep = state.step;
-const trainer = await Trainer.create(state, preparedInMemory(prepared), { intraOpNumThreads: threads, interOpNumThreads: 1 });
+const trainer = await Trainer.create(state, preparedInMemory(prepared), {
+  intraOpNumThreads: threads,
+  interOpNumThreads: 1,
+  executionProviders: [provider],
+});
 const heldOut = validationImages(validationPairs);
 const selectionImages = heldOut.filter(({ id }) => selection.has(id));
 const reportImages = heldOut.filter(({ id }) => reported.has(id));

@@ -2,7 +2,7 @@
 import { cpus, totalmem } from "node:os";
 import { createRequire } from "node:module";
 
-export function describeHardware(threads: number): Record<string, string | number> {
+export function describeHardware(threads: number, executionProvider = "cpu"): Record<string, string | number> {
   const cpu = cpus();
   const ortVersion = (createRequire(import.meta.url)("onnxruntime-node/package.json") as { version: string }).version;
   return {
@@ -10,7 +10,7 @@ export function describeHardware(threads: number): Record<string, string | numbe
     logicalCores: cpu.length,
     threadsUsed: threads,
     memoryGiB: Math.round(totalmem() / 2 ** 30),
-    executionProvider: "cpu",
+    executionProvider,
     onnxruntimeNode: ortVersion,
     node: process.version,
   };

@@ -32,6 +32,9 @@ export const IMAGE_SAMPLINGS: readonly ImageSampling[] = ["per-set", "per-image"
 /** The base model's architecture, chosen by measurement (see gpu-runner/models/cpsam/README.md). */
 export const CPSAM_NETWORK: NetworkConfig = { inputChannels: 1, widths: [16, 32, 64, 128] };
 
+/** cpsam-large's network (its model card says why these widths): colour input, 4.67x cpsam's weights. */
+export const CPSAM_LARGE_NETWORK: NetworkConfig = { inputChannels: 3, widths: [24, 48, 96, 352] };
+
 /** Peak learning rate when starting from trained weights (from scratch: 2e-3). */
 export const FINE_TUNE_PEAK_LEARNING_RATE = 5e-4;
 
