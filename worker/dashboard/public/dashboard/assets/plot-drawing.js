@@ -83,6 +83,16 @@ export function formatValue(v) {
   return Number(v.toPrecision(4)).toLocaleString("en-US", { maximumFractionDigits: 6 });
 }
 
+const compact = new Intl.NumberFormat("en-US", { notation: "compact", maximumSignificantDigits: 3 });
+
+/** A tick's value, short enough to leave room for the axis's name: 30K, 1.2M, 5e-4. */
+function formatTick(v) {
+  const size = Math.abs(v);
+  if (size >= 1e4) return compact.format(v);
+  if (v !== 0 && size < 1e-3) return v.toExponential();
+  return formatValue(v);
+}
+
 /**
  * Where a plot lies on its canvas, in CSS pixels, and the value ranges of its axes: `toX`/`toY`
  * map a value to a pixel, `fromX`/`fromY` a pixel back to a value (clamped to the axis).
@@ -139,7 +149,7 @@ export function drawAxes(ctx, frame, xLabel, yLabel) {
     ctx.moveTo(px, top + height);
     ctx.lineTo(px, top + height + 4);
     ctx.stroke();
-    ctx.fillText(formatValue(v), px, top + height + 6);
+    ctx.fillText(formatTick(v), px, top + height + 6);
   }
   ctx.fillText(xLabel, left + width / 2, top + height + 21);
   ctx.textAlign = "right";
@@ -150,7 +160,7 @@ export function drawAxes(ctx, frame, xLabel, yLabel) {
     ctx.moveTo(left - 4, py);
     ctx.lineTo(left, py);
     ctx.stroke();
-    ctx.fillText(formatValue(v), left - 6, py);
+    ctx.fillText(formatTick(v), left - 6, py);
   }
   ctx.save();
   ctx.translate(10, top + height / 2);
