@@ -127,7 +127,6 @@ export function setUpPlots({ segmentationId, setHighlight }) {
       drawBars(ctx, frame, bins);
       note.textContent = describe(bins.finite);
       card.dataset.plot = "histogram";
-      card.dataset.bins = String(bins.counts.length);
     }
     base = ctx.getImageData(0, 0, canvas.width, canvas.height);
     if (selection) drawSelection(ctx, frame, selection);
