@@ -661,6 +661,7 @@ describe("the dashboard in a browser", () => {
     await page.waitForSelector("#plots[data-plot=histogram]");
     expect(await page.locator("#plot-x").inputValue()).toBe("area_px");
     expect(await page.locator("#plot-note").textContent()).toBe("Showing 48 cells.");
+    expect(await page.locator("#plot-clear").isVisible()).toBe(false); // nothing chosen yet
     // What a person sees: the histogram's blue bars.
     const bars = () => page.evaluate<number>(`(${COUNT_CANVAS_PIXELS})("plot-canvas", (r, g, b) => b > 200 && r < 80)`);
     expect(await bars()).toBeGreaterThan(500);
@@ -689,6 +690,7 @@ describe("the dashboard in a browser", () => {
     expect(await plots.getAttribute("data-selected-count")).toBe(String(inArea));
     expect(await page.locator("#plot-selection").textContent()).toMatch(new RegExp(`^area_px [\\d.,]+ – [\\d.,]+: ${inArea} of 48 cells$`));
     await expect.poll(highlighted).toBe(String(inArea));
+    expect(await page.locator("#plot-clear").isVisible()).toBe(true);
     expect(await highlightPixels()).toBeGreaterThan(inArea * 10);
     await shot("plots-histogram-range");
 
@@ -710,6 +712,7 @@ describe("the dashboard in a browser", () => {
     await expect.poll(highlighted).toBeNull();
     expect(await plots.getAttribute("data-selected-count")).toBeNull();
     expect(await highlightPixels()).toBe(0);
+    expect(await page.locator("#plot-clear").isVisible()).toBe(false);
 
     // µm needs a pixel size, which this PNG lacks: the plot says so rather than drawing nothing.
     await page.selectOption("#plot-y", "");
