@@ -61,15 +61,18 @@ export function histogram(values) {
   }
   const counts = new Uint32Array(bins);
   for (const v of values) if (Number.isFinite(v)) counts[Math.min(bins - 1, Math.floor((v - lo) / width))]++;
-  return { lo, hi: lo + bins * width, width, counts, finite: range.finite };
+  return { lo, hi: lo + bins * width, width, counts, finite: range.finite, integers };
 }
 
-/** Round values between lo and hi, 1, 2 or 5 times a power of ten apart: the spacing that makes closest to `count` of them. */
-export function niceTicks(lo, hi, count) {
+/**
+ * Round values between lo and hi, 1, 2 or 5 times a power of ten apart: the spacing that makes
+ * closest to `count` of them; `whole`: whole numbers only (a count of cells, a number of pixels).
+ */
+export function niceTicks(lo, hi, count, whole = false) {
   const span = hi - lo;
   if (!(span > 0)) return [lo];
   const power = 10 ** Math.floor(Math.log10(span / count));
-  const steps = [1, 2, 5, 10].map((m) => m * power);
+  const steps = [1, 2, 5, 10].map((m) => (whole ? Math.max(1, m * power) : m * power));
   const step = steps.reduce((best, s) => (Math.abs(span / s - count) < Math.abs(span / best - count) ? s : best));
   const ticks = [];
   for (let i = Math.ceil(lo / step); i * step <= hi + step * 1e-9; i++) ticks.push(Number((i * step).toPrecision(12)));
@@ -100,7 +103,7 @@ function formatTick(v) {
 export function frameOf(canvas, x, y) {
   const left = 50;
   const top = 8;
-  const width = canvas.clientWidth - left - 10;
+  const width = canvas.clientWidth - left - 14;
   const height = canvas.clientHeight - top - 36;
   const clamp = (v, [lo, hi]) => Math.min(hi, Math.max(lo, v));
   return {
@@ -129,8 +132,11 @@ export function contextFor(canvas) {
   return ctx;
 }
 
-/** Axes with round ticks and their values, the x column's name below, the y axis's name beside. */
-export function drawAxes(ctx, frame, xLabel, yLabel) {
+/**
+ * Axes with round ticks and their values, the x column's name below, the y axis's name beside;
+ * `whole` says which axes hold whole numbers only, whose ticks then fall on whole numbers.
+ */
+export function drawAxes(ctx, frame, xLabel, yLabel, whole = { x: false, y: false }) {
   const { left, top, width, height } = frame;
   ctx.strokeStyle = AXIS;
   ctx.fillStyle = INK;
@@ -143,18 +149,21 @@ export function drawAxes(ctx, frame, xLabel, yLabel) {
   ctx.stroke();
   ctx.textAlign = "center";
   ctx.textBaseline = "top";
-  for (const v of niceTicks(frame.x[0], frame.x[1], 5)) {
+  const right = ctx.canvas.clientWidth;
+  for (const v of niceTicks(frame.x[0], frame.x[1], 5, whole.x)) {
     const px = frame.toX(v);
     ctx.beginPath();
     ctx.moveTo(px, top + height);
     ctx.lineTo(px, top + height + 4);
     ctx.stroke();
-    ctx.fillText(formatTick(v), px, top + height + 6);
+    // The last label is kept inside the canvas rather than cut at its edge.
+    const text = formatTick(v);
+    ctx.fillText(text, Math.min(px, right - ctx.measureText(text).width / 2), top + height + 6);
   }
   ctx.fillText(xLabel, left + width / 2, top + height + 21);
   ctx.textAlign = "right";
   ctx.textBaseline = "middle";
-  for (const v of niceTicks(frame.y[0], frame.y[1], 4)) {
+  for (const v of niceTicks(frame.y[0], frame.y[1], 4, whole.y)) {
     const py = frame.toY(v);
     ctx.beginPath();
     ctx.moveTo(left - 4, py);

@@ -123,7 +123,7 @@ export function setUpPlots({ segmentationId, setHighlight }) {
     } else {
       const bins = histogram(x);
       frame = frameOf(canvas, [bins.lo, bins.hi], [0, Math.max(...bins.counts) * 1.05]);
-      drawAxes(ctx, frame, xName, "cells");
+      drawAxes(ctx, frame, xName, "cells", { x: bins.integers, y: true });
       drawBars(ctx, frame, bins);
       note.textContent = describe(bins.finite);
       card.dataset.plot = "histogram";
