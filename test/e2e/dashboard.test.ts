@@ -109,6 +109,15 @@ const COUNT_PIXELS = `(test) => {
   return n;
 }`;
 
+/** Counts the pixels of a canvas (by id) whose colour passes a test. */
+const COUNT_CANVAS_PIXELS = `(id, test) => {
+  const canvas = document.getElementById(id);
+  const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+  let n = 0;
+  for (let i = 0; i < data.length; i += 4) if (data[i + 3] > 0 && test(data[i], data[i + 1], data[i + 2])) n++;
+  return n;
+}`;
+
 describe("the dashboard in a browser", () => {
   it("signs in with a one-time link and shows the organization's usage", async () => {
     // Opening the link shows a button; pressing it spends the link and opens the session.
@@ -594,6 +603,125 @@ describe("the dashboard in a browser", () => {
     expect(await page.locator("main").innerText()).not.toContain("nuclei.png");
     await shot("org-switched");
   }, 60_000);
+
+  it("plots a histogram and a scatter of the cells' measurements; a range dragged on them highlights its cells in the viewer", async () => {
+    // Signed in afresh, so this test stands alone (`-t plots`).
+    await page.goto(await stack.loginLink());
+    await Promise.all([page.waitForURL((url) => url.pathname === "/dashboard"), page.click("button:has-text('Sign in')")]);
+    await page.waitForSelector("html[data-ready=true]", { state: "attached" });
+    // A 480 x 360 image of 48 rectangles on a 60-px grid, each of its own width and height, so
+    // areas and perimeters spread and do not follow one another.
+    const auth = { Authorization: `Bearer ${stack.key}` };
+    const upload = new FormData();
+    upload.append(
+      "file",
+      new Blob([new Uint8Array(encodePng({ width: 480, height: 360, data: new Uint8Array(480 * 360).fill(40), depth: 8, channels: 1 }))]),
+      "rectangles.png",
+    );
+    const uploaded = await fetch(`${stack.api}/upload`, { method: "POST", headers: auth, body: upload });
+    expect(uploaded.status).toBe(201);
+    const imageId = ((await uploaded.json()) as { image: { id: string } }).image.id;
+    const rectangles = Array.from({ length: 48 }, (_, i) => {
+      const [x, y] = [10 + (i % 8) * 60, 10 + Math.floor(i / 8) * 60];
+      const [w, h] = [4 + ((i * 7) % 30), 4 + ((i * 11) % 17)];
+      const ring = [
+        [x, y],
+        [x + w, y],
+        [x + w, y + h],
+        [x, y + h],
+        [x, y],
+      ];
+      return { type: "Feature", properties: {}, geometry: { type: "Polygon", coordinates: [ring] } };
+    });
+    const form = new FormData();
+    form.append("image_id", imageId);
+    form.append(
+      "file",
+      new Blob([JSON.stringify({ type: "FeatureCollection", features: rectangles })], { type: "application/geo+json" }),
+      "rectangles.geojson",
+    );
+    const imported = await fetch(`${stack.api}/segmentation`, { method: "POST", headers: auth, body: form });
+    expect(imported.status).toBe(201);
+    const { segmentation_id: segmentationId } = (await imported.json()) as { segmentation_id: string };
+    /** measurements.csv's `columns`, one array of numbers per row. */
+    const measurements = async (...columns: string[]) => {
+      const response = await fetch(`${stack.api}/export/${segmentationId}/measurements.csv?${columns.map((c) => `columns=${c}`).join("&")}`, { headers: auth });
+      return (await response.text())
+        .trim()
+        .split("\r\n")
+        .slice(1)
+        .map((line) => line.split(",").map(Number));
+    };
+
+    await page.goto(new URL(`/dashboard/segmentations/${segmentationId}`, stack.api).toString());
+    await page.waitForSelector("#viewer[data-loaded=true]");
+    // The values are asked for once the card is in sight.
+    const plots = page.locator("#plots");
+    await plots.scrollIntoViewIfNeeded();
+    await page.waitForSelector("#plots[data-plot=histogram]");
+    expect(await page.locator("#plot-x").inputValue()).toBe("area_px");
+    expect(await page.locator("#plot-note").textContent()).toBe("Showing 48 cells.");
+    expect(await page.locator("#plot-clear").isVisible()).toBe(false); // nothing chosen yet
+    // What a person sees: the histogram's blue bars.
+    const bars = () => page.evaluate<number>(`(${COUNT_CANVAS_PIXELS})("plot-canvas", (r, g, b) => b > 200 && r < 80)`);
+    expect(await bars()).toBeGreaterThan(500);
+    await shot("plots-histogram");
+
+    /** Drags over the plot from (fx0, fy0) to (fx1, fy1), fractions of its drawing area (left 50 px, right 10, top 8, bottom 36). */
+    const drag = async (fx0: number, fy0: number, fx1: number, fy1: number) => {
+      const box = (await page.locator("#plot-canvas").boundingBox())!;
+      const at = (fx: number, fy: number): [number, number] => [box.x + 50 + fx * (box.width - 60), box.y + 8 + fy * (box.height - 44)];
+      await page.mouse.move(...at(fx0, fy0));
+      await page.mouse.down();
+      await page.mouse.move(...at((fx0 + fx1) / 2, (fy0 + fy1) / 2), { steps: 4 });
+      await page.mouse.move(...at(fx1, fy1), { steps: 4 });
+      await page.mouse.up();
+    };
+    const range = async (axis: "x" | "y") => (await plots.getAttribute(`data-selection-${axis}`))!.split(",").map(Number) as [number, number];
+    const highlighted = () => page.locator("#viewer-canvas").getAttribute("data-outlines-highlighted");
+    const highlightPixels = () => page.evaluate<number>(`(${COUNT_PIXELS})((r, g, b) => r > 180 && g < 120 && b > 200)`);
+
+    // A range of areas: the count shown is the CSV's count of cells in it, and so many outlines turn magenta.
+    await drag(0.3, 0.5, 0.7, 0.5);
+    const [lo, hi] = await range("x");
+    const inArea = (await measurements("area_px")).filter(([area]) => area! >= lo && area! <= hi).length;
+    expect(inArea).toBeGreaterThan(0);
+    expect(inArea).toBeLessThan(48);
+    expect(await plots.getAttribute("data-selected-count")).toBe(String(inArea));
+    expect(await page.locator("#plot-selection").textContent()).toMatch(new RegExp(`^area_px [\\d.,]+ – [\\d.,]+: ${inArea} of 48 cells$`));
+    await expect.poll(highlighted).toBe(String(inArea));
+    expect(await page.locator("#plot-clear").isVisible()).toBe(true);
+    expect(await highlightPixels()).toBeGreaterThan(inArea * 10);
+    await shot("plots-histogram-range");
+
+    // A scatter of area against perimeter, and a rectangle on it: cells within both ranges.
+    await page.selectOption("#plot-y", "perimeter_px");
+    await page.waitForSelector("#plots[data-plot=scatter]");
+    expect(await highlighted()).toBeNull(); // a new plot starts with nothing chosen
+    await drag(0.1, 0.9, 0.8, 0.2);
+    const [[xlo, xhi], [ylo, yhi]] = [await range("x"), await range("y")];
+    const inBoth = (await measurements("area_px", "perimeter_px")).filter(([a, p]) => a! >= xlo && a! <= xhi && p! >= ylo && p! <= yhi).length;
+    expect(inBoth).toBeGreaterThan(0);
+    expect(inBoth).toBeLessThan(48);
+    expect(await plots.getAttribute("data-selected-count")).toBe(String(inBoth));
+    await expect.poll(highlighted).toBe(String(inBoth));
+    await shot("plots-scatter-range");
+
+    // Clear: nothing chosen, no outline highlighted, every one yellow again.
+    await page.click("#plot-clear");
+    await expect.poll(highlighted).toBeNull();
+    expect(await plots.getAttribute("data-selected-count")).toBeNull();
+    expect(await highlightPixels()).toBe(0);
+    expect(await page.locator("#plot-clear").isVisible()).toBe(false);
+
+    // µm needs a pixel size, which this PNG lacks: the plot says so rather than drawing nothing.
+    await page.selectOption("#plot-y", "");
+    await page.selectOption("#plot-x", "area_um2");
+    await page.waitForSelector("#plots[data-plot=empty]");
+    expect(await page.locator("#plot-note").textContent()).toBe("No values of area_um2: the image's pixel size is unknown.");
+    const deleted = await fetch(`${stack.api}/image/${imageId}`, { method: "DELETE", headers: auth });
+    expect(deleted.status).toBe(204);
+  }, 180_000);
 
   it("draws a scale bar over an image whose file gives its pixel size, of a round length at the zoom shown", async () => {
     // Signed in afresh: the test before moved the session to another organization.

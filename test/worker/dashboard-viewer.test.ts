@@ -10,6 +10,7 @@ import { dashboardCall, signIn } from "./dashboard-helpers.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { encodeToBytes } from "./exports/helpers/artifact-store.ts";
 import { inRasterOrder, roisFromShapes, syntheticShapes } from "../../gpu-runner/bench/synthetic/rois-from-runs.ts";
+import { parseCsv } from "./exports/helpers/csv-parse.ts";
 
 /** A runner's tile archive for an 8 × 6 image: one full-resolution tile. */
 const TILE = pngBytes(8, 6);
@@ -60,16 +61,19 @@ interface Segmented {
   previewAsked: boolean;
 }
 
-/** Segments an image the way a runner does, storing `rois` as its artifact and the preview when `withPreview` and asked. */
+/** Segments an image the way a runner does (the prediction with `params`), storing `rois` as its artifact and the preview when `withPreview` and asked. */
 async function segmentWith(
   org: TestOrg,
   rois: Uint8Array,
   result: { roi_count: number; width: number; height: number },
   withPreview = false,
   imageId?: string,
+  params: Record<string, unknown> = {},
 ): Promise<Segmented> {
   const image = imageId ?? (await uploadImage(org)).id;
-  const { prediction_id } = await json<{ prediction_id: string }>(await call("/predict", { key: org.key, json: { image_id: image, model_id: "cpsam" } }));
+  const { prediction_id } = await json<{ prediction_id: string }>(
+    await call("/predict", { key: org.key, json: { image_id: image, model_id: "cpsam", params } }),
+  );
   const job = await lease(prediction_id);
   await put(job.output.artifact_url!, rois);
   if (withPreview && job.output.preview_url) await put(job.output.preview_url, ARCHIVE);
@@ -426,5 +430,125 @@ describe("the viewer's outlines, a tile at a time", () => {
       /^Outline tile 0\/0 would read \d+ bytes of stored ROIs, more than the 8388608 a tile may; download rois\.geojson or masks\.tif instead$/,
     );
     expect(await features(await dashboardCall(session, `/api/segmentation/${segmentationId}/outlines/1/0`))).toEqual([]);
+  });
+});
+
+describe("the plots' values: one or two numeric columns for every cell", () => {
+  // 96 blobs of random sizes on a 240 x 160 image, 12 x 8 tiles of 20 px.
+  const blobs = roisFromShapes(inRasterOrder(syntheticShapes(12, 8, 20, 11)));
+  const blobArtifact = () => encodeToBytes({ imageWidth: 240, imageHeight: 160, confluency: 0.3, modelName: "cpsam", modelVersion: "1" }, blobs);
+  const segmentBlobs = async (org: TestOrg, params: Record<string, unknown> = {}) =>
+    (await segmentWith(org, await blobArtifact(), { roi_count: blobs.length, width: 240, height: 160 }, false, undefined, params)).segmentationId;
+
+  /** The answer's Float64 values, one row per cell (its columns in the order asked). */
+  async function valueRows(response: Response, columns: number): Promise<number[][]> {
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toBe("application/octet-stream");
+    const bytes = new DataView(await response.arrayBuffer());
+    const rows: number[][] = [];
+    for (let at = 0; at < bytes.byteLength; at += 8 * columns) {
+      rows.push(Array.from({ length: columns }, (_, c) => bytes.getFloat64(at + 8 * c, true)));
+    }
+    return rows;
+  }
+
+  /** measurements.csv's fields of `columns` as numbers, an empty field as NaN. */
+  async function csvRows(session: Awaited<ReturnType<typeof signIn>>, id: string, columns: string[]): Promise<number[][]> {
+    const query = columns.map((c) => `columns=${c}`).join("&");
+    const [header, ...rows] = parseCsv(await (await dashboardCall(session, `/api/export/${id}/measurements.csv?${query}`)).text());
+    expect(header).toEqual(columns);
+    return rows.map((row) => row.map((field) => (field === "" ? Number.NaN : Number(field))));
+  }
+
+  it("offers the numeric columns that differ from cell to cell, with the cell count and the most cells an answer carries", async () => {
+    const org = await createOrg();
+    const id = await segmentBlobs(org);
+    const offered = await json<{ cell_count: number; max_cells: number; columns: { name: string; group: string; description: string }[] }>(
+      await dashboardCall(await signIn(org), `/api/segmentation/${id}/columns`),
+    );
+    expect(offered.cell_count).toBe(96);
+    expect(offered.max_cells).toBe(200_000);
+    const names = offered.columns.map((c) => c.name);
+    expect(names).toEqual(expect.arrayContaining(["area_px", "perimeter_px", "circularity", "solidity", "feret_max_px", "area_um2"]));
+    // Text, and numbers that are the segmentation's rather than the cell's, make no plot.
+    for (const name of ["image_name", "roi_id", "confluency", "image_width", "pixel_size_x_um"]) expect(names).not.toContain(name);
+    expect(offered.columns.find((c) => c.name === "circularity")).toEqual({ name: "circularity", group: "shape", description: expect.stringContaining("4π") });
+  });
+
+  it("answers one column, or two cell by cell, as Float64 values equal to measurements.csv's", async () => {
+    const org = await createOrg();
+    const id = await segmentBlobs(org, { pixel_size_um: 0.5 });
+    const session = await signIn(org);
+    const one = await dashboardCall(session, `/api/segmentation/${id}/values?x=area_px`);
+    expect(one.headers.get("X-Cell-Count")).toBe("96");
+    expect(one.headers.get("X-Cells-Returned")).toBe("96");
+    expect(one.headers.get("X-Columns")).toBe("area_px");
+    expect(await valueRows(one, 1)).toEqual(await csvRows(session, id, ["area_px"]));
+
+    const two = await dashboardCall(session, `/api/segmentation/${id}/values?x=area_um2&y=circularity`);
+    expect(two.headers.get("X-Columns")).toBe("area_um2,circularity");
+    const rows = await valueRows(two, 2);
+    expect(rows).toEqual(await csvRows(session, id, ["area_um2", "circularity"]));
+    expect(rows).toHaveLength(96);
+    expect(new Set(rows.map(([area]) => area)).size).toBeGreaterThan(20); // blobs of many sizes, not one repeated
+  });
+
+  it("streams many chunks of stored ROIs in blocks of values: 15,000 cells, every one in order", async () => {
+    const many = roisFromShapes(inRasterOrder(syntheticShapes(150, 100, 20, 5)));
+    const bytes = await encodeToBytes({ imageWidth: 3000, imageHeight: 2000, confluency: 0.3, modelName: "cpsam", modelVersion: "1" }, many);
+    const org = await createOrg();
+    const { segmentationId: id } = await segmentWith(org, bytes, { roi_count: many.length, width: 3000, height: 2000 });
+    const session = await signIn(org);
+    const rows = await valueRows(await dashboardCall(session, `/api/segmentation/${id}/values?x=perimeter_px&y=solidity`), 2);
+    expect(rows).toHaveLength(15_000);
+    expect(rows).toEqual(await csvRows(session, id, ["perimeter_px", "solidity"]));
+  }, 30_000);
+
+  it("gives NaN where the CSV's field is empty: the µm columns of a segmentation without a pixel size", async () => {
+    const org = await createOrg();
+    const id = await segmentBlobs(org);
+    const session = await signIn(org);
+    const rows = await valueRows(await dashboardCall(session, `/api/segmentation/${id}/values?x=area_um2&y=area_px`), 2);
+    expect(rows).toEqual(await csvRows(session, id, ["area_um2", "area_px"]));
+    expect(rows.every(([um2, px]) => Number.isNaN(um2) && px! > 0)).toBe(true);
+  });
+
+  it("above max_cells answers an even, repeatable sample, cell floor(j · cells / max_cells), and says how many cells there are", async () => {
+    const org = await createOrg();
+    const id = await segmentBlobs(org);
+    const session = await signIn(org);
+    const sample = () => dashboardCall(session, `/api/segmentation/${id}/values?x=roi_index&y=area_px&max_cells=10`);
+    const first = await sample();
+    expect(first.headers.get("X-Cell-Count")).toBe("96");
+    expect(first.headers.get("X-Cells-Returned")).toBe("10");
+    const rows = await valueRows(first, 2);
+    const indices = Array.from({ length: 10 }, (_, j) => Math.floor((j * 96) / 10));
+    expect(rows.map(([roiIndex]) => roiIndex)).toEqual(indices.map((i) => i + 1));
+    expect(rows.map(([, area]) => area)).toEqual(indices.map((i) => blobs[i]!.area_px));
+    expect(await valueRows(await sample(), 2)).toEqual(rows);
+    // 200,000 is the most: a larger max_cells is refused, not obeyed.
+    expect((await dashboardCall(session, `/api/segmentation/${id}/values?x=area_px&max_cells=200001`)).status).toBe(422);
+  });
+
+  it("refuses a column that is unknown or not numeric with a 400 naming the numeric ones; another organization's segmentation is 404", async () => {
+    const org = await createOrg();
+    const id = await segmentBlobs(org);
+    const session = await signIn(org);
+    const offered = await json<{ columns: { name: string }[] }>(await dashboardCall(session, `/api/segmentation/${id}/columns`));
+    for (const column of ["volume", "image_name"]) {
+      const refused = await dashboardCall(session, `/api/segmentation/${id}/values?x=area_px&y=${column}`);
+      expect(refused.status).toBe(400);
+      expect(await json(refused)).toEqual({
+        detail: `Not a numeric column of segmentation ${id}: ${column}; its numeric columns are ${offered.columns.map((c) => c.name).join(", ")}`,
+      });
+    }
+    expect((await dashboardCall(session, `/api/segmentation/${id}/values`)).status).toBe(422); // x is needed
+
+    const stranger = await signIn(await createOrg());
+    for (const path of [`/api/segmentation/${id}/columns`, `/api/segmentation/${id}/values?x=area_px`]) {
+      const response = await dashboardCall(stranger, path);
+      expect(response.status).toBe(404);
+      expect(await json(response)).toEqual({ detail: `Segmentation with id ${id} not found` });
+    }
   });
 });

@@ -18,6 +18,7 @@ import { predictionView } from "../services/job-views.ts";
 import { recentPredictions } from "../services/jobs.ts";
 import { getSegmentation, segmentationsOfImage, segmentationView } from "../services/segmentations.ts";
 import { outlineGrid, outlineTile } from "../services/outline-tiles.ts";
+import { cellValues, MAX_PLOTTED_CELLS, plotColumns } from "../services/cell-values.ts";
 import { previewIndexOf, previewJobOf, previewState, previewTile, requestPreview } from "../services/previews.ts";
 import { usage } from "../services/usage.ts";
 import { validate } from "../validation.ts";
@@ -25,6 +26,8 @@ import { legacySegmentationPreviewKey } from "../../schema/storage-keys.ts";
 
 const newKeyBody = z.object({ name: z.string().trim().max(100).optional() });
 const outlineTilePath = pathId.extend({ column: z.coerce.number().int().min(0), row: z.coerce.number().int().min(0) });
+const columnName = z.string().min(1).max(100);
+const valuesQuery = z.object({ x: columnName, y: columnName.optional(), max_cells: z.coerce.number().int().min(1).max(MAX_PLOTTED_CELLS).optional() });
 const tilePath = pathId.extend({ level: z.coerce.number().int().min(0), column: z.coerce.number().int().min(0), row: z.coerce.number().int().min(0) });
 
 async function segmentationOf(c: Context<AppEnv>, id: string) {
@@ -91,6 +94,23 @@ export const dashboardApi = new Hono<AppEnv>()
     const tile = await outlineTile(c.env, await segmentationOf(c, id), column, row);
     // A segmentation never changes once made: the browser keeps its tiles.
     return new Response(tile, { headers: { "Content-Type": "application/geo+json", "Cache-Control": "private, max-age=86400, immutable" } });
+  })
+  // The plots' data (services/cell-values.ts): the numeric columns, then one or two columns' values
+  // as Float64 cell after cell, every cell or an even sample of MAX_PLOTTED_CELLS.
+  .get("/segmentation/:id/columns", validate("param", pathId), async (c) => c.json(await plotColumns(c.env, await segmentationOf(c, c.req.valid("param").id))))
+  .get("/segmentation/:id/values", validate("param", pathId), validate("query", valuesQuery), async (c) => {
+    const { x, y, max_cells } = c.req.valid("query");
+    const values = await cellValues(c.env, await segmentationOf(c, c.req.valid("param").id), y ? [x, y] : [x], max_cells ?? MAX_PLOTTED_CELLS);
+    return new Response(values.body, {
+      headers: {
+        "Content-Type": "application/octet-stream",
+        "X-Cell-Count": String(values.cellCount),
+        "X-Cells-Returned": String(values.returned),
+        "X-Columns": values.columns.join(","),
+        // A cell's values never change (a measured import only adds columns): the browser keeps them.
+        "Cache-Control": "private, max-age=86400, immutable",
+      },
+    });
   })
   .route("/", uploads)
   .route("/", modelRoutes)

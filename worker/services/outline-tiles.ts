@@ -37,7 +37,8 @@ export interface OutlineGrid {
   max_extent: number;
 }
 
-function damaged(segmentation: Segmentation, error: unknown): never {
+/** A stored artifact that does not read: logged, and answered 500 without its details. */
+export function damagedArtifact(segmentation: Segmentation, error: unknown): never {
   console.error(`ROI artifact of segmentation ${segmentation.id} is unreadable`, error);
   throw new HttpError(500, `The stored ROIs of segmentation ${segmentation.id} are damaged; run the prediction again`);
 }
@@ -59,7 +60,7 @@ async function artifactIndex(env: Bindings, segmentation: Segmentation): Promise
   try {
     index = await indexRoiArtifact(artifact.body);
   } catch (error) {
-    if (error instanceof RoiArtifactError) damaged(segmentation, error);
+    if (error instanceof RoiArtifactError) damagedArtifact(segmentation, error);
     throw error;
   }
   await env.BUCKET.put(key, JSON.stringify(index), { httpMetadata: { contentType: "application/json" } });

@@ -96,6 +96,29 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
             </label>
             <ZoomControls />
           </div>
+          <div class="card plots" id="plots">
+            <h3>Plots</h3>
+            <label>
+              <span>Column</span>
+              <select id="plot-x" title="The histogram's column, or the scatter's x"></select>
+            </label>
+            <label>
+              <span>Against</span>
+              <select id="plot-y" title="A second column makes the plot a scatter of the two">
+                <option value="">nothing: a histogram</option>
+              </select>
+            </label>
+            <canvas id="plot-canvas" aria-label="Plot of the chosen columns; drag across it to choose a range"></canvas>
+            <p class="muted" id="plot-note">
+              Loading…
+            </p>
+            <div class="plot-selection">
+              <span id="plot-selection"></span>
+              <button type="button" class="button" id="plot-clear" hidden>
+                Clear
+              </button>
+            </div>
+          </div>
           <div class="card edit" id="edit-card">
             <h3>Correct cells</h3>
             <p class="note" id="restored-note" hidden>

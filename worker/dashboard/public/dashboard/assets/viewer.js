@@ -10,7 +10,11 @@
 // the rois.geojson export's features cut by where each cell's bounding box starts), asked for as
 // they come into view once the view holds few enough cells to draw; a whole slide of half a
 // million cells shows its preview until one zooms in.
+//
+// A range chosen on the page's plots (plots.js) highlights the outlines of the cells in it, tested
+// on each cell's own measurements from its outline tile, and dims the others.
 import { api } from "./dashboard.js";
+import { HIGHLIGHT, setUpPlots } from "./plots.js";
 import { setUpEditing } from "./viewer-edit.js";
 
 const root = document.getElementById("viewer");
@@ -50,6 +54,11 @@ const hidden = new Set();
 /** roi_index -> the loaded outline tile that holds the cell. */
 const tileOfCell = new Map();
 let editor = null;
+/** The plots' chosen range as a test of a cell's properties, or null; `highlightVersion` counts its changes. */
+let highlight = null;
+let highlightVersion = 0;
+/** How much of the outline opacity the cells outside a chosen range keep. */
+const DIMMED = 0.3;
 
 const showOutlines = document.getElementById("show-outlines");
 const opacity = document.getElementById("outline-opacity");
@@ -208,13 +217,18 @@ function draw() {
   } else if (legacyPreview) ctx.drawImage(legacyPreview, 0, 0, width, height);
   const line = 1.5 / view.scale;
   let drawn = 0;
+  let highlighted = 0;
   if (showOutlines?.checked && !outlinesTooMany) {
-    ctx.globalAlpha = Number(opacity.value);
-    ctx.strokeStyle = "#facc15";
-    ctx.lineWidth = line;
+    const alpha = Number(opacity.value);
     for (const entry of outlineTiles.values()) {
       if (!entry.ready) continue;
-      ctx.stroke(entry.path); // one stroke per tile stays fast with tens of thousands of cells
+      // One stroke per tile (two with a range chosen) stays fast with tens of thousands of cells.
+      if (highlight) {
+        const marked = markedPaths(entry);
+        strokeOutlines(marked.others, "#facc15", alpha * DIMMED, line);
+        strokeOutlines(marked.inRange, HIGHLIGHT, alpha, 2 * line);
+        highlighted += marked.count;
+      } else strokeOutlines(entry.path, "#facc15", alpha, line);
       drawn += entry.cells.length;
     }
     for (const roiIndex of hidden) if (tileOfCell.get(roiIndex)?.ready) drawn--;
@@ -229,10 +243,41 @@ function draw() {
     ctx.stroke(hovered.path);
   }
   canvas.dataset.outlinesDrawn = String(drawn);
+  // The highlighted outlines among those drawn (the browser tests read it); absent with no range chosen.
+  if (highlight) canvas.dataset.outlinesHighlighted = String(highlighted);
+  else delete canvas.dataset.outlinesHighlighted;
   drawScaleBar(dpr);
   root.dataset.view = `${view.scale},${view.x},${view.y}`; // where image pixels are on screen (the browser tests read it)
   const zoomLevel = document.getElementById("zoom-level");
   if (zoomLevel) zoomLevel.textContent = `${Math.round(view.scale * 100)}%`;
+}
+
+function strokeOutlines(path, colour, alpha, width) {
+  ctx.globalAlpha = alpha;
+  ctx.strokeStyle = colour;
+  ctx.lineWidth = width;
+  ctx.stroke(path);
+}
+
+/** A tile's outlines split by the chosen range, made once per range (and again after an edit of the tile). */
+function markedPaths(entry) {
+  if (entry.marked?.version === highlightVersion) return entry.marked;
+  const marked = { version: highlightVersion, inRange: new Path2D(), others: new Path2D(), count: 0 };
+  for (const cell of entry.cells) {
+    if (hidden.has(cell.props.roi_index)) continue;
+    const inRange = highlight(cell.props);
+    (inRange ? marked.inRange : marked.others).addPath(cell.path);
+    if (inRange) marked.count++;
+  }
+  entry.marked = marked;
+  return marked;
+}
+
+function setHighlight(test) {
+  highlight = test;
+  highlightVersion++;
+  updateStatus();
+  scheduleDraw();
 }
 
 /** A length in µm as people write it: nm below 1 µm, mm from 1000 µm. */
@@ -458,7 +503,10 @@ function setHidden(roiIndex, on) {
   if (on) hidden.add(roiIndex);
   else hidden.delete(roiIndex);
   const entry = tileOfCell.get(roiIndex);
-  if (entry?.ready) entry.path = tilePath(entry);
+  if (entry?.ready) {
+    entry.path = tilePath(entry);
+    entry.marked = null;
+  }
   scheduleDraw();
 }
 
@@ -531,7 +579,8 @@ function updateStatus() {
     const loaded = cellsLoaded();
     const total = outlineGrid.roi_count;
     if (loaded === total) notes.push(`${total.toLocaleString("en-US")} outlines`);
-    else if (outlinesTooMany) notes.push(`${total.toLocaleString("en-US")} cells · zoom in to see their outlines`);
+    else if (outlinesTooMany)
+      notes.push(`${total.toLocaleString("en-US")} cells · zoom in to see their outlines${highlight ? ", those in the plots' range highlighted" : ""}`);
     else notes.push(`${loaded.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} outlines, those near the view`);
     if (outlineProblem) notes.push(outlineProblem);
   } else if (!id) notes.push(`${width.toLocaleString("en-US")} × ${height.toLocaleString("en-US")} px`);
@@ -573,6 +622,7 @@ function saveProblem() {
 
 async function load() {
   fitToView();
+  if (id) setUpPlots({ segmentationId: id, setHighlight });
   const [previewProblem] = await Promise.all([loadPyramid(), id ? loadOutlines() : null]);
   if (id) {
     editor = setUpEditing({
