@@ -26,8 +26,11 @@ import { RasterOrderQueue } from "./raster-order.ts";
  * peaked at 34 bytes a pixel on 8192², README), with room for colour input.
  */
 export const BLOCK_BYTES_PER_PIXEL = 64;
-/** The memory blocks may take by default (the runner's and the CLI's peak goal is 1.5 GB in all). */
-export const DEFAULT_BLOCK_MEMORY_BYTES = 768 * 2 ** 20;
+/**
+ * The memory blocks may take by default (the runner's and the CLI's peak goal is 1.5 GB in all):
+ * at 768 MB the runner peaked at 1546 MiB on a 32768² slide, at 640 MB at 1376 MiB (README).
+ */
+export const DEFAULT_BLOCK_MEMORY_BYTES = 640 * 2 ** 20;
 /**
  * Images up to this many pixels are segmented in one pass by the CLI and the runner (4096²: about
  * 0.6 GB at the single-image path's 34 bytes a pixel); larger ones block by block.
