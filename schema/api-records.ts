@@ -174,6 +174,19 @@ export const jobRecord = z
   })
   .meta({ id: "Job" });
 
+export const MEASUREMENT_STATES = ["measured", "measuring", "failed", "not_measured"] as const;
+
+const measurementsState = z
+  .object({
+    status: z.enum(MEASUREMENT_STATES),
+    detail: z.string().nullable().meta({ description: "Why it failed, or why an import was not measured; null otherwise" }),
+  })
+  .meta({
+    id: "MeasurementsState",
+    description:
+      "Its per-cell intensity measurements (the `intensity` columns): `measured` (a prediction's always are), `measuring` (an import until a runner has measured it from the image's pixels: its exports have the geometry and shape columns meanwhile), `failed` (with the reason: the exports keep geometry and shape), `not_measured` (imported before imports were measured)",
+  });
+
 export const segmentationRecord = z
   .object({
     id,
@@ -196,13 +209,14 @@ export const segmentationRecord = z
       "The pixel size its calibrated measurement columns (µm, µm²) use: the prediction's `pixel_size_um` (`given`), else the image's; null when unknown, and those columns are empty",
     ),
     timings: z.record(z.string(), z.unknown()).nullable(),
+    measurements: measurementsState,
     created_at: timestamp,
   })
   .meta({ id: "Segmentation" });
 
 /** What POST /segmentation answers. */
 export const segmentationImported = z
-  .object({ segmentation_id: id, image_id: id, source: z.literal("import"), cell_count: count })
+  .object({ segmentation_id: id, image_id: id, source: z.literal("import"), cell_count: count, measurements: measurementsState })
   .meta({ id: "SegmentationImported" });
 
 export const errorBody = z.object({ detail: z.string() }).meta({ id: "Error" });

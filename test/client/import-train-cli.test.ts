@@ -93,6 +93,7 @@ describe("npm run client -- import", () => {
     expect(match, output).not.toBeNull();
     segmentationId = match![1]!;
     expect(Number(match![2])).toBe(cells);
+    expect(output).toContain("its intensities are being measured from the image");
     expect(await api(`/segmentation/${segmentationId}`)).toMatchObject({ image_id: imageId, cell_count: cells });
     expect(output).not.toContain(stack.key);
   }, 60_000);

@@ -19,17 +19,26 @@ interface MeasurementLease {
   output: { artifact_url: string };
 }
 
-async function importOneSquare(org: TestOrg): Promise<{ imageId: string; segmentationId: string; jobId: string }> {
+interface Imported {
+  segmentation_id: string;
+  measurements: { status: string; detail: string | null };
+}
+
+async function importOneSquare(org: TestOrg): Promise<{ imageId: string; segmentationId: string; jobId: string; imported: Imported }> {
   const image = await uploadImage(org);
   const form = new FormData();
   form.append("image_id", image.id);
   form.append("file", new File([ONE_SQUARE_GEOJSON], "cells.geojson"));
-  const imported = await json<{ segmentation_id: string }>(await call("/segmentation", { key: org.key, body: form }));
+  const imported = await json<Imported>(await call("/segmentation", { key: org.key, body: form }));
   const job = await env.DB.prepare("SELECT id FROM jobs WHERE kind = 'measurement' AND segmentation_id = ?")
     .bind(imported.segmentation_id)
     .first<{ id: string }>();
   expect(job).not.toBeNull();
-  return { imageId: image.id, segmentationId: imported.segmentation_id, jobId: job!.id };
+  return { imageId: image.id, segmentationId: imported.segmentation_id, jobId: job!.id, imported };
+}
+
+async function measurementsOf(org: TestOrg, segmentationId: string): Promise<Imported["measurements"]> {
+  return (await json<{ measurements: Imported["measurements"] }>(await call(`/segmentation/${segmentationId}`, { key: org.key }))).measurements;
 }
 
 /** Leases until the measurement `jobId` comes up (jobs of other tests in this file are taken and left). */
@@ -50,10 +59,15 @@ async function objectsOf(org: TestOrg, segmentationId: string): Promise<string[]
 describe("an imported segmentation's measurement", () => {
   it("is leased with the image and the import's ROIs; once completed, the exports carry the intensities and only the measured artifact is stored", async () => {
     const org = await createOrg();
-    const { imageId, segmentationId, jobId } = await importOneSquare(org);
-    // Not measured yet: no intensity column to ask for.
+    const { imageId, segmentationId, jobId, imported } = await importOneSquare(org);
+    // Not measured yet: the import and its record say so, and asking for intensities says why there are none.
+    expect(imported.measurements).toEqual({ status: "measuring", detail: null });
+    expect(await measurementsOf(org, segmentationId)).toEqual({ status: "measuring", detail: null });
     const before = await call(`/export/${segmentationId}/measurements.csv?columns=roi_id&columns=intensity`, { key: org.key });
     expect(before.status).toBe(400);
+    expect((await json<{ detail: string }>(before)).detail).toContain(
+      `Segmentation ${segmentationId} is an import whose intensities are still being measured from the image: ask again once GET /segmentation/${segmentationId} says measurements.status "measured"`,
+    );
 
     const lease = await leaseMeasurement(jobId);
     expect(lease).toMatchObject({ kind: "measurement", image: { id: imageId, channels: 1 }, rois: { segmentation_id: segmentationId } });
@@ -73,6 +87,9 @@ describe("an imported segmentation's measurement", () => {
     expect(put.status).toBe(200);
     const done = await runner(`/jobs/${jobId}/complete`, { lease_token: lease.lease_token, result: { measured_rois: 1, channels: 1 } });
     expect(done.status).toBe(200);
+    expect(await measurementsOf(org, segmentationId)).toEqual({ status: "measured", detail: null });
+    const listed = await json<{ items: { id: string; measurements: unknown }[] }>(await call(`/segmentations?image_id=${imageId}`, { key: org.key }));
+    expect(listed.items).toEqual([expect.objectContaining({ id: segmentationId, measurements: { status: "measured", detail: null } })]);
 
     const csv = await (await call(`/export/${segmentationId}/measurements.csv?columns=roi_id&columns=intensity`, { key: org.key })).text();
     expect(csv).toBe(
@@ -82,6 +99,22 @@ describe("an imported segmentation's measurement", () => {
     // The outlines the viewer draws come from the measured artifact too.
     const rows = await (await call(`/export/${segmentationId}/measurements.csv?columns=roi_id&columns=area_px`, { key: org.key })).text();
     expect(rows).toBe(`roi_id,area_px\r\n${segmentationId}-1,9\r\n`);
+  });
+
+  it("that failed for good is on the record with its reason, and the exports keep geometry and shape", async () => {
+    const org = await createOrg();
+    const { segmentationId, jobId } = await importOneSquare(org);
+    const lease = await leaseMeasurement(jobId);
+    const failed = await runner(`/jobs/${jobId}/fail`, { lease_token: lease.lease_token, reason: "The image's pixels could not be read", fault: "input" });
+    expect(failed.status).toBe(200);
+    expect(await measurementsOf(org, segmentationId)).toEqual({ status: "failed", detail: "The image's pixels could not be read" });
+    const intensity = await call(`/export/${segmentationId}/measurements.csv?columns=intensity`, { key: org.key });
+    expect(intensity.status).toBe(400);
+    expect((await json<{ detail: string }>(intensity)).detail).toContain(
+      `Segmentation ${segmentationId} has no intensities: The image's pixels could not be read`,
+    );
+    const shape = await call(`/export/${segmentationId}/measurements.csv?columns=roi_id&columns=area_px`, { key: org.key });
+    expect(await shape.text()).toBe(`roi_id,area_px\r\n${segmentationId}-1,9\r\n`);
   });
 
   it("is no job of the client's: GET /job/{id} does not know it", async () => {

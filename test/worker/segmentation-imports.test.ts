@@ -45,7 +45,13 @@ describe("POST /segmentation", () => {
     const response = await importInto(org, image.id);
     expect(response.status).toBe(201);
     const body = await json(response);
-    expect(body).toEqual({ segmentation_id: expect.any(String), image_id: image.id, source: "import", cell_count: 2 });
+    expect(body).toEqual({
+      segmentation_id: expect.any(String),
+      image_id: image.id,
+      source: "import",
+      cell_count: 2,
+      measurements: { status: "measuring", detail: null },
+    });
     const summary = await json(await call(`/segmentation/${body.segmentation_id}`, { key: org.key }));
     expect(summary).toMatchObject({ id: body.segmentation_id, image_id: image.id, source: "import", cell_count: 2, model_id: null, width: 8, height: 6 });
     expect(await stored(org)).toEqual({ rows: 1, objects: 1 });

@@ -16,7 +16,7 @@ import { apiKeyView, createApiKey, listApiKeys, revokeApiKey } from "../services
 import { getImage } from "../services/images.ts";
 import { predictionView } from "../services/job-views.ts";
 import { recentPredictions } from "../services/jobs.ts";
-import { getSegmentation, segmentationsOfImage, segmentationView } from "../services/segmentations.ts";
+import { getSegmentation, segmentationRecords, segmentationsOfImage } from "../services/segmentations.ts";
 import { outlineGrid, outlineTile } from "../services/outline-tiles.ts";
 import { cellValues, MAX_PLOTTED_CELLS, plotColumns } from "../services/cell-values.ts";
 import { previewIndexOf, previewJobOf, previewState, previewTile, requestPreview } from "../services/previews.ts";
@@ -56,7 +56,7 @@ export const dashboardApi = new Hono<AppEnv>()
     await imageOf(c, id);
     return c.json({
       predictions: (await recentPredictions(c.env.DB, org.id, id)).map(predictionView),
-      segmentations: (await segmentationsOfImage(c.env.DB, org.id, id)).map(segmentationView),
+      segmentations: await segmentationRecords(c.env.DB, org.id, await segmentationsOfImage(c.env.DB, org.id, id)),
     });
   })
   // The image's preview: its tile index once made, else where making it stands ("none": never asked).

@@ -14,7 +14,7 @@ import { listJobs } from "../services/job-lists.ts";
 import { jobView, predictionView } from "../services/job-views.ts";
 import { recentPredictions } from "../services/jobs.ts";
 import { listModels, maskDefaultsOf } from "../services/models.ts";
-import { getSegmentation, segmentationsOfImage } from "../services/segmentations.ts";
+import { getSegmentation, segmentationRecordOf, segmentationsOfImage } from "../services/segmentations.ts";
 import { trainableImages } from "../services/trainings.ts";
 import { usage } from "../services/usage.ts";
 import { dashboardApi } from "./api.ts";
@@ -130,7 +130,8 @@ dashboard.get("/segmentations/:id", async (c) => {
   const id = c.req.param("id");
   const segmentation = await getSegmentation(c.env.DB, c.get("org").id, id);
   if (!segmentation) throw notFound("Segmentation", id);
-  return render(c, <ViewerPage page={await pageContext(c)} segmentation={segmentation} />);
+  const { measurements } = await segmentationRecordOf(c.env.DB, segmentation);
+  return render(c, <ViewerPage page={await pageContext(c)} segmentation={segmentation} measurements={measurements} />);
 });
 
 dashboard.get("/keys", async (c) => {

@@ -8,7 +8,8 @@ import { RoiArtifactError } from "../../schema/roi-artifact.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { contentDisposition, EXPORTS, exportContext, exportErrorStatus, type ExportFormatName, type ExportOptions } from "../exports/index.ts";
 import { apiRouter, errorResponses } from "../openapi/router.ts";
-import { getSegmentation } from "../services/segmentations.ts";
+import { getSegmentation, type Segmentation, segmentationRecordOf } from "../services/segmentations.ts";
+import { UnknownMeasurementColumnsError } from "../../schema/measurements.ts";
 
 export const exportRoutes = apiRouter();
 
@@ -63,9 +64,20 @@ async function streamExport(c: AppContext, format: ExportFormatName, id: string,
       console.error(`ROI artifact of segmentation ${id} is unreadable`, error);
       throw new HttpError(500, `The stored ROIs of segmentation ${id} are damaged; run the prediction again`);
     }
-    if (status !== null) throw new HttpError(status, error instanceof Error ? error.message : String(error));
-    throw error;
+    if (status === null) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new HttpError(status, error instanceof UnknownMeasurementColumnsError ? `${message}${await unmeasuredNote(c, segmentation)}` : message);
   }
+}
+
+/** Why an import has no intensity columns yet, when it has none: its measurement's state. */
+async function unmeasuredNote(c: AppContext, segmentation: Segmentation): Promise<string> {
+  const { measurements } = await segmentationRecordOf(c.env.DB, segmentation);
+  if (measurements.status === "measuring")
+    return `. Segmentation ${segmentation.id} is an import whose intensities are still being measured from the image: ask again once GET /segmentation/${segmentation.id} says measurements.status "measured"`;
+  if (measurements.status === "failed" || measurements.status === "not_measured")
+    return `. Segmentation ${segmentation.id} has no intensities: ${measurements.detail}`;
+  return "";
 }
 
 const tags = ["Exports"];

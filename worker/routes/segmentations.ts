@@ -4,7 +4,7 @@ import { segmentationImported, segmentationPage, segmentationRecord } from "../.
 import { notFound } from "../errors.ts";
 import { apiRouter, errorResponses, jsonResponse } from "../openapi/router.ts";
 import { deleteSegmentation, importSegmentation } from "../services/segmentation-imports.ts";
-import { getSegmentation, listSegmentations, segmentationView } from "../services/segmentations.ts";
+import { getSegmentation, listSegmentations, segmentationRecordOf } from "../services/segmentations.ts";
 
 export const segmentationRoutes = apiRouter();
 
@@ -40,7 +40,7 @@ segmentationRoutes.openapi(one, async (c) => {
   const { segmentation_id } = c.req.valid("param");
   const segmentation = await getSegmentation(c.env.DB, c.get("org").id, segmentation_id);
   if (!segmentation) throw notFound("Segmentation", segmentation_id);
-  return c.json(segmentationView(segmentation), 200);
+  return c.json(await segmentationRecordOf(c.env.DB, segmentation), 200);
 });
 
 // The multipart body is described, not validated by a zod schema on the route: the service reads
@@ -75,7 +75,11 @@ const importOne = createRoute({
 
 segmentationRoutes.openapi(importOne, async (c) => {
   const segmentation = await importSegmentation(c.env, c.get("org"), c.req.raw);
-  return c.json({ segmentation_id: segmentation.id, image_id: segmentation.imageId, source: "import" as const, cell_count: segmentation.roiCount }, 201);
+  const { measurements } = await segmentationRecordOf(c.env.DB, segmentation);
+  return c.json(
+    { segmentation_id: segmentation.id, image_id: segmentation.imageId, source: "import" as const, cell_count: segmentation.roiCount, measurements },
+    201,
+  );
 });
 
 const deleteOne = createRoute({

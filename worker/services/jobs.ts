@@ -265,17 +265,6 @@ export function measurementJob(
   return { statement, wakeUp: () => wakeUp(env, { id, kind: "measurement" }) };
 }
 
-/** The segmentation's measurement job, if it has one (imports do). */
-export async function measurementJobOf(d1: D1Database, orgId: string, segmentationId: string): Promise<Job | null> {
-  const [job] = await database(d1)
-    .select()
-    .from(jobs)
-    .where(and(eq(jobs.orgId, orgId), eq(jobs.kind, "measurement"), eq(jobs.segmentationId, segmentationId)))
-    .orderBy(desc(jobs.createdAt))
-    .limit(1);
-  return job ?? null;
-}
-
 export async function getJob(d1: D1Database, orgId: string, id: string): Promise<Job | null> {
   const [job] = await database(d1)
     .select()

@@ -2,6 +2,7 @@ import { and, desc, eq } from "drizzle-orm";
 import type { SegmentationRecord } from "../../schema/api-records.ts";
 import { segmentations } from "../../schema/db.ts";
 import { database } from "./database.ts";
+import { type MeasurementState, measurementStates } from "./measurement-state.ts";
 import { after, newestFirst, type PageRequest, toPage } from "./pages.ts";
 
 export type Segmentation = typeof segmentations.$inferSelect;
@@ -22,7 +23,8 @@ export async function listSegmentations(d1: D1Database, orgId: string, imageId: 
     .where(and(eq(segmentations.orgId, orgId), imageId ? eq(segmentations.imageId, imageId) : undefined, after(segmentations, page.cursor)))
     .orderBy(...newestFirst(segmentations))
     .limit(page.limit + 1);
-  return toPage(rows, page.limit, segmentationView);
+  const states = await measurementStates(d1, orgId, rows.slice(0, page.limit));
+  return toPage(rows, page.limit, (s) => segmentationView(s, states.get(s.id)!));
 }
 
 /** An image's most recent segmentation, whatever made it (so a correction imported after a prediction wins). */
@@ -36,7 +38,7 @@ export async function latestSegmentation(d1: D1Database, orgId: string, imageId:
   return row ?? null;
 }
 
-export function segmentationView(s: Segmentation): SegmentationRecord {
+export function segmentationView(s: Segmentation, measurements: MeasurementState): SegmentationRecord {
   return {
     id: s.id,
     image_id: s.imageId,
@@ -56,11 +58,23 @@ export function segmentationView(s: Segmentation): SegmentationRecord {
         ? { x_um: s.pixelSizeXUm, y_um: s.pixelSizeYUm, source: s.pixelSizeSource }
         : null,
     timings: (s.timings ?? null) as SegmentationRecord["timings"],
+    measurements,
     created_at: new Date(s.createdAt).toISOString(),
   };
 }
 
-/** An image's segmentations, newest first. */
+/** One segmentation's record, its measurement's state looked up. */
+export async function segmentationRecordOf(d1: D1Database, s: Segmentation): Promise<SegmentationRecord> {
+  const states = await measurementStates(d1, s.orgId, [s]);
+  return segmentationView(s, states.get(s.id)!);
+}
+
+/** Records of segmentations (all of one org), their measurements' states looked up together. */
+export async function segmentationRecords(d1: D1Database, orgId: string, rows: Segmentation[]): Promise<SegmentationRecord[]> {
+  const states = await measurementStates(d1, orgId, rows);
+  return rows.map((s) => segmentationView(s, states.get(s.id)!));
+}
+
 /** An image's segmentations as rows, newest first, for the dashboard's image page (the API pages through listSegmentations). */
 export async function segmentationsOfImage(d1: D1Database, orgId: string, imageId: string): Promise<Segmentation[]> {
   return database(d1)

@@ -1,5 +1,6 @@
 import { MAX_IMPORT_OBJECTS, MAX_IMPORT_PIXELS } from "../../annotations/limits.ts";
 import { PNG_MAX_LABEL } from "../../exports/label-png.ts";
+import type { MeasurementState } from "../../services/measurement-state.ts";
 import type { Segmentation } from "../../services/segmentations.ts";
 import { formatDate, Layout, type PageContext } from "../layout.tsx";
 import { ZoomControls } from "./zoom-controls.tsx";
@@ -18,8 +19,17 @@ const TITLES: Record<(typeof EXPORTS)[number], string> = {
 /** masks.png holds at most 65,535 cells; masks.tif any number. */
 const exportsFor = (roiCount: number) => EXPORTS.filter((f) => f !== "masks.png" || roiCount <= PNG_MAX_LABEL);
 
-export function ViewerPage(props: { page: PageContext; segmentation: Segmentation }) {
+/** What the cell panel says of an import's intensities while they are not there. */
+function intensitiesNote(measurements: MeasurementState): string | null {
+  if (measurements.status === "measuring") return "being measured from the image; reload to see them";
+  if (measurements.status === "failed") return `not measured: ${measurements.detail}`;
+  if (measurements.status === "not_measured") return "not measured (imported before imports were measured)";
+  return null;
+}
+
+export function ViewerPage(props: { page: PageContext; segmentation: Segmentation; measurements: MeasurementState }) {
   const s = props.segmentation;
+  const unmeasured = intensitiesNote(props.measurements);
   return (
     <Layout page={props.page} section="images" title={`Cells · ${s.imageName}`} scripts={["viewer.js"]} wide>
       <p class="crumbs">
@@ -74,6 +84,12 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
                   ? `${s.pixelSizeXUm === s.pixelSizeYUm ? s.pixelSizeXUm : `${s.pixelSizeXUm} × ${s.pixelSizeYUm}`} µm (${s.pixelSizeSource === "given" ? "given" : "from the file"})`
                   : "unknown"}
               </dd>
+              {unmeasured && (
+                <>
+                  <dt>Intensities</dt>
+                  <dd id="intensities-state">{unmeasured}</dd>
+                </>
+              )}
               <dt>Created</dt>
               <dd>{formatDate(s.createdAt)}</dd>
             </dl>
