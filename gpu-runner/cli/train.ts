@@ -4,6 +4,7 @@
 // resume when <out>/checkpoint.bin exists. --input colour trains a colour model (three planes made
 // for the modality, engine/model-input.ts); with --from a one-channel model it starts from that
 // model's weights spread over the three planes (network/colour-weights.ts).
+import type { ExecutionProviderChoice } from "../engine/model.ts";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -30,7 +31,7 @@ import { validationAp, validationImages, validationSample } from "../training/va
 import { selectionAndReport, validationIds } from "../training/validation-split.ts";
 
 const USAGE =
-  "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--input channel|colour] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--provider cpu|webgpu|cuda] [--widths 16,32,64,128 (with --from: widen it)] [--zoom-range R] [--sampling per-set|per-image|sqrt] [--augmentation cellpose|microscope] [--groups set[/modality],...]";
+  "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--input channel|colour] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--provider cpu|webgpu|cuda|auto] [--widths 16,32,64,128 (with --from: widen it)] [--zoom-range R] [--sampling per-set|per-image|sqrt] [--augmentation cellpose|microscope] [--groups set[/modality],...]";
 
 function fail(message: string): never {
   console.error(`train: ${message}\n${USAGE}`);
@@ -87,8 +88,8 @@ const checkpointEvery = positiveInteger(values["checkpoint-every"], "checkpoint-
 const threads = positiveInteger(values.threads, "threads", 2);
 // Where the train steps run; the periodic checks stay on the CPU. A GPU host speeds a step about
 // tenfold (the model card's figures), and a run may move between hosts at any checkpoint.
-const provider = values.provider ?? "cpu";
-if (!["cpu", "webgpu", "cuda"].includes(provider)) fail(`--provider must be cpu, webgpu or cuda, got "${provider}"`);
+const provider = (values.provider ?? "cpu") as ExecutionProviderChoice;
+if (!["cpu", "webgpu", "cuda", "auto"].includes(provider)) fail(`--provider must be cpu, webgpu, cuda or auto, got "${provider}"`);
 const learningRate = values.lr === undefined ? undefined : Number(values.lr);
 if (learningRate !== undefined && !(learningRate > 0)) fail(`--lr must be a positive number, got "${values.lr}"`);
 // Random zoom drawn from [1 - R/2, 1 + R/2] (Cellpose: 0.5); wider shows the network more small and large objects.
@@ -218,7 +219,7 @@ function writeRecord(final: boolean): void {
     config,
     stepsCompleted: state.step,
     wallSeconds: (state.history as { wallSeconds?: number }).wallSeconds ?? 0,
-    hardware: describeHardware(threads, provider),
+    hardware: describeHardware(threads, trainer.executionProvider),
     history: state.history,
   };
   writeFileSync(join(outDir, "training-record.json"), `${JSON.stringify(record, null, 1)}\n`);
@@ -241,7 +242,7 @@ function provenance() {
 const isTty = process.stdout.isTTY;
 function report(event: TrainingEvent): void {
   if (event.kind === "step") {
-    countStepOn(provider);
+    countStepOn(trainer.executionProvider);
     const fraction = event.step / event.totalSteps;
     const bar = "#".repeat(Math.round(fraction * 30)).padEnd(30, ".");
     const line = `[${bar}] step ${event.step}/${event.totalSteps} loss ${event.loss.toFixed(4)} lr ${event.learningRate.toExponential(2)} ${(event.seconds / Math.max(1, event.step - startStep)).toFixed(2)} s/step`;
@@ -265,11 +266,8 @@ function countStepOn(executionProvider: string): void {
 }
 
 const startStep = state.step;
-const trainer = await Trainer.create(state, preparedInMemory(prepared), {
-  intraOpNumThreads: threads,
-  interOpNumThreads: 1,
-  executionProviders: [provider],
-});
+const trainer = await Trainer.create(state, preparedInMemory(prepared), { intraOpNumThreads: threads, interOpNumThreads: 1 }, provider);
+console.log(`train steps on ${trainer.executionProvider}${trainer.providersSkipped.length ? ` (${trainer.providersSkipped.join("; ")})` : ""}`);
 const heldOut = validationImages(validationPairs);
 const selectionImages = heldOut.filter(({ id }) => selection.has(id));
 const reportImages = heldOut.filter(({ id }) => reported.has(id));

@@ -162,43 +162,59 @@ function cudaFilesInstalled(): boolean {
  */
 const NO_SPINNING = { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } };
 
-export async function loadModelFromBytes(onnx: Uint8Array, manifest: ModelManifest, options: SessionOptions = {}): Promise<LoadedModel> {
-  const log = options.log ?? ((message: string) => console.error(message));
-  const choice = options.executionProvider ?? "auto";
+/**
+ * An onnxruntime session of `onnx` on the first provider of `choice` that initialises ("auto":
+ * CUDA if its files are installed, else WebGPU, else CPU), and why the ones before it did not.
+ * Inference and training sessions both start here, so a runner trains where it segments.
+ */
+export async function sessionOnProvider(
+  onnx: Uint8Array,
+  choice: ExecutionProviderChoice,
+  options: ort.InferenceSession.SessionOptions = {},
+): Promise<{ session: ort.InferenceSession; provider: ExecutionProvider; skipped: string[] }> {
   const candidates: ExecutionProvider[] = choice === "auto" ? ["cuda", "webgpu", "cpu"] : [choice];
-  const failures: string[] = [];
+  const skipped: string[] = [];
   for (const provider of candidates) {
     if (provider === "cuda" && choice === "auto" && !cudaFilesInstalled()) {
-      failures.push("cuda unavailable: its onnxruntime-node files are not installed (ONNXRUNTIME_NODE_INSTALL=cuda12 npm ci)");
+      skipped.push("cuda unavailable: its onnxruntime-node files are not installed (ONNXRUNTIME_NODE_INSTALL=cuda12 npm ci)");
       continue;
     }
     try {
-      const session = await ort.InferenceSession.create(onnx, { executionProviders: [provider], graphOptimizationLevel: "all", extra: NO_SPINNING });
-      const model = checkContract(session, manifest, provider);
-      log(`[engine] model ${manifest.name}@${manifest.version} on ${provider}${failures.length ? ` (${failures.join("; ")})` : ""}`);
-      return model;
+      const session = await ort.InferenceSession.create(onnx, {
+        graphOptimizationLevel: "all",
+        extra: NO_SPINNING,
+        ...options,
+        executionProviders: [provider],
+      });
+      return { session, provider, skipped };
     } catch (error) {
-      if (error instanceof ContractError) throw error;
-      failures.push(`${provider} unavailable: ${firstLine((error as Error).message)}`);
+      skipped.push(`${provider} unavailable: ${firstLine((error as Error).message)}`);
     }
   }
-  throw new ModelError(`no execution provider could load the model: ${failures.join("; ")}`);
+  throw new ModelError(`no execution provider could load the model: ${skipped.join("; ")}`);
 }
 
-class ContractError extends ModelError {}
+export async function loadModelFromBytes(onnx: Uint8Array, manifest: ModelManifest, options: SessionOptions = {}): Promise<LoadedModel> {
+  const log = options.log ?? ((message: string) => console.error(message));
+  const { session, provider, skipped } = await sessionOnProvider(onnx, options.executionProvider ?? "auto");
+  // The contract is the model's, not the provider's: a breach is no reason to try another.
+  const model = checkContract(session, manifest, provider);
+  log(`[engine] model ${manifest.name}@${manifest.version} on ${provider}${skipped.length ? ` (${skipped.join("; ")})` : ""}`);
+  return model;
+}
 
 function checkContract(session: ort.InferenceSession, manifest: ModelManifest, provider: ExecutionProvider): LoadedModel {
   const problem = inputProblem(manifest);
-  if (problem) throw new ContractError(`model manifest: ${problem}`);
+  if (problem) throw new ModelError(`model manifest: ${problem}`);
   if (session.inputNames.length !== 1 || session.outputNames.length < 1) {
-    throw new ContractError(`model must have one input and at least one output; has ${session.inputNames.length} and ${session.outputNames.length}`);
+    throw new ModelError(`model must have one input and at least one output; has ${session.inputNames.length} and ${session.outputNames.length}`);
   }
   const input = session.inputMetadata[0];
-  if (input?.isTensor && input.type !== "float32") throw new ContractError(`model input must be float32, is ${input.type}`);
+  if (input?.isTensor && input.type !== "float32") throw new ModelError(`model input must be float32, is ${input.type}`);
   if (input?.isTensor) {
     const c = input.shape[1];
-    if (input.shape.length !== 4) throw new ContractError(`model input must be [N, C, H, W], has rank ${input.shape.length}`);
-    if (typeof c === "number" && c !== manifest.channels) throw new ContractError(`model input has ${c} channels, manifest says ${manifest.channels}`);
+    if (input.shape.length !== 4) throw new ModelError(`model input must be [N, C, H, W], has rank ${input.shape.length}`);
+    if (typeof c === "number" && c !== manifest.channels) throw new ModelError(`model input has ${c} channels, manifest says ${manifest.channels}`);
   }
   const symbolic = (dim: unknown) => typeof dim !== "number" || dim < 0;
   const anyInputSize = !!input && input.isTensor && symbolic(input.shape[2]) && symbolic(input.shape[3]);

@@ -1,4 +1,5 @@
 import type { LeasedPrediction, LeasedPreview } from "../../schema/internal-api.ts";
+import type { ExecutionProviderChoice } from "../engine/model.ts";
 import type { InputBudget } from "./input-thread/input-thread.ts";
 import type { InternalApi } from "./internal-api.ts";
 import type { ModelCache } from "./model-cache.ts";
@@ -12,6 +13,8 @@ export interface JobContext {
   /** Throws if the job must stop (lease lost, runner shutting down). */
   checkpoint(): void;
   trainingSeconds: number;
+  /** Where inference and training run: the runner's `--provider` (auto: CUDA, else WebGPU, else CPU). */
+  executionProvider: ExecutionProviderChoice;
   /** Bytes of prepared training images a training job holds at once. */
   trainingMemoryBytes: number;
   /** Largest image file a job downloads. */

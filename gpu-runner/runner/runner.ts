@@ -126,6 +126,7 @@ export class Runner {
       api: this.api,
       models: this.models,
       trainingSeconds: this.config.trainingSeconds,
+      executionProvider: this.config.executionProvider,
       trainingMemoryBytes: this.config.trainingMemoryBytes,
       inputBudget: this.config.inputBudget,
       maxInputBytes: this.config.maxInputBytes,

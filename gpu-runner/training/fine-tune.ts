@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { parseManifest } from "../engine/model.ts";
-import type { ModelManifest } from "../engine/model.ts";
+import type { ExecutionProvider, ExecutionProviderChoice, ModelManifest } from "../engine/model.ts";
 import { weightsFromModel } from "../network/weights-from-model.ts";
 import { toModelInput } from "./labelled-images.ts";
 import type { LabelledImage } from "./labelled-images.ts";
@@ -74,6 +74,8 @@ export interface FineTuneRequest {
   name?: string;
   version?: string;
   threads?: number;
+  /** Where the train steps run (default the CPU; "auto": CUDA, else WebGPU, else CPU). */
+  executionProvider?: ExecutionProviderChoice;
   /** Validations of the held-out pairs during the run, besides the one before (default 4, the last at the end). */
   validations?: number;
   onProgress?: (progress: { step: number; totalSteps: number; loss: number; fraction: number }) => void;
@@ -86,6 +88,8 @@ export interface FineTuneResult {
   seconds: number;
   /** The prepared images' memory: budget, most held at once, preparations (more than the images when some were dropped and prepared again). */
   memory: PreparedImageCacheStats;
+  /** Where its train steps ran. */
+  executionProvider: ExecutionProvider;
   /**
    * Mean AP@0.5 over the held-out pairs (undefined when none could be held out): of the base
    * (apBefore), of the returned weights (apAfter), of the weights after the last step (apLastStep);
@@ -203,7 +207,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     },
   });
   const state = freshTrainingState(config, params);
-  const trainer = await Trainer.create(state, images, { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 });
+  const trainer = await Trainer.create(state, images, { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 }, request.executionProvider);
 
   const validationTimes: number[] = [];
   const validate = heldOut.length
@@ -312,6 +316,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     steps: state.step,
     seconds: trainedSeconds,
     memory: images.stats(),
+    executionProvider: trainer.executionProvider,
     validation: { apBefore, apAfter, apLastStep, ap75Before, ap75After, chosenStep, heldOut: heldOut.length, onTrainingImage, note: note + sizeNote },
   };
 }

@@ -1,6 +1,7 @@
 // Runs train steps: samples an augmented batch, feeds it with the state to the train-step graph
 // in onnxruntime-node, and keeps the updated weights and moments.
 import * as ort from "onnxruntime-node";
+import { type ExecutionProvider, type ExecutionProviderChoice, sessionOnProvider } from "../engine/model.ts";
 import { parameterLayout } from "../network/parameter-layout.ts";
 import { buildTrainStepModel, TrainStepNames as N } from "../network/train-step-model.ts";
 import { sampleCrop } from "./augment.ts";
@@ -33,18 +34,33 @@ export class Trainer {
   /** Cumulative sampling weights over the sources, by the config's `sampling` rule. */
   private readonly cumulativeWeights: Float64Array;
 
-  private constructor(state: TrainingState, session: ort.InferenceSession, sources: TrainingImages) {
+  /** Where the train steps run, and why the providers tried before it were passed over. */
+  readonly executionProvider: ExecutionProvider;
+  readonly providersSkipped: readonly string[];
+
+  private constructor(state: TrainingState, session: ort.InferenceSession, sources: TrainingImages, provider: ExecutionProvider, skipped: string[]) {
     this.state = state;
+    this.executionProvider = provider;
+    this.providersSkipped = skipped;
     this.session = session;
     this.sources = sources;
     this.cumulativeWeights = cumulativeSamplingWeights([...sources.ids], state.config.sampling ?? "per-set");
   }
 
-  static async create(state: TrainingState, sources: TrainingImages, sessionOptions: ort.InferenceSession.SessionOptions = {}): Promise<Trainer> {
+  /**
+   * The train steps run on `provider` (default the CPU; "auto": CUDA, else WebGPU, else CPU, as
+   * inference chooses); `executionProvider` says which one took them.
+   */
+  static async create(
+    state: TrainingState,
+    sources: TrainingImages,
+    sessionOptions: ort.InferenceSession.SessionOptions = {},
+    provider: ExecutionProviderChoice = "cpu",
+  ): Promise<Trainer> {
     if (sources.ids.length === 0) throw new Error("no training images");
     const model = buildTrainStepModel(state.config.network, state.config.adamW);
-    const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: "all", ...sessionOptions });
-    return new Trainer(state, session, sources);
+    const { session, provider: chosen, skipped } = await sessionOnProvider(model, provider, sessionOptions);
+    return new Trainer(state, session, sources, chosen, skipped);
   }
 
   /** Draws an image by the sampling weights; it may be prepared now (prepared-image-cache.ts). */

@@ -57,6 +57,15 @@ describe("fineTune", () => {
     expect(served.inputName).toBe("input");
   });
 
+  it("runs its train steps where the runner segments: on the CPU by default, on auto the provider inference chooses, and says which", async () => {
+    const request = { base, pairs: [pair(1), pair(2)], budget: { steps: 1 }, batchSize: 2, threads: 1, validationFraction: 0 };
+    expect((await fineTune(request)).executionProvider).toBe("cpu");
+    const inference = await loadModelFromBytes(base.onnx, base.manifest, { executionProvider: "auto", log: () => {} });
+    const trained = await fineTune({ ...request, executionProvider: "auto" });
+    expect(trained.executionProvider).toBe(inference.executionProvider);
+    expect(trained.steps).toBe(1);
+  });
+
   it("never returns weights that score below the base on the held-out pairs: a run that does not beat the base returns the base unchanged", async () => {
     // The untrained tiny base finds no nuclei (AP 0) and four small steps do not change that: a tie keeps the base.
     const result = await fineTune({
