@@ -20,6 +20,7 @@ import { averagePrecision } from "../engine/average-precision.ts";
 const { values } = parseArgs({
   options: {
     data: { type: "string", default: "../shared/data/nuclei/dsb2018-train" },
+    base: { type: "string", default: "cpsam" },
     "held-out": { type: "string", default: "gpu-runner/models/cpsam/training-record.json" },
     set: { type: "string", multiple: true },
     train: { type: "string", default: "8" },
@@ -31,7 +32,8 @@ const { values } = parseArgs({
 });
 
 if (values.help) {
-  console.log(`npm run bench:finetune -- [--data <dsb2018-train dir>] [--held-out <training-record.json>|none] [--set histology --set fluorescence] [--train N] [--test N] [--steps N]
+  console.log(`npm run bench:finetune -- [--data <dsb2018-train dir>] [--base <public model id>] [--held-out <training-record.json>|none] [--set histology --set fluorescence] [--train N] [--test N] [--steps N]
+  --base      the public model fine-tuned and compared with (default cpsam; cpsam-large shares its hold-out)
   --held-out  use only the images this training record held out for validation (default: the base model's record); "none": every image
   --set       modalities of modality.csv to run (default: histology, where the base is weak, and fluorescence, where it is good; also brightfield)
   --train     images trained on per set (default 8); --test: unseen images scored per set (default 13; 21 histology images are held out)
@@ -41,6 +43,7 @@ if (values.help) {
 }
 
 const sets = values.set ?? ["histology", "fluorescence"];
+const baseModel = values.base;
 const trainCount = Number(values.train);
 const testCount = Number(values.test);
 const steps = values.steps === undefined ? undefined : Number(values.steps);
@@ -136,7 +139,7 @@ async function main() {
         trainIds.push(id);
       }
       const started = performance.now();
-      const { job_id } = await postJson("/job/training", { model_id: "cpsam", image_ids: trainIds, name: `bench-${modality}`, ...(steps ? { steps } : {}) });
+      const { job_id } = await postJson("/job/training", { model_id: baseModel, image_ids: trainIds, name: `bench-${modality}`, ...(steps ? { steps } : {}) });
       let lastShown = 0;
       const trained = await waitJob(job_id as string, (job) => {
         if (performance.now() - lastShown < 30_000) return;
@@ -169,11 +172,11 @@ async function main() {
       for (const name of testNames) {
         const { image } = await postFile("/upload", join(values.data, "images", `${name}.png`));
         const id = (image as { id: string }).id;
-        const before = await score(id, name, "cpsam");
+        const before = await score(id, name, baseModel);
         const after = await score(id, name, trained.result_model_id as string);
         // What the weights add: the base at the diameter the fine-tuned model settled on (a fine-tuned
         // model also knows its training objects' size, which alone helps where the base misjudges it).
-        const sameSize = await score(id, name, "cpsam", after.diameter);
+        const sameSize = await score(id, name, baseModel, after.diameter);
         base.push(before);
         tuned.push(after);
         baseAtTuned.push(sameSize);
