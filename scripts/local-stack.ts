@@ -5,17 +5,18 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Plan } from "../schema/db.ts";
 import { createKeySql, createOrganizationSql, loginLinkSql } from "./admin-sql.ts";
 import { uploadPublicModels } from "./public-models.ts";
 import { announceStack } from "./running-stack.ts";
 import { applyMigrations, d1, r2Put, spawnWrangler, type Target } from "./wrangler.ts";
 
 /** Applies migrations; creates `slug` with a key if the database has no organization yet. */
-export async function prepareLocalState(target: Target, slug = "demo"): Promise<{ createdKey: string | null }> {
+export async function prepareLocalState(target: Target, slug = "demo", plan?: Plan): Promise<{ createdKey: string | null }> {
   applyMigrations(target);
   const [{ n }] = d1(target, "SELECT count(*) AS n FROM organizations") as { n: number }[];
   if (n > 0) return { createdKey: null };
-  d1(target, createOrganizationSql(crypto.randomUUID(), slug));
+  d1(target, createOrganizationSql(crypto.randomUUID(), slug, { plan }));
   const { key, sql } = await createKeySql(slug);
   d1(target, sql);
   return { createdKey: key };
@@ -103,6 +104,8 @@ export interface StackOptions {
   leaseSeconds?: number;
   /** More of the worker's vars, e.g. WAKE_UP_RESEND_SECONDS. */
   workerVars?: Record<string, string>;
+  /** The plan of the stack's organization (default free): its caps and training bounds. */
+  plan?: Plan;
 }
 
 /** Every process below `pid` (wrangler runs workerd, which has helpers of its own). */
@@ -129,7 +132,7 @@ export async function startStack(options: StackOptions = {}): Promise<LocalStack
   const state = mkdtempSync(join(tmpdir(), "cellseg-e2e-"));
   const target = { persistTo: state };
   const runnerToken = `e2e-runner-${crypto.randomUUID()}`;
-  const { createdKey } = await prepareLocalState(target, "e2e");
+  const { createdKey } = await prepareLocalState(target, "e2e", options.plan);
   if (!uploadPublicModels(target).includes("cpsam")) throw new Error("the base model gpu-runner/models/cpsam/cpsam.onnx is missing");
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;

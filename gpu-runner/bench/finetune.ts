@@ -15,12 +15,14 @@ import { basename, join } from "node:path";
 import { parseArgs } from "node:util";
 import { decode as decodePng } from "fast-png";
 import { startStack } from "../../scripts/local-stack.ts";
+import { type Plan, PLANS } from "../../schema/db.ts";
 import { averagePrecision } from "../engine/average-precision.ts";
 
 const { values } = parseArgs({
   options: {
     data: { type: "string", default: "../shared/data/nuclei/dsb2018-train" },
     base: { type: "string", default: "cpsam" },
+    plan: { type: "string", default: "free" },
     "held-out": { type: "string", default: "gpu-runner/models/cpsam/training-record.json" },
     set: { type: "string", multiple: true },
     train: { type: "string", default: "8" },
@@ -32,7 +34,8 @@ const { values } = parseArgs({
 });
 
 if (values.help) {
-  console.log(`npm run bench:finetune -- [--data <dsb2018-train dir>] [--base <public model id>] [--held-out <training-record.json>|none] [--set histology --set fluorescence] [--train N] [--test N] [--steps N]
+  console.log(`npm run bench:finetune -- [--data <dsb2018-train dir>] [--base <public model id>] [--plan free|pro|enterprise] [--held-out <training-record.json>|none] [--set histology --set fluorescence] [--train N] [--test N] [--steps N]
+  --plan      the organization's plan (default free: training bounded to 600 s; pro: 3600 s, with TRAINING_SECONDS raising the runner's 600-s default)
   --base      the public model fine-tuned and compared with (default cpsam; cpsam-large shares its hold-out)
   --held-out  use only the images this training record held out for validation (default: the base model's record); "none": every image
   --set       modalities of modality.csv to run (default: histology, where the base is weak, and fluorescence, where it is good; also brightfield)
@@ -44,6 +47,11 @@ if (values.help) {
 
 const sets = values.set ?? ["histology", "fluorescence"];
 const baseModel = values.base;
+function plan(name: string): Plan {
+  const found = PLANS.find((p) => p === name);
+  if (!found) throw new Error(`--plan must be one of ${PLANS.join(", ")}, got ${name}`);
+  return found;
+}
 const trainCount = Number(values.train);
 const testCount = Number(values.test);
 const steps = values.steps === undefined ? undefined : Number(values.steps);
@@ -77,7 +85,7 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.le
 const f3 = (x: number | null | undefined) => (x === null || x === undefined ? "  -  " : x.toFixed(3));
 
 async function main() {
-  const stack = await startStack();
+  const stack = await startStack({ plan: plan(values.plan) });
   const runner = stack.startRunner({
     RUNNER_ID: "bench-finetune",
     ...(process.env.TRAINING_SECONDS ? { TRAINING_SECONDS: process.env.TRAINING_SECONDS } : {}),
