@@ -8,6 +8,15 @@ import { TransientError, withRetry } from "../../common/retry.ts";
 
 export class LeaseLostError extends Error {}
 
+/** A signed URL's download answered with an error status (404: the object is gone, or was replaced). */
+export class DownloadRefusedError extends Error {
+  readonly status: number;
+  constructor(status: number, detail: string) {
+    super(`download refused (${status}): ${detail}`);
+    this.status = status;
+  }
+}
+
 /** A download larger than the caller's limit, stopped before it was read whole. */
 export class DownloadTooLargeError extends Error {
   readonly size: number | null;
@@ -132,7 +141,7 @@ export function internalApi(config: RunnerConfig, log: (m: string) => void = con
     async download(url, maxBytes = Number.POSITIVE_INFINITY) {
       return retry("download", async () => {
         const response = await send(url, { method: "GET" });
-        if (!response.ok) throw new Error(`download refused (${response.status}): ${await detail(response)}`);
+        if (!response.ok) throw new DownloadRefusedError(response.status, await detail(response));
         return readBounded(response, maxBytes);
       });
     },

@@ -8,8 +8,25 @@ import { join } from "node:path";
 import type { LeasedTraining, TrainingResult } from "../../schema/internal-api.ts";
 import { fineTune, type TrainingPairSource } from "../training/fine-tune.ts";
 import { fetchImage } from "./fetch-image.ts";
+import { DownloadRefusedError } from "./internal-api.ts";
 import { decodeInThread, labelsInThread } from "./input-thread/input-thread.ts";
 import type { JobContext } from "./job-context.ts";
+
+/**
+ * An example's ROIs. An import's measurement replaces its ROI artifact when it completes
+ * (worker/services/runner-jobs.ts), so a training leased just before that finds the URL it was
+ * given gone (404): the job's fresh URLs point at the artifact the segmentation has now.
+ */
+async function downloadLabels(job: LeasedTraining, labels: LeasedTraining["training"]["examples"][number]["labels"], ctx: JobContext): Promise<Uint8Array> {
+  try {
+    return await ctx.api.download(labels.artifact_url);
+  } catch (error) {
+    if (!(error instanceof DownloadRefusedError && error.status === 404)) throw error;
+    const fresh = ((await ctx.api.urls(job)) as LeasedTraining).training.examples.find((e) => e.labels.segmentation_id === labels.segmentation_id);
+    if (!fresh) throw error;
+    return ctx.api.download(fresh.labels.artifact_url);
+  }
+}
 
 export async function runTraining(job: LeasedTraining, ctx: JobContext) {
   const folder = await mkdtemp(join(tmpdir(), "cellseg-training-"));
@@ -26,7 +43,7 @@ async function trainFrom(folder: string, job: LeasedTraining, ctx: JobContext) {
   const examples = job.training.examples;
   for (const [i, example] of examples.entries()) {
     ctx.progress((0.1 * i) / examples.length, "fetching");
-    const [imageBytes, artifact] = await Promise.all([fetchImage(ctx, example.image), ctx.api.download(example.labels.artifact_url)]);
+    const [imageBytes, artifact] = await Promise.all([fetchImage(ctx, example.image), downloadLabels(job, example.labels, ctx)]);
     const imagePath = join(folder, `${i}.image`),
       labelsPath = join(folder, `${i}.rois`);
     await Promise.all([writeFile(imagePath, imageBytes), writeFile(labelsPath, artifact)]);

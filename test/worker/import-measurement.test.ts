@@ -10,6 +10,10 @@ import type { Roi } from "../../schema/roi.ts";
 import { call, createOrg, json, ONE_SQUARE_GEOJSON, type TestOrg, uploadImage } from "./helpers.ts";
 import { runner } from "./runner-helpers.ts";
 
+interface TrainingLease {
+  training: { examples: { labels: { segmentation_id: string; artifact_url: string } }[] };
+}
+
 interface MeasurementLease {
   job_id: string;
   kind: string;
@@ -115,6 +119,34 @@ describe("an imported segmentation's measurement", () => {
     );
     const shape = await call(`/export/${segmentationId}/measurements.csv?columns=roi_id&columns=area_px`, { key: org.key });
     expect(await shape.text()).toBe(`roi_id,area_px\r\n${segmentationId}-1,9\r\n`);
+  });
+
+  it("completed after a training was leased with the import's ROIs: the lease's URL is gone, the training's fresh URLs give the measured ROIs", async () => {
+    const org = await createOrg();
+    const { imageId, segmentationId, jobId } = await importOneSquare(org);
+    const measurement = await leaseMeasurement(jobId);
+    const submitted = await call("/job/training", { key: org.key, json: { model_id: "cpsam", image_ids: [imageId] } });
+    expect(submitted.status).toBe(202);
+    const trainingId = (await json<{ job_id: string }>(submitted)).job_id;
+    const training = await leaseMeasurement(trainingId);
+    const leasedLabels = (training as unknown as TrainingLease).training.examples[0]!.labels;
+    expect(leasedLabels.segmentation_id).toBe(segmentationId);
+
+    const stored = await call(measurement.rois.artifact_url);
+    const { header, rois } = await readRoiArtifact(stored.body!);
+    const measured: Roi[] = [];
+    for await (const roi of rois) measured.push({ ...roi, intensity: Float64Array.from([1, 1, 0, 1, 1, 9]) });
+    const { roiCount: _n, vertexCount: _v, ...description } = header;
+    const artifact = new Uint8Array(await new Blob(await Array.fromAsync(encodeRoiArtifact({ ...description, channelNames: ["c0"] }, measured))).arrayBuffer());
+    await call(measurement.output.artifact_url, { method: "PUT", body: artifact, headers: { "Content-Length": String(artifact.length) } });
+    expect((await runner(`/jobs/${jobId}/complete`, { lease_token: measurement.lease_token, result: { measured_rois: 1, channels: 1 } })).status).toBe(200);
+
+    // The runner meets a 404 where its lease pointed (worker/services/runner-jobs.ts replaced the import's artifact) and asks again.
+    expect((await call(leasedLabels.artifact_url)).status).toBe(404);
+    const fresh = await json<TrainingLease>(await runner(`/jobs/${trainingId}/urls`, { lease_token: training.lease_token }));
+    const again = await call(fresh.training.examples[0]!.labels.artifact_url);
+    expect(again.status).toBe(200);
+    expect(new Uint8Array(await again.arrayBuffer())).toEqual(artifact);
   });
 
   it("is no job of the client's: GET /job/{id} does not know it", async () => {
