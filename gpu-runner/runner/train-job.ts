@@ -17,7 +17,11 @@ import type { JobContext } from "./job-context.ts";
  * (worker/services/runner-jobs.ts), so a training leased just before that finds the URL it was
  * given gone (404): the job's fresh URLs point at the artifact the segmentation has now.
  */
-async function downloadLabels(job: LeasedTraining, labels: LeasedTraining["training"]["examples"][number]["labels"], ctx: JobContext): Promise<Uint8Array> {
+export async function downloadLabels(
+  job: LeasedTraining,
+  labels: LeasedTraining["training"]["examples"][number]["labels"],
+  ctx: JobContext,
+): Promise<Uint8Array> {
   try {
     return await ctx.api.download(labels.artifact_url);
   } catch (error) {
