@@ -137,7 +137,9 @@ describe("an imported segmentation's measurement", () => {
     const measured: Roi[] = [];
     for await (const roi of rois) measured.push({ ...roi, intensity: Float64Array.from([1, 1, 0, 1, 1, 9]) });
     const { roiCount: _n, vertexCount: _v, ...description } = header;
-    const artifact = new Uint8Array(await new Blob(await Array.fromAsync(encodeRoiArtifact({ ...description, channelNames: ["c0"] }, measured))).arrayBuffer());
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of encodeRoiArtifact({ ...description, channelNames: ["c0"] }, measured)) chunks.push(chunk);
+    const artifact = new Uint8Array(await new Blob(chunks).arrayBuffer());
     await call(measurement.output.artifact_url, { method: "PUT", body: artifact, headers: { "Content-Length": String(artifact.length) } });
     expect((await runner(`/jobs/${jobId}/complete`, { lease_token: measurement.lease_token, result: { measured_rois: 1, channels: 1 } })).status).toBe(200);
 
