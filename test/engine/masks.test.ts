@@ -7,7 +7,7 @@ import { removeBadFlowMasks } from "../../gpu-runner/engine/masks/flow-error.ts"
 import { fillHolesAndRemoveSmall } from "../../gpu-runner/engine/masks/holes-and-sizes.ts";
 import { DiffusionScratch, diffuseInMask } from "../../gpu-runner/engine/heat-diffusion.ts";
 import { labelBoxes, renumberInRasterOrder } from "../../schema/label-image.ts";
-import { chunksRunByWorkers, startMaskThreads } from "../../gpu-runner/engine/masks/mask-threads.ts";
+import { chunksRunByWorkers, runChunks, sharedFloat32, sharedInt32, startMaskThreads } from "../../gpu-runner/engine/masks/mask-threads.ts";
 import { keepLargestComponents } from "../../schema/label-largest-piece.ts";
 import { followFlowsRange } from "../../gpu-runner/engine/masks/follow-flows.ts";
 import { masksFromEndPoints } from "../../gpu-runner/engine/masks/seeds.ts";
@@ -43,13 +43,42 @@ describe("mask reconstruction from flows (Cellpose's dynamics)", () => {
     const scene = discField(512, 512, 150, 6, 16, 5); // enough foreground to be shared out
     const single = reconstruct(scene, { threads: 1 });
     await startMaskThreads(2);
-    const before = chunksRunByWorkers();
     const shared = reconstruct(scene, { threads: 2 });
-    expect(chunksRunByWorkers()).toBeGreaterThan(before);
     expect(single.count).toBeGreaterThan(100);
     expect(shared.count).toBe(single.count);
     expect(shared.labels).toEqual(single.labels);
   }, 30_000); // worker start-up on a loaded 2-core machine
+
+  it("leaves chunks to the workers while the calling thread is slow, with the same result", async () => {
+    // Which thread runs which chunk depends on the scheduler (a fast calling thread may claim them
+    // all before a worker wakes); a calling thread slowed to 100 ms a chunk makes the workers' share certain.
+    const scene = discField(256, 256, 60, 6, 16, 7);
+    const { flows } = idealOutputs(scene);
+    const plane = scene.width * scene.height;
+    const unitFlows = sharedFloat32(2 * plane);
+    for (let i = 0; i < 2 * plane; i++) unitFlows[i] = scene.labels[i % plane] ? flows[i]! / FLOW_SCALE : 0;
+    const starts: number[] = [];
+    for (let i = 0; i < plane; i++) if (scene.labels[i]) starts.push(i);
+    const foreground = sharedInt32(starts.length);
+    foreground.set(starts);
+    const chunkSize = 512;
+    const chunkCount = Math.ceil(starts.length / chunkSize);
+    const expected = new Int32Array(starts.length);
+    followFlowsRange(unitFlows, scene.width, scene.height, foreground, 200, 0, starts.length, expected);
+
+    await startMaskThreads(2);
+    const before = chunksRunByWorkers();
+    const ends = sharedInt32(starts.length);
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    const job = { kind: "follow" as const, flows: unitFlows, foreground, ends, width: scene.width, height: scene.height, iterations: 200, chunkSize };
+    runChunks(job, chunkCount, 2, (chunk) => {
+      Atomics.wait(pause, 0, 0, 100);
+      followFlowsRange(unitFlows, scene.width, scene.height, foreground, 200, chunk * chunkSize, Math.min(starts.length, (chunk + 1) * chunkSize), ends);
+    });
+    expect(chunkCount).toBeGreaterThan(4);
+    expect(chunksRunByWorkers()).toBeGreaterThan(before);
+    expect(ends).toEqual(expected);
+  }, 30_000);
 
   it("ends settled trajectories early where running every step ends them too", () => {
     // Ideal flows with deterministic noise (network outputs are never ideal), in computeMasks's form:
