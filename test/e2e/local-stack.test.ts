@@ -124,6 +124,21 @@ describe("the local stack", () => {
     await stopRunner(runner);
   }, 240_000);
 
+  it("lists both public models with their trade-off, and segments with cpsam-large when a prediction names it", async () => {
+    const models = await api<{ id: string; is_public: boolean; description: string }[]>("/models");
+    const shared = models.filter((m) => m.is_public);
+    expect(shared.map((m) => m.id)).toEqual(["cpsam", "cpsam-large"]); // the fast default first
+    for (const model of shared) expect(model.description).toMatch(/histology [0-9.]+.* s\/MP/);
+    const runner = stack.startRunner();
+    const image = await upload("nuclei-for-the-large-model.png", 384, 320);
+    const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam-large" });
+    const done = await until(() => api(`/predict/${prediction_id}`), finished, 120_000);
+    expect(done).toMatchObject({ status: "COMPLETED", model_id: "cpsam-large" });
+    expect(done.cell_count).toBeGreaterThanOrEqual(Math.round(image.nuclei * 0.8));
+    expect(done.cell_count).toBeLessThanOrEqual(Math.round(image.nuclei * 1.2));
+    await stopRunner(runner);
+  }, 240_000);
+
   it("segments an image above the runner's single-pass size block by block, read in parts, its cells whole and once", async () => {
     // A runner that treats 0.1 MP as large and has memory for blocks of the smallest size (256-px cores).
     const runner = stack.startRunner({ SINGLE_PASS_MP: "0.1", BLOCK_MEMORY_MB: "1" });
