@@ -46,6 +46,12 @@ export const ModelManifest = z.object({
    * same kind have objects of that size (Cellpose keeps the same figure, diam_labels, with a custom model).
    */
   trainedObjectDiameter: z.number().positive().optional(),
+  /**
+   * Peak learning rate for fine-tuning this network (absent: the trainer's FINE_TUNE_PEAK_LEARNING_RATE),
+   * chosen by measurement: a network whose own training ended at a low rate is knocked off its
+   * optimum by a rate that suits a smaller one (the model card says how it was chosen).
+   */
+  fineTuneLearningRate: z.number().positive().max(0.1).optional(),
   /** Per-channel percentile normalisation applied before the network. */
   normalization: z.object({ lower: z.number().min(0).max(100), upper: z.number().min(0).max(100) }).default({ lower: 1, upper: 99 }),
   /**

@@ -82,7 +82,7 @@ async function trainFrom(folder: string, job: LeasedTraining, ctx: JobContext) {
   });
   const { memory } = result;
   ctx.log(
-    `training ${job.job_id}: ${result.steps} steps on ${result.executionProvider}; prepared images held at most ${Math.ceil(memory.peakBytes / 2 ** 20)} of ${Math.ceil(memory.budgetBytes / 2 ** 20)} MiB, ${memory.preparations} preparations for ${pairs.length} images`,
+    `training ${job.job_id}: ${result.steps} steps on ${result.executionProvider} at a peak learning rate of ${result.learningRate}; prepared images held at most ${Math.ceil(memory.peakBytes / 2 ** 20)} of ${Math.ceil(memory.budgetBytes / 2 ** 20)} MiB, ${memory.preparations} preparations for ${pairs.length} images`,
   );
   ctx.progress(0.95, "uploading");
   // The output URLs signed at lease time have long expired after a long training: ask for fresh ones.

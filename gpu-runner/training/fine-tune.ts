@@ -68,7 +68,7 @@ export interface FineTuneRequest {
    */
   validationFraction?: number;
   seed?: number;
-  /** Peak learning rate (default FINE_TUNE_PEAK_LEARNING_RATE). */
+  /** Peak learning rate (default: the base manifest's fineTuneLearningRate, else FINE_TUNE_PEAK_LEARNING_RATE). */
   learningRate?: number;
   batchSize?: number;
   name?: string;
@@ -90,6 +90,8 @@ export interface FineTuneResult {
   memory: PreparedImageCacheStats;
   /** Where its train steps ran. */
   executionProvider: ExecutionProvider;
+  /** The schedule's peak learning rate: the request's, else the base manifest's, else the trainer's default. */
+  learningRate: number;
   /**
    * Mean AP@0.5 over the held-out pairs (undefined when none could be held out): of the base
    * (apBefore), of the returned weights (apAfter), of the weights after the last step (apLastStep);
@@ -200,7 +202,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     cropSize: base.manifest.tileSize,
     batchSize: request.batchSize ?? 4,
     schedule: {
-      peak: request.learningRate ?? FINE_TUNE_PEAK_LEARNING_RATE,
+      peak: request.learningRate ?? base.manifest.fineTuneLearningRate ?? FINE_TUNE_PEAK_LEARNING_RATE,
       warmupSteps: Math.min(10, Math.ceil(plannedSteps / 10)),
       totalSteps: plannedSteps,
       finalFraction: 0.1,
@@ -294,6 +296,8 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   });
   // The base's mask defaults were chosen for its flows; the fine-tuned network's are of the same kind.
   if (base.manifest.maskDefaults) model.manifest.maskDefaults = base.manifest.maskDefaults;
+  // Fine-tuning the result again starts from the same network, so it keeps the base's rate.
+  if (base.manifest.fineTuneLearningRate) model.manifest.fineTuneLearningRate = base.manifest.fineTuneLearningRate;
   // The training objects' size becomes the model's start for diameter "auto" only where it
   // segments the held-out images clearly better than the image's own estimate does
   // (keepsLearnedSize): a set whose objects differ in size from image to image is better served by
@@ -317,6 +321,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     seconds: trainedSeconds,
     memory: images.stats(),
     executionProvider: trainer.executionProvider,
+    learningRate: config.schedule.peak,
     validation: { apBefore, apAfter, apLastStep, ap75Before, ap75After, chosenStep, heldOut: heldOut.length, onTrainingImage, note: note + sizeNote },
   };
 }

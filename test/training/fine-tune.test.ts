@@ -9,7 +9,7 @@ import { fineTune } from "../../gpu-runner/training/fine-tune.ts";
 import { initialParameters } from "../../gpu-runner/training/initial-parameters.ts";
 import { exportModel } from "../../gpu-runner/training/model-export.ts";
 import { medianObjectDiameter } from "../../gpu-runner/training/object-diameter.ts";
-import { defaultTrainingConfig } from "../../gpu-runner/training/training-config.ts";
+import { defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../../gpu-runner/training/training-config.ts";
 import { syntheticNuclei } from "./synthetic-nuclei.ts";
 import { TINY_NETWORK } from "./tiny-network.ts";
 
@@ -64,6 +64,16 @@ describe("fineTune", () => {
     const trained = await fineTune({ ...request, executionProvider: "auto" });
     expect(trained.executionProvider).toBe(inference.executionProvider);
     expect(trained.steps).toBe(1);
+  });
+
+  it("fine-tunes at the base manifest's learning rate, which the result keeps for a later fine-tuning; a request's own rate wins", async () => {
+    const request = { pairs: [pair(1), pair(2)], budget: { steps: 1 }, batchSize: 2, threads: 1, validationFraction: 0 };
+    expect((await fineTune({ ...request, base })).learningRate).toBe(FINE_TUNE_PEAK_LEARNING_RATE);
+    const slowBase = { onnx: base.onnx, manifest: { ...base.manifest, fineTuneLearningRate: 1e-4 } };
+    const slow = await fineTune({ ...request, base: slowBase });
+    expect(slow.learningRate).toBe(1e-4);
+    expect(slow.manifest.fineTuneLearningRate).toBe(1e-4);
+    expect((await fineTune({ ...request, base: slowBase, learningRate: 3e-4 })).learningRate).toBe(3e-4);
   });
 
   it("never returns weights that score below the base on the held-out pairs: a run that does not beat the base returns the base unchanged", async () => {
