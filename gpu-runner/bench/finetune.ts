@@ -11,12 +11,13 @@
 // fluorescence, where it is good (0.85); brightfield (3 validation images) on request with
 // --held-out none. The first --train names (sorted, then --rotate d) train, the next --test are scored.
 import { readFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { decode as decodePng } from "fast-png";
 import { startStack } from "../../scripts/local-stack.ts";
 import { type Plan, PLANS } from "../../schema/db.ts";
 import { averagePrecision } from "../engine/average-precision.ts";
+import { fineTuneSplit } from "./finetune-split.ts";
 
 const { values } = parseArgs({
   options: {
@@ -56,25 +57,6 @@ const trainCount = Number(values.train);
 const testCount = Number(values.test);
 const steps = values.steps === undefined ? undefined : Number(values.steps);
 const rotate = Number(values.rotate);
-if (!(Number.isInteger(rotate) && rotate >= 0)) throw new Error(`--rotate must be a non-negative integer, got ${values.rotate}`);
-
-/** The base model's validation images of this dataset (record ids are "<dataset>/[<modality>/]<name>"), or undefined for every image. */
-function heldOutNames(): Set<string> | undefined {
-  if (values["held-out"] === "none") return undefined;
-  const record = JSON.parse(readFileSync(values["held-out"], "utf8")) as { images: { validation: string[] } };
-  const dataset = basename(values.data);
-  return new Set(record.images.validation.filter((id) => id.startsWith(`${dataset}/`)).map((id) => id.split("/").at(-1)!));
-}
-
-/** Names of one modality (only the held-out ones when a record is given), sorted, so every run splits the same way. */
-function namesOf(modality: string, heldOut: Set<string> | undefined): string[] {
-  const rows = readFileSync(join(values.data, "modality.csv"), "utf8").trim().split("\n").slice(1);
-  return rows
-    .map((row) => row.split(","))
-    .filter(([name, m]) => m === modality && (heldOut === undefined || heldOut.has(name!)))
-    .map(([name]) => name!)
-    .sort();
-}
 
 function truthOf(name: string): Uint32Array {
   const png = decodePng(readFileSync(join(values.data, "labels", `${name}.png`)));
@@ -125,18 +107,17 @@ async function main() {
     return { ap50, ap75, diameter: segmentation.diameter };
   };
 
-  const heldOut = heldOutNames();
   const summary: string[] = [];
   try {
     for (const modality of sets) {
-      const sorted = namesOf(modality, heldOut);
-      const names = [...sorted.slice(rotate % sorted.length), ...sorted.slice(0, rotate % sorted.length)];
-      if (names.length < trainCount + testCount)
-        throw new Error(
-          `${modality}: ${names.length} images${heldOut ? " held out by the base's training record" : ""}, fewer than --train ${trainCount} + --test ${testCount}`,
-        );
-      const trainNames = names.slice(0, trainCount);
-      const testNames = names.slice(trainCount, trainCount + testCount);
+      const { trainNames, testNames } = fineTuneSplit({
+        data: values.data,
+        heldOutRecord: values["held-out"],
+        modality,
+        train: trainCount,
+        test: testCount,
+        rotate,
+      });
       console.log(`\n${modality}: training on ${trainCount} images, scoring ${testCount} others`);
 
       const trainIds = [];
