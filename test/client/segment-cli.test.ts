@@ -205,11 +205,12 @@ describe("npm run client -- segment", () => {
       ["a.tif", "b.png", "c.tiff"].map((name, i) => [name, "done", String(cells[i]), join(firstOut, name.split(".")[0]!)]),
     );
     for (const row of rows) expect((await api<{ name: string }>(`/image/${row["image id"]}`)).name).toBe(row.image);
-    // Each image's own time, not a running total: the small images after the large one took a
-    // fraction of its time, where a running total (or a time counting the wait for its turn)
-    // would hold all of the large one's prediction.
+    // Each image's own time, not a running total: a running total (or a time counting the wait for
+    // its turn) would hold all of the large one's prediction, so a small image after it would show
+    // more than the large one's time. Its own time is less, by how much depends on the machine's
+    // load (1.9 s against 3.6 s on a busy CI machine), so the bound is the large one's time.
     const [large, ...small] = rows.map((r) => seconds(r.time));
-    for (const t of small) expect(t, output).toBeLessThan(large! / 2);
+    for (const t of small) expect(t, output).toBeLessThan(large!);
     expect(output).not.toContain(stack.key);
     expect(await counts()).toEqual({ images: before.images + 3, predictions: before.predictions + 3 });
   }, 240_000);
