@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { encode as encodePng } from "fast-png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
-import { syntheticNuclei } from "../../gpu-runner/bench/synthetic/nuclei-grid.ts";
+import { syntheticNuclei } from "../fixtures/nuclei-grid.ts";
 import { imageKey } from "../../schema/storage-keys.ts";
 
 let stack: LocalStack;

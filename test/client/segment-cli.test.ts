@@ -19,8 +19,8 @@ import { decodeImage } from "../../common/decode/index.ts";
 import { stretchOf, toBytes } from "../../common/stretch.ts";
 import { STATE_FILE } from "../../client/resume-state.ts";
 import { UploadFailedError, uploadImage } from "../../client/upload.ts";
-import { syntheticNuclei } from "../../gpu-runner/bench/synthetic/nuclei-grid.ts";
-import { encodeTiff } from "../../gpu-runner/bench/synthetic/tiff-writer.ts";
+import { syntheticNuclei } from "../fixtures/nuclei-grid.ts";
+import { encodeTiff } from "../fixtures/tiff-writer.ts";
 
 let stack: LocalStack;
 let work: string;

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { createHash, randomBytes } from "node:crypto";
 import { addMemberSql, createOrganizationSql } from "../../scripts/admin-sql.ts";
-import { nucleusCentres, syntheticNuclei, syntheticNucleiLabels } from "../../gpu-runner/bench/synthetic/nuclei-grid.ts";
+import { nucleusCentres, syntheticNuclei, syntheticNucleiLabels } from "../fixtures/nuclei-grid.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 /** Larger than one bitmap: its preview is three levels of 512-px tiles (5 × 3 at full resolution). */

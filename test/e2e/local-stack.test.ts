@@ -5,7 +5,7 @@ import { promisify } from "node:util";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { decode as decodePng, encode as encodePng } from "fast-png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stackClient, syntheticNuclei } from "../../gpu-runner/bench/synthetic/nuclei-grid.ts";
+import { stackClient, syntheticNuclei } from "../fixtures/nuclei-grid.ts";
 
 let stack: LocalStack;
 

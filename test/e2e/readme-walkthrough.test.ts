@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
-import { encodeTiff } from "../../gpu-runner/bench/synthetic/tiff-writer.ts";
-import { syntheticNuclei } from "../../gpu-runner/bench/synthetic/nuclei-grid.ts";
+import { encodeTiff } from "../fixtures/tiff-writer.ts";
+import { syntheticNuclei } from "../fixtures/nuclei-grid.ts";
 
 let stack: LocalStack;
 const folder = mkdtempSync(join(tmpdir(), "cellseg-walkthrough-"));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
 import { minimumCostAssignment } from "../../gpu-runner/engine/assignment.ts";
-import { emptyLabels, mixedScene, paintRect } from "../../gpu-runner/bench/synthetic/labels.ts";
+import { emptyLabels, mixedScene, paintRect } from "../fixtures/labels.ts";
 
 describe("averagePrecision (Cellpose's TP / (TP + FP + FN))", () => {
   it("scores identical segmentations 1 at every threshold, whatever the label values", () => {

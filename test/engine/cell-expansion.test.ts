@@ -15,8 +15,8 @@ import { segmentInBlocks } from "../../gpu-runner/engine/blocks/segment-blocks.t
 import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
 import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
 import { segmentImage } from "../../gpu-runner/engine/segment.ts";
-import { renderNuclei } from "../../gpu-runner/bench/synthetic/image.ts";
-import { discField } from "../../gpu-runner/bench/synthetic/labels.ts";
+import { renderNuclei } from "../fixtures/image.ts";
+import { discField } from "../fixtures/labels.ts";
 import { fixtureLabels } from "../reference/measure-fixture.ts";
 import reference from "../reference/regionprops.json";
 

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { encode } from "fast-png";
 import { describe, expect, it } from "vitest";
 import { decodeImage } from "../../common/decode/index.ts";
-import { renderNuclei } from "../../gpu-runner/bench/synthetic/image.ts";
-import { discField } from "../../gpu-runner/bench/synthetic/labels.ts";
+import { renderNuclei } from "../fixtures/image.ts";
+import { discField } from "../fixtures/labels.ts";
 
 function run(script: string, args: string[]) {
   return spawnSync(process.execPath, [join("gpu-runner/cli", script), ...args], { encoding: "utf8", timeout: 60_000 });

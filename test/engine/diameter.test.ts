@@ -3,8 +3,8 @@ import { blockMean, blockMeanFromTable, estimateDiameterFromImage, summedAreaTab
 import { normalizeImage } from "../../gpu-runner/engine/normalize.ts";
 import { medianObjectDiameter } from "../../gpu-runner/training/object-diameter.ts";
 import { renderInvertedBrightfield } from "./helpers/synthetic-brightfield.ts";
-import { renderNuclei } from "../../gpu-runner/bench/synthetic/image.ts";
-import { discField } from "../../gpu-runner/bench/synthetic/labels.ts";
+import { renderNuclei } from "../fixtures/image.ts";
+import { discField } from "../fixtures/labels.ts";
 
 function normalisedDiscs(radius: number) {
   const size = Math.max(160, Math.round(radius * 14));

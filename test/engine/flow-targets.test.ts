@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { flowsFromLabels } from "../../gpu-runner/engine/flow-targets.ts";
-import { emptyLabels, mixedScene, paintDisc, paintRect } from "../../gpu-runner/bench/synthetic/labels.ts";
+import { emptyLabels, mixedScene, paintDisc, paintRect } from "../fixtures/labels.ts";
 
 describe("flowsFromLabels (Cellpose's heat-diffusion flow targets)", () => {
   it("gives a 1x3 bar flows pointing to its middle pixel, and zero flow at the centre itself", () => {

@@ -15,8 +15,8 @@ import { INTENSITY_STATS, type Roi } from "../../schema/roi.ts";
 import { ScanPolygon } from "../../schema/roi-raster.ts";
 import { fixtureLabels } from "../reference/measure-fixture.ts";
 import reference from "../reference/regionprops.json";
-import { renderNuclei } from "../../gpu-runner/bench/synthetic/image.ts";
-import { discField } from "../../gpu-runner/bench/synthetic/labels.ts";
+import { renderNuclei } from "../fixtures/image.ts";
+import { discField } from "../fixtures/labels.ts";
 
 const fixture = fixtureLabels();
 const tiff = (name: string) => new Uint8Array(readFileSync(new URL(`../reference/tiff/${name}`, import.meta.url)));

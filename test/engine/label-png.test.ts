@@ -8,7 +8,7 @@ import { writeLabelPng } from "../../gpu-runner/engine/outputs/label-png.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { renumberInRasterOrder } from "../../schema/label-image.ts";
 import { measureRois } from "../../schema/roi-measure.ts";
-import { discField } from "../../gpu-runner/bench/synthetic/labels.ts";
+import { discField } from "../fixtures/labels.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "label-png-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

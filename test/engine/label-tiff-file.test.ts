@@ -8,7 +8,7 @@ import { decodeImage } from "../../common/decode/index.ts";
 import { writeLabelTiff } from "../../gpu-runner/engine/outputs/label-tiff-file.ts";
 import { renumberInRasterOrder } from "../../schema/label-image.ts";
 import { measureRois } from "../../schema/roi-measure.ts";
-import { discField } from "../../gpu-runner/bench/synthetic/labels.ts";
+import { discField } from "../fixtures/labels.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "label-tiff-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

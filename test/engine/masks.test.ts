@@ -11,7 +11,7 @@ import { chunksRunByWorkers, runChunks, sharedFloat32, sharedInt32, startMaskThr
 import { keepLargestComponents } from "../../schema/label-largest-piece.ts";
 import { followFlowsRange } from "../../gpu-runner/engine/masks/follow-flows.ts";
 import { masksFromEndPoints } from "../../gpu-runner/engine/masks/seeds.ts";
-import { discField, emptyLabels, mixedScene, paintDisc, paintRect, type LabelImage } from "../../gpu-runner/bench/synthetic/labels.ts";
+import { discField, emptyLabels, mixedScene, paintDisc, paintRect, type LabelImage } from "../fixtures/labels.ts";
 
 /** The network outputs a perfect model would give for these labels. */
 function idealOutputs(scene: LabelImage) {

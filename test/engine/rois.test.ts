@@ -4,7 +4,7 @@ import { fillHolesAndRemoveSmall } from "../../gpu-runner/engine/masks/holes-and
 import { keepLargestComponents } from "../../schema/label-largest-piece.ts";
 import { confluency, measureRois, tracedPerimeter } from "../../schema/roi-measure.ts";
 import type { Roi } from "../../schema/roi.ts";
-import { discField, emptyLabels, mixedScene, paintRect, type LabelImage } from "../../gpu-runner/bench/synthetic/labels.ts";
+import { discField, emptyLabels, mixedScene, paintRect, type LabelImage } from "../fixtures/labels.ts";
 
 /** Pixels whose centres lie inside the polygon (even-odd rule), as a 0/1 image. */
 function rasterise(polygon: Int32Array, width: number, height: number): Uint8Array {

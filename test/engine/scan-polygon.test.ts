@@ -4,7 +4,7 @@
 // exactly the pixels of that test, whatever the vertices, rings and order of rows.
 import { describe, expect, it } from "vitest";
 import { ScanPolygon } from "../../schema/roi-raster.ts";
-import { combOutline } from "../../gpu-runner/bench/synthetic/hostile-annotations.ts";
+import { combOutline } from "../fixtures/hostile-annotations.ts";
 
 /** The even-odd test of one pixel centre against every edge: inside when an odd number of crossings lie at or left of it. */
 function inside(rings: Float64Array[], cx: number, cy: number): boolean {

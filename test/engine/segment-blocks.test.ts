@@ -12,8 +12,8 @@ import { coreSideFor, segmentInBlocks } from "../../gpu-runner/engine/blocks/seg
 import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
 import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
 import { segmentImage } from "../../gpu-runner/engine/segment.ts";
-import { renderNuclei } from "../../gpu-runner/bench/synthetic/image.ts";
-import { discField } from "../../gpu-runner/bench/synthetic/labels.ts";
+import { renderNuclei } from "../fixtures/image.ts";
+import { discField } from "../fixtures/labels.ts";
 
 async function referenceModel(diameter: number) {
   const { onnx, manifest } = buildReferenceModel({ diameter, channels: 1, tileSize: 128 });

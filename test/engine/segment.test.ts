@@ -6,8 +6,8 @@ import { modelInput } from "../../gpu-runner/engine/model-input.ts";
 import { segmentImage } from "../../gpu-runner/engine/segment.ts";
 import { medianObjectDiameter } from "../../gpu-runner/training/object-diameter.ts";
 import { renderBrightfield } from "./helpers/synthetic-brightfield.ts";
-import { renderNuclei } from "../../gpu-runner/bench/synthetic/image.ts";
-import { discField } from "../../gpu-runner/bench/synthetic/labels.ts";
+import { renderNuclei } from "../fixtures/image.ts";
+import { discField } from "../fixtures/labels.ts";
 
 /** The hand-set reference network, its manifest completed by `served` (mask defaults, ...). */
 async function referenceModel(diameter: number, channels = 1, served: Partial<ModelManifest> = {}) {

@@ -8,8 +8,8 @@ import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
 import { segmentImage } from "../../gpu-runner/engine/segment.ts";
 import { largeTiles, sizeMultiple, taper, tileStarts } from "../../gpu-runner/engine/tiling.ts";
 import { DataType, encodeModel } from "../../gpu-runner/onnx/model-builder.ts";
-import { renderNuclei } from "../../gpu-runner/bench/synthetic/image.ts";
-import { discField } from "../../gpu-runner/bench/synthetic/labels.ts";
+import { renderNuclei } from "../fixtures/image.ts";
+import { discField } from "../fixtures/labels.ts";
 
 describe("tile layout (Cellpose's make_tiles)", () => {
   it("covers the image with evenly spread, overlapping tiles", () => {

@@ -9,7 +9,7 @@ import type { ChildProcess } from "node:child_process";
 import { encode as encodePng } from "fast-png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
-import { stackClient, syntheticNuclei } from "../../gpu-runner/bench/synthetic/nuclei-grid.ts";
+import { stackClient, syntheticNuclei } from "../fixtures/nuclei-grid.ts";
 
 const LEASE_SECONDS = 10;
 let stack: LocalStack;

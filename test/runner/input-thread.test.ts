@@ -9,7 +9,7 @@ import { readConfig } from "../../gpu-runner/runner/config.ts";
 import { faultOf } from "../../gpu-runner/runner/job-fault.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import { renderLabels } from "../../schema/roi-raster.ts";
-import { inRasterOrder, roisFromShapes, syntheticShapes } from "../../gpu-runner/bench/synthetic/rois-from-runs.ts";
+import { inRasterOrder, roisFromShapes, syntheticShapes } from "../fixtures/rois-from-runs.ts";
 
 const ROOMY = { seconds: 120, heapMb: 512 };
 

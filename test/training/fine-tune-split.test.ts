@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { fineTuneSplit } from "../../gpu-runner/bench/finetune-split.ts";
+import { fineTuneSplit } from "../../bench/finetune-split.ts";
 
 function dataset(): { data: string; record: string } {
   const root = mkdtempSync(join(tmpdir(), "split-"));

@@ -9,7 +9,7 @@ import { call, createOrg, json, pngBytes, RUNNER_TOKEN, type TestOrg, uploadImag
 import { dashboardCall, signIn } from "./dashboard-helpers.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { encodeToBytes } from "./exports/helpers/artifact-store.ts";
-import { inRasterOrder, roisFromShapes, syntheticShapes } from "../../gpu-runner/bench/synthetic/rois-from-runs.ts";
+import { inRasterOrder, roisFromShapes, syntheticShapes } from "../fixtures/rois-from-runs.ts";
 import { parseCsv } from "./exports/helpers/csv-parse.ts";
 
 /** A runner's tile archive for an 8 × 6 image: one full-resolution tile. */

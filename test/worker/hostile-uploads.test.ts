@@ -1,10 +1,10 @@
-// The crafted hostile files of issue 15 (gpu-runner/bench/synthetic/hostile-images.ts) at upload: each
+// The crafted hostile files of issue 15 (test/fixtures/hostile-images.ts) at upload: each
 // one the header probe can tell is refused with 415/422 naming the problem and leaves nothing
 // behind, and the probe reads a bounded number of R2 ranges however the directories are laid out.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { PROBE_READ_BUDGET, probeStoredObject } from "../../worker/services/image-probe.ts";
-import { hostileFiles, rawTiff, sharedTileSlide } from "../../gpu-runner/bench/synthetic/hostile-images.ts";
+import { hostileFiles, rawTiff, sharedTileSlide } from "../fixtures/hostile-images.ts";
 import { ImageDecodeError } from "../../schema/image-formats/index.ts";
 import { call, createOrg, json, multipartFile } from "./helpers.ts";
 

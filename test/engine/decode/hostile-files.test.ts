@@ -1,10 +1,10 @@
-// The crafted hostile files of issue 15 (gpu-runner/bench/synthetic/hostile-images.ts) against the
+// The crafted hostile files of issue 15 (test/fixtures/hostile-images.ts) against the
 // engine's decoder: each must end in an ImageDecodeError that names the problem, quickly and in
 // little memory, inside a worker whose heap is limited (a decoder that allocated what the file
 // asks for would crash that worker, not pass).
 import { afterAll, describe, expect, it } from "vitest";
 import { DecodeSandbox } from "../helpers/decode-sandbox.ts";
-import { hostileFiles } from "../../../gpu-runner/bench/synthetic/hostile-images.ts";
+import { hostileFiles } from "../../fixtures/hostile-images.ts";
 
 const TIME_BUDGET_MS = 2000;
 const MEMORY_BUDGET = 64 * 1024 * 1024;

@@ -1,7 +1,7 @@
 import { encode } from "fast-png";
 import { describe, expect, it } from "vitest";
 import { decodeImage, ImageDecodeError, probeImage } from "../../../common/decode/index.ts";
-import { interlacedGrayPng } from "../../../gpu-runner/bench/synthetic/hostile-images.ts";
+import { interlacedGrayPng } from "../../fixtures/hostile-images.ts";
 
 const width = 13;
 const height = 7;

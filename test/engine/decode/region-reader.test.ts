@@ -11,7 +11,7 @@ import { decodeImage, ImageDecodeError, type DecodedImage } from "../../../commo
 import { type ByteSource, ByteSourceError, bytesSource, fileSource, httpRangeSource, openImageRegions } from "../../../common/decode/region-reader.ts";
 import { MAX_TIFF_TAG_VALUES } from "../../../schema/image-formats/index.ts";
 import { crc32 } from "../../../schema/roi-artifact-crc32.ts";
-import { deflateBomb } from "../../../gpu-runner/bench/synthetic/deflate-bomb.ts";
+import { deflateBomb } from "../../fixtures/deflate-bomb.ts";
 import { fuzzSeeds } from "../helpers/fuzz-seeds.ts";
 import {
   channelPagesSharingLzwData,
@@ -23,10 +23,10 @@ import {
   rawTiff,
   sharedTileSlide,
   stripsSharingLzwData,
-} from "../../../gpu-runner/bench/synthetic/hostile-images.ts";
+} from "../../fixtures/hostile-images.ts";
 import { mutate, repairPngChecksums } from "../helpers/mutate.ts";
 import { encodePng, type PngImage } from "../helpers/png-writer.ts";
-import { encodeTiff, encodeTiffParts, type SampleKind, type TiffPage } from "../../../gpu-runner/bench/synthetic/tiff-writer.ts";
+import { encodeTiff, encodeTiffParts, type SampleKind, type TiffPage } from "../../fixtures/tiff-writer.ts";
 
 type Region = [x: number, y: number, w: number, h: number];
 

@@ -1,7 +1,7 @@
 import { fromArrayBuffer } from "geotiff";
 import { describe, expect, it } from "vitest";
 import { decodeImage, ImageDecodeError, probeImage } from "../../../common/decode/index.ts";
-import { encodeTiff, type Compression, type SampleKind, type TiffPage } from "../../../gpu-runner/bench/synthetic/tiff-writer.ts";
+import { encodeTiff, type Compression, type SampleKind, type TiffPage } from "../../fixtures/tiff-writer.ts";
 
 /** Deterministic test pattern spanning the sample type's range. */
 function pattern(width: number, height: number, spp: number, kind: SampleKind): number[] {

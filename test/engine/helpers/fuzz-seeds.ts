@@ -3,8 +3,8 @@
 // depths, palette, baseline JPEG; strips that share their data): the seeds the fuzz suite mutates.
 import { encode as encodePng } from "fast-png";
 import jpeg from "jpeg-js";
-import { interlacedGrayPng, stripsSharingLzwData } from "../../../gpu-runner/bench/synthetic/hostile-images.ts";
-import { encodeTiff, type TiffPage } from "../../../gpu-runner/bench/synthetic/tiff-writer.ts";
+import { interlacedGrayPng, stripsSharingLzwData } from "../../fixtures/hostile-images.ts";
+import { encodeTiff, type TiffPage } from "../../fixtures/tiff-writer.ts";
 
 export interface Seed {
   name: string;

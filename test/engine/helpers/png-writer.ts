@@ -2,7 +2,7 @@
 // (row y uses filter y mod 5), sub-byte depths, palettes, and image data split over many IDAT
 // chunks. Shares no code with the decoders.
 import { zlibSync } from "fflate";
-import { chunk, ihdr, iend, rawPng } from "../../../gpu-runner/bench/synthetic/hostile-images.ts";
+import { chunk, ihdr, iend, rawPng } from "../../fixtures/hostile-images.ts";
 
 const STORED: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
 

@@ -3,7 +3,7 @@
 // renderInvertedBrightfield is the plane the diameter estimate sees (inverted, bright nuclei);
 // renderBrightfield is what a camera records.
 import type { DecodedImage } from "../../../common/decode/index.ts";
-import type { LabelImage } from "../../../gpu-runner/bench/synthetic/labels.ts";
+import type { LabelImage } from "../../fixtures/labels.ts";
 
 export function renderInvertedBrightfield(scene: LabelImage): DecodedImage {
   const { width, height, labels } = scene;

@@ -5,7 +5,7 @@ import { encode as encodePng } from "fast-png";
 import { Zip, ZipDeflate, zipSync } from "fflate";
 import { describe, expect, it } from "vitest";
 import { importAnnotation } from "../../../worker/annotations/index.ts";
-import { encodeTiff } from "../../../gpu-runner/bench/synthetic/tiff-writer.ts";
+import { encodeTiff } from "../../fixtures/tiff-writer.ts";
 import { ROI_TYPE, roiFile, type RoiSpec } from "./helpers/imagej-roi-builder.ts";
 import { grid, picture } from "./helpers/label-grid.ts";
 

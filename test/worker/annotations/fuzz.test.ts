@@ -4,9 +4,9 @@
 // else: the bounds on work hold for files no one wrote on purpose too.
 import { encode as encodePng } from "fast-png";
 import { describe, expect, it } from "vitest";
-import { stripsSharingLzwData } from "../../../gpu-runner/bench/synthetic/hostile-images.ts";
-import { combGeoJson, combRoi, rectangleRoi, zipOfOverlappingEntries } from "../../../gpu-runner/bench/synthetic/hostile-annotations.ts";
-import { encodeTiff } from "../../../gpu-runner/bench/synthetic/tiff-writer.ts";
+import { stripsSharingLzwData } from "../../fixtures/hostile-images.ts";
+import { combGeoJson, combRoi, rectangleRoi, zipOfOverlappingEntries } from "../../fixtures/hostile-annotations.ts";
+import { encodeTiff } from "../../fixtures/tiff-writer.ts";
 import { AnnotationImportError, importAnnotation, importErrorStatus } from "../../../worker/annotations/index.ts";
 import { mutate } from "../../engine/helpers/mutate.ts";
 

@@ -7,8 +7,8 @@ import jpeg from "jpeg-js";
 import { describe, expect, it } from "vitest";
 import { AnnotationImportError, importAnnotation, importErrorStatus } from "../../../worker/annotations/index.ts";
 import { MAX_IMPORT_FILE_BYTES, MAX_IMPORT_OBJECTS } from "../../../worker/annotations/limits.ts";
-import { stripsSharingLzwData } from "../../../gpu-runner/bench/synthetic/hostile-images.ts";
-import { encodeTiff } from "../../../gpu-runner/bench/synthetic/tiff-writer.ts";
+import { stripsSharingLzwData } from "../../fixtures/hostile-images.ts";
+import { encodeTiff } from "../../fixtures/tiff-writer.ts";
 import {
   combGeoJson,
   combRoi,
@@ -19,7 +19,7 @@ import {
   oneRingOfPositions,
   rectangleRoi,
   zipOfOverlappingEntries,
-} from "../../../gpu-runner/bench/synthetic/hostile-annotations.ts";
+} from "../../fixtures/hostile-annotations.ts";
 import { ROI_TYPE, roiFile } from "./helpers/imagej-roi-builder.ts";
 
 function refusal(bytes: Uint8Array, width: number, height: number): { kind: string; status: number; detail: string } {
@@ -264,7 +264,7 @@ describe("bounded work", () => {
 });
 
 // Issue 24: files within every count limit that asked for minutes to hours of CPU, or hundreds of
-// megabytes of heap (gpu-runner/bench/synthetic/hostile-annotations.ts). Each is answered with
+// megabytes of heap (test/fixtures/hostile-annotations.ts). Each is answered with
 // the limit it passes, found before the work it would cost; `npm run bench:hostile` times them.
 describe("bounded work, whatever the counts allow", () => {
   it("a comb polygon of 100,000 vertices (GeoJSON, 1.6 MB) is answered 422 before it is filled: its rows cross 200,000 edges", () => {

@@ -2,7 +2,7 @@
 // end records) and as its label mask (masks.tif: masks.png stops at 65,535) imports back unchanged.
 
 import { beforeAll, describe, expect, it } from "vitest";
-import { labelsFromShapes, inRasterOrder, syntheticShapes } from "../../../gpu-runner/bench/synthetic/rois-from-runs.ts";
+import { labelsFromShapes, inRasterOrder, syntheticShapes } from "../../fixtures/rois-from-runs.ts";
 import { renumberInRasterOrder } from "../../../schema/label-image.ts";
 import type { Roi } from "../../../schema/roi.ts";
 import { confluency, measureRois } from "../../../schema/roi-measure.ts";

@@ -10,7 +10,7 @@ import { EXPORTS, exportErrorStatus } from "../../../worker/exports/index.ts";
 import { artifactBody, encodeToBytes, storeArtifact } from "./helpers/artifact-store.ts";
 import { decodeImageJRoi } from "../../../worker/annotations/imagej-roi-decoder.ts";
 import { doubledSignedArea } from "./helpers/polygons.ts";
-import { inRasterOrder, roisFromShapes, syntheticShapes } from "../../../gpu-runner/bench/synthetic/rois-from-runs.ts";
+import { inRasterOrder, roisFromShapes, syntheticShapes } from "../../fixtures/rois-from-runs.ts";
 import { readZipEnd, walkStoredZip } from "./helpers/stored-zip-walker.ts";
 
 const COLUMNS = 400,

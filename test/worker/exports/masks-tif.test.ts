@@ -7,7 +7,7 @@ import { readTiffFile, Tag } from "../../../common/decode/tiff-directory.ts";
 import { exportErrorStatus } from "../../../worker/exports/index.ts";
 import { MasksPngLimitError } from "../../../worker/exports/label-png.ts";
 import { exportFrom, exportSmall } from "./helpers/run-export.ts";
-import { labelsFromShapes, roisFromShapes, type RunShape } from "../../../gpu-runner/bench/synthetic/rois-from-runs.ts";
+import { labelsFromShapes, roisFromShapes, type RunShape } from "../../fixtures/rois-from-runs.ts";
 import { SMALL_HEIGHT, SMALL_WIDTH, smallContext, smallShapes } from "./helpers/small-segmentation.ts";
 import { concatBytes, readAllBytes } from "./helpers/streams.ts";
 

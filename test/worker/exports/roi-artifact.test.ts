@@ -7,7 +7,7 @@ import { readRoiArtifact, readRoiArtifactChunks } from "../../../schema/roi-arti
 import { chunkRunFor, indexRoiArtifact } from "../../../schema/roi-artifact-index.ts";
 import { RoiArtifactAccumulator, RoiArtifactWriter } from "../../../schema/roi-artifact-writer.ts";
 import { artifactBody, encodeToBytes, storeArtifact } from "./helpers/artifact-store.ts";
-import { inRasterOrder, roisFromShapes, syntheticShapes } from "../../../gpu-runner/bench/synthetic/rois-from-runs.ts";
+import { inRasterOrder, roisFromShapes, syntheticShapes } from "../../fixtures/rois-from-runs.ts";
 import { smallDescription, smallRois } from "./helpers/small-segmentation.ts";
 import { streamInPieces } from "./helpers/streams.ts";
 import smallV1Base64 from "./golden/small-v1.artifact.base64?raw";

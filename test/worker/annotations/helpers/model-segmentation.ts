@@ -7,7 +7,7 @@ import { renumberInRasterOrder } from "../../../../schema/label-image.ts";
 import type { Roi } from "../../../../schema/roi.ts";
 import type { RoiArtifactDescription } from "../../../../schema/roi-artifact-writer.ts";
 import { confluency, measureRois } from "../../../../schema/roi-measure.ts";
-import { seededRandom } from "../../../../gpu-runner/bench/synthetic/rois-from-runs.ts";
+import { seededRandom } from "../../../fixtures/rois-from-runs.ts";
 
 export interface ModelSegmentation {
   width: number;

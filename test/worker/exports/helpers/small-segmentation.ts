@@ -3,8 +3,8 @@
 
 import type { ExportContext } from "../../../../schema/measurements.ts";
 import type { RoiArtifactDescription } from "../../../../schema/roi-artifact-writer.ts";
-import { inRasterOrder, roisFromShapes } from "../../../../gpu-runner/bench/synthetic/rois-from-runs.ts";
-import type { RunShape } from "../../../../gpu-runner/bench/synthetic/rois-from-runs.ts";
+import { inRasterOrder, roisFromShapes } from "../../../fixtures/rois-from-runs.ts";
+import type { RunShape } from "../../../fixtures/rois-from-runs.ts";
 
 export const SMALL_WIDTH = 40;
 export const SMALL_HEIGHT = 30;

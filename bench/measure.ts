@@ -6,12 +6,12 @@
 // Prints milliseconds per 10,000 cells for each channel count (least of --runs): the difference
 // between two counts is what a channel adds.
 import { parseArgs } from "node:util";
-import type { DecodedImage } from "../../common/decode/index.ts";
-import { renumberInRasterOrder } from "../../schema/label-image.ts";
-import { measureRois } from "../../schema/roi-measure.ts";
-import { attachCells } from "../engine/cell-expansion.ts";
-import { measureIntensity, measureOutlineIntensity } from "../engine/intensity.ts";
-import { discField } from "./synthetic/labels.ts";
+import type { DecodedImage } from "../common/decode/index.ts";
+import { renumberInRasterOrder } from "../schema/label-image.ts";
+import { measureRois } from "../schema/roi-measure.ts";
+import { attachCells } from "../gpu-runner/engine/cell-expansion.ts";
+import { measureIntensity, measureOutlineIntensity } from "../gpu-runner/engine/intensity.ts";
+import { discField } from "../test/fixtures/labels.ts";
 
 const { values } = parseArgs({
   options: {

@@ -13,25 +13,25 @@
 import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
-import { DEFAULT_ADAMW } from "../network/adamw.ts";
-import type { NetworkConfig } from "../network/flow-network.ts";
-import { buildInferenceModel } from "../network/inference-model.ts";
-import { multiplyAddsPerPixel } from "../network/multiply-adds.ts";
-import { parameterLayout } from "../network/parameter-layout.ts";
-import { buildTrainStepModel, TrainStepNames as N } from "../network/train-step-model.ts";
-import { encodeModel } from "../onnx/model-builder.ts";
-import { floatTensor } from "../network/graph.ts";
-import { initialParameters } from "../training/initial-parameters.ts";
-import { CPSAM_LARGE_NETWORK, CPSAM_NETWORK, defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../training/training-config.ts";
-import type { TrainingConfig } from "../training/training-config.ts";
-import type { DecodedImage } from "../../common/decode/index.ts";
-import { parseManifest } from "../engine/model.ts";
-import { weightsFromModel } from "../network/weights-from-model.ts";
-import { fineTune } from "../training/fine-tune.ts";
-import { readLabelledDirectory } from "../training/labelled-images.ts";
-import type { LabelledImage } from "../training/labelled-images.ts";
-import { validationAp, validationImages } from "../training/validate.ts";
-import { validationIds } from "../training/validation-split.ts";
+import { DEFAULT_ADAMW } from "../gpu-runner/network/adamw.ts";
+import type { NetworkConfig } from "../gpu-runner/network/flow-network.ts";
+import { buildInferenceModel } from "../gpu-runner/network/inference-model.ts";
+import { multiplyAddsPerPixel } from "../gpu-runner/network/multiply-adds.ts";
+import { parameterLayout } from "../gpu-runner/network/parameter-layout.ts";
+import { buildTrainStepModel, TrainStepNames as N } from "../gpu-runner/network/train-step-model.ts";
+import { encodeModel } from "../gpu-runner/onnx/model-builder.ts";
+import { floatTensor } from "../gpu-runner/network/graph.ts";
+import { initialParameters } from "../gpu-runner/training/initial-parameters.ts";
+import { CPSAM_LARGE_NETWORK, CPSAM_NETWORK, defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../gpu-runner/training/training-config.ts";
+import type { TrainingConfig } from "../gpu-runner/training/training-config.ts";
+import type { DecodedImage } from "../common/decode/index.ts";
+import { parseManifest } from "../gpu-runner/engine/model.ts";
+import { weightsFromModel } from "../gpu-runner/network/weights-from-model.ts";
+import { fineTune } from "../gpu-runner/training/fine-tune.ts";
+import { readLabelledDirectory } from "../gpu-runner/training/labelled-images.ts";
+import type { LabelledImage } from "../gpu-runner/training/labelled-images.ts";
+import { validationAp, validationImages } from "../gpu-runner/training/validate.ts";
+import { validationIds } from "../gpu-runner/training/validation-split.ts";
 
 const { values } = parseArgs({
   options: {

@@ -1,6 +1,6 @@
 // npm run bench:big-service [-- --side 32768] [--out DIR]
 // A whole slide through the whole service, as a user sends one: a synthetic fluorescence mosaic
-// (synthetic/mosaic.ts) written as an uncompressed tiled 16-bit BigTIFF (2 GiB at 32768²), then,
+// (test/fixtures/mosaic.ts) written as an uncompressed tiled 16-bit BigTIFF (2 GiB at 32768²), then,
 // on the local stack with one CPU runner, `npm run client -- segment` (resumable upload,
 // prediction, every export), then the dashboard's viewer in Chromium, fitted and zoomed to full
 // resolution. Prints each phase's time, the runner's peak RSS, the cells against the truth, each
@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
-import { startStack } from "../../scripts/local-stack.ts";
-import { SyntheticMosaic } from "./synthetic/mosaic.ts";
+import { startStack } from "../scripts/local-stack.ts";
+import { SyntheticMosaic } from "../test/fixtures/mosaic.ts";
 import { writeTiledBigTiff } from "./tiled-bigtiff-file.ts";
 
 const { values } = parseArgs({

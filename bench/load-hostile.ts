@@ -6,9 +6,9 @@
 // sharing one stream as annotation imports. Target: the victim's p99 within 2x of the quiet run,
 // every crafted file refused with a 4xx, nothing answered 5xx.
 import { encode as encodePng } from "fast-png";
-import type { LocalStack } from "../../scripts/local-stack.ts";
-import type { AdminBackend } from "../../scripts/admin-backends.ts";
-import { stripsSharingLzwData } from "./synthetic/hostile-images.ts";
+import type { LocalStack } from "../scripts/local-stack.ts";
+import type { AdminBackend } from "../scripts/admin-backends.ts";
+import { stripsSharingLzwData } from "../test/fixtures/hostile-images.ts";
 import {
   combGeoJson,
   combRoi,
@@ -17,8 +17,8 @@ import {
   labelsAtTopAndBottom,
   rectangleRoi,
   zipOfOverlappingEntries,
-} from "./synthetic/hostile-annotations.ts";
-import { syntheticNuclei } from "./synthetic/nuclei-grid.ts";
+} from "../test/fixtures/hostile-annotations.ts";
+import { syntheticNuclei } from "../test/fixtures/nuclei-grid.ts";
 import { countBy } from "./load-requests.ts";
 
 /** The victim's image: a microscope frame's worth of work for each prediction (about 2 s on the 2-core CPU). */

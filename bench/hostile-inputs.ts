@@ -15,13 +15,13 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { bytesSource, openImageRegions } from "../../common/decode/region-reader.ts";
-import { decodeImage } from "../../common/decode/index.ts";
-import { ImageDecodeError } from "../../schema/image-formats/index.ts";
-import { AnnotationImportError, importAnnotation, importErrorStatus } from "../../worker/annotations/index.ts";
-import { memoryByteSource } from "../../worker/services/byte-source.ts";
-import { probeImage } from "../../worker/services/image-probe.ts";
-import { stripsSharingLzwData } from "./synthetic/hostile-images.ts";
+import { bytesSource, openImageRegions } from "../common/decode/region-reader.ts";
+import { decodeImage } from "../common/decode/index.ts";
+import { ImageDecodeError } from "../schema/image-formats/index.ts";
+import { AnnotationImportError, importAnnotation, importErrorStatus } from "../worker/annotations/index.ts";
+import { memoryByteSource } from "../worker/services/byte-source.ts";
+import { probeImage } from "../worker/services/image-probe.ts";
+import { stripsSharingLzwData } from "../test/fixtures/hostile-images.ts";
 import {
   combGeoJson,
   combRoi,
@@ -32,7 +32,7 @@ import {
   oneRingOfPositions,
   rectangleRoi,
   zipOfOverlappingEntries,
-} from "./synthetic/hostile-annotations.ts";
+} from "../test/fixtures/hostile-annotations.ts";
 
 type Operation = (bytes: Uint8Array) => Promise<string> | string;
 

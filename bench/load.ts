@@ -9,9 +9,9 @@
 // broken; exits 1 when a check fails. Traffic goes only to the stack on 127.0.0.1.
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
-import { operatorBackend } from "../../scripts/admin-backends.ts";
-import { startStack } from "../../scripts/local-stack.ts";
-import { runningStack } from "../../scripts/running-stack.ts";
+import { operatorBackend } from "../scripts/admin-backends.ts";
+import { startStack } from "../scripts/local-stack.ts";
+import { runningStack } from "../scripts/running-stack.ts";
 import { settle, storageMatchesR2 } from "./load-checks.ts";
 import { client, type Org, partCounts, sampleOneAtATime } from "./load-clients.ts";
 import { hostileNeighbour } from "./load-hostile.ts";

@@ -3,7 +3,7 @@
 // extension with 64-bit offsets, since such files pass 4 GiB). Uncompressed tiles have known sizes,
 // so the directory is written first and the pixels stream after it. For bench:big-service.
 import { closeSync, openSync, writeSync } from "node:fs";
-import type { RegionSource } from "../engine/blocks/region-source.ts";
+import type { RegionSource } from "../gpu-runner/engine/blocks/region-source.ts";
 
 const SHORT = 3,
   LONG = 4,

@@ -6,13 +6,13 @@
 // Uses a 1024x1024 crop of a real Kromp image when ../shared is present, else a synthetic one.
 import { existsSync, readFileSync } from "node:fs";
 import { encode as encodePng } from "fast-png";
-import { createKeySql, createOrganizationSql } from "../../scripts/admin-sql.ts";
-import { BASE_MODEL_DIR } from "../../scripts/public-models.ts";
-import { startStack } from "../../scripts/local-stack.ts";
-import { syntheticNuclei } from "./synthetic/nuclei-grid.ts";
-import { decodeImage, type DecodedImage } from "../../common/decode/index.ts";
-import { loadModel } from "../engine/model.ts";
-import { segmentImage } from "../engine/segment.ts";
+import { createKeySql, createOrganizationSql } from "../scripts/admin-sql.ts";
+import { BASE_MODEL_DIR } from "../scripts/public-models.ts";
+import { startStack } from "../scripts/local-stack.ts";
+import { syntheticNuclei } from "../test/fixtures/nuclei-grid.ts";
+import { decodeImage, type DecodedImage } from "../common/decode/index.ts";
+import { loadModel } from "../gpu-runner/engine/model.ts";
+import { segmentImage } from "../gpu-runner/engine/segment.ts";
 
 const SIZE = 1024;
 const QUEUED = Number(process.env.BENCH_JOBS ?? 6);

@@ -17,20 +17,20 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { decodeImage } from "../../common/decode/index.ts";
-import { FLOW_SCALE, flowsFromLabels } from "../engine/flow-targets.ts";
-import { runNetwork, tileLayout } from "../engine/inference.ts";
-import { computeMasks, DEFAULT_MASK_PARAMS } from "../engine/masks/compute-masks.ts";
-import { chunksRunByWorkers, defaultThreadCount, startMaskThreads } from "../engine/masks/mask-threads.ts";
-import { loadModelFromBytes, type LoadedModel } from "../engine/model.ts";
-import { chooseModel, DEFAULT_MODEL_PATH } from "../engine/model-choice.ts";
-import { normalizeImage } from "../engine/normalize.ts";
-import { buildReferenceModel } from "../engine/reference-model.ts";
-import { confluency, measureRois } from "../../schema/roi-measure.ts";
-import { segmentImage } from "../engine/segment.ts";
-import { DataType, encodeModel } from "../onnx/model-builder.ts";
-import { discField, type LabelImage } from "./synthetic/labels.ts";
-import { renderNuclei } from "./synthetic/image.ts";
+import { decodeImage } from "../common/decode/index.ts";
+import { FLOW_SCALE, flowsFromLabels } from "../gpu-runner/engine/flow-targets.ts";
+import { runNetwork, tileLayout } from "../gpu-runner/engine/inference.ts";
+import { computeMasks, DEFAULT_MASK_PARAMS } from "../gpu-runner/engine/masks/compute-masks.ts";
+import { chunksRunByWorkers, defaultThreadCount, startMaskThreads } from "../gpu-runner/engine/masks/mask-threads.ts";
+import { loadModelFromBytes, type LoadedModel } from "../gpu-runner/engine/model.ts";
+import { chooseModel, DEFAULT_MODEL_PATH } from "../gpu-runner/engine/model-choice.ts";
+import { normalizeImage } from "../gpu-runner/engine/normalize.ts";
+import { buildReferenceModel } from "../gpu-runner/engine/reference-model.ts";
+import { confluency, measureRois } from "../schema/roi-measure.ts";
+import { segmentImage } from "../gpu-runner/engine/segment.ts";
+import { DataType, encodeModel } from "../gpu-runner/onnx/model-builder.ts";
+import { discField, type LabelImage } from "../test/fixtures/labels.ts";
+import { renderNuclei } from "../test/fixtures/image.ts";
 
 const ms = (t: number) => `${t.toFixed(0)} ms`;
 
@@ -237,7 +237,7 @@ async function speed(): Promise<void> {
   }
 
   // 4. A real image end to end, when the shared data is present.
-  const kromp = fileURLToPath(new URL("../../../shared/data/nuclei/kromp/images/", import.meta.url));
+  const kromp = fileURLToPath(new URL("../../shared/data/nuclei/kromp/images/", import.meta.url));
   if (existsSync(kromp)) {
     const file = join(kromp, "Ganglioneuroblastoma_0.tif");
     const t = performance.now();
@@ -265,7 +265,7 @@ async function freshProcess(bytes: Uint8Array, model: LoadedModel): Promise<void
   const dir = mkdtempSync(join(tmpdir(), "bench-fresh-"));
   const file = join(dir, "cells.tif");
   writeFileSync(file, bytes);
-  const script = fileURLToPath(new URL("../cli/segment.ts", import.meta.url));
+  const script = fileURLToPath(new URL("../gpu-runner/cli/segment.ts", import.meta.url));
   const fresh: { wall: number; cpu: number | undefined; output: string }[] = [];
   const warm: { wall: number; cpu: number }[] = [];
   for (let r = 0; r < 3; r++) {

@@ -11,15 +11,15 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { decodeImage } from "../../common/decode/index.ts";
-import { parseManifest } from "../engine/model.ts";
-import { weightsFromModel } from "../network/weights-from-model.ts";
-import { fineTune } from "../training/fine-tune.ts";
-import { labelsFromImage, pairImageWithLabels } from "../training/labelled-images.ts";
-import { medianObjectDiameter } from "../training/object-diameter.ts";
-import { defaultTrainingConfig } from "../training/training-config.ts";
-import { autoDiameterAp, validationAp } from "../training/validate.ts";
-import type { ValidationImage } from "../training/validate.ts";
+import { decodeImage } from "../common/decode/index.ts";
+import { parseManifest } from "../gpu-runner/engine/model.ts";
+import { weightsFromModel } from "../gpu-runner/network/weights-from-model.ts";
+import { fineTune } from "../gpu-runner/training/fine-tune.ts";
+import { labelsFromImage, pairImageWithLabels } from "../gpu-runner/training/labelled-images.ts";
+import { medianObjectDiameter } from "../gpu-runner/training/object-diameter.ts";
+import { defaultTrainingConfig } from "../gpu-runner/training/training-config.ts";
+import { autoDiameterAp, validationAp } from "../gpu-runner/training/validate.ts";
+import type { ValidationImage } from "../gpu-runner/training/validate.ts";
 import { fineTuneSplit } from "./finetune-split.ts";
 
 const { values } = parseArgs({

@@ -14,9 +14,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { decode as decodePng } from "fast-png";
-import { startStack } from "../../scripts/local-stack.ts";
-import { type Plan, PLANS } from "../../schema/db.ts";
-import { averagePrecision } from "../engine/average-precision.ts";
+import { startStack } from "../scripts/local-stack.ts";
+import { type Plan, PLANS } from "../schema/db.ts";
+import { averagePrecision } from "../gpu-runner/engine/average-precision.ts";
 import { fineTuneSplit } from "./finetune-split.ts";
 
 const { values } = parseArgs({

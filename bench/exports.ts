@@ -21,11 +21,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
-import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
-import { freePort, startStack } from "../../scripts/local-stack.ts";
-import { inRasterOrder, roisFromShapes, syntheticShapes } from "./synthetic/rois-from-runs.ts";
+import { encodeRoiArtifact } from "../schema/roi-artifact-writer.ts";
+import { freePort, startStack } from "../scripts/local-stack.ts";
+import { inRasterOrder, roisFromShapes, syntheticShapes } from "../test/fixtures/rois-from-runs.ts";
 import { Inspector } from "./exports-inspector.ts";
-import { artifactKey } from "../../schema/storage-keys.ts";
+import { artifactKey } from "../schema/storage-keys.ts";
 
 const { values } = parseArgs({
   options: {

@@ -2,7 +2,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import type { LocalStack } from "../../scripts/local-stack.ts";
+import type { LocalStack } from "../scripts/local-stack.ts";
 import type { Org } from "./load-clients.ts";
 import { REQUEST_TIMEOUT_MS, timed } from "./load-requests.ts";
 

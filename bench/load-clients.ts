@@ -1,9 +1,9 @@
 // The load bench's clients: each cycles through one organization's work for a bounded time and
 // count, and a sampler watches that organization's predictions meanwhile.
 import { encode as encodePng } from "fast-png";
-import type { LocalStack } from "../../scripts/local-stack.ts";
-import { syntheticNuclei } from "./synthetic/nuclei-grid.ts";
-import { SeededRandom } from "../training/random.ts";
+import type { LocalStack } from "../scripts/local-stack.ts";
+import { syntheticNuclei } from "../test/fixtures/nuclei-grid.ts";
+import { SeededRandom } from "../gpu-runner/training/random.ts";
 import { timed } from "./load-requests.ts";
 
 /** Each client stops after this many operations even if time remains. */

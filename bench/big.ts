@@ -1,5 +1,5 @@
 // npm run bench:big [-- --sizes 4096,8192,16384,32768] [--model <onnx>] [--provider cpu|webgpu|cuda|auto] [--memory-mb N]
-// Block-wise segmentation of synthetic fluorescence mosaics (synthetic/mosaic.ts, rendered block by
+// Block-wise segmentation of synthetic fluorescence mosaics (test/fixtures/mosaic.ts, rendered block by
 // block, never held whole) at each size, each in a fresh child process. Prints, per size: peak RSS
 // of the process, seconds per megapixel, blocks, cells found and true, AP@0.5 against the truth
 // (scored cell by cell as the cells stream out), and, where the whole image fits in memory
@@ -9,15 +9,15 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import type { Roi } from "../../schema/roi.ts";
-import { renderLabels, ScanPolygon } from "../../schema/roi-raster.ts";
-import { averagePrecision } from "../engine/average-precision.ts";
-import { segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
-import { startMaskThreads } from "../engine/masks/mask-threads.ts";
-import type { ExecutionProviderChoice } from "../engine/model.ts";
-import { chooseModel } from "../engine/model-choice.ts";
-import { segmentImage } from "../engine/segment.ts";
-import { SyntheticMosaic } from "./synthetic/mosaic.ts";
+import type { Roi } from "../schema/roi.ts";
+import { renderLabels, ScanPolygon } from "../schema/roi-raster.ts";
+import { averagePrecision } from "../gpu-runner/engine/average-precision.ts";
+import { segmentInBlocks } from "../gpu-runner/engine/blocks/segment-blocks.ts";
+import { startMaskThreads } from "../gpu-runner/engine/masks/mask-threads.ts";
+import type { ExecutionProviderChoice } from "../gpu-runner/engine/model.ts";
+import { chooseModel } from "../gpu-runner/engine/model-choice.ts";
+import { segmentImage } from "../gpu-runner/engine/segment.ts";
+import { SyntheticMosaic } from "../test/fixtures/mosaic.ts";
 
 const { values } = parseArgs({
   options: {
