@@ -75,7 +75,7 @@ const { network, params: baseParams } = weightsFromModel(new Uint8Array(readFile
 const tuned = weightsFromModel(result.onnx).params;
 const config = defaultTrainingConfig(1, { network, modelDiameter: manifest.diameter, cropSize: manifest.tileSize });
 const unseen: ValidationImage[] = testNames.map((name) => {
-  const load = () => pairImageWithLabels(name, read("images", name), read("labels", name), manifest);
+  const load = () => pairImageWithLabels(name, read("images", name), read("labels", name), manifest)[0]!;
   return { id: name, diameter: medianObjectDiameter(load().labels), load };
 });
 console.log("mix a   AP@0.5 diameter auto   AP@0.5 true diameter");

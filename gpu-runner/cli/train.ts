@@ -14,7 +14,8 @@ import { weightsFromModel } from "../network/weights-from-model.ts";
 import { loadCheckpoint, saveCheckpoint } from "../training/checkpoint.ts";
 import type { TrainingState } from "../training/checkpoint.ts";
 import { describeHardware } from "../training/hardware.ts";
-import { readLabelledDirectory, setOfImage } from "../training/labelled-images.ts";
+import { type ImageVariants, readLabelledDirectory, setOfImage, variantSource } from "../training/labelled-images.ts";
+import { SLIDE_VARIANTS, slideVariant } from "../training/stain-augment.ts";
 import { exportModel, writeModel } from "../training/model-export.ts";
 import { networkReads } from "../training/network-input.ts";
 import { prepareImages } from "../training/prepare-image.ts";
@@ -28,10 +29,10 @@ import type { ImageSampling } from "../training/training-config.ts";
 import { SeededRandom } from "../training/random.ts";
 import { freshTrainingState, Trainer } from "../training/trainer.ts";
 import { validationAp, validationImages, validationSample } from "../training/validate.ts";
-import { selectionAndReport, validationIds } from "../training/validation-split.ts";
+import { type HoldOutUnits, selectionAndReport, validationIds } from "../training/validation-split.ts";
 
 const USAGE =
-  "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--input channel|colour] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--provider cpu|webgpu|cuda|auto] [--widths 16,32,64,128 (with --from: widen it)] [--zoom-range R] [--sampling per-set|per-image|sqrt] [--augmentation cellpose|microscope] [--groups set[/modality],...]";
+  "usage: npm run train -- --data <dir> [--data <dir>...] [--from <onnx>] [--input channel|colour] [--steps N] [--seconds S] [--out <dir>] [--name cpsam] [--seed N] [--validation-fraction F] [--validate-every N] [--validation-per-set N] [--lr peak] [--checkpoint-every N] [--threads N] [--provider cpu|webgpu|cuda|auto] [--widths 16,32,64,128 (with --from: widen it)] [--zoom-range R] [--sampling per-set|per-image|sqrt] [--augmentation cellpose|microscope] [--groups set[/modality],...] [--hold-out-by set=regex[:fraction]]... [--slide-variants N]";
 
 function fail(message: string): never {
   console.error(`train: ${message}\n${USAGE}`);
@@ -67,6 +68,8 @@ const { values } = parseArgs({
     provider: { type: "string" },
     widths: { type: "string" },
     groups: { type: "string" },
+    "hold-out-by": { type: "string", multiple: true },
+    "slide-variants": { type: "string" },
     help: { type: "boolean" },
   },
   allowPositionals: false,
@@ -114,6 +117,15 @@ if (widths !== undefined && (widths.length < 2 || widths.some((w) => w === 0)))
   fail(`--widths must list two or more positive channel counts, got "${values.widths}"`);
 // Noise on widened copies' kernels, as a fraction of each layer's weight spread (Net2Net's symmetry breaking).
 const WIDENING_NOISE = 0.01;
+// --hold-out-by tnbc=^tnbc-\d+[:0.5]: that set is held out by the unit the pattern matches in an
+// image's name (a slide), never crop by crop, with its own fraction where given.
+const holdOutUnits: HoldOutUnits[] = (values["hold-out-by"] ?? []).map((rule) => {
+  const match = /^([^=]+)=(.+?)(?::([0-9.]+))?$/.exec(rule) ?? fail(`--hold-out-by must be set=regex[:fraction], got "${rule}"`);
+  return { set: match[1]!, pattern: new RegExp(match[2]!), ...(match[3] === undefined ? {} : { fraction: Number(match[3]) }) };
+});
+// --slide-variants N: every stained-histology image also trains as N copies with other stain
+// amounts, focus and JPEG compression (training/stain-augment.ts); held-out images get none.
+const slideVariants = positiveInteger(values["slide-variants"], "slide-variants", 0);
 const validationPerSet = positiveInteger(values["validation-per-set"], "validation-per-set", 6);
 // What the network reads: "channel" (one channel made for the image's modality) or "colour" (three
 // planes made for it, engine/README.md "Colour models"). Absent: the --from model's or the
@@ -172,14 +184,21 @@ const { config } = state;
 
 // Data, read as the network reads it, and the fixed hold-out.
 const reads = networkReads(config.network.inputChannels);
-const pairs = dataDirs.flatMap((dir) => {
+const variants: ImageVariants | undefined =
+  slideVariants > 0
+    ? { count: slideVariants, modality: "histology", make: (decoded, id, k) => slideVariant(decoded, new SeededRandom(seed + k * 7919 + idHash(id))) }
+    : undefined;
+const allPairs = dataDirs.flatMap((dir) => {
   if (!existsSync(join(dir, "images")) || !existsSync(join(dir, "labels"))) fail(`${dir} has no images/ and labels/ folders`);
-  return readLabelledDirectory(dir, reads);
+  return readLabelledDirectory(dir, reads, variants);
 });
+// The split is drawn over the images themselves; a variant goes with its image, and held-out images are scored as they are.
+const pairs = allPairs.filter((p) => variantSource(p.id) === p.id);
 const held = validationIds(
   pairs.map((p) => p.id),
   validationFraction,
   seed,
+  holdOutUnits,
 );
 // --groups narrows training and validation to some groups (a specialist, e.g. dsb2018-train/histology)
 // after the split is drawn over every image, so each group keeps the same held-out images.
@@ -187,16 +206,17 @@ const groups = values.groups?.split(",");
 const unknownGroup = groups?.find((group) => !pairs.some((p) => setOfImage(p.id) === group));
 if (unknownGroup !== undefined) fail(`--groups: no images in group "${unknownGroup}"`);
 const inGroups = (id: string) => groups === undefined || groups.includes(setOfImage(id));
-const trainPairs = pairs.filter((p) => !held.has(p.id) && inGroups(p.id));
+const trainPairs = allPairs.filter((p) => !held.has(variantSource(p.id)) && inGroups(p.id));
 const validationPairs = pairs.filter((p) => held.has(p.id) && inGroups(p.id));
 // Periodic checks choose the written weights, so they read only the selection part of the hold-out;
 // the report part is scored at the end and chooses nothing.
 const { selection, report: reported } = selectionAndReport(
   validationPairs.map((p) => p.id),
   seed,
+  holdOutUnits,
 );
 console.log(
-  `data: ${pairs.length} labelled images, ${trainPairs.length} for training, ${validationPairs.length} held out (seed ${seed}: ${selection.size} to select with, ${reported.size} to report on), read for a ${reads.input ? "colour" : "one-channel"} network`,
+  `data: ${pairs.length} labelled images${variants ? ` (and ${allPairs.length - pairs.length} slide variants)` : ""}, ${trainPairs.length} for training, ${validationPairs.length} held out (seed ${seed}: ${selection.size} to select with, ${reported.size} to report on), read for a ${reads.input ? "colour" : "one-channel"} network`,
 );
 
 const preparing = performance.now();
@@ -215,7 +235,12 @@ function writeRecord(final: boolean): void {
       selection: [...selection],
       report: [...reported],
     },
-    validationSplit: { fraction: validationFraction, seed },
+    validationSplit: {
+      fraction: validationFraction,
+      seed,
+      ...(holdOutUnits.length > 0 && { units: holdOutUnits.map((u) => ({ ...u, pattern: u.pattern.source })) }),
+    },
+    ...(variants && { slideVariants: { count: variants.count, settings: SLIDE_VARIANTS } }),
     config,
     stepsCompleted: state.step,
     wallSeconds: (state.history as { wallSeconds?: number }).wallSeconds ?? 0,
@@ -230,7 +255,9 @@ function provenance() {
     source: state.history.startedFrom
       ? `fine-tuned from ${state.history.startedFrom}${state.history.startedFromOneChannel ? " (its one-channel first layer spread over three colour planes)" : ""}${state.history.widenedTo ? ` (widened to ${String(state.history.widenedTo)} channels, Net2Net)` : ""} by this project's trainer (gpu-runner/training), ${state.step} steps`
       : `trained from scratch by this project's trainer (gpu-runner/training), ${state.step} steps`,
-    license: "weights: project licence; training data CC0",
+    license: dataDirs.some((dir) => /(^|\/)tnbc\/?$/.test(dir))
+      ? "weights: project licence; training data CC0 and CC BY 4.0 (TNBC: Naylor et al. 2018, IEEE TMI)"
+      : "weights: project licence; training data CC0",
     trainedOn: dataDirs.map((dir) => dir.replace(/\/+$/, "").split("/").slice(-2).join("/")),
     createdAt: new Date().toISOString(),
     notes: reads.input
@@ -302,6 +329,13 @@ if (finished && heldOut.length > 0) {
 }
 writeRecord(finished);
 console.log(`${isTty ? "\n" : ""}done at step ${state.step}; model in ${outDir}/${name}.onnx`);
+
+/** A stable number for an id (FNV-1a), so each image's variants do not depend on the order images are read in. */
+function idHash(id: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193) >>> 0;
+  return hash;
+}
 
 function imageSampling(value: string): ImageSampling {
   const sampling = IMAGE_SAMPLINGS.find((s) => s === value);

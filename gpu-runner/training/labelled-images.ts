@@ -32,9 +32,13 @@ export function setOfImage(id: string): string {
   return id.slice(0, Math.max(0, id.lastIndexOf("/")));
 }
 
-/** What a model that reads the modality (one channel, or colour) gets from a decoded image, as the engine makes it at inference. */
-export function toModelInput(decoded: DecodedImage, reads: ModelReads): { data: Float32Array; channels: number; modality: Modality } {
-  const { image, modality } = modelInput(decoded, reads, undefined);
+/** What a model that reads the modality (one channel, or colour) gets from a decoded image, as the engine makes it at inference (or for the modality given). */
+export function toModelInput(
+  decoded: DecodedImage,
+  reads: ModelReads,
+  given: Modality | "auto" = "auto",
+): { data: Float32Array; channels: number; modality: Modality } {
+  const { image, modality } = modelInput(decoded, reads, undefined, given);
   if (!modality) throw new Error(`the trainer reads images for one-channel or colour models, not for a model of ${reads.channels} plain channels`);
   return { data: image.data, channels: image.channels, modality: modality.modality };
 }
@@ -50,18 +54,50 @@ export function labelsFromImage(decoded: DecodedImage): Uint32Array {
   return labels;
 }
 
-export function pairImageWithLabels(id: string, imageBytes: Uint8Array, labelBytes: Uint8Array, reads: ModelReads = ONE_CHANNEL): LabelledImage {
+/**
+ * Extra training copies of some images, each changed by `make` (training/stain-augment.ts) before
+ * it is read as the network reads it. A copy's id is its image's id and "~k"; it is read for its
+ * image's modality, so a changed colour never changes how it is read.
+ */
+export interface ImageVariants {
+  count: number;
+  /** Only images the engine reads as this modality get copies. */
+  modality: Modality;
+  make(decoded: DecodedImage, id: string, k: number): DecodedImage;
+}
+
+/** The id of the image a variant was made from (an image's own id for an image). */
+export function variantSource(id: string): string {
+  const mark = id.lastIndexOf("~");
+  return mark < 0 ? id : id.slice(0, mark);
+}
+
+export function pairImageWithLabels(
+  id: string,
+  imageBytes: Uint8Array,
+  labelBytes: Uint8Array,
+  reads: ModelReads = ONE_CHANNEL,
+  variants?: ImageVariants,
+): LabelledImage[] {
   const decoded = decodeImage(imageBytes);
   const labelImage = decodeImage(labelBytes);
   if (labelImage.width !== decoded.width || labelImage.height !== decoded.height) {
     throw new Error(`${id}: labels are ${labelImage.width}x${labelImage.height}, the image ${decoded.width}x${decoded.height}`);
   }
+  const labels = labelsFromImage(labelImage);
   const { data, channels, modality } = toModelInput(decoded, reads);
-  return { id, width: decoded.width, height: decoded.height, image: data, channels, labels: labelsFromImage(labelImage), modality };
+  const pairs: LabelledImage[] = [{ id, width: decoded.width, height: decoded.height, image: data, channels, labels, modality }];
+  if (variants && modality === variants.modality && decoded.channels >= 3) {
+    for (let k = 1; k <= variants.count; k++) {
+      const variant = toModelInput(variants.make(decoded, id, k), reads, modality);
+      pairs.push({ id: `${id}~${k}`, width: decoded.width, height: decoded.height, image: variant.data, channels, labels, modality });
+    }
+  }
+  return pairs;
 }
 
-/** Every image in <dir>/images that has a label image in <dir>/labels, sorted by name, as a model that reads `reads` gets it. */
-export function readLabelledDirectory(dir: string, reads: ModelReads = ONE_CHANNEL): LabelledImage[] {
+/** Every image in <dir>/images that has a label image in <dir>/labels, sorted by name, as a model that reads `reads` gets it (with its variants, if asked). */
+export function readLabelledDirectory(dir: string, reads: ModelReads = ONE_CHANNEL, variants?: ImageVariants): LabelledImage[] {
   const set = basename(dir.replace(/\/+$/, ""));
   const labelNames = new Set(readdirSync(join(dir, "labels")));
   const listed = listedModalities(dir);
@@ -70,7 +106,9 @@ export function readLabelledDirectory(dir: string, reads: ModelReads = ONE_CHANN
     const name = basename(file, extname(file));
     if (!labelNames.has(`${name}.png`)) continue;
     const group = listed ? `${set}/${listed.get(name) ?? "unlisted"}` : set;
-    pairs.push(pairImageWithLabels(`${group}/${name}`, readFileSync(join(dir, "images", file)), readFileSync(join(dir, "labels", `${name}.png`)), reads));
+    pairs.push(
+      ...pairImageWithLabels(`${group}/${name}`, readFileSync(join(dir, "images", file)), readFileSync(join(dir, "labels", `${name}.png`)), reads, variants),
+    );
   }
   if (pairs.length === 0) throw new Error(`no image/label pairs under ${dir} (expected images/<name>.* and labels/<name>.png)`);
   return pairs;

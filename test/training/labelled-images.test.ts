@@ -5,7 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encode } from "fast-png";
 import { afterAll, describe, expect, it } from "vitest";
-import { readLabelledDirectory, setOfImage } from "../../gpu-runner/training/labelled-images.ts";
+import { readLabelledDirectory, setOfImage, variantSource } from "../../gpu-runner/training/labelled-images.ts";
+import { COLOUR } from "../../gpu-runner/training/network-input.ts";
+import { jitterStains } from "../../gpu-runner/training/stain-augment.ts";
 import { validationIds } from "../../gpu-runner/training/validation-split.ts";
 import { syntheticNuclei } from "./synthetic-nuclei.ts";
 
@@ -64,5 +66,45 @@ describe("a labelled dataset", () => {
     ];
     // One of each modality is held out, not 25% of the set as a whole.
     expect(held.map(setOfImage).sort()).toEqual(["mixed/brightfield", "mixed/fluorescence"]);
+  });
+});
+
+describe("slide variants of stained images", () => {
+  /** <root>/<set>: one image of purple nuclei on pink tissue (RGB), one of bright nuclei on black (gray). */
+  function writeStainedSet(set: string): string {
+    const dir = join(root, set);
+    mkdirSync(join(dir, "images"), { recursive: true });
+    mkdirSync(join(dir, "labels"), { recursive: true });
+    const { image, labels } = syntheticNuclei(64, 64, 6, 7);
+    const rgb = new Uint8Array(3 * 64 * 64);
+    image.forEach((v, i) => rgb.set([230 - 140 * v, 170 - 110 * v, 200 - 50 * v].map(Math.round), 3 * i));
+    writeFileSync(join(dir, "images", "stained.png"), encode({ width: 64, height: 64, data: rgb, depth: 8, channels: 3 }));
+    const gray = Uint8Array.from(image, (v) => Math.round(20 + 200 * v));
+    writeFileSync(join(dir, "images", "fluorescent.png"), encode({ width: 64, height: 64, data: gray, depth: 8, channels: 1 }));
+    for (const name of ["stained", "fluorescent"])
+      writeFileSync(join(dir, "labels", `${name}.png`), encode({ width: 64, height: 64, data: Uint16Array.from(labels), depth: 16, channels: 1 }));
+    return dir;
+  }
+
+  it("adds the asked copies of each stained image only, with its labels and modality, named after it", () => {
+    const made: string[] = [];
+    const pairs = readLabelledDirectory(writeStainedSet("stained"), COLOUR, {
+      count: 2,
+      modality: "histology",
+      make: (decoded, id, k) => {
+        made.push(`${id}~${k}`);
+        return jitterStains(decoded, [1 + 0.2 * k, 1, 1], [0, 0, 0]);
+      },
+    });
+    expect(pairs.map((p) => [p.id, p.modality])).toEqual([
+      ["stained/fluorescent", "fluorescence"],
+      ["stained/stained", "histology"],
+      ["stained/stained~1", "histology"],
+      ["stained/stained~2", "histology"],
+    ]);
+    expect(made).toEqual(["stained/stained~1", "stained/stained~2"]);
+    expect(pairs.map((p) => variantSource(p.id))).toEqual(["stained/fluorescent", "stained/stained", "stained/stained", "stained/stained"]);
+    expect(pairs[2]!.labels).toBe(pairs[1]!.labels);
+    expect(pairs[2]!.image).not.toEqual(pairs[1]!.image);
   });
 });

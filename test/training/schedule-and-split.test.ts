@@ -50,3 +50,28 @@ describe("selection and report parts of the hold-out", () => {
     expect(again.report).toEqual(once.report);
   });
 });
+
+describe("a set held out by source (the crops of one slide)", () => {
+  // 8 slides of 1 to 6 crops each, named as TNBC names them: tnbc-<slide>_<crop>.
+  const crops = [3, 1, 6, 2, 4, 2, 5, 1].flatMap((count, s) => Array.from({ length: count }, (_, c) => `tnbc/tnbc-0${s + 1}_${c + 1}`));
+  const others = Array.from({ length: 10 }, (_, i) => `other/${i}`);
+  const rules = [{ set: "tnbc", pattern: /^tnbc-\d+/, fraction: 0.5 }];
+  const slide = (id: string) => id.slice(5, 12);
+
+  it("holds out whole slides, at that set's own fraction, and leaves other sets as they were", () => {
+    const held = validationIds([...crops, ...others], 0.2, 1, rules);
+    const heldSlides = new Set([...held].filter((id) => id.startsWith("tnbc/")).map(slide));
+    expect(heldSlides.size).toBe(4);
+    for (const id of crops) expect(held.has(id)).toBe(heldSlides.has(slide(id)));
+    expect([...held].filter((id) => id.startsWith("other/"))).toEqual([...validationIds(others, 0.2, 1)]);
+  });
+
+  it("never puts crops of one slide in both the selection and the report part", () => {
+    const held = validationIds(crops, 0.2, 1, rules);
+    const { selection, report } = selectionAndReport(held, 1, rules);
+    expect(new Set([...selection, ...report])).toEqual(held);
+    const selectedSlides = new Set([...selection].map(slide));
+    expect([...report].some((id) => selectedSlides.has(slide(id)))).toBe(false);
+    expect(new Set([...report].map(slide)).size).toBe(2);
+  });
+});
