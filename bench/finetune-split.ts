@@ -2,7 +2,7 @@
 // images they segment later: only images the base model's training record held out for validation
 // (the base has never seen them, as a user's images), sorted by name so every run splits the same
 // way, rotated to give other splits of the same set.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 
 export interface FineTuneSplitRequest {
@@ -42,4 +42,40 @@ export function fineTuneSplit(request: FineTuneSplitRequest): { trainNames: stri
   const start = request.rotate % sorted.length;
   const names = [...sorted.slice(start), ...sorted.slice(0, start)];
   return { trainNames: names.slice(0, request.train), testNames: names.slice(request.train, request.train + request.test) };
+}
+
+export interface SlideSplitRequest {
+  /** A folder of crops named <slide>_<crop> (TNBC: tnbc-01_1), images/ and labels/. */
+  data: string;
+  /** The slides whose crops a user annotates, e.g. ["tnbc-02", "tnbc-03"]. */
+  trainSlides: string[];
+  /** At most this many crops trained on, taken from the slides in turn. */
+  maxTrain: number;
+}
+
+/** The slide a crop comes from: its name up to the last "_". */
+export function slideOf(name: string): string {
+  const mark = name.lastIndexOf("_");
+  return mark < 0 ? name : name.slice(0, mark);
+}
+
+/**
+ * A split by slide, never by crop (crops of one slide share a patient, a stain and a scanner): up
+ * to `maxTrain` crops of the training slides, taken from each slide in turn, and every crop of the
+ * other slides to score.
+ */
+export function slideSplit(request: SlideSplitRequest): { trainNames: string[]; testNames: string[] } {
+  const names = readdirSync(join(request.data, "images"))
+    .map((file) => file.replace(/\.[^.]+$/, ""))
+    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
+  const slides = new Set(names.map(slideOf));
+  const unknown = request.trainSlides.find((slide) => !slides.has(slide));
+  if (unknown !== undefined) throw new Error(`no crops of slide ${unknown} in ${request.data} (slides: ${[...slides].join(", ")})`);
+  const bySlide = request.trainSlides.map((slide) => names.filter((name) => slideOf(name) === slide));
+  const trainNames: string[] = [];
+  for (let round = 0; trainNames.length < request.maxTrain && bySlide.some((crops) => round < crops.length); round++)
+    for (const crops of bySlide) if (round < crops.length && trainNames.length < request.maxTrain) trainNames.push(crops[round]!);
+  const testNames = names.filter((name) => !request.trainSlides.includes(slideOf(name)));
+  if (testNames.length === 0) throw new Error("every slide is a training slide: none is left to score");
+  return { trainNames, testNames };
 }

@@ -10,6 +10,9 @@
 // where the base is weakest (cpsam 3: AP@0.5 0.64 on these images with the service's defaults), and
 // fluorescence, where it is good (0.85); brightfield (3 validation images) on request with
 // --held-out none. The first --train names (sorted, then --rotate d) train, the next --test are scored.
+// --set tnbc: a stained-histology collection that no public model learned (TNBC, Naylor et al. 2018),
+// split by slide (finetune-split.ts, slideSplit): up to --train crops of --train-slides train, and
+// every crop of the other slides is scored.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -17,11 +20,13 @@ import { decode as decodePng } from "fast-png";
 import { startStack } from "../scripts/local-stack.ts";
 import { type Plan, PLANS } from "../schema/db.ts";
 import { averagePrecision } from "../gpu-runner/engine/average-precision.ts";
-import { fineTuneSplit } from "./finetune-split.ts";
+import { fineTuneSplit, slideSplit } from "./finetune-split.ts";
 
 const { values } = parseArgs({
   options: {
     data: { type: "string", default: "../shared/data/nuclei/dsb2018-train" },
+    tnbc: { type: "string", default: "../shared/data/nuclei/tnbc" },
+    "train-slides": { type: "string", default: "tnbc-02,tnbc-03" },
     base: { type: "string", default: "cpsam" },
     plan: { type: "string", default: "free" },
     "held-out": { type: "string", default: "gpu-runner/models/cpsam/training-record.json" },
@@ -39,7 +44,8 @@ if (values.help) {
   --plan      the organization's plan (default free: training bounded to 600 s; pro: 3600 s, with TRAINING_SECONDS raising the runner's 600-s default)
   --base      the public model fine-tuned and compared with (default cpsam; cpsam-large shares its hold-out)
   --held-out  use only the images this training record held out for validation (default: the base model's record); "none": every image
-  --set       modalities of modality.csv to run (default: histology, where the base is weak, and fluorescence, where it is good; also brightfield)
+  --set       modalities of modality.csv to run (default: histology, where the base is weak, and fluorescence, where it is good; also brightfield),
+              or tnbc: the TNBC folder (--tnbc <dir>), --train crops of --train-slides (default tnbc-02,tnbc-03) trained on, every crop of the other slides scored
   --train     images trained on per set (default 8); --test: unseen images scored per set (default 13; 21 histology images are held out)
   --steps   training steps; default: the runner's time budget (TRAINING_SECONDS, 600 s)
   --rotate  start the split N names further along the sorted list (wrapping round): another split of the same set, to choose a setting on one split and report it on another`);
@@ -58,8 +64,17 @@ const testCount = Number(values.test);
 const steps = values.steps === undefined ? undefined : Number(values.steps);
 const rotate = Number(values.rotate);
 
-function truthOf(name: string): Uint32Array {
-  const png = decodePng(readFileSync(join(values.data, "labels", `${name}.png`)));
+/** The folder a set's images and labels are in. */
+const dataOf = (set: string) => (set === "tnbc" ? values.tnbc : values.data);
+
+/** A set's images trained on and scored: TNBC by slide, the others as fineTuneSplit draws them from dsb2018-train. */
+function splitOf(set: string): { trainNames: string[]; testNames: string[] } {
+  if (set === "tnbc") return slideSplit({ data: values.tnbc, trainSlides: values["train-slides"].split(","), maxTrain: trainCount });
+  return fineTuneSplit({ data: values.data, heldOutRecord: values["held-out"], modality: set, train: trainCount, test: testCount, rotate });
+}
+
+function truthOf(set: string, name: string): Uint32Array {
+  const png = decodePng(readFileSync(join(dataOf(set), "labels", `${name}.png`)));
   return Uint32Array.from(png.data as ArrayLike<number>);
 }
 
@@ -94,7 +109,7 @@ async function main() {
     }
   };
   /** Segments an image with a model and scores it against its ground truth. */
-  const score = async (imageId: string, name: string, modelId: string, diameter?: number | null) => {
+  const score = async (set: string, imageId: string, name: string, modelId: string, diameter?: number | null) => {
     const { job_id } = await postJson("/job/prediction", { image_id: imageId, model_id: modelId, ...(diameter ? { params: { diameter } } : {}) });
     const done = await waitJob(job_id as string);
     const masks = decodePng(
@@ -102,7 +117,7 @@ async function main() {
         await (await fetch(`${stack.api}/export/${done.segmentation_id}/masks.png`, { headers: { Authorization: `Bearer ${stack.key}` } })).arrayBuffer(),
       ),
     );
-    const [ap50, ap75] = averagePrecision(truthOf(name), Uint32Array.from(masks.data as ArrayLike<number>), [0.5, 0.75]).ap;
+    const [ap50, ap75] = averagePrecision(truthOf(set, name), Uint32Array.from(masks.data as ArrayLike<number>), [0.5, 0.75]).ap;
     const segmentation = await call<{ diameter: number | null }>(`/segmentation/${done.segmentation_id}`);
     return { ap50, ap75, diameter: segmentation.diameter };
   };
@@ -110,21 +125,15 @@ async function main() {
   const summary: string[] = [];
   try {
     for (const modality of sets) {
-      const { trainNames, testNames } = fineTuneSplit({
-        data: values.data,
-        heldOutRecord: values["held-out"],
-        modality,
-        train: trainCount,
-        test: testCount,
-        rotate,
-      });
-      console.log(`\n${modality}: training on ${trainCount} images, scoring ${testCount} others`);
+      const { trainNames, testNames } = splitOf(modality);
+      const data = dataOf(modality);
+      console.log(`\n${modality}: training on ${trainNames.length} images, scoring ${testNames.length} others`);
 
       const trainIds = [];
       for (const name of trainNames) {
-        const { image } = await postFile("/upload", join(values.data, "images", `${name}.png`));
+        const { image } = await postFile("/upload", join(data, "images", `${name}.png`));
         const id = (image as { id: string }).id;
-        await postFile("/segmentation", join(values.data, "labels", `${name}.png`), { image_id: id });
+        await postFile("/segmentation", join(data, "labels", `${name}.png`), { image_id: id });
         trainIds.push(id);
       }
       const started = performance.now();
@@ -159,13 +168,13 @@ async function main() {
         "  unseen image                         base AP@0.5 AP@0.75 diameter   fine-tuned AP@0.5 AP@0.75 diameter   base at that diameter AP@0.5 AP@0.75",
       );
       for (const name of testNames) {
-        const { image } = await postFile("/upload", join(values.data, "images", `${name}.png`));
+        const { image } = await postFile("/upload", join(data, "images", `${name}.png`));
         const id = (image as { id: string }).id;
-        const before = await score(id, name, baseModel);
-        const after = await score(id, name, trained.result_model_id as string);
+        const before = await score(modality, id, name, baseModel);
+        const after = await score(modality, id, name, trained.result_model_id as string);
         // What the weights add: the base at the diameter the fine-tuned model settled on (a fine-tuned
         // model also knows its training objects' size, which alone helps where the base misjudges it).
-        const sameSize = await score(id, name, baseModel, after.diameter);
+        const sameSize = await score(modality, id, name, baseModel, after.diameter);
         base.push(before);
         tuned.push(after);
         baseAtTuned.push(sameSize);
@@ -185,7 +194,7 @@ async function main() {
         `${modality.padEnd(14)}${f3(b50).padStart(8)}${f3(b75).padStart(9)}${f3(t50).padStart(13)}${f3(t75).padStart(9)}${`${t50 >= b50 ? "+" : ""}${(t50 - b50).toFixed(3)}`.padStart(12)}${f3(s50).padStart(20)}${f3(s75).padStart(9)}`,
       );
     }
-    console.log(`\nmean over the unseen images of each set (${testCount} per set, segmented with diameter "auto", as a user would)`);
+    console.log(`\nmean over the unseen images of each set (segmented with diameter "auto", as a user would)`);
     console.log("set             base AP@0.5 AP@0.75  fine-tuned AP@0.5 AP@0.75  change AP@0.5  base at the fine-tuned model's diameter AP@0.5 AP@0.75");
     for (const row of summary) console.log(row);
   } finally {

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { fineTuneSplit } from "../../bench/finetune-split.ts";
+import { fineTuneSplit, slideSplit } from "../../bench/finetune-split.ts";
 
 function dataset(): { data: string; record: string } {
   const root = mkdtempSync(join(tmpdir(), "split-"));
@@ -42,5 +42,28 @@ describe("fineTuneSplit", () => {
       "histology: 5 images held out by the base's training record, fewer than --train 3 + --test 3",
     );
     expect(() => fineTuneSplit({ data, heldOutRecord: record, modality: "histology", train: 1, test: 1, rotate: -1 })).toThrow(/--rotate/);
+  });
+});
+
+describe("slideSplit", () => {
+  function crops(): string {
+    const data = join(mkdtempSync(join(tmpdir(), "slides-")), "tnbc");
+    mkdirSync(join(data, "images"), { recursive: true });
+    const counts = { "tnbc-01": 3, "tnbc-02": 2, "tnbc-03": 4, "tnbc-10": 1 };
+    for (const [slide, count] of Object.entries(counts)) for (let c = 1; c <= count; c++) writeFileSync(join(data, "images", `${slide}_${c}.png`), "");
+    return data;
+  }
+
+  it("trains on crops of the named slides, taken in turn up to the limit, and scores every crop of the others", () => {
+    expect(slideSplit({ data: crops(), trainSlides: ["tnbc-01", "tnbc-03"], maxTrain: 5 })).toEqual({
+      trainNames: ["tnbc-01_1", "tnbc-03_1", "tnbc-01_2", "tnbc-03_2", "tnbc-01_3"],
+      testNames: ["tnbc-02_1", "tnbc-02_2", "tnbc-10_1"],
+    });
+  });
+
+  it("refuses a slide that is not there, and a split that leaves nothing to score", () => {
+    const data = crops();
+    expect(() => slideSplit({ data, trainSlides: ["tnbc-04"], maxTrain: 8 })).toThrow(/no crops of slide tnbc-04/);
+    expect(() => slideSplit({ data, trainSlides: ["tnbc-01", "tnbc-02", "tnbc-03", "tnbc-10"], maxTrain: 8 })).toThrow(/none is left/);
   });
 });
