@@ -6,7 +6,6 @@
 // Uses a 1024x1024 crop of a real Kromp image when ../shared is present, else a synthetic one.
 import { existsSync, readFileSync } from "node:fs";
 import { encode as encodePng } from "fast-png";
-import { createKeySql, createOrganizationSql } from "../scripts/admin-sql.ts";
 import { BASE_MODEL_DIR } from "../scripts/public-models.ts";
 import { startStack } from "../scripts/local-stack.ts";
 import { syntheticNuclei } from "../test/fixtures/nuclei-grid.ts";
@@ -66,10 +65,8 @@ async function main() {
     const orgs = [{ key: stack.key }];
     for (let i = 1; i < QUEUED; i++) {
       const slug = `bench-${i}`;
-      stack.sql(createOrganizationSql(crypto.randomUUID(), slug, { plan: "enterprise" }));
-      const { key, sql } = await createKeySql(slug);
-      stack.sql(sql);
-      orgs.push({ key });
+      await stack.admin.createOrganization(slug, { plan: "enterprise" });
+      orgs.push({ key: (await stack.admin.createKey(slug)).key });
     }
     const call = async (key: string, path: string, init: RequestInit = {}) => {
       const response = await fetch(stack.api + path, { ...init, headers: { Authorization: `Bearer ${key}`, ...init.headers } });

@@ -1,94 +1,32 @@
-// Where the admin CLI's commands run. Deployed environments, and local state no stack is running
-// on: the admin SQL through `wrangler d1 execute`. A running local stack: its worker's operator API,
-// so the worker stays the only process that opens the local SQLite file.
-import {
-  AdminInputError,
-  addMemberSql,
-  createKeySql,
-  createOrganizationSql,
-  listKeysSql,
-  listMembersSql,
-  loginLinkSql,
-  type OrgOptions,
-  removeMemberSql,
-  revokeKeySql,
-} from "./admin-sql.ts";
+// Where the admin CLI's commands run, and the running local stack's way: its worker's operator API,
+// so the worker stays the only process that opens the local SQLite file. Local state no stack is
+// running on, and deployed environments: scripts/admin-database-backend.ts. Both run the worker's
+// own operator functions (worker/operator/), so every path acts the same.
 import { readFileSync } from "node:fs";
-import { publicModelFiles, uploadPublicModel } from "./public-models.ts";
-import type { RunningStack } from "./running-stack.ts";
-import { d1, type Target } from "./wrangler.ts";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { MODEL_FILES } from "../schema/storage-keys.ts";
-
-export interface KeyRow {
-  id: string;
-  prefix: string;
-  created_at: number;
-  revoked_at: number | null;
-}
-
-export interface MemberRow {
-  email: string;
-  created_at: number;
-}
+import { HttpError } from "../worker/errors.ts";
+import type { KeyListing } from "../worker/operator/keys.ts";
+import type { MemberListing } from "../worker/operator/members.ts";
+import type { OrgOptions } from "../worker/operator/organizations.ts";
+import { publicModelFiles } from "./public-models.ts";
+import type { RunningStack } from "./running-stack.ts";
 
 export interface AdminBackend {
   /** Where the commands act, for the CLI's messages. */
   readonly where: string;
   createOrganization(slug: string, options: OrgOptions): Promise<{ id: string }>;
   createKey(slug: string): Promise<{ id: string; key: string }>;
-  listKeys(slug: string): Promise<KeyRow[]>;
+  listKeys(slug: string): Promise<KeyListing[]>;
   revokeKey(keyId: string): Promise<void>;
   /** Lets a person (by email) into the organization's dashboard; adding twice is harmless. */
   addMember(slug: string, email: string): Promise<void>;
   removeMember(slug: string, email: string): Promise<void>;
-  listMembers(slug: string): Promise<MemberRow[]>;
+  listMembers(slug: string): Promise<MemberListing[]>;
   /** A one-time dashboard sign-in URL on `baseUrl` (15 minutes, single use). */
   createLoginLink(slug: string, baseUrl: string): Promise<string>;
   /** Puts the committed public model's files (scripts/public-models.ts) where its row points; false when its weights are not committed. */
   uploadPublicModel(id: string): Promise<boolean>;
-}
-
-export function wranglerBackend(target: Target): AdminBackend {
-  return {
-    where: target.env ? `the ${target.env} database` : "the local database",
-    async createOrganization(slug, options) {
-      const id = crypto.randomUUID();
-      if (d1(target, createOrganizationSql(id, slug, options)).length === 0) throw new AdminInputError(`organization ${slug} already exists`);
-      return { id };
-    },
-    async createKey(slug) {
-      const { id, key, sql } = await createKeySql(slug);
-      d1(target, sql);
-      if (d1(target, `SELECT id FROM api_keys WHERE id = '${id}'`).length === 0) throw new AdminInputError(`no organization with slug ${slug}`);
-      return { id, key };
-    },
-    async listKeys(slug) {
-      return d1(target, listKeysSql(slug)) as unknown as KeyRow[];
-    },
-    async revokeKey(keyId) {
-      if (d1(target, revokeKeySql(keyId)).length === 0) throw new AdminInputError(`no active key with id ${keyId}`);
-    },
-    async addMember(slug, email) {
-      d1(target, addMemberSql(slug, email));
-      if (!d1(target, listMembersSql(slug)).some((row) => row.email === email.toLowerCase())) throw new AdminInputError(`no organization with slug ${slug}`);
-    },
-    async removeMember(slug, email) {
-      if (d1(target, removeMemberSql(slug, email)).length === 0) throw new AdminInputError(`${email} is not a member of ${slug}`);
-    },
-    async listMembers(slug) {
-      return d1(target, listMembersSql(slug)) as unknown as MemberRow[];
-    },
-    async createLoginLink(slug, baseUrl) {
-      const { url, tokenHash, sql } = await loginLinkSql(slug, baseUrl);
-      d1(target, sql);
-      if (d1(target, `SELECT token_hash FROM dashboard_login_links WHERE token_hash = '${tokenHash}'`).length === 0)
-        throw new AdminInputError(`no organization with slug ${slug}`);
-      return url;
-    },
-    async uploadPublicModel(id) {
-      return uploadPublicModel(target, id);
-    },
-  };
 }
 
 const OPERATOR_TIMEOUT_MS = 30_000;
@@ -109,7 +47,7 @@ async function fetchStartingWorker(url: string, init: RequestInit): Promise<Resp
   }
 }
 
-export function operatorBackend(stack: RunningStack): AdminBackend {
+export function operatorBackend(stack: Pick<RunningStack, "url" | "secret">): AdminBackend {
   async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const bytes = body instanceof Uint8Array;
     const response = await fetchStartingWorker(`${stack.url}/api/v1/operator${path}`, {
@@ -124,7 +62,8 @@ export function operatorBackend(stack: RunningStack): AdminBackend {
     const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
     if (response.ok) return parsed as T;
     const detail = typeof parsed.detail === "string" ? parsed.detail : JSON.stringify(parsed.detail ?? text);
-    if (response.status < 500) throw new AdminInputError(detail);
+    // The worker's own refusal (422, 404, 409): the CLI prints its reason, as for every other path.
+    if (response.status < 500) throw new HttpError(response.status as ContentfulStatusCode, detail);
     throw new Error(`the running worker at ${stack.url} answered ${response.status}: ${detail}`);
   }
   return {
@@ -132,7 +71,7 @@ export function operatorBackend(stack: RunningStack): AdminBackend {
     createOrganization: (slug, options) =>
       call("POST", "/orgs", { slug, plan: options.plan, storage_cap: options.storageCap ?? undefined, analysis_cap: options.analysisCap ?? undefined }),
     createKey: (slug) => call("POST", `/orgs/${encodeURIComponent(slug)}/keys`),
-    listKeys: async (slug) => (await call<{ items: KeyRow[] }>("GET", `/orgs/${encodeURIComponent(slug)}/keys`)).items,
+    listKeys: async (slug) => (await call<{ items: KeyListing[] }>("GET", `/orgs/${encodeURIComponent(slug)}/keys`)).items,
     revokeKey: async (keyId) => {
       await call("POST", `/keys/${encodeURIComponent(keyId)}/revoke`);
     },
@@ -142,7 +81,7 @@ export function operatorBackend(stack: RunningStack): AdminBackend {
     removeMember: async (slug, email) => {
       await call("DELETE", `/orgs/${encodeURIComponent(slug)}/members/${encodeURIComponent(email)}`);
     },
-    listMembers: async (slug) => (await call<{ items: MemberRow[] }>("GET", `/orgs/${encodeURIComponent(slug)}/members`)).items,
+    listMembers: async (slug) => (await call<{ items: MemberListing[] }>("GET", `/orgs/${encodeURIComponent(slug)}/members`)).items,
     createLoginLink: async (slug, baseUrl) => (await call<{ url: string }>("POST", `/orgs/${encodeURIComponent(slug)}/login-links`, { base_url: baseUrl })).url,
     uploadPublicModel: async (id) => {
       const files = publicModelFiles(id);

@@ -5,14 +5,17 @@
 //                  models upload
 //                  [--env staging|production]   (default: the local database of `npm start`)
 //                  [--persist-to <dir>]          (local state directory; default wrangler's .wrangler/state)
-// Locally, while `npm start` runs, the commands go through the running worker's operator API (two
-// processes on one SQLite file answer SQLITE_BUSY); otherwise through `wrangler d1 execute`.
+// Every path runs the worker's own operator functions (worker/operator/). Locally, while `npm start`
+// runs, through the running worker's operator API (two processes on one SQLite file answer
+// SQLITE_BUSY); otherwise on the database directly: local state through wrangler's
+// getPlatformProxy, deployed environments through the D1 REST API.
 import { parseArgs } from "node:util";
 import type { Plan } from "../schema/db.ts";
-import { type AdminBackend, operatorBackend, wranglerBackend } from "./admin-backends.ts";
-import { AdminInputError } from "./admin-sql.ts";
+import { HttpError } from "../worker/errors.ts";
+import { type AdminBackend, operatorBackend } from "./admin-backends.ts";
 import { PUBLIC_MODEL_DIRS } from "./public-models.ts";
 import { runningStack } from "./running-stack.ts";
+import { UsageError } from "./usage-error.ts";
 import { applyMigrations, type Target } from "./wrangler.ts";
 
 const USAGE = `usage: npm run admin -- <command> [--env staging|production]
@@ -29,8 +32,14 @@ const USAGE = `usage: npm run admin -- <command> [--env staging|production]
 function intOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0) throw new AdminInputError(`--${name} must be a whole number >= 0`);
+  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`--${name} must be a whole number >= 0`);
   return n;
+}
+
+/** Local state with no stack on it, or a deployed environment. Loaded only then: it loads wrangler (seconds). */
+async function databaseBackend(target: Target): Promise<AdminBackend> {
+  const { deployedBackend, localBackend } = await import("./admin-database-backend.ts");
+  return target.env ? deployedBackend({ ...target, env: target.env }) : localBackend(target);
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -52,15 +61,15 @@ async function main(argv: string[]): Promise<void> {
     console.log(USAGE);
     return;
   }
-  if (values.env !== undefined && values.env !== "staging" && values.env !== "production") throw new AdminInputError("--env must be staging or production");
+  if (values.env !== undefined && values.env !== "staging" && values.env !== "production") throw new UsageError("--env must be staging or production");
   const target: Target = { env: values.env as Target["env"], persistTo: values["persist-to"] };
   const stack = target.env ? null : runningStack(target);
   // A running stack applied the migrations when it started; applying them again would open its file.
   if (!target.env && !stack) applyMigrations(target);
-  const backend: AdminBackend = stack ? operatorBackend(stack) : wranglerBackend(target);
+  const backend: AdminBackend = stack ? operatorBackend(stack) : await databaseBackend(target);
 
   const need = (what: string) => {
-    if (!arg) throw new AdminInputError(`missing ${what}\n${USAGE}`);
+    if (!arg) throw new UsageError(`missing ${what}\n${USAGE}`);
     return arg;
   };
 
@@ -89,7 +98,7 @@ async function main(argv: string[]): Promise<void> {
     console.log(`revoked key ${arg}`);
   } else if (resource === "member" && (action === "add" || action === "remove")) {
     const slug = need("<org-slug>");
-    if (!arg2) throw new AdminInputError(`missing <email>\n${USAGE}`);
+    if (!arg2) throw new UsageError(`missing <email>\n${USAGE}`);
     if (action === "add") {
       await backend.addMember(slug, arg2);
       console.log(`${arg2.toLowerCase()} is a member of ${slug}`);
@@ -104,22 +113,24 @@ async function main(argv: string[]): Promise<void> {
   } else if (resource === "login-link") {
     // `login-link <slug>`: the slug is the action position.
     const slug = action;
-    if (!slug) throw new AdminInputError(`missing <org-slug>\n${USAGE}`);
+    if (!slug) throw new UsageError(`missing <org-slug>\n${USAGE}`);
     const url = await backend.createLoginLink(slug, values.url ?? stack?.url ?? `http://127.0.0.1:${process.env.PORT ?? 8787}`);
     console.log(`one-time sign-in link for ${slug} (valid 15 minutes, works once):`);
     console.log(url);
   } else if (resource === "models" && action === "upload") {
     for (const [id, dir] of Object.entries(PUBLIC_MODEL_DIRS)) {
       if (await backend.uploadPublicModel(id)) console.log(`uploaded ${id} to the R2 bucket of ${backend.where}`);
-      else if (id === "cpsam") throw new AdminInputError(`no base model at ${dir}/${id}.onnx`);
+      else if (id === "cpsam") throw new UsageError(`no base model at ${dir}/${id}.onnx`);
       else console.log(`${id}: no weights committed at ${dir}/${id}.onnx yet; nothing to upload`);
     }
   } else {
-    throw new AdminInputError(`unknown command: ${positionals.join(" ")}\n${USAGE}`);
+    throw new UsageError(`unknown command: ${positionals.join(" ")}\n${USAGE}`);
   }
 }
 
 main(process.argv.slice(2)).catch((error) => {
-  console.error(error instanceof AdminInputError ? `error: ${error.message}` : error);
+  // The worker's refusals of an input (422, 404, 409) are the operator's to fix, like usage errors.
+  const refused = error instanceof UsageError || (error instanceof HttpError && error.status < 500);
+  console.error(refused ? `error: ${error.message}` : error);
   process.exit(1);
 });

@@ -6,27 +6,26 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Plan } from "../schema/db.ts";
-import { createKeySql, createOrganizationSql, loginLinkSql } from "./admin-sql.ts";
+import { createKey } from "../worker/operator/keys.ts";
+import { anyOrganizationExists, createOrganization } from "../worker/operator/organizations.ts";
+import { type AdminBackend, operatorBackend } from "./admin-backends.ts";
+import { withLocalDatabase } from "./local-database.ts";
 import { uploadPublicModels } from "./public-models.ts";
 import { announceStack } from "./running-stack.ts";
 import { applyMigrations, d1, r2Put, spawnWrangler, type Target } from "./wrangler.ts";
 
-/** Applies migrations; creates `slug` with a key if the database has no organization yet. */
+/**
+ * Applies migrations; creates `slug` with a key if the database has no organization yet. Runs
+ * before the worker starts: it opens the local state itself (the worker's operator functions on
+ * getPlatformProxy's D1), which no other process may have open meanwhile.
+ */
 export async function prepareLocalState(target: Target, slug = "demo", plan?: Plan): Promise<{ createdKey: string | null }> {
   applyMigrations(target);
-  const [{ n }] = d1(target, "SELECT count(*) AS n FROM organizations") as { n: number }[];
-  if (n > 0) return { createdKey: null };
-  d1(target, createOrganizationSql(crypto.randomUUID(), slug, { plan }));
-  const { key, sql } = await createKeySql(slug);
-  d1(target, sql);
-  return { createdKey: key };
-}
-
-/** A one-time dashboard sign-in URL for `slug` on the worker at `baseUrl`. */
-export async function createLoginLink(target: Target, slug: string, baseUrl: string): Promise<string> {
-  const { url, sql } = await loginLinkSql(slug, baseUrl);
-  d1(target, sql);
-  return url;
+  return withLocalDatabase(target, async (db) => {
+    if (await anyOrganizationExists(db)) return { createdKey: null };
+    await createOrganization(db, slug, { plan });
+    return { createdKey: (await createKey(db, slug)).key };
+  });
 }
 
 export function startWorker(target: Target, port: number, vars: Record<string, string> = {}, inspectorPort?: number): ChildProcess {
@@ -72,6 +71,8 @@ export interface LocalStack {
   slug: string;
   /** A fresh one-time dashboard sign-in URL for `slug`. */
   loginLink(): Promise<string>;
+  /** The admin CLI's commands on this stack, through its worker's operator API. */
+  admin: AdminBackend;
   /** The Worker's SIGNING_KEY, for signing storage URLs the way the Worker does. */
   signingKey: string;
   /** The `wrangler dev` process; workerd runs below it. */
@@ -144,11 +145,13 @@ export async function startStack(options: StackOptions = {}): Promise<LocalStack
   const children: ChildProcess[] = [worker];
   await waitUntilServing(`${url}/api/v1/models`);
   announceStack(target, { url, pid: worker.pid!, secret: operatorSecret });
+  const admin = operatorBackend({ url, secret: operatorSecret });
   return {
     api: `${url}/api/v1`,
     key: createdKey!,
     slug: "e2e",
-    loginLink: () => createLoginLink(target, "e2e", url),
+    loginLink: () => admin.createLoginLink("e2e", url),
+    admin,
     signingKey,
     get workerPid() {
       return worker.pid!;

@@ -12,7 +12,7 @@ const wranglerBin = join(dirname(createRequire(import.meta.url).resolve("wrangle
  * sample from workers.cloudflare.com/cf.json (offline it printed `getaddrinfo ENOTFOUND
  * workers.cloudflare.com`) and uses its built-in placeholder, which nothing in this worker reads.
  */
-const quietEnv = { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
+export const quietEnv = { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
 
 export interface Target {
   /** undefined = local state; otherwise a deployed environment. */

@@ -9,7 +9,6 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { createHash, randomBytes } from "node:crypto";
-import { addMemberSql, createOrganizationSql } from "../../scripts/admin-sql.ts";
 import { nucleusCentres, syntheticNuclei, syntheticNucleiLabels } from "../fixtures/nuclei-grid.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -578,9 +577,9 @@ describe("the dashboard in a browser", () => {
   it("lets a member of several organizations switch between them", async () => {
     // A session as Cloudflare Access opens it for a member (deployed sign-in; this stack signs in with links).
     const email = "ada@lab.example";
-    stack.sql(createOrganizationSql(crypto.randomUUID(), "e2e-core"));
-    stack.sql(addMemberSql(stack.slug, email));
-    stack.sql(addMemberSql("e2e-core", email));
+    await stack.admin.createOrganization("e2e-core", {});
+    await stack.admin.addMember(stack.slug, email);
+    await stack.admin.addMember("e2e-core", email);
     const token = randomBytes(32).toString("hex");
     const tokenHash = createHash("sha256").update(token).digest("hex");
     stack.sql(`INSERT INTO dashboard_sessions (id, token_hash, org_id, email, expires_at, created_at)

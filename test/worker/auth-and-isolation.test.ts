@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { revokeKeySql } from "../../scripts/admin-sql.ts";
+import { revokeKey } from "../../worker/operator/keys.ts";
+import { database } from "../../worker/services/database.ts";
 import { call, createOrg, json, RUNNER_TOKEN, type TestOrg, uploadImage } from "./helpers.ts";
 
 describe("authentication", () => {
@@ -16,7 +17,7 @@ describe("authentication", () => {
     const org = await createOrg();
     expect((await call("/models", { key: org.key })).status).toBe(200);
     const { id } = (await env.DB.prepare("SELECT id FROM api_keys WHERE org_id = ?").bind(org.id).first<{ id: string }>())!;
-    await env.DB.exec(revokeKeySql(id));
+    await revokeKey(database(env.DB), id);
     expect((await call("/models", { key: org.key })).status).toBe(401);
   });
 

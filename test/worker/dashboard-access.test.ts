@@ -2,9 +2,10 @@
 // RSA key pair and serves in place of https://<team>/cdn-cgi/access/certs (no network).
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { addMemberSql } from "../../scripts/admin-sql.ts";
 import { app } from "../../worker/app.ts";
+import { addMember } from "../../worker/operator/members.ts";
 import { AccessJwtError, AccessKeysUnavailableError, JWKS_FAILURE_BACKOFF_MS, JWKS_TTL_MS, verifyAccessJwt } from "../../worker/services/access-jwt.ts";
+import { database } from "../../worker/services/database.ts";
 import { deleteExpiredSignIns } from "../../worker/services/dashboard-sessions.ts";
 import { recordSignOut, SIGN_OUT_MEMORY_MS, signedOutSince } from "../../worker/services/dashboard-sign-outs.ts";
 import { createOrg, json, uploadImage } from "./helpers.ts";
@@ -201,7 +202,7 @@ describe("the dashboard behind Cloudflare Access", () => {
     const org = await createOrg();
     const other = await createOrg();
     const foreign = await uploadImage(other);
-    await env.DB.exec(addMemberSql(org.slug, "Grace@Lab.example"));
+    await addMember(database(env.DB), org.slug, "Grace@Lab.example");
     const { request } = await accessWorker();
 
     const page = await request("/dashboard", "grace@lab.example");
@@ -227,7 +228,7 @@ describe("the dashboard behind Cloudflare Access", () => {
 
   it("does not let a session cookie stand in for the Access JWT, nor outlive the membership", async () => {
     const org = await createOrg();
-    await env.DB.exec(addMemberSql(org.slug, "lin@lab.example"));
+    await addMember(database(env.DB), org.slug, "lin@lab.example");
     const { request } = await accessWorker();
     const cookie = sessionCookie(await request("/dashboard", "lin@lab.example"));
     expect((await request("/dashboard", null, { headers: { Cookie: cookie } })).status).toBe(401);
@@ -240,8 +241,8 @@ describe("the dashboard behind Cloudflare Access", () => {
     const core = await createOrg();
     const foreign = await createOrg();
     const coreImage = await uploadImage(core, "core-facility.png");
-    await env.DB.exec(addMemberSql(lab.slug, "ada@lab.example"));
-    await env.DB.exec(addMemberSql(core.slug, "ada@lab.example"));
+    await addMember(database(env.DB), lab.slug, "ada@lab.example");
+    await addMember(database(env.DB), core.slug, "ada@lab.example");
     const { request } = await accessWorker();
     const first = await request("/dashboard", "ada@lab.example");
     const cookie = sessionCookie(first);
@@ -274,7 +275,7 @@ describe("the dashboard behind Cloudflare Access", () => {
 
   it("shows no switcher to a member of one organization", async () => {
     const org = await createOrg();
-    await env.DB.exec(addMemberSql(org.slug, "solo@lab.example"));
+    await addMember(database(env.DB), org.slug, "solo@lab.example");
     const { request } = await accessWorker();
     const html = await (await request("/dashboard", "solo@lab.example")).text();
     expect(html).toContain(`<span class="org" title="Your organization">${org.slug}</span>`);
@@ -301,8 +302,8 @@ describe("the dashboard behind Cloudflare Access", () => {
 
   it("signs out for good: through Access's logout, and a token Access issued before the sign-out opens no new session", async () => {
     const org = await createOrg();
-    await env.DB.exec(addMemberSql(org.slug, "ines@lab.example"));
-    await env.DB.exec(addMemberSql(org.slug, "omar@lab.example"));
+    await addMember(database(env.DB), org.slug, "ines@lab.example");
+    await addMember(database(env.DB), org.slug, "omar@lab.example");
     const { request } = await accessWorker();
     const signedInAt = { iat: now() - 60 };
     const first = await request("/dashboard", "ines@lab.example", {}, signedInAt);

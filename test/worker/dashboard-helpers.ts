@@ -1,8 +1,9 @@
-// Signing in to the dashboard the way a person does: a one-time link from the admin CLI's own SQL,
+// Signing in to the dashboard the way a person does: a one-time link as the admin CLI makes it,
 // then the session cookie and the page's CSRF token on every later request.
 import { env } from "cloudflare:workers";
-import { loginLinkSql } from "../../scripts/admin-sql.ts";
 import { SESSION_COOKIE_NAME } from "../../worker/middleware/session.ts";
+import { createLoginLink } from "../../worker/operator/login-links.ts";
+import { database } from "../../worker/services/database.ts";
 import { call, type CallOptions, type TestOrg } from "./helpers.ts";
 
 export const ORIGIN = "http://cellseg.test";
@@ -13,9 +14,7 @@ export interface DashboardSession {
 }
 
 export async function loginLink(org: Pick<TestOrg, "slug">, origin = ORIGIN): Promise<string> {
-  const { url, sql } = await loginLinkSql(org.slug, origin);
-  await env.DB.exec(sql);
-  return url;
+  return createLoginLink(database(env.DB), org.slug, origin);
 }
 
 /** The session cookie a response sets, as a Cookie header a browser would send back. */

@@ -1,10 +1,11 @@
-// Shared by the worker tests: organizations made with the admin CLI's own SQL, and an HTTP client
+// Shared by the worker tests: organizations made with the operator functions the admin CLI runs, and an HTTP client
 // for the worker under test (the real app inside workerd, with real D1, R2 and Queues).
 import { env, exports } from "cloudflare:workers";
 import { encode as encodePng } from "fast-png";
-import type { OrgOptions } from "../../scripts/admin-sql.ts";
+import { createKey } from "../../worker/operator/keys.ts";
+import { createOrganization, type OrgOptions } from "../../worker/operator/organizations.ts";
+import { database } from "../../worker/services/database.ts";
 import { checkAgainstDocument } from "./openapi-responses.ts";
-import { createKeySql, createOrganizationSql } from "../../scripts/admin-sql.ts";
 
 export const BASE = "http://cellseg.test/api/v1";
 export const RUNNER_TOKEN = "runner-token-one";
@@ -41,12 +42,10 @@ export interface TestOrg {
 let orgCounter = 0;
 
 export async function createOrg(options: OrgOptions = {}): Promise<TestOrg> {
-  const id = crypto.randomUUID();
-  const slug = `org-${++orgCounter}-${id.slice(0, 8)}`;
-  await env.DB.exec(createOrganizationSql(id, slug, options));
-  const created = await createKeySql(slug);
-  await env.DB.exec(created.sql);
-  return { id, slug, key: created.key };
+  const slug = `org-${++orgCounter}-${crypto.randomUUID().slice(0, 8)}`;
+  const { id } = await createOrganization(database(env.DB), slug, options);
+  const { key } = await createKey(database(env.DB), slug);
+  return { id, slug, key };
 }
 
 export interface CallOptions {

@@ -4,17 +4,12 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { PLANS } from "../../schema/db.ts";
 import type { AppEnv } from "../env.ts";
-import {
-  addMember,
-  createKey,
-  createLoginLink,
-  createOrganization,
-  listKeys,
-  listMembers,
-  putPublicModelFile,
-  removeMember,
-  revokeKey,
-} from "../services/operator.ts";
+import { createKey, listKeys, revokeKey } from "../operator/keys.ts";
+import { createLoginLink } from "../operator/login-links.ts";
+import { addMember, listMembers, removeMember } from "../operator/members.ts";
+import { createOrganization } from "../operator/organizations.ts";
+import { putPublicModelFile } from "../operator/public-model-files.ts";
+import { database } from "../services/database.ts";
 import { validate } from "../validation.ts";
 import { MODEL_FILE_NAMES } from "../../schema/storage-keys.ts";
 
@@ -27,35 +22,40 @@ const keyParam = z.object({ id: z.string().min(1).max(64) });
 
 operator.post("/orgs", validate("json", orgBody), async (c) => {
   const body = c.req.valid("json");
-  return c.json(await createOrganization(c.env.DB, body.slug, { plan: body.plan, storageCap: body.storage_cap, analysisCap: body.analysis_cap }), 201);
+  return c.json(
+    await createOrganization(database(c.env.DB), body.slug, { plan: body.plan, storageCap: body.storage_cap, analysisCap: body.analysis_cap }),
+    201,
+  );
 });
 
-operator.post("/orgs/:slug/keys", validate("param", slugParam), async (c) => c.json(await createKey(c.env.DB, c.req.valid("param").slug), 201));
+operator.post("/orgs/:slug/keys", validate("param", slugParam), async (c) => c.json(await createKey(database(c.env.DB), c.req.valid("param").slug), 201));
 
-operator.get("/orgs/:slug/keys", validate("param", slugParam), async (c) => c.json({ items: await listKeys(c.env.DB, c.req.valid("param").slug) }));
+operator.get("/orgs/:slug/keys", validate("param", slugParam), async (c) => c.json({ items: await listKeys(database(c.env.DB), c.req.valid("param").slug) }));
 
 operator.post("/keys/:id/revoke", validate("param", keyParam), async (c) => {
-  await revokeKey(c.env.DB, c.req.valid("param").id);
+  await revokeKey(database(c.env.DB), c.req.valid("param").id);
   return c.json({ id: c.req.valid("param").id, revoked: true });
 });
 
 const memberParam = z.object({ slug: z.string().min(1).max(63), email: z.string().min(3).max(320) });
 
 operator.post("/orgs/:slug/members", validate("param", slugParam), validate("json", z.object({ email: z.string().min(3).max(320) })), async (c) => {
-  await addMember(c.env.DB, c.req.valid("param").slug, c.req.valid("json").email);
+  await addMember(database(c.env.DB), c.req.valid("param").slug, c.req.valid("json").email);
   return c.json({ email: c.req.valid("json").email.toLowerCase() }, 201);
 });
 
-operator.get("/orgs/:slug/members", validate("param", slugParam), async (c) => c.json({ items: await listMembers(c.env.DB, c.req.valid("param").slug) }));
+operator.get("/orgs/:slug/members", validate("param", slugParam), async (c) =>
+  c.json({ items: await listMembers(database(c.env.DB), c.req.valid("param").slug) }),
+);
 
 operator.delete("/orgs/:slug/members/:email", validate("param", memberParam), async (c) => {
   const { slug, email } = c.req.valid("param");
-  await removeMember(c.env.DB, slug, email);
+  await removeMember(database(c.env.DB), slug, email);
   return c.body(null, 204);
 });
 
 operator.post("/orgs/:slug/login-links", validate("param", slugParam), validate("json", z.object({ base_url: z.url() })), async (c) => {
-  return c.json({ url: await createLoginLink(c.env.DB, c.req.valid("param").slug, c.req.valid("json").base_url) }, 201);
+  return c.json({ url: await createLoginLink(database(c.env.DB), c.req.valid("param").slug, c.req.valid("json").base_url) }, 201);
 });
 
 operator.put("/models/:id/:file", validate("param", z.object({ id: z.string().min(1).max(100), file: z.enum(MODEL_FILE_NAMES) })), async (c) => {
