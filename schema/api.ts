@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { IMAGE_STATUSES, JOB_STATUSES } from "./db.ts";
 import { modalityParam } from "./modality.ts";
+import { MAX_DIAMETER_PX, MAX_EXPANSION_REACH_PX, MIN_DIAMETER_PX } from "./work-limits.ts";
 
 const id = z.string().min(1).max(100);
 
@@ -17,9 +18,21 @@ export const resumableUploadBody = z
 
 /**
  * Object diameter in pixels. Cellpose's convention: 0 means "estimate it from the image"; null,
- * "auto" and leaving it out mean the same. `requestedDiameter` is the one reading of it.
+ * "auto" and leaving it out mean the same. `requestedDiameter` is the one reading of it. A named
+ * diameter lies within MIN_DIAMETER_PX..MAX_DIAMETER_PX (schema/work-limits.ts): it multiplies the
+ * work (block margins grow with it, the network's pixels with the enlargement below the model's).
  */
-export const diameter = z.union([z.number().min(0).max(1000), z.literal("auto"), z.null()]);
+export const diameter = z.union([
+  z
+    .number()
+    .min(0)
+    .max(MAX_DIAMETER_PX, { error: `diameter is at most ${MAX_DIAMETER_PX} px, the limit (downscale the image for larger objects)` })
+    .refine((d) => !(d > 0 && d < MIN_DIAMETER_PX), {
+      error: `diameter is at least ${MIN_DIAMETER_PX} px, the limit (0 or "auto" estimates it)`,
+    }),
+  z.literal("auto"),
+  z.null(),
+]);
 
 export function requestedDiameter(value: unknown): number | undefined {
   return typeof value === "number" && value > 0 ? value : undefined;
@@ -28,7 +41,9 @@ export function requestedDiameter(value: unknown): number | undefined {
 /** Cellpose's parameters; anything left out takes the model's or Cellpose's default. */
 export const segmentParams = z
   .object({
-    diameter: diameter.optional().meta({ description: 'Object diameter in pixels; 0, null or "auto" (or leaving it out): estimated from the image' }),
+    diameter: diameter.optional().meta({
+      description: `Object diameter in pixels, ${MIN_DIAMETER_PX} to ${MAX_DIAMETER_PX} (the limits: it multiplies the work; past them 422); 0, null or "auto" (or leaving it out): estimated from the image`,
+    }),
     cellprob_threshold: z.number().min(-20).max(20).optional(),
     flow_threshold: z.number().min(0).max(10).optional(),
     min_size: z.number().int().min(0).optional(),
@@ -52,11 +67,20 @@ export const segmentParams = z
       description:
         'One-channel models: "auto" (default) detects fluorescence, brightfield or stained histology; the engine inverts the latter two so nuclei read bright',
     }),
-    cell_expansion_um: z.number().positive().max(500).optional().meta({
-      description:
-        "Grows each nucleus into a cell by this many micrometres, never into another nucleus or another's cell (as QuPath's cell expansion): the `cell` measurement columns, and `rois.geojson?objects=cell`. Needs a pixel size (the file's or `pixel_size_um`)",
-    }),
-    cell_expansion_px: z.number().positive().max(500).optional().meta({ description: "The same cell expansion in pixels; give one of the two" }),
+    cell_expansion_um: z
+      .number()
+      .positive()
+      .max(500)
+      .optional()
+      .meta({
+        description: `Grows each nucleus into a cell by this many micrometres, never into another nucleus or another's cell (as QuPath's cell expansion): the \`cell\` measurement columns, and \`rois.geojson?objects=cell\`. Needs a pixel size (the file's or \`pixel_size_um\`), and may reach at most ${MAX_EXPANSION_REACH_PX} px at it (the limit: the distance over the smallest pixel size; past it 422)`,
+      }),
+    cell_expansion_px: z
+      .number()
+      .positive()
+      .max(MAX_EXPANSION_REACH_PX, { error: `cell_expansion_px is at most ${MAX_EXPANSION_REACH_PX} px, the limit a cell expansion may reach` })
+      .optional()
+      .meta({ description: `The same cell expansion in pixels, at most ${MAX_EXPANSION_REACH_PX} (the limit); give one of the two` }),
   })
   .strict()
   .refine((p) => p.cell_expansion_um === undefined || p.cell_expansion_px === undefined, {

@@ -233,6 +233,12 @@ export const jobs = sqliteTable(
     createdAt: createdAt(),
     startedAt: integer("started_at"),
     finishedAt: integer("finished_at"),
+    /**
+     * How long a runner's job may take, counted from its first start across every attempt (startedAt):
+     * past it the job is FAILED and not leased again (schema/work-limits.ts; a training's: its plan's
+     * bound plus fetching and uploading). Null: none (conversions, run by the worker itself).
+     */
+    timeLimitSeconds: integer("time_limit_seconds"),
   },
   (t) => [
     index("jobs_org_kind_status").on(t.orgId, t.kind, t.status),

@@ -102,6 +102,12 @@ const leaseCommon = {
   attempt: z.number(),
   lease_token: z.string(),
   lease_expires_at: z.number(),
+  /**
+   * The job's time limit, counted from its first start across every attempt (schema/work-limits.ts),
+   * and what was left of it when this lease was granted: the runner stops the job by then, and the
+   * worker fails it (heartbeats past it are refused; it is never leased again).
+   */
+  time_limit: z.object({ seconds: z.number(), left_seconds: z.number() }).optional(),
 };
 
 /** The model a prediction or training runs (a preview job runs none). */
@@ -113,9 +119,17 @@ export const leasedPrediction = z.object({
   model: leasedModel,
   /**
    * The request's parameters as the API validated them. Unknown keys are dropped rather than
-   * refused, so a runner a release behind still runs a job that names a newer parameter.
+   * refused, so a runner a release behind still runs a job that names a newer parameter. The work
+   * limits (schema/work-limits.ts) are not part of the shape: a job queued before a limit was
+   * lowered must still parse, so that the runner fails it with the reason instead of never leasing it.
    */
-  params: z.object(segmentParams.shape).default({}),
+  params: z
+    .object({
+      ...segmentParams.shape,
+      diameter: z.union([z.number().min(0), z.literal("auto"), z.null()]).optional(),
+      cell_expansion_px: z.number().positive().optional(),
+    })
+    .default({}),
   image: signedImage,
   /**
    * preview_url: where the image's preview tile archive goes (schema/preview-tiles.ts), sent only

@@ -15,6 +15,7 @@ import type { ChannelBounds } from "./normalize.ts";
 import { resizePlanar } from "./resize.ts";
 import { confluency, measureRois } from "../../schema/roi-measure.ts";
 import { InputError } from "./faults.ts";
+import { MAX_AUTO_ENLARGEMENT, MAX_DIAMETER_PX } from "../../schema/work-limits.ts";
 
 export interface SegmentParams extends MaskParams {
   /**
@@ -112,12 +113,6 @@ const HISTOLOGY_GUESS_DIVISOR = 1.6;
 
 /** Largest factor by which an image may be enlarged for the network (diameter much smaller than the model's). */
 const MAX_UPSCALE_PIXELS = 2 ** 28;
-/**
- * An estimated diameter never enlarges the image more than this (nor past MAX_UPSCALE_PIXELS): a
- * wrong estimate on noise must not make a job fail or take many times longer; a user who knows the
- * objects are that small can still say so.
- */
-const MAX_AUTO_UPSCALE = 3;
 
 export async function segmentImage(
   image: DecodedImage,
@@ -157,8 +152,9 @@ export async function segmentImage(
   lap("normalize");
 
   const manifestDiameter = manifest.diameter;
-  const smallestAutoDiameter = manifestDiameter * Math.max(1 / MAX_AUTO_UPSCALE, Math.sqrt((width * height * manifest.channels) / MAX_UPSCALE_PIXELS));
-  const boundedAutoDiameter = (estimate: number) => Math.max(estimate, smallestAutoDiameter);
+  const smallestAutoDiameter = manifestDiameter * Math.max(1 / MAX_AUTO_ENLARGEMENT, Math.sqrt((width * height * manifest.channels) / MAX_UPSCALE_PIXELS));
+  // An estimate stays within what a request may name (MAX_DIAMETER_PX): a block's margins grow with it.
+  const boundedAutoDiameter = (estimate: number) => Math.min(MAX_DIAMETER_PX, Math.max(estimate, smallestAutoDiameter));
   // A fine-tuned model knows the size of the objects it learned from, in its users' own pixels: that
   // size is where "auto" starts and what it keeps unless the masks measure otherwise.
   const learned = manifest.trainedObjectDiameter;

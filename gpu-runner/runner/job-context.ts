@@ -29,6 +29,12 @@ export interface JobContext {
 
 export class JobStopped extends Error {}
 
+/**
+ * The job ran into its time limit (its lease's `time_limit`): stopped and reported failed; the worker
+ * fails it for good with the limit as its reason, and never leases it again.
+ */
+export class JobTimedOut extends JobStopped {}
+
 /** A fresh signed URL of the job's image, for reads that outlast the one its lease came with. */
 export function renewedImageUrl(job: LeasedPrediction | LeasedPreview, ctx: JobContext): () => Promise<string> {
   return async () => ((await ctx.api.urls(job)) as LeasedPrediction | LeasedPreview).image.url;

@@ -1,5 +1,6 @@
 // A prediction: fetch the image and model, segment, upload the ROI artifact, report the counts.
 import { requestedDiameter } from "../../schema/api.ts";
+import { diameterRefusal, expansionReachRefusal } from "../../schema/work-limits.ts";
 import type { LeasedPrediction } from "../../schema/internal-api.ts";
 import { encodeRoiArtifact, RoiArtifactAccumulator } from "../../schema/roi-artifact-writer.ts";
 import type { Roi } from "../../schema/roi.ts";
@@ -56,8 +57,9 @@ export async function concatChunks(chunks: AsyncIterable<Uint8Array>): Promise<U
 }
 
 export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
+  const expansion = withinWorkLimits(job);
   const { width, height } = job.image;
-  if (width !== null && height !== null && width * height > ctx.singlePassPixels) return runBlockwisePrediction(job, ctx);
+  if (width !== null && height !== null && width * height > ctx.singlePassPixels) return runBlockwisePrediction(job, ctx, expansion);
   const started = performance.now();
   ctx.progress(0, "fetching");
   const [bytes, model] = await Promise.all([fetchImage(ctx, job.image), ctx.models.session(ctx.api, job.model)]);
@@ -88,7 +90,6 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   const intensityStarted = performance.now();
   attachIntensity(result.rois, image, result.labels);
   const timings: Record<string, number> = { ...result.timings, intensity: performance.now() - intensityStarted };
-  const expansion = cellExpansion(job);
   if (expansion) {
     const cellsStarted = performance.now();
     attachCells(result.rois, image, result.labels, expansion.distance, expansion.sx, expansion.sy);
@@ -106,16 +107,35 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
 }
 
 /**
+ * The job's cell expansion (below), after refusing parameters past the work limits
+ * (schema/work-limits.ts) as the input's fault, before anything is fetched. The worker refuses them
+ * at submission; a job queued before a limit was lowered, or whose file gives a pixel size that
+ * makes the expansion reach too far, ends here.
+ */
+export function withinWorkLimits(job: LeasedPrediction): ReturnType<typeof cellExpansion> {
+  const refusal = diameterRefusal(requestedDiameter(job.params.diameter));
+  if (refusal) throw new InputError(refusal);
+  return cellExpansion(job);
+}
+
+/**
  * The job's cell expansion as a distance in the units of a pixel of sx × sy: micrometres with the
  * job's pixel_size_um or else the file's (the worker refuses µm without either), or pixels; null
- * when the job asks for none.
+ * when the job asks for none. One that reaches past MAX_EXPANSION_REACH_PX is the input's fault
+ * (a file calibrated at 1e-4 µm makes 1 µm reach 10,000 px), refused before any work.
  */
 export function cellExpansion(job: LeasedPrediction): { distance: number; sx: number; sy: number } | null {
   const { cell_expansion_um: um, cell_expansion_px: px, pixel_size_um: given } = job.params;
-  if (px !== undefined) return { distance: px, sx: 1, sy: 1 };
+  if (px !== undefined) {
+    const refusal = expansionReachRefusal({ px });
+    if (refusal) throw new InputError(refusal);
+    return { distance: px, sx: 1, sy: 1 };
+  }
   if (um === undefined) return null;
   const size = given !== undefined ? { x: given, y: given } : job.image.pixel_size_um;
   if (!size) throw new InputError("cell_expansion_um needs the pixel size: the image's file gives none and the job no pixel_size_um");
+  const refusal = expansionReachRefusal({ um, pixelSize: size });
+  if (refusal) throw new InputError(given !== undefined ? refusal : `${refusal}; the pixel size is the file's`);
   return { distance: um, sx: size.x, sy: size.y };
 }
 
@@ -160,7 +180,7 @@ async function uploadArtifact(
  * blocks as they are read. The cells, not the pixels, are held until the artifact is written, as
  * its encoded chunks (RoiArtifactAccumulator).
  */
-async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext) {
+async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext, expansion: ReturnType<typeof cellExpansion>) {
   const started = performance.now();
   ctx.progress(0, "opening");
   const [source, model] = await Promise.all([ctx.api.rangeSource(job.image.url, renewedImageUrl(job, ctx)), ctx.models.session(ctx.api, job.model)]);
@@ -170,7 +190,6 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext) {
   const params = segmentParams(job.params, model.manifest.channels);
   const missing = params.channels?.find((c) => c >= regions.channels);
   if (missing !== undefined) throw new InputError(`params.channels asks for channel ${missing + 1}; the image has ${regions.channels}`);
-  const expansion = cellExpansion(job);
   // The cells are encoded into the artifact's chunks as the blocks release them: held as bytes, not objects.
   const artifact = new RoiArtifactAccumulator({
     imageWidth: regions.width,

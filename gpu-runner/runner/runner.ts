@@ -8,7 +8,7 @@ import { isRetryableFault } from "../../schema/db.ts";
 import type { LeasedJob } from "../../schema/internal-api.ts";
 import type { RunnerConfig } from "./config.ts";
 import { type InternalApi, LeaseLostError } from "./internal-api.ts";
-import { type JobContext, JobStopped } from "./job-context.ts";
+import { type JobContext, JobStopped, JobTimedOut } from "./job-context.ts";
 import { faultOf } from "./job-fault.ts";
 import type { ModelCache } from "./model-cache.ts";
 import { runMeasurement } from "./measure-job.ts";
@@ -122,6 +122,7 @@ export class Runner {
         .finally(() => (beating = null));
     };
     const timer = setInterval(beat, (this.config.leaseSeconds * 1000) / 3);
+    const deadline = timeLimitTimer(job, stop);
     const ctx: JobContext = {
       api: this.api,
       models: this.models,
@@ -143,8 +144,14 @@ export class Runner {
       },
     };
     const started = performance.now();
+    const work = run(job, ctx);
+    // A job past its time limit is reported at once (the worker fails it and its lease is released),
+    // not at its next checkpoint; its slot stays taken until the work has stopped there.
+    const timedOut = new Promise<never>((_, reject) =>
+      stop.signal.addEventListener("abort", () => stop.signal.reason instanceof JobTimedOut && reject(stop.signal.reason), { once: true }),
+    );
     try {
-      const result = await run(job, ctx);
+      const result = await Promise.race([work, timedOut]);
       ctx.checkpoint();
       await this.api.complete(job, result);
       this.stats.completed++;
@@ -153,6 +160,8 @@ export class Runner {
       await this.reportFailure(job, stop.signal.aborted ? stop.signal.reason : error);
     } finally {
       clearInterval(timer);
+      clearTimeout(deadline);
+      await work.catch(() => undefined);
       this.inFlight.delete(stop);
     }
   }
@@ -176,6 +185,16 @@ export class Runner {
       this.log(`[runner] could not report ${job.job_id} (${(reportError as Error).message}); its lease will expire`);
     }
   }
+}
+
+/**
+ * Stops the job when its time limit runs out (a second after the worker's, so the worker, which
+ * counted the time left from its own clock, already holds it past the limit when the failure comes).
+ */
+function timeLimitTimer(job: LeasedJob, stop: AbortController): ReturnType<typeof setTimeout> | undefined {
+  if (!job.time_limit) return undefined;
+  const { seconds, left_seconds: left } = job.time_limit;
+  return setTimeout(() => stop.abort(new JobTimedOut(`the job ran into its time limit of ${seconds} s`)), (left + 1) * 1000);
 }
 
 function run(job: LeasedJob, ctx: JobContext) {

@@ -71,6 +71,7 @@ describe("an image being deleted", () => {
       dedupeKey: `prediction:${imageId}`,
       skipIfIdentical: ["SUBMITTED"],
       exclusive: true,
+      timeLimitSeconds: 600,
     });
     await expect(prediction).rejects.toMatchObject({ status: 409, detail: `Image ${imageId} is being deleted` });
 
@@ -86,6 +87,7 @@ describe("an image being deleted", () => {
       dedupeKey: `training:cpsam:${other.segmentationId}`,
       skipIfIdentical: ["SUBMITTED", "STARTED"],
       exclusive: true,
+      timeLimitSeconds: 1200,
     });
     await expect(training).rejects.toMatchObject({ status: 404, detail: `Segmentation with id ${other.segmentationId} not found` });
     expect(segmentationId).not.toBe(other.segmentationId);

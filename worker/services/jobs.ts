@@ -4,7 +4,7 @@
 //
 //   SUBMITTED --start--> STARTED --complete--> COMPLETED
 //       ^                  |  \--fail (input or model fault, or out of attempts)--> FAILED
-//       |                  |  \--lease expired, out of attempts / past the plan's time bound--> FAILED
+//       |                  |  \--lease expired, out of attempts / past its time limit--> FAILED
 //       \--lease expired / runner or service fault (attempts left)--/
 //       \--lease withdrawn (never turned into work; the attempt is not counted)--/
 //
@@ -19,9 +19,10 @@ import { HttpError, notFound } from "../errors.ts";
 import { gpuJobQueue } from "../queues/gpu-job-queue.ts";
 import { newId, randomToken } from "./crypto.ts";
 import { database } from "./database.ts";
-import { getImage, unusable } from "./images.ts";
+import { getImage, type Image, unusable } from "./images.ts";
 import { getSegmentation } from "./segmentations.ts";
 import { settings } from "./settings.ts";
+import { jobTimeLimitSeconds } from "../../schema/work-limits.ts";
 
 export type Job = typeof jobs.$inferSelect;
 
@@ -30,7 +31,7 @@ const ANALYSES: JobKind[] = ["prediction", "training"];
 /** What runners lease: the analyses, the dashboard's image previews and imports' intensity measurements. */
 const GPU_KINDS: JobKind[] = [...ANALYSES, "preview", "measurement"];
 /** Fetching, decoding and uploading around a training's plan-bounded training time. */
-const TRAINING_OVERHEAD_MS = 10 * 60 * 1000;
+export const TRAINING_OVERHEAD_SECONDS = 10 * 60;
 
 /** A job's inputs or result cannot be had, whoever runs it again: fail it for good, with this reason. */
 export class JobFaultError extends Error {
@@ -77,6 +78,8 @@ export interface SubmitSpec {
   skipIfIdentical: readonly ("SUBMITTED" | "STARTED")[];
   /** Only one active job of this kind per organization. */
   exclusive: boolean;
+  /** The job's time limit (jobs.timeLimitSeconds). */
+  timeLimitSeconds: number;
 }
 
 /** Ids of what the job will produce, fixed at submission so every attempt writes the same place. */
@@ -110,8 +113,8 @@ export async function submitGpuJob(env: Bindings, org: Organization, spec: Submi
   const output = outputIds(spec.kind);
   const inserted = await env.DB.prepare(
     `INSERT INTO jobs (id, org_id, kind, status, image_id, model_id, input, dedupe_key, attempts, max_attempts, created_at, enqueued_at,
-                       segmentation_id, result_model_id)
-     SELECT ?1, ?2, ?3, 'SUBMITTED', ?4, ?5, ?6, ?7, 0, ?8, ?9, ?9, ?13, ?14
+                       segmentation_id, result_model_id, time_limit_seconds)
+     SELECT ?1, ?2, ?3, 'SUBMITTED', ?4, ?5, ?6, ?7, 0, ?8, ?9, ?9, ?13, ?14, ?17
      WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE org_id = ?2 AND kind = ?3 AND status IN ('SUBMITTED', 'STARTED')
                          AND (?10 OR dedupe_key = ?7))
        AND (SELECT count(*) FROM jobs WHERE org_id = ?2 AND kind IN ('prediction', 'training') AND created_at >= ?11) < ?12
@@ -138,6 +141,7 @@ export async function submitGpuJob(env: Bindings, org: Organization, spec: Submi
       output.resultModelId,
       JSON.stringify(spec.imageIds),
       JSON.stringify(spec.segmentationIds),
+      spec.timeLimitSeconds,
     )
     .first<{ id: string }>();
 
@@ -223,18 +227,20 @@ export const PREVIEW_JOBS_PER_ORG = 2;
  * deleted, and while the organization has fewer than PREVIEW_JOBS_PER_ORG in hand (one statement,
  * so concurrent requests cannot pass either); null when none was created.
  */
-export async function createPreviewJob(env: Bindings, orgId: string, imageId: string): Promise<Job | null> {
+export async function createPreviewJob(env: Bindings, image: Pick<Image, "orgId" | "id" | "width" | "height">): Promise<Job | null> {
+  const { orgId, id: imageId } = image;
   const now = Date.now();
   const id = newId();
+  const timeLimit = jobTimeLimitSeconds({ kind: "preview", pixels: pixelsOf(image) });
   const inserted = await env.DB.prepare(
-    `INSERT INTO jobs (id, org_id, kind, status, image_id, model_id, dedupe_key, attempts, max_attempts, created_at, enqueued_at)
-     SELECT ?1, ?2, 'preview', 'SUBMITTED', ?3, NULL, ?4, 0, ?5, ?6, ?6
+    `INSERT INTO jobs (id, org_id, kind, status, image_id, model_id, dedupe_key, attempts, max_attempts, created_at, enqueued_at, time_limit_seconds)
+     SELECT ?1, ?2, 'preview', 'SUBMITTED', ?3, NULL, ?4, 0, ?5, ?6, ?6, ?8
      WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE org_id = ?2 AND kind = 'preview' AND image_id = ?3)
        AND (SELECT COUNT(*) FROM jobs WHERE org_id = ?2 AND kind = 'preview' AND status IN ('SUBMITTED', 'STARTED')) < ?7
        AND EXISTS (SELECT 1 FROM images WHERE id = ?3 AND org_id = ?2 AND deleting_since IS NULL)
      RETURNING id`,
   )
-    .bind(id, orgId, imageId, `preview:${imageId}`, settings(env).maxAttempts, now, PREVIEW_JOBS_PER_ORG)
+    .bind(id, orgId, imageId, `preview:${imageId}`, settings(env).maxAttempts, now, PREVIEW_JOBS_PER_ORG, timeLimit)
     .first<{ id: string }>();
   if (inserted) {
     const job = (await getJob(env.DB, orgId, id))!;
@@ -253,15 +259,17 @@ export async function createPreviewJob(env: Bindings, orgId: string, imageId: st
  */
 export function measurementJob(
   env: Bindings,
-  segmentation: { orgId: string; imageId: string; id: string },
+  segmentation: { orgId: string; imageId: string; id: string; width: number | null; height: number | null },
 ): { statement: D1PreparedStatement; wakeUp: () => Promise<void> } {
   const id = newId();
   const now = Date.now();
+  const timeLimit = jobTimeLimitSeconds({ kind: "measurement", pixels: pixelsOf(segmentation) });
   const statement = env.DB.prepare(
-    `INSERT INTO jobs (id, org_id, kind, status, image_id, model_id, segmentation_id, dedupe_key, attempts, max_attempts, created_at, enqueued_at)
-     SELECT ?1, ?2, 'measurement', 'SUBMITTED', ?3, NULL, ?4, ?5, 0, ?6, ?7, ?7
+    `INSERT INTO jobs (id, org_id, kind, status, image_id, model_id, segmentation_id, dedupe_key, attempts, max_attempts, created_at, enqueued_at,
+                       time_limit_seconds)
+     SELECT ?1, ?2, 'measurement', 'SUBMITTED', ?3, NULL, ?4, ?5, 0, ?6, ?7, ?7, ?8
      WHERE EXISTS (SELECT 1 FROM segmentations WHERE id = ?4 AND org_id = ?2)`,
-  ).bind(id, segmentation.orgId, segmentation.imageId, segmentation.id, `measurement:${segmentation.id}`, settings(env).maxAttempts, now);
+  ).bind(id, segmentation.orgId, segmentation.imageId, segmentation.id, `measurement:${segmentation.id}`, settings(env).maxAttempts, now, timeLimit);
   return { statement, wakeUp: () => wakeUp(env, { id, kind: "measurement" }) };
 }
 
@@ -279,9 +287,15 @@ export async function getJobById(d1: D1Database, id: string): Promise<Job | null
   return job ?? null;
 }
 
+/** The pixels of an image whose size is known, else null (a job on it gets the longest time limit). */
+export function pixelsOf(image: { width: number | null; height: number | null }): number | null {
+  return image.width !== null && image.height !== null ? image.width * image.height : null;
+}
+
 /**
  * SUBMITTED -> STARTED for one holder (a runner, or the worker itself for a conversion); null if
- * someone else got there first, the job is done, or it is not of one of `kinds`.
+ * someone else got there first, the job is done, it is not of one of `kinds`, or its time limit
+ * has run out (a job whose earlier attempt ran past it is never run again: the sweep fails it).
  */
 export async function startAttempt(d1: D1Database, id: string, holder: string, leaseMs: number, kinds: readonly JobKind[] = GPU_KINDS): Promise<Job | null> {
   const now = Date.now();
@@ -297,7 +311,7 @@ export async function startAttempt(d1: D1Database, id: string, holder: string, l
       progress: 0,
       stage: "leased",
     })
-    .where(and(eq(jobs.id, id), eq(jobs.status, "SUBMITTED"), inArray(jobs.kind, kinds)))
+    .where(and(eq(jobs.id, id), eq(jobs.status, "SUBMITTED"), inArray(jobs.kind, kinds), sql`NOT ${pastTimeLimit(now)}`))
     .returning();
   return job ?? null;
 }
@@ -342,20 +356,31 @@ export async function attemptHoldsLease(d1: D1Database, id: string, attempt: num
   return Boolean(job);
 }
 
-/** A training running past its plan's time bound (plus fetching and uploading); no heartbeat renews it. */
-const pastTimeBound = (now: number) =>
-  and(
-    eq(jobs.kind, "training"),
-    sql`json_extract(${jobs.input}, '$.max_seconds') IS NOT NULL`,
-    sql`${jobs.startedAt} + json_extract(${jobs.input}, '$.max_seconds') * 1000 + ${TRAINING_OVERHEAD_MS} < ${now}`,
-  );
+/**
+ * A job past its time limit, counted from its first start across every attempt: no heartbeat renews
+ * its lease, no lease starts it again, a failure does not send it back, and the sweep fails it.
+ */
+const pastTimeLimit = (now: number) =>
+  sql`(${jobs.timeLimitSeconds} IS NOT NULL AND ${jobs.startedAt} IS NOT NULL AND ${jobs.startedAt} + ${jobs.timeLimitSeconds} * 1000 < ${now})`;
+
+/** What a job past its time limit is FAILED with. */
+const timeLimitReason = sql`CASE WHEN ${jobs.kind} = 'training' AND json_extract(${jobs.input}, '$.max_seconds') IS NOT NULL
+  THEN 'Training ran past its plan''s time bound of ' || json_extract(${jobs.input}, '$.max_seconds') || ' s; it was stopped'
+  ELSE upper(substr(${jobs.kind}, 1, 1)) || substr(${jobs.kind}, 2) || ' ran past its time limit of ' || ${jobs.timeLimitSeconds}
+    || ' s (counted from its first start, for its image''s size and parameters); it was stopped and will not be run again' END`;
+
+/** Seconds left of a started job's time limit (null: it has none), for its runner to stop by then. */
+export function timeLeftSeconds(job: Job, now = Date.now()): number | null {
+  if (job.timeLimitSeconds === null || job.startedAt === null) return null;
+  return Math.max(0, (job.startedAt + job.timeLimitSeconds * 1000 - now) / 1000);
+}
 
 export async function heartbeat(d1: D1Database, id: string, leaseToken: string, leaseMs: number, progress?: number, stage?: string): Promise<Job | null> {
   const now = Date.now();
   const [job] = await database(d1)
     .update(jobs)
     .set({ leaseExpiresAt: now + leaseMs, ...(progress !== undefined && { progress }), ...(stage !== undefined && { stage }) })
-    .where(and(holding(id, leaseToken), sql`NOT (${pastTimeBound(now)})`))
+    .where(and(holding(id, leaseToken), sql`NOT ${pastTimeLimit(now)}`))
     .returning();
   return job ?? null;
 }
@@ -385,18 +410,20 @@ export function completeStatement(d1: D1Database, id: string, leaseToken: string
 /**
  * Ends an attempt that failed. A runner or service fault with attempts left goes back to SUBMITTED
  * (its wake-up delayed by `retryDelaySeconds`); an input or model fault, or the last attempt, is
- * FAILED with the reason.
+ * FAILED with the reason; so is a runner or service fault past the job's time limit (a runner
+ * stopping the job there included), with that limit as its reason.
  */
 export async function failAttempt(env: Bindings, id: string, leaseToken: string, reason: string, fault: JobFault, retryDelaySeconds = 0): Promise<Job | null> {
   const now = Date.now();
-  const retry = sql`${isRetryableFault(fault) ? 1 : 0} AND ${jobs.attempts} < ${jobs.maxAttempts}`;
+  const overTime = sql`${isRetryableFault(fault) ? 1 : 0} AND ${pastTimeLimit(now)}`;
+  const retry = sql`${isRetryableFault(fault) ? 1 : 0} AND ${jobs.attempts} < ${jobs.maxAttempts} AND NOT (${overTime})`;
   const [job] = await database(env.DB)
     .update(jobs)
     .set({
       status: sql`CASE WHEN ${retry} THEN 'SUBMITTED' ELSE 'FAILED' END`,
       finishedAt: sql`CASE WHEN ${retry} THEN NULL ELSE ${now} END`,
       enqueuedAt: now,
-      reason,
+      reason: sql`CASE WHEN ${overTime} THEN ${timeLimitReason} ELSE ${reason} END`,
       fault,
       leaseToken: null,
       leaseHolder: null,
@@ -410,11 +437,12 @@ export async function failAttempt(env: Bindings, id: string, leaseToken: string,
 }
 
 /**
- * Takes back what nobody is working on any more: expired leases go back to SUBMITTED with a new
- * wake-up, or FAILED once out of attempts (a conversion's image with them); trainings running past
- * their plan's time bound are FAILED whatever their heartbeats say; SUBMITTED jobs whose wake-up is
- * old get it again (a send that was lost). Runs from the cron trigger and before each lease, so it
- * needs no scheduler locally.
+ * Takes back what nobody is working on any more: jobs past their time limit are FAILED whatever
+ * their heartbeats say, whether running or sent back by an attempt that ran into it (their lease
+ * released, never leased again); expired leases go back to SUBMITTED with a new wake-up, or FAILED
+ * once out of attempts (a conversion's image with them); SUBMITTED jobs whose wake-up is old get it
+ * again (a send that was lost). Runs from the cron trigger and before each lease, so it needs no
+ * scheduler locally.
  */
 export async function sweepJobs(env: Bindings): Promise<void> {
   const db = database(env.DB);
@@ -424,14 +452,14 @@ export async function sweepJobs(env: Bindings): Promise<void> {
     .update(jobs)
     .set({
       status: "FAILED",
-      reason: sql`'Training ran past its plan''s time bound of ' || json_extract(${jobs.input}, '$.max_seconds') || ' s; it was stopped'`,
+      reason: timeLimitReason,
       fault: "runner",
       finishedAt: now,
       leaseToken: null,
       leaseHolder: null,
       leaseExpiresAt: null,
     })
-    .where(and(eq(jobs.status, "STARTED"), pastTimeBound(now)))
+    .where(and(inArray(jobs.status, ACTIVE), pastTimeLimit(now)))
     .returning();
   // Which runner stopped reporting is for the operator's log, not the job's reason (users see that).
   const holders = await db

@@ -59,7 +59,7 @@ export async function previewJobOf(d1: D1Database, image: Pick<Image, "orgId" | 
  */
 export async function requestPreview(env: Bindings, image: Image): Promise<PreviewState> {
   if (await env.BUCKET.head(imagePreviewKey(image.orgId, image.id))) return { status: "ready" };
-  const job = (await createPreviewJob(env, image.orgId, image.id)) ?? (await previewJobOf(env.DB, image));
+  const job = (await createPreviewJob(env, image)) ?? (await previewJobOf(env.DB, image));
   if (!job) {
     // Neither made now nor ever before: the image was claimed for deletion meanwhile, or the
     // organization has its most previews in hand.

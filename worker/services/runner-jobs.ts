@@ -19,7 +19,7 @@ import { HttpError } from "../errors.ts";
 import { getImage, type Image } from "./images.ts";
 import { type LeaseOptions, leaseNextJob } from "./job-leasing.ts";
 import { sweepStorageNowAndThen } from "./storage-sweeper.ts";
-import { completeStatement, failAttempt, getJobById, type Job, JobFaultError, withdrawAttempt } from "./jobs.ts";
+import { completeStatement, failAttempt, getJobById, type Job, JobFaultError, timeLeftSeconds, withdrawAttempt } from "./jobs.ts";
 import { getVisibleModel, type Model } from "./models.ts";
 import { signStorageUrl, type StorageTarget } from "./signed-urls.ts";
 import { trainingInput, trainingLabels, trainingSummary } from "./trainings.ts";
@@ -45,7 +45,14 @@ async function modelPayload(env: Bindings, origin: string, model: Model) {
  * ever have it.
  */
 export async function runnerPayload(env: Bindings, origin: string, job: Job): Promise<LeasedJob> {
-  const lease = { job_id: job.id, attempt: job.attempts, lease_token: job.leaseToken!, lease_expires_at: job.leaseExpiresAt! };
+  const timeLeft = timeLeftSeconds(job);
+  const lease = {
+    job_id: job.id,
+    attempt: job.attempts,
+    lease_token: job.leaseToken!,
+    lease_expires_at: job.leaseExpiresAt!,
+    ...(timeLeft !== null && { time_limit: { seconds: job.timeLimitSeconds!, left_seconds: timeLeft } }),
+  };
   /** Outputs are written only while this attempt holds the lease. */
   const attempt = { jobId: job.id, number: job.attempts };
   const previewUrl = () => signStorageUrl(env, origin, { method: "PUT", key: imagePreviewKey(job.orgId, job.imageId!), attempt });

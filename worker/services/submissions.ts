@@ -4,7 +4,8 @@ import { type predictionBody, requestedDiameter, type trainingBody } from "../..
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { getImage, type Image, unusable } from "./images.ts";
-import { submitGpuJob, type SubmitOutcome, type TrainingInput } from "./jobs.ts";
+import { pixelsOf, submitGpuJob, type SubmitOutcome, TRAINING_OVERHEAD_SECONDS, type TrainingInput } from "./jobs.ts";
+import { expansionReachRefusal, jobTimeLimitSeconds, MAX_EXPANSION_REACH_PX } from "../../schema/work-limits.ts";
 import { getVisibleModel } from "./models.ts";
 import { PLAN_LIMITS } from "./organizations.ts";
 import { chooseTrainingLabels } from "./trainings.ts";
@@ -33,16 +34,7 @@ export async function submitPrediction(env: Bindings, org: Organization, body: z
   const image = await ownImage(env, org, body.image_id);
   if (!(await getVisibleModel(env.DB, org.id, body.model_id))) throw notFound("Model", body.model_id);
   assertReady(image);
-  if (body.params?.cell_expansion_um !== undefined && body.params.pixel_size_um === undefined && image.pixelSizeXUm === null) {
-    throw new HttpError(422, [
-      {
-        loc: ["body", "params", "cell_expansion_um"],
-        msg: `A cell expansion in µm needs the pixel size, and image ${image.id}'s file does not give it: add pixel_size_um, or give cell_expansion_px`,
-        type: "value_error",
-        input: body.params.cell_expansion_um,
-      },
-    ]);
-  }
+  checkCellExpansion(image, body.params);
   // "Estimate it" has several spellings (0, null, "auto", absent); stored as one, so they dedupe.
   const { diameter, ...rest } = body.params ?? {};
   const size = requestedDiameter(diameter);
@@ -57,7 +49,27 @@ export async function submitPrediction(env: Bindings, org: Organization, body: z
     dedupeKey: `prediction:${image.id}:${body.model_id}:${stableJson(params)}`,
     skipIfIdentical: ["SUBMITTED"],
     exclusive: true,
+    timeLimitSeconds: jobTimeLimitSeconds({ kind: "prediction", pixels: pixelsOf(image), augment: params.augment, diameter: size }),
   });
+}
+
+/**
+ * A cell expansion in µm needs a pixel size, and may reach at most MAX_EXPANSION_REACH_PX at it
+ * (the request's pixel_size_um, else the file's): a 422 naming the limit, before anything is queued.
+ */
+function checkCellExpansion(image: Image, params: z.infer<typeof predictionBody>["params"]): void {
+  const um = params?.cell_expansion_um;
+  if (um === undefined) return;
+  const refuse = (msg: string) =>
+    new HttpError(422, [{ loc: ["body", "params", "cell_expansion_um"], msg, type: "value_error", input: um, ctx: { max_reach_px: MAX_EXPANSION_REACH_PX } }]);
+  const given = params?.pixel_size_um;
+  const fromFile = image.pixelSizeXUm !== null && image.pixelSizeYUm !== null ? { x: image.pixelSizeXUm, y: image.pixelSizeYUm } : null;
+  const pixelSize = given !== undefined ? { x: given, y: given } : fromFile;
+  if (!pixelSize) {
+    throw refuse(`A cell expansion in µm needs the pixel size, and image ${image.id}'s file does not give it: add pixel_size_um, or give cell_expansion_px`);
+  }
+  const refusal = expansionReachRefusal({ um, pixelSize });
+  if (refusal) throw refuse(given !== undefined ? refusal : `${refusal} (the pixel size of image ${image.id}'s file; pixel_size_um overrides it)`);
 }
 
 /** The plan's bounds on one training: asking past them is refused (402) before anything is queued. */
@@ -79,12 +91,13 @@ export async function submitTraining(env: Bindings, org: Organization, body: z.i
   for (const image of owned) assertReady(image);
   const segmentationIds = await chooseTrainingLabels(env, org.id, imageIds, body.segmentation_ids);
   checkTrainingBounds(org, body.steps, owned);
+  const maxSeconds = PLAN_LIMITS[org.plan].training.maxSeconds;
   const input: TrainingInput = {
     image_ids: imageIds,
     segmentation_ids: segmentationIds,
     name: body.name ?? null,
     steps: body.steps ?? null,
-    max_seconds: PLAN_LIMITS[org.plan].training.maxSeconds,
+    max_seconds: maxSeconds,
   };
   return submitGpuJob(env, org, {
     kind: "training",
@@ -96,5 +109,6 @@ export async function submitTraining(env: Bindings, org: Organization, body: z.i
     skipIfIdentical: ["SUBMITTED", "STARTED"],
     // One training at a time per organization: a runner's hours are the scarcest thing it shares.
     exclusive: true,
+    timeLimitSeconds: maxSeconds + TRAINING_OVERHEAD_SECONDS,
   });
 }

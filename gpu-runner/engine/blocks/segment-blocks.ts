@@ -19,6 +19,8 @@ import type { Block } from "./block-grid.ts";
 import { surveyImage } from "./image-survey.ts";
 import type { RegionSource } from "./region-source.ts";
 import { RasterOrderQueue } from "./raster-order.ts";
+import { expansionReachPx } from "../../../schema/work-limits.ts";
+import { InputError } from "../faults.ts";
 
 /**
  * Bytes a block pixel costs at the network's scale: the model input, the network's three output
@@ -81,11 +83,25 @@ export interface BlockwiseResult {
   timings: Record<SegmentStage | "read" | "survey" | "intensity" | "cells", number>;
 }
 
-/** The largest core side whose block (core and margins) at the network's scale fits the budget. */
+/**
+ * The largest core side whose block (core and margins) at the network's scale fits the budget, and
+ * never below MIN_CORE_SIDE. The margins count in the budget: a block whose margins alone blow it is
+ * refused (an InputError, before anything is read) rather than run far past the budget with every
+ * pixel read many times over; below that, the core's floor exceeds the budget by at most its own share.
+ */
 export function coreSideFor(memoryBudgetBytes: number, margin: number, networkScale: number): number {
-  const blockSide = Math.floor(Math.sqrt(memoryBudgetBytes / (BLOCK_BYTES_PER_PIXEL * Math.max(1, networkScale) ** 2)));
+  const bytesPerPixel = BLOCK_BYTES_PER_PIXEL * Math.max(1, networkScale) ** 2;
+  const blockSide = Math.floor(Math.sqrt(memoryBudgetBytes / bytesPerPixel));
+  if (2 * margin > blockSide) {
+    throw new InputError(
+      `block margins of ${margin} px (twice the diameter and twice the cell expansion's reach) alone need ` +
+        `${mebibytes((2 * margin) ** 2 * bytesPerPixel)} MiB, past the block memory of ${mebibytes(memoryBudgetBytes)} MiB`,
+    );
+  }
   return Math.max(MIN_CORE_SIDE, blockSide - 2 * margin);
 }
+
+const mebibytes = (bytes: number) => Math.ceil(bytes / 2 ** 20);
 
 export async function segmentInBlocks(
   source: RegionSource,
@@ -114,7 +130,7 @@ export async function segmentInBlocks(
 
   const diameter = survey.diameter ?? model.manifest.diameter;
   const expansion = options.cellExpansion;
-  const reach = expansion ? Math.ceil(expansion.distance / Math.min(expansion.sx, expansion.sy)) : 0;
+  const reach = expansion ? expansionReachPx(expansion.distance, expansion.sx, expansion.sy) : 0;
   const margin = Math.ceil(MARGIN_DIAMETERS * diameter) + 2 * reach;
   const coreSide = options.coreSide ?? coreSideFor(options.memoryBudgetBytes ?? DEFAULT_BLOCK_MEMORY_BYTES, margin, model.manifest.diameter / diameter);
   const grid = blockGrid(width, height, coreSide, margin);
