@@ -12,6 +12,7 @@ import { coreSideFor, segmentInBlocks } from "../../gpu-runner/engine/blocks/seg
 import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
 import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
 import { segmentImage } from "../../gpu-runner/engine/segment.ts";
+import { InputError } from "../../gpu-runner/engine/faults.ts";
 import { renderNuclei } from "../fixtures/image.ts";
 import { discField } from "../fixtures/labels.ts";
 
@@ -49,7 +50,26 @@ describe("the block grid", () => {
     const plain = coreSideFor(768 * 2 ** 20, 60, 1);
     expect((plain + 120) ** 2 * 64).toBeLessThanOrEqual(768 * 2 ** 20);
     expect(coreSideFor(768 * 2 ** 20, 60, 2)).toBeLessThan(plain / 1.9);
-    expect(coreSideFor(1, 60, 1)).toBe(256); // never below a useful block
+    expect(coreSideFor(4 * 2 ** 20, 60, 1)).toBe(256); // never below a useful block
+  });
+
+  it("counts the margins in the budget: a block whose margins alone blow it is refused as the input's, not run", () => {
+    // 640 MB holds blocks of 3238² at the network's scale: margins of 1000 px leave a core of 1238.
+    expect(coreSideFor(640 * 2 ** 20, 1000, 1)).toBe(1238);
+    // Margins of 2 x 1000 px (diameter) + 2 x 4000 px (500 µm at 0.125 µm a pixel), as asked before the limits.
+    const refused = (() => {
+      try {
+        return coreSideFor(640 * 2 ** 20, 10_000, 1);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refused).toBeInstanceOf(InputError);
+    expect((refused as Error).message).toBe(
+      "block margins of 10000 px (twice the diameter and twice the cell expansion's reach) alone need 24415 MiB, past the block memory of 640 MiB",
+    );
+    // The network's enlargement counts too: 4x the pixels at half the model's diameter.
+    expect(() => coreSideFor(640 * 2 ** 20, 1000, 2)).toThrow(/alone need 977 MiB, past the block memory of 640 MiB/);
   });
 });
 
@@ -144,6 +164,21 @@ describe("segmentInBlocks", () => {
       const [, covered] = [...owners.entries()].sort((a, b) => b[1] - a[1])[0] ?? [0, 0];
       expect(covered / size, `nucleus ${k}`).toBeGreaterThanOrEqual(0.75);
     }
+  });
+
+  it("refuses a cell expansion whose reach blows the block memory before reading a block", async () => {
+    const model = await referenceModel(15);
+    let blocksRead = 0;
+    // 1 µm at a file's 1e-4 µm a pixel reaches 10,000 px: margins of 20,030 px.
+    const refused = segmentInBlocks(
+      inMemoryRegions(image),
+      model,
+      { diameter: 15 },
+      { memoryBudgetBytes: 16 * 2 ** 20, cellExpansion: { distance: 1, sx: 1e-4, sy: 1e-4 }, onCells: () => {}, onRead: () => void blocksRead++ },
+    );
+    await expect(refused).rejects.toThrow(InputError);
+    await expect(refused).rejects.toThrow(/block margins of 20030 px .* alone need \d+ MiB, past the block memory of 16 MiB/);
+    expect(blocksRead).toBe(0);
   });
 
   it("measures the diameter and the normalisation on samples of the image with diameter auto", async () => {
