@@ -8,7 +8,7 @@
 // so a user's channel choice and the modality combine. Other models of more channels get the
 // selected (or first) channels as they are.
 import type { DecodedImage } from "../../common/decode/index.ts";
-import { detectModality, modalityChannel, modalityColour } from "./modality.ts";
+import { modalityChannel, modalityColour, readModality } from "./modality.ts";
 import type { Modality, ModalityDecision } from "./modality.ts";
 import { InputError } from "./faults.ts";
 import { MODALITY_COLOUR } from "./model.ts";
@@ -23,7 +23,10 @@ export interface ModelInput {
 export function modelInput(image: DecodedImage, model: ModelReads, selection: number[] | undefined, modality: Modality | "auto" = "auto"): ModelInput {
   const selected = selection === undefined ? image : pickChannels(image, selection);
   if (model.channels === 1 || model.input === MODALITY_COLOUR) {
-    const decision: ModalityDecision = modality === "auto" ? { modality: detectModality(selected), source: "detected" } : { modality, source: "given" };
+    const reading = modality === "auto" ? readModality(selected) : undefined;
+    const decision: ModalityDecision = reading
+      ? { modality: reading.modality, source: "detected", reason: reading.reason }
+      : { modality: modality as Modality, source: "given" };
     const data = model.channels === 1 ? modalityChannel(selected, decision.modality) : modalityColour(selected, decision.modality);
     return { image: { ...selected, channels: model.channels, data }, modality: decision };
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { modelInput } from "../../gpu-runner/engine/model-input.ts";
-import { detectModality, modalityChannel } from "../../gpu-runner/engine/modality.ts";
+import { detectModality, modalityChannel, readModality } from "../../gpu-runner/engine/modality.ts";
 
 // A 64x64 field with one disc of radius 12 in the middle: `nucleus` and `background` give each
 // pixel's channel values, with a little deterministic texture so percentiles are not degenerate.
@@ -47,6 +47,55 @@ describe("detecting the modality from the pixels", () => {
   });
 });
 
+/** A 96x96 RGB scene: `colourAt` gives each pixel's colour (before a little deterministic texture). */
+function scene(colourAt: (x: number, y: number) => number[]): DecodedImage {
+  const width = 96,
+    height = 96,
+    plane = width * height;
+  const data = new Float32Array(3 * plane);
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) {
+      const texture = ((x * 7 + y * 13) % 5) - 2;
+      colourAt(x, y).forEach((v, c) => (data[c * plane + y * width + x] = Math.max(0, Math.min(255, v + texture))));
+    }
+  return { width, height, channels: 3, bitDepth: 8, sampleFormat: "uint", data };
+}
+/** Whether (x, y) lies in one of the nuclei of a dense grid (radius r, spacing 16). */
+const inNucleus = (x: number, y: number, r: number) => ((x % 16) - 8) ** 2 + ((y % 16) - 8) ** 2 < r * r;
+
+describe("deciding the modality of coloured images by how their colour arises", () => {
+  const cases: [string, DecodedImage, string][] = [
+    // Tissue packed with dark nuclei and no glass: the median is low, as in fluorescence.
+    ["dense H&E, no glass", scene((x, y) => (inNucleus(x, y, 7) ? [70, 45, 120] : [200, 120, 170])), "histology"],
+    ["pale H&E, mostly glass", scene((x, y) => (inNucleus(x, y, 4) ? [185, 160, 215] : x < 48 ? [245, 240, 245] : [240, 215, 230])), "histology"],
+    [
+      "IHC: brown DAB and blue haematoxylin nuclei on a light field",
+      scene((x, y) => (inNucleus(x, y, 5) ? (x < 48 ? [140, 90, 50] : [80, 90, 160]) : [235, 232, 228])),
+      "histology",
+    ],
+    ["a DAPI-blue RGB", scene((x, y) => (inNucleus(x, y, 5) ? [10, 25, 210] : [2, 3, 8])), "fluorescence"],
+    [
+      "a multi-colour composite",
+      scene((x, y) => (inNucleus(x, y, 5) ? (y < 48 ? [20, 30, 220] : [30, 200, 40]) : x % 24 < 3 ? [180, 20, 20] : [4, 4, 6])),
+      "fluorescence",
+    ],
+    ["a bright field with a yellow lamp", scene((x, y) => (inNucleus(x, y, 5) ? [110, 104, 88] : [228, 218, 186])), "brightfield"],
+  ];
+  for (const [name, image, expected] of cases) {
+    it(`reads ${name} as ${expected}, and says why`, () => {
+      const reading = readModality(image);
+      expect(reading.modality).toBe(expected);
+      expect(reading.sure).toBe(true);
+      expect(reading.reason).toMatch(/correlate at -?\d\.\d\d/);
+    });
+  }
+
+  it("gives the dense tissue the old rule took for fluorescence (background under 0.4 of the range) to histology", () => {
+    const dense = cases[0]![1];
+    expect(readModality(dense).reason).toMatch(/^stained tissue: light passes everywhere/);
+  });
+});
+
 describe("the one channel a nuclei model reads", () => {
   it("is bright on nuclei and dark on the background, whatever the modality", () => {
     for (const [image, modality] of [
@@ -70,7 +119,7 @@ describe("the one channel a nuclei model reads", () => {
 
   it("is made automatically by default and records how the modality was decided", () => {
     const auto = modelInput(stained, { channels: 1 }, undefined);
-    expect(auto.modality).toEqual({ modality: "histology", source: "detected" });
+    expect(auto.modality).toEqual({ modality: "histology", source: "detected", reason: expect.any(String) });
     expect(auto.image.channels).toBe(1);
     const given = modelInput(stained, { channels: 1 }, undefined, "brightfield");
     expect(given.modality).toEqual({ modality: "brightfield", source: "given" });
@@ -97,7 +146,7 @@ describe("the three planes a colour model reads (manifest input modality-colour)
 
   it("on gray fluorescence: the one-channel model's channel, repeated in all three", () => {
     const input = modelInput(fluorescence, colourModel, undefined);
-    expect(input.modality).toEqual({ modality: "fluorescence", source: "detected" });
+    expect(input.modality).toEqual({ modality: "fluorescence", source: "detected", reason: expect.any(String) });
     expect(input.image.channels).toBe(3);
     const channel = modelInput(fluorescence, { channels: 1 }, undefined).image.data;
     for (const i of [centre, corner]) expect(planes(input.image.data, i)).toEqual([channel[i], channel[i], channel[i]]);
@@ -105,7 +154,7 @@ describe("the three planes a colour model reads (manifest input modality-colour)
 
   it("on gray brightfield: the inverted gray repeated, nuclei bright", () => {
     const input = modelInput(brightfield, colourModel, undefined);
-    expect(input.modality).toEqual({ modality: "brightfield", source: "detected" });
+    expect(input.modality).toEqual({ modality: "brightfield", source: "detected", reason: expect.any(String) });
     const channel = modalityChannel(brightfield, "brightfield");
     expect(planes(input.image.data, centre)).toEqual([channel[centre], channel[centre], channel[centre]]);
     expect(input.image.data[centre]!).toBeGreaterThan(input.image.data[corner]!);
@@ -113,7 +162,7 @@ describe("the three planes a colour model reads (manifest input modality-colour)
 
   it("on a stained RGB image: R, G and B each inverted on its own, so nuclei are bright in all three and the stain's colour survives", () => {
     const input = modelInput(stained, colourModel, undefined);
-    expect(input.modality).toEqual({ modality: "histology", source: "detected" });
+    expect(input.modality).toEqual({ modality: "histology", source: "detected", reason: expect.any(String) });
     for (let c = 0; c < 3; c++) {
       const source = stained.data.subarray(c * 4096, (c + 1) * 4096);
       const brightest = Math.max(...source);

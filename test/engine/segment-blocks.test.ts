@@ -188,7 +188,7 @@ describe("segmentInBlocks", () => {
     const result = await segmentInBlocks(inMemoryRegions(image), model, { diameter: "auto" }, { coreSide: 200, onCells: (cells) => void rois.push(...cells) });
     expect(result.diameterEstimate).toBeDefined();
     expect(Math.abs(Math.log(result.diameter / whole.diameter))).toBeLessThan(Math.log(1.2));
-    expect(result.modality).toEqual({ modality: "fluorescence", source: "detected" });
+    expect(result.modality).toEqual({ modality: "fluorescence", source: "detected", reason: expect.any(String) });
     const labels = await renderLabels(640, 480, each(rois));
     expect(averagePrecision(scene.labels, labels).ap[0]).toBeGreaterThanOrEqual(0.9);
   });

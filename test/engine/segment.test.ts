@@ -168,7 +168,7 @@ describe("segmentImage", () => {
     for (let c = 0; c < 3; c++)
       for (let i = 0; i < plane; i++) stained.data[c * plane + i] = Math.round(field[c]! - (absorbed[c]! * image.data[i]!) / brightest);
     const result = await segmentImage(stained, colour);
-    expect(result.modality).toEqual({ modality: "histology", source: "detected" });
+    expect(result.modality).toEqual({ modality: "histology", source: "detected", reason: expect.any(String) });
     expect(averagePrecision(scene.labels, result.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
   });
 
@@ -176,7 +176,7 @@ describe("segmentImage", () => {
     // A cell-probability threshold no logit reaches: with the model's default nothing is foreground.
     const strict = await referenceModel(15, 1, { maskDefaults: { fluorescence: { cellprobThreshold: 20 } } });
     const byDefault = await segmentImage(image, strict);
-    expect(byDefault.modality).toEqual({ modality: "fluorescence", source: "detected" });
+    expect(byDefault.modality).toEqual({ modality: "fluorescence", source: "detected", reason: expect.any(String) });
     expect(byDefault.rois).toHaveLength(0);
     const requested = await segmentImage(image, strict, { cellprobThreshold: 0 });
     expect(averagePrecision(scene.labels, requested.labels).ap[0]).toBeGreaterThanOrEqual(0.9);
