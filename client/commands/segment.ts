@@ -2,6 +2,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { ModelRecord } from "../../schema/api-records.ts";
+import { MAX_DIAMETER_PX, MAX_EXPANSION_REACH_PX, MIN_DIAMETER_PX } from "../../schema/work-limits.ts";
 import { CLOUDFLARE_BODY_LIMIT, DEFAULT_RESUMABLE_ABOVE } from "../body-limit.ts";
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connect, UsageError } from "../connection.ts";
 import { MEASUREMENT_COLUMN_NAMES, MEASUREMENT_GROUP_NAMES } from "../../schema/measurements.ts";
@@ -28,11 +29,12 @@ Exits 0 only if every image was segmented and exported.
 
   --out DIR               where the exports go (required)
   --model ID              model to segment with (default: cpsam; see \`npm run client -- models\`)
-  --diameter D            object diameter in pixels; 0 or auto: estimate it (the default)
+  --diameter D            object diameter in pixels, ${MIN_DIAMETER_PX} to ${MAX_DIAMETER_PX}; 0 or auto: estimate it (the default)
   --channels A,B          Cellpose's channels: segment A, nucleus B; 1-based, 0 = grayscale
   --pixel-size UM         micrometres per pixel for the calibrated columns (default: the file's)
   --cell-expansion D      grow each nucleus into a cell by D micrometres (5um) or pixels (8px),
-                          as QuPath's cell expansion: the cell columns
+                          as QuPath's cell expansion: the cell columns; it may reach at most
+                          ${MAX_EXPANSION_REACH_PX} px (the service answers a longer one with the limit)
   --cell-objects          save rois.geojson as QuPath cell objects (each cell's outline, its nucleus
                           inside as nucleusGeometry) instead of nuclei; needs --cell-expansion
   --formats LIST          exports to save, any of ${Object.keys(EXPORT_FILES).join(",")} (default: all)

@@ -1,6 +1,7 @@
 // Predictions and trainings: the same jobs, seen through /predict and through /job.
 import { createRoute } from "@hono/zod-openapi";
 import { jobListQuery, jobPath, predictionBody, predictionListQuery, predictionPath, trainingBody } from "../../schema/api.ts";
+import { MAX_DIAMETER_PX, MAX_EXPANSION_REACH_PX, MIN_DIAMETER_PX, TIME_LIMITS } from "../../schema/work-limits.ts";
 import { jobAcknowledgement, jobPage, jobRecord, predictionPage, predictionRecord, predictionSubmission } from "../../schema/api-records.ts";
 import { notFound } from "../errors.ts";
 import { apiRouter, errorResponses, jsonResponse } from "../openapi/router.ts";
@@ -22,7 +23,10 @@ const submit = createRoute({
   summary: "Segment an image",
   description:
     "Queues a prediction of a ready image with a model. One prediction per organization runs at a time: " +
-    "an identical queued one answers `skipped` with its id, any other while one is active 400.",
+    "an identical queued one answers `skipped` with its id, any other while one is active 400. " +
+    `Parameters that multiply the work are bounded (a diameter of ${MIN_DIAMETER_PX} to ${MAX_DIAMETER_PX} px, a cell expansion reaching at most ${MAX_EXPANSION_REACH_PX} px): past them 422 naming the limit. ` +
+    `A prediction has a time limit from its image's size (${TIME_LIMITS.baseSeconds} s + ${TIME_LIMITS.predictionSecondsPerMegapixel} s a megapixel, more with \`augment\` or a small diameter, at most ${TIME_LIMITS.maxSeconds / 3600} h), ` +
+    "counted from its first start: past it the prediction is FAILED with the reason and never run again.",
   request: { body: jsonBody(predictionBody) },
   responses: {
     202: jsonResponse(predictionSubmission, "Queued: status `SUBMITTED`"),
