@@ -141,7 +141,7 @@ describe("the local stack", () => {
 
   it("segments an image above the runner's single-pass size block by block, read in parts, its cells whole and once", async () => {
     // A runner that treats 0.1 MP as large and has memory for blocks of the smallest size (256-px cores).
-    const runner = stack.startRunner({ SINGLE_PASS_MP: "0.1", BLOCK_MEMORY_MB: "1" });
+    const runner = stack.startRunner({ SINGLE_PASS_MP: "0.1", BLOCK_MEMORY_MB: "4" });
     const image = await upload("mosaic.png", 768, 512);
     const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam" });
     const done = await until(() => api(`/predict/${prediction_id}`), finished, 120_000);
@@ -250,7 +250,7 @@ describe("the local stack", () => {
     // Above the single-pass size, by a runner that reads it in blocks of 256-px cores, so that
     // seams run through it: the cells are as whole and as measured (test/engine/cell-expansion.test.ts
     // checks them against the one-pass cells).
-    expectCells(await grown({ SINGLE_PASS_MP: "0.1", BLOCK_MEMORY_MB: "1" }));
+    expectCells(await grown({ SINGLE_PASS_MP: "0.1", BLOCK_MEMORY_MB: "4" }));
   }, 300_000);
 
   it("fails a prediction whose channels the image lacks at once, with the reason", async () => {
