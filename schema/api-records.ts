@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { IMAGE_STATUSES, JOB_STATUSES, SEGMENTATION_SOURCES } from "./db.ts";
 import { PIXEL_SIZE_SOURCES } from "./image-formats/calibration.ts";
-import { modalityDecision } from "./modality.ts";
+import { MODALITIES, modalityDecision } from "./modality.ts";
 
 const id = z.string();
 const timestamp = z.string().meta({ format: "date-time" });
@@ -110,6 +110,10 @@ export const modelRecord = z
     description: z.string(),
     version: z.string(),
     base_model_id: z.string().nullable(),
+    recommended_for: z.array(z.enum(MODALITIES)).meta({
+      description:
+        "The modalities this public model is the one to use for (fluorescence, brightfield, histology); clients that pick a model for an image pick by its detected modality. Empty for an organization's own models.",
+    }),
     training: z.union([trainingSummary, z.null()]).meta({ description: "A trained model's training summary; null for base models" }),
   })
   .meta({ id: "Model" });

@@ -154,7 +154,15 @@ describe("GET /models/{id}", () => {
       name: "mine",
       is_public: false,
       description: "",
+      recommended_for: [],
     });
+  });
+
+  it("says which modalities each public model is the one to use for", async () => {
+    const org = await createOrg();
+    const recommended = async (id: string) => ((await json(await call(`/models/${id}`, { key: org.key }))) as { recommended_for: string[] }).recommended_for;
+    expect(await recommended("cpsam")).toEqual(["fluorescence"]);
+    expect(await recommended("cpsam-large")).toEqual(["histology", "brightfield"]);
   });
 });
 

@@ -3,6 +3,7 @@ import type { ModelRecord, TrainingSummary } from "../../schema/api-records.ts";
 import { jobs, models } from "../../schema/db.ts";
 import { effectiveMaskDefaults, type MaskDefaults, type ModelMaskDefaults } from "../../schema/mask-defaults.ts";
 import { MODALITIES, type Modality } from "../../schema/modality.ts";
+import { recommendedFor } from "../../schema/model-recommendations.ts";
 import { MODEL_FILES } from "../../schema/storage-keys.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
@@ -35,6 +36,7 @@ export function modelView(model: Model): ModelRecord {
     description: model.description ?? "",
     is_public: model.orgId === null,
     base_model_id: model.baseModelId,
+    recommended_for: recommendedFor(model.id, model.orgId === null),
     training: trainingView(model),
     created_at: new Date(model.createdAt).toISOString(),
   };
