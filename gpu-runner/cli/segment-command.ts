@@ -1,4 +1,4 @@
-// npm run segment -- <image> [--model <name>|<onnx>|reference] [--diameter D|auto|none] [--out dir] [--channels 0,1]
+// npm run segment -- <image> [--model auto|<name>|<onnx>|reference] [--diameter D|auto|none] [--out dir] [--channels 0,1]
 //   [--page N] [--provider auto|cuda|webgpu|cpu] [--cellprob-threshold T] [--flow-threshold T]
 //   [--min-size N] [--niter N] [--block-size N] [--memory-mb N]
 // Writes <name>_masks.png (16-bit labels; <name>_masks.tif, 32-bit, above 65,535 cells),
@@ -15,6 +15,8 @@ import { SINGLE_PASS_PIXELS, segmentInBlocks } from "../engine/blocks/segment-bl
 import { fileSource, openImageRegions } from "../../common/decode/region-reader.ts";
 import type { ExecutionProviderChoice } from "../engine/model.ts";
 import { chooseModel } from "../engine/model-choice.ts";
+import { surveyModality } from "../engine/blocks/image-survey.ts";
+import { recommendedModel } from "../../schema/model-recommendations.ts";
 import { PNG_MAX_LABEL, writeLabelPng } from "../engine/outputs/label-png.ts";
 import { writeLabelTiff } from "../engine/outputs/label-tiff-file.ts";
 import { writeMeasurementsCsv, writeRoisGeoJson } from "../engine/outputs/rois-files.ts";
@@ -50,9 +52,16 @@ async function main(): Promise<void> {
   // the first mask reconstruction, which would then run mostly on this thread alone.
   void startMaskThreads();
   const started = performance.now();
-  const model = await chooseModel(values.model, values.provider as ExecutionProviderChoice);
   const file = await fileSource(imagePath);
   const regions = await openImageRegions(file, values.page === undefined ? {} : { page: numberFlag(values.page, "--page") });
+  // Without --model, the public model recommended for what the image is (as the service's clients pick).
+  let modelName = values.model;
+  if (modelName === undefined || modelName === "auto") {
+    const reading = await surveyModality(regions);
+    modelName = recommendedModel(reading.modality);
+    console.log(`model ${modelName}: recommended for ${reading.modality} (${reading.reason})`);
+  }
+  const model = await chooseModel(modelName, values.provider as ExecutionProviderChoice);
   const decodedAt = performance.now();
   const blockSize = values["block-size"] === undefined ? undefined : numberFlag(values["block-size"], "--block-size");
   const memoryMb = values["memory-mb"] === undefined ? undefined : numberFlag(values["memory-mb"], "--memory-mb");

@@ -63,6 +63,25 @@ describe("command-line tools", () => {
     expect(unknown.stderr).toMatch(/no public model named "no-such-model" \(public models: .*cpsam/);
   });
 
+  it("segment without --model picks the public model recommended for what the image is, and says why", () => {
+    const fluorescent = run("segment.ts", [join(dir, "set", "images", "cells.png"), "--provider", "cpu", "--out", join(dir, "auto-fluorescence")]);
+    expect(fluorescent.status).toBe(0);
+    expect(fluorescent.stdout).toMatch(/^model cpsam: recommended for fluorescence \(a dark field/m);
+    // The same nuclei as purple haematoxylin on pink tissue, as RGB.
+    const plane = 180 * 140;
+    const rgb = new Uint8Array(3 * plane);
+    const top = Math.max(...image.data);
+    for (let i = 0; i < plane; i++) {
+      const v = image.data[i]! / top;
+      rgb.set([230 - 150 * v, 170 - 120 * v, 205 - 60 * v].map(Math.round), 3 * i);
+    }
+    writeFileSync(join(dir, "stained.png"), encode({ width: 180, height: 140, depth: 8, channels: 3, data: rgb }));
+    const stained = run("segment.ts", [join(dir, "stained.png"), "--provider", "cpu", "--out", join(dir, "auto-histology")]);
+    expect(stained.status).toBe(0);
+    expect(stained.stdout).toMatch(/^model cpsam-large: recommended for histology \(stained/m);
+    expect(stained.stdout).toMatch(/model cpsam-large@/);
+  }, 60_000);
+
   it("segment explains a missing image and bad options", () => {
     const noImage = run("segment.ts", [join(dir, "absent.tif"), "--model", "reference", "--provider", "cpu"]);
     expect(noImage.status).toBe(1);

@@ -7,7 +7,7 @@
 import type { DecodedImage } from "../../../common/decode/index.ts";
 import type { LoadedModel } from "../model.ts";
 import { modelInput } from "../model-input.ts";
-import type { ModalityDecision } from "../modality.ts";
+import { type ModalityDecision, type ModalityReading, readModality } from "../modality.ts";
 import { channelBounds } from "../normalize.ts";
 import type { ChannelBounds } from "../normalize.ts";
 import { segmentImage } from "../segment.ts";
@@ -45,12 +45,22 @@ export function surveyWindows(width: number, height: number, grid = SURVEY_GRID,
   return windows;
 }
 
+/** The survey's windows of the image, side by side in one image. */
+async function surveySamples(source: RegionSource, windows: Rectangle[]): Promise<DecodedImage> {
+  const samples: DecodedImage[] = [];
+  for (const window of windows) samples.push(await source.readRegion(window.x, window.y, window.width, window.height));
+  return sideBySide(samples);
+}
+
+/** What the survey's windows say of the image's modality, before any model is chosen (the model is picked for it). */
+export async function surveyModality(source: RegionSource): Promise<ModalityReading> {
+  return readModality(await surveySamples(source, surveyWindows(source.width, source.height)));
+}
+
 export async function surveyImage(source: RegionSource, model: LoadedModel, params: Partial<SegmentParams>): Promise<ImageSurvey> {
   const { manifest } = model;
   const windows = surveyWindows(source.width, source.height);
-  const samples: DecodedImage[] = [];
-  for (const window of windows) samples.push(await source.readRegion(window.x, window.y, window.width, window.height));
-  const { image: input, modality } = modelInput(sideBySide(samples), manifest, params.channels, params.modality ?? "auto");
+  const { image: input, modality } = modelInput(await surveySamples(source, windows), manifest, params.channels, params.modality ?? "auto");
   const normalization = channelBounds(input, manifest.normalization);
   const sampledPixels = windows.reduce((sum, w) => sum + w.width * w.height, 0);
   if (params.diameter !== "auto") return { ...(modality && { modality }), normalization, diameter: params.diameter, sampledPixels };
