@@ -33,6 +33,8 @@ export class OutlineCollector {
   readonly height: number;
   /** Object i (file order) is i + 1 where it is visible. */
   readonly labels: Uint32Array;
+  // The budgets spent so far, for the whole file: they only grow (nothing resets them), so no part
+  // of a file can buy them again.
   private count = 0;
   private vertices = 0;
   private crossings = 0;
@@ -42,12 +44,6 @@ export class OutlineCollector {
     this.width = width;
     this.height = height;
     this.labels = new Uint32Array(width * height);
-  }
-
-  /** Forgets every object drawn so far (a GeoJSON document that turns out to mean other objects). */
-  reset(): void {
-    this.labels.fill(0);
-    this.count = this.vertices = this.crossings = this.boxPixels = 0;
   }
 
   add(outline: Outline): void {

@@ -206,13 +206,21 @@ describe("GeoJSON", () => {
     expect(picture(importAnnotation(text(feature), 4, 4).labels, 4)).toEqual(["....", ".aa.", ".aa.", "...."]);
   });
 
-  it("a repeated member counts as its last occurrence, as in JSON.parse", () => {
+  it("a member the walk reads may appear once per object: a repeat is refused as ambiguous (JSON.parse would keep the last)", () => {
     const a = '[{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[2,0],[2,2],[0,2]]]}}]';
     const b = '[{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[2,2],[4,2],[4,4],[2,4]]]}}]';
-    const file = text(`{"type":"FeatureCollection","features":${a},"features":${b}}`);
-    expect(picture(importAnnotation(file, 4, 4).labels, 4)).toEqual(["....", "....", "..aa", "..aa"]);
+    const refused = (file: string) => () => importAnnotation(text(file), 4, 4);
+    expect(refused(`{"type":"FeatureCollection","features":${a},"features":${b}}`)).toThrow(
+      'GeoJSON: the top-level object has more than one "features" member; a repeated member is ambiguous',
+    );
+    expect(refused(`{"features":${a},"type":"FeatureCollection","type":"Feature"}`)).toThrow('the top-level object has more than one "type" member');
     const coordinates = '{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[2,0],[2,2],[0,2]]],"coordinates":[[[2,2],[4,2],[4,4],[2,4]]]}}';
-    expect(picture(importAnnotation(text(coordinates), 4, 4).labels, 4)).toEqual(["....", "....", "..aa", "..aa"]);
+    expect(refused(coordinates)).toThrow(`GeoJSON: feature 1's geometry has more than one "coordinates" member`);
+    const geometry = '{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[2,0],[2,2]]]}}';
+    expect(refused(`[${geometry.replace('"geometry"', '"geometry":null,"geometry"')}]`)).toThrow('GeoJSON: feature 1 has more than one "geometry" member');
+    // Members the walk does not read (properties, ids, foreign members) may repeat as JSON allows.
+    const properties = `{"type":"Feature","properties":{},"properties":{"a":1},"id":1,"id":2,"geometry":{"type":"Polygon","coordinates":[[[0,0],[2,0],[2,2],[0,2]]]}}`;
+    expect(picture(importAnnotation(text(properties), 4, 4).labels, 4)).toEqual(["aa..", "aa..", "....", "...."]);
   });
 
   it("JSON's escapes, whitespace, number forms, a byte order mark and third coordinates read as JSON.parse reads them", () => {

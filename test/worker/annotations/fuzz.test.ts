@@ -1,11 +1,12 @@
-// Annotation import fuzzing: valid files of every format, and issue 24's crafted ones (a comb
-// polygon, strips sharing their data, ZIP entries sharing one stream), mutated byte by byte. Every
-// mutation is imported or refused with an AnnotationImportError (a documented 4xx), never anything
-// else: the bounds on work hold for files no one wrote on purpose too.
+// Annotation import fuzzing: valid files of every format, and the crafted ones of issues 24 and 35
+// (a comb polygon, strips sharing their data, ZIP entries sharing one stream, repeated "features"
+// members), mutated byte by byte. Every mutation is imported or refused with an
+// AnnotationImportError (a documented 4xx), never anything else: the bounds on work hold for files
+// no one wrote on purpose too.
 import { encode as encodePng } from "fast-png";
 import { describe, expect, it } from "vitest";
 import { stripsSharingLzwData } from "../../fixtures/hostile-images.ts";
-import { combGeoJson, combRoi, rectangleRoi, zipOfOverlappingEntries } from "../../fixtures/hostile-annotations.ts";
+import { combGeoJson, combRoi, rectangleRoi, repeatedFeaturesMembers, zipOfOverlappingEntries } from "../../fixtures/hostile-annotations.ts";
 import { encodeTiff } from "../../fixtures/tiff-writer.ts";
 import { AnnotationImportError, importAnnotation, importErrorStatus } from "../../../worker/annotations/index.ts";
 import { mutate } from "../../engine/helpers/mutate.ts";
@@ -45,6 +46,7 @@ function seeds(): { name: string; bytes: Uint8Array }[] {
     { name: "comb .roi", bytes: combRoi(400, WIDTH, HEIGHT) },
     { name: "TIFF strips sharing LZW data", bytes: stripsSharingLzwData(WIDTH, 8, 64) },
     { name: "ZIP entries sharing one stream", bytes: zipOfOverlappingEntries(8, "cell.roi", rectangleRoi(1, 1, 5, 5), 0, 64) },
+    { name: "repeated features members", bytes: repeatedFeaturesMembers(4, 2, WIDTH, HEIGHT) },
   ];
 }
 

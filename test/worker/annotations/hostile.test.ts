@@ -4,9 +4,10 @@
 import { encode as encodePng } from "fast-png";
 import { zipSync, zlibSync } from "fflate";
 import jpeg from "jpeg-js";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { AnnotationImportError, importAnnotation, importErrorStatus } from "../../../worker/annotations/index.ts";
 import { MAX_IMPORT_FILE_BYTES, MAX_IMPORT_OBJECTS } from "../../../worker/annotations/limits.ts";
+import { OutlineCollector } from "../../../worker/annotations/outlines.ts";
 import { stripsSharingLzwData } from "../../fixtures/hostile-images.ts";
 import { encodeTiff } from "../../fixtures/tiff-writer.ts";
 import {
@@ -18,6 +19,7 @@ import {
   labelsAtTopAndBottom,
   oneRingOfPositions,
   rectangleRoi,
+  repeatedFeaturesMembers,
   zipOfOverlappingEntries,
 } from "../../fixtures/hostile-annotations.ts";
 import { ROI_TYPE, roiFile } from "./helpers/imagej-roi-builder.ts";
@@ -297,6 +299,26 @@ describe("bounded work, whatever the counts allow", () => {
     });
     // Within the budget they import: the last one drawn wins every pixel.
     expect(importAnnotation(fullImageRectangles(24, 2560, 2160), 2560, 2160).rois).toHaveLength(1);
+  });
+
+  it('7,000 repeated "features" members (98 KB) are answered 422 at the second: no repeat clears the labels or buys the budgets again', () => {
+    const repeated = {
+      kind: "invalid_content",
+      status: 422,
+      detail: 'GeoJSON: the top-level object has more than one "features" member; a repeated member is ambiguous',
+    };
+    const empty = repeatedFeaturesMembers(7_000, 0, 2560, 2160);
+    expect(empty.length).toBeLessThan(100_000);
+    expect(refusal(empty, 2560, 2160)).toEqual(repeated);
+    // Each repeat holding 20 rectangles over the whole image (within the box budget once): only the
+    // first member's are drawn, where resetting the budgets per repeat drew all 20,000.
+    const drawn = vi.spyOn(OutlineCollector.prototype, "add");
+    try {
+      expect(refusal(repeatedFeaturesMembers(1_000, 20, 2560, 2160), 2560, 2160)).toEqual(repeated);
+      expect(drawn).toHaveBeenCalledTimes(20);
+    } finally {
+      drawn.mockRestore();
+    }
   });
 
   it("a 16-bit label TIFF of 65,535 labels, each at the top and the bottom edge, is answered 422 before the one-piece and hole passes", () => {
