@@ -7,6 +7,7 @@ import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { PNG_MAX_LABEL } from "../schema/label-png-limit.ts";
 import type { Http } from "./http.ts";
 
 export const EXPORT_FILES = {
@@ -21,11 +22,10 @@ export type ExportFormat = keyof typeof EXPORT_FILES;
 export const isExportFormat = (name: string): name is ExportFormat => Object.hasOwn(EXPORT_FILES, name);
 
 /** The most cells masks.png can label (16 bits). */
-export const PNG_MAX_CELLS = 65_535;
 
 /** The export's file name (the service's and on disk) for a segmentation of `cellCount` cells. */
 export function exportFile(format: ExportFormat, cellCount: number): string {
-  return format === "masks" && cellCount > PNG_MAX_CELLS ? "masks.tif" : EXPORT_FILES[format];
+  return format === "masks" && cellCount > PNG_MAX_LABEL ? "masks.tif" : EXPORT_FILES[format];
 }
 
 /** The exports that take `columns` (schema/measurements.ts): the CSV's columns, the GeoJSON's feature properties. */

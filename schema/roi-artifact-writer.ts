@@ -6,7 +6,7 @@
 import type { Roi, RoiMeasurements } from "./roi.ts";
 import { ByteBuilder } from "./roi-artifact-bytes.ts";
 import { checkRoi, checkRoiArtifactHeader } from "./roi-artifact-checks.ts";
-import { crc32 } from "./roi-artifact-crc32.ts";
+import { crc32 } from "../common/crc32.ts";
 import {
   ROI_ARTIFACT_FLAG_CELLS,
   ROI_ARTIFACT_FLAG_INTENSITY,

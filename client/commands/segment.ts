@@ -6,7 +6,8 @@ import { MAX_DIAMETER_PX, MAX_EXPANSION_REACH_PX, MIN_DIAMETER_PX } from "../../
 import { CLOUDFLARE_BODY_LIMIT, DEFAULT_RESUMABLE_ABOVE } from "../body-limit.ts";
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connect, UsageError } from "../connection.ts";
 import { MEASUREMENT_COLUMN_NAMES, MEASUREMENT_GROUP_NAMES } from "../../schema/measurements.ts";
-import { EXPORT_FILES, type ExportFormat, isExportFormat, PNG_MAX_CELLS } from "../exports.ts";
+import { PNG_MAX_LABEL } from "../../schema/label-png-limit.ts";
+import { EXPORT_FILES, type ExportFormat, isExportFormat } from "../exports.ts";
 import { positiveNumber } from "../flags.ts";
 import { formatBytes } from "../format.ts";
 import type { Http } from "../http.ts";
@@ -23,7 +24,7 @@ export const SEGMENT_HELP = `npm run client -- segment <image|folder>... --out <
 Uploads each image (the TIFF, PNG and JPEG files directly inside each folder), segments them one
 after another (your organization runs one prediction at a time; the client waits its turn), and
 saves the exports as <dir>/<image name>/{${Object.values(EXPORT_FILES).join(",")}}; above
-${PNG_MAX_CELLS.toLocaleString("en-US")} cells the label mask is masks.tif (32-bit labels) instead of masks.png.
+${PNG_MAX_LABEL.toLocaleString("en-US")} cells the label mask is masks.tif (32-bit labels) instead of masks.png.
 Interrupted, run the same command again: it resumes from ${STATE_FILE} in <dir>.
 Exits 0 only if every image was segmented and exported.
 

@@ -19,7 +19,7 @@ import {
   readPngHeader,
   type PngHeader,
 } from "../../schema/image-formats/index.ts";
-import { crc32 } from "../../schema/roi-artifact-crc32.ts";
+import { crc32 } from "../crc32.ts";
 import type { ByteSource } from "./byte-source.ts";
 import { copyRowSamples, filterStep, unfilterRow } from "./png-rows.ts";
 import { checkRegion, type ImageRegions } from "./region.ts";

@@ -13,7 +13,7 @@ import {
   readPngHeader,
   type PngHeader,
 } from "../../schema/image-formats/index.ts";
-import { crc32 } from "../../schema/roi-artifact-crc32.ts";
+import { crc32 } from "../crc32.ts";
 import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
 import { inflateBounded } from "./inflate-bounded.ts";
 

@@ -6,10 +6,10 @@
 
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
 import { label16Header, PNG_SIGNATURE, pngChunk } from "../../schema/png-chunks.ts";
+import { PNG_MAX_LABEL } from "../../schema/label-png-limit.ts";
 import { LabelRowRenderer } from "../../schema/roi-raster.ts";
 import { pullStream } from "./pull-stream.ts";
 
-export const PNG_MAX_LABEL = 0xffff;
 
 /** A segmentation whose labels do not fit 16 bits: the route answers 422 and names masks.tif. */
 export class MasksPngLimitError extends Error {

@@ -12,7 +12,7 @@
 // typical ROI), not the data, and emits the central directory in chunks.
 
 import { ByteBuilder } from "../../schema/roi-artifact-bytes.ts";
-import { crc32 } from "../../schema/roi-artifact-crc32.ts";
+import { crc32 } from "../../common/crc32.ts";
 import { CENTRAL_HEADER, END, LOCAL_HEADER, U16_MAX, U32_MAX, ZIP64_END, ZIP64_LOCATOR } from "../zip-records.ts";
 
 const FLAG_UTF8_NAMES = 0x0800;

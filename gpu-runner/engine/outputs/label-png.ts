@@ -6,10 +6,10 @@
 import { createDeflate } from "node:zlib";
 import { label16Header, PNG_SIGNATURE, pngChunk } from "../../../schema/png-chunks.ts";
 import type { Roi } from "../../../schema/roi.ts";
+import { PNG_MAX_LABEL } from "../../../schema/label-png-limit.ts";
 import { LabelRowRenderer } from "../../../schema/roi-raster.ts";
 import { BufferedFile } from "./buffered-file.ts";
 
-export const PNG_MAX_LABEL = 65_535;
 
 export async function writeLabelPng(path: string, width: number, height: number, rois: readonly Roi[]): Promise<void> {
   if (rois.length > PNG_MAX_LABEL)

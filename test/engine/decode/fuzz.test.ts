@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { DecodeSandbox, type DecodeOutcome } from "../helpers/decode-sandbox.ts";
 import { fuzzSeeds } from "../helpers/fuzz-seeds.ts";
-import { crc32 } from "../../../schema/roi-artifact-crc32.ts";
+import { crc32 } from "../../../common/crc32.ts";
 import { mutate, repairPngChecksums } from "../helpers/mutate.ts";
 
 const ITERATIONS = Number(process.env.FUZZ_ITERATIONS ?? 600);

@@ -6,7 +6,7 @@
 // every mutation, the probe answers or throws an ImageDecodeError, never another error.
 import { describe, expect, it } from "vitest";
 import { decodeImage, ImageDecodeError, probeImage as probeInEngine } from "../../../common/decode/index.ts";
-import { crc32 } from "../../../schema/roi-artifact-crc32.ts";
+import { crc32 } from "../../../common/crc32.ts";
 import { memoryByteSource } from "../../../worker/services/byte-source.ts";
 import { probeImage as probeAtUpload } from "../../../worker/services/image-probe.ts";
 import { fuzzSeeds } from "../helpers/fuzz-seeds.ts";

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { decodeImage, ImageDecodeError, type DecodedImage } from "../../../common/decode/index.ts";
 import { type ByteSource, ByteSourceError, bytesSource, fileSource, httpRangeSource, openImageRegions } from "../../../common/decode/region-reader.ts";
 import { MAX_TIFF_TAG_VALUES } from "../../../schema/image-formats/index.ts";
-import { crc32 } from "../../../schema/roi-artifact-crc32.ts";
+import { crc32 } from "../../../common/crc32.ts";
 import { deflateBomb } from "../../fixtures/deflate-bomb.ts";
 import { fuzzSeeds } from "../helpers/fuzz-seeds.ts";
 import {

@@ -1,6 +1,6 @@
 import { decode } from "fast-png";
 import { describe, expect, it } from "vitest";
-import { crc32 } from "../../../schema/roi-artifact-crc32.ts";
+import { crc32 } from "../../../common/crc32.ts";
 import { exportFrom, exportSmall } from "./helpers/run-export.ts";
 import { inRasterOrder, labelsFromShapes, roisFromShapes, syntheticShapes } from "../../fixtures/rois-from-runs.ts";
 import { SMALL_HEIGHT, SMALL_WIDTH, smallContext, smallShapes } from "./helpers/small-segmentation.ts";

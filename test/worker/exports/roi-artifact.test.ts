@@ -11,7 +11,7 @@ import { inRasterOrder, roisFromShapes, syntheticShapes } from "../../fixtures/r
 import { smallDescription, smallRois } from "./helpers/small-segmentation.ts";
 import { streamInPieces } from "./helpers/streams.ts";
 import smallV1Base64 from "./golden/small-v1.artifact.base64?raw";
-import { crc32 } from "../../../schema/roi-artifact-crc32.ts";
+import { crc32 } from "../../../common/crc32.ts";
 
 async function readAll(contents: RoiArtifactContents): Promise<Roi[]> {
   const rois: Roi[] = [];

@@ -1,5 +1,5 @@
 import { MAX_IMPORT_OBJECTS, MAX_IMPORT_PIXELS } from "../../annotations/limits.ts";
-import { PNG_MAX_LABEL } from "../../exports/label-png.ts";
+import { PNG_MAX_LABEL } from "../../../schema/label-png-limit.ts";
 import type { MeasurementState } from "../../services/measurement-state.ts";
 import type { Segmentation } from "../../services/segmentations.ts";
 import { formatDate, Layout, type PageContext } from "../layout.tsx";

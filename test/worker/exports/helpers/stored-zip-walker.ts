@@ -2,7 +2,7 @@
 // the current entry plus the last 64 KiB (for the end records), so a 100k-entry archive is checked
 // without holding it. Written from PKWARE's APPNOTE for the tests.
 
-import { crc32 } from "../../../../schema/roi-artifact-crc32.ts";
+import { crc32 } from "../../../../common/crc32.ts";
 
 export interface ZipWalk {
   entries: number;
