@@ -3,7 +3,7 @@
 // this service's extras. `.meta({id})` names each record as a component of the OpenAPI document.
 import { z } from "zod";
 import { IMAGE_STATUSES, JOB_STATUSES, SEGMENTATION_SOURCES } from "./db.ts";
-import { PIXEL_SIZE_SOURCES } from "./image-formats/calibration.ts";
+import { MICROSCOPE_PIXEL_SIZE_UM, PIXEL_SIZE_SOURCES } from "./image-formats/calibration.ts";
 import { MODALITIES, modalityDecision } from "./modality.ts";
 
 const id = z.string();
@@ -11,7 +11,7 @@ const timestamp = z.string().meta({ format: "date-time" });
 const count = z.number().int();
 
 /** Micrometres per pixel and where they come from. */
-const pixelSize = (sources: readonly [string, ...string[]], description: string) =>
+const pixelSize = <Source extends string>(sources: readonly [Source, ...Source[]], description: string) =>
   z
     .object({
       x_um: z.number().meta({ description: "Micrometres per pixel along x" }),
@@ -37,8 +37,12 @@ export const imageRecord = z
     planes: count.nullable(),
     pixel_size: pixelSize(
       PIXEL_SIZE_SOURCES,
-      "The physical pixel size read from the file: `ome` (OME-XML's PhysicalSizeX/Y), `imagej` (ImageJ's unit with the resolution tags), `tiff` (the resolution tags in inches or centimetres; 72 per inch counts as none); null when the file has none. A prediction's `pixel_size_um` overrides it",
+      `The physical pixel size read from the file: \`ome\` (OME-XML's PhysicalSizeX/Y), \`imagej\` (ImageJ's unit with the resolution tags), \`tiff\` (the resolution tags in inches or centimetres; the screen and print defaults 72, 96, 150 and 300 per inch, or the same per centimetre over 2.54, count as none); null when the file has none, or one not trusted: a default, or one outside the ${MICROSCOPE_PIXEL_SIZE_UM.min}-${MICROSCOPE_PIXEL_SIZE_UM.max} µm microscopes produce (\`pixel_size_warning\` says which). A prediction's \`pixel_size_um\` overrides it`,
     ),
+    pixel_size_warning: z.string().nullable().meta({
+      description:
+        "Why the file's resolution gave no pixel size: a screen or print default, or a size no microscope produces (set aside rather than trusted); null otherwise",
+    }),
     channel_names: z
       .array(z.string())
       .nullable()

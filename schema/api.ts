@@ -1,10 +1,13 @@
 // Requests of the public API (/api/v1): bodies, path and query parameters. Responses: api-records.ts.
 import { z } from "zod";
 import { IMAGE_STATUSES, JOB_STATUSES } from "./db.ts";
+import { MICROSCOPE_PIXEL_SIZE_UM } from "./image-formats/calibration.ts";
 import { modalityParam } from "./modality.ts";
 import { MAX_DIAMETER_PX, MAX_EXPANSION_REACH_PX, MIN_DIAMETER_PX } from "./work-limits.ts";
 
 const id = z.string().min(1).max(100);
+
+const PIXEL_SIZE_RANGE = `pixel_size_um is ${MICROSCOPE_PIXEL_SIZE_UM.min} to ${MICROSCOPE_PIXEL_SIZE_UM.max} µm, the pixel sizes microscopes produce`;
 
 /** An image's name: the resumable upload's `name`, or the file name of a streamed upload's part. */
 export const imageName = z.string().min(1).max(255);
@@ -59,10 +62,14 @@ export const segmentParams = z
       .max(2)
       .optional()
       .meta({ description: "[channel to segment, nuclear channel], 1-based; 0 = the mean of all channels (default [0, 0])" }),
-    pixel_size_um: z.number().positive().max(1_000_000).optional().meta({
-      description:
-        "Micrometres per pixel (square pixels) for the calibrated measurement columns (µm, µm²); overrides the size read from the file (the image's `pixel_size`). Left out: the file's, or none",
-    }),
+    pixel_size_um: z
+      .number()
+      .min(MICROSCOPE_PIXEL_SIZE_UM.min, { error: PIXEL_SIZE_RANGE })
+      .max(MICROSCOPE_PIXEL_SIZE_UM.max, { error: PIXEL_SIZE_RANGE })
+      .optional()
+      .meta({
+        description: `Micrometres per pixel (square pixels) for the calibrated measurement columns (µm, µm²), ${MICROSCOPE_PIXEL_SIZE_UM.min} to ${MICROSCOPE_PIXEL_SIZE_UM.max} (what microscopes produce); overrides the size read from the file (the image's \`pixel_size\`). Left out: the file's, or none`,
+      }),
     modality: modalityParam.optional().meta({
       description:
         'One-channel models: "auto" (default) detects fluorescence, brightfield or stained histology; the engine inverts the latter two so nuclei read bright',

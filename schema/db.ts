@@ -117,10 +117,12 @@ export const images = sqliteTable(
     channels: integer("channels"),
     bitDepth: integer("bit_depth"),
     planes: integer("planes"),
-    /** Micrometres per pixel read from the file's metadata (schema/image-formats/calibration.ts), and where; null when it has none. */
+    /** Micrometres per pixel read from the file's metadata (schema/image-formats/calibration.ts), and where; null when it has none it trusts. */
     pixelSizeXUm: real("pixel_size_x_um"),
     pixelSizeYUm: real("pixel_size_y_um"),
     pixelSizeSource: text("pixel_size_source", { enum: PIXEL_SIZE_SOURCES }),
+    /** Why the file's resolution gave no pixel size (a screen or print default, a size no microscope produces); null otherwise. */
+    pixelSizeWarning: text("pixel_size_warning"),
     /** The channels' names from the file (OME-XML), JSON array of strings; null when it names none. */
     channelNames: text("channel_names", { mode: "json" }).$type<string[]>(),
     /**

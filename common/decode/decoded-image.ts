@@ -33,6 +33,8 @@ export interface ImageProbe {
   lossy: boolean;
   /** Micrometres per pixel from the file's metadata (TIFF only: schema/image-formats/calibration.ts); null when it has none. */
   pixelSize: PixelSize | null;
+  /** Why the file's resolution gives no pixel size (a default, a size no microscope produces); null otherwise. */
+  pixelSizeWarning: string | null;
   /** The channels' names from the file (OME-XML), one per channel; null when it names none. */
   channelNames: string[] | null;
 }

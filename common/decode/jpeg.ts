@@ -65,6 +65,7 @@ export function readFrame(bytes: Uint8Array): JpegFrame {
         pages: 1,
         lossy: true,
         pixelSize: null,
+        pixelSizeWarning: null,
         channelNames: null,
         end: at + 2 + length,
       };

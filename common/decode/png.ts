@@ -34,6 +34,7 @@ export function probePng(bytes: Uint8Array): ImageProbe {
     pages: 1,
     lossy: false,
     pixelSize: null,
+    pixelSizeWarning: null,
     channelNames: null,
   };
 }

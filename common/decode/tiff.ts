@@ -12,7 +12,7 @@ import {
   tiffBlockBytes,
   tiffPageLayout,
   tiffChannelNames,
-  tiffPixelSize,
+  tiffCalibration,
 } from "../../schema/image-formats/index.ts";
 import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
 import {
@@ -64,6 +64,7 @@ export function probeTiff(bytes: Uint8Array): ImageProbe {
   const { file, layout, first } = layoutOf(bytes);
   const description = stringOf(file.directory(0), Tag.ImageDescription);
   const channels = layout.channelPages * first.samplesPerPixel;
+  const calibration = tiffCalibration(description, file.directory(0));
   return {
     format: "tiff",
     width: first.width,
@@ -73,7 +74,8 @@ export function probeTiff(bytes: Uint8Array): ImageProbe {
     sampleFormat: first.sampleFormat,
     pages: layout.planes,
     lossy: first.compression === Compression.Jpeg,
-    pixelSize: tiffPixelSize(description, file.directory(0)),
+    pixelSize: calibration.pixelSize,
+    pixelSizeWarning: calibration.warning,
     channelNames: tiffChannelNames(description, channels),
   };
 }

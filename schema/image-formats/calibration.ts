@@ -1,15 +1,20 @@
 // What a TIFF's headers say about its pixels beyond their values, read by the worker's upload
 // probe and the engine's decoders alike: the channels' names (OME-XML's Channel elements) and the
-// physical size of a pixel. Three places hold the size, tried in this order:
+// physical size of a pixel. This file alone decides whether a file's pixel size is trusted. Three
+// places hold the size, tried in this order:
 // 1. OME-XML (the first ImageDescription of an OME-TIFF): the Pixels element's PhysicalSizeX and
 //    PhysicalSizeY, in PhysicalSizeXUnit / PhysicalSizeYUnit (µm when absent, as the OME schema says).
 // 2. ImageJ's description ("ImageJ=..." lines): `unit=` names the unit of the resolution tags, as
 //    ImageJ writes a calibrated image (its `spacing=` is the z step, which a 2D measurement does not use).
 // 3. The TIFF resolution tags alone: XResolution and YResolution pixels per ResolutionUnit, inch (2)
-//    or centimetre (3). As ImageJ's TiffDecoder does, exactly 72 pixels per inch (the default many
-//    programs write whatever the image) means no calibration, and so does ResolutionUnit 1 (none)
-//    or no ResolutionUnit (the TIFF specification defaults it to inch; ImageJ does not).
-// Anything else, or a size that is not a positive finite number, is no calibration: null.
+//    or centimetre (3). ResolutionUnit 1 (none) or no ResolutionUnit (the TIFF specification
+//    defaults it to inch; ImageJ does not) means no calibration. So do the screen and print
+//    defaults programs write whatever the image (72, 96, 150, 300 per inch, or the same per
+//    centimetre over 2.54): ImageJ's TiffDecoder ignores 72 for the same reason, and a Kromp et al.
+//    image at 96 dpi would otherwise have nuclei of millions of µm².
+// A size that is not a positive finite number is no calibration; one outside what microscopes
+// produce (MICROSCOPE_PIXEL_SIZE_UM) is set aside. Either of the last two, and a default, come with
+// a warning that the image record, the dashboard and the client show.
 
 import type { TiffTags } from "./tiff-page.ts";
 import { Tag } from "./tiff-tags.ts";
@@ -23,6 +28,36 @@ export interface PixelSize {
 
 export const PIXEL_SIZE_SOURCES = ["ome", "imagej", "tiff"] as const;
 export type PixelSizeSource = (typeof PIXEL_SIZE_SOURCES)[number];
+
+/**
+ * Micrometres per pixel that microscopes produce: 10 nm (beyond super-resolution's) to 50 µm (a
+ * whole-slide overview). A file's size outside is set aside with a warning; a given one is refused.
+ */
+export const MICROSCOPE_PIXEL_SIZE_UM = { min: 0.01, max: 50 } as const;
+
+/** Pixels per inch that screen and print software write whatever the image shows. */
+const DEFAULT_DPI = [72, 96, 150, 300] as const;
+
+/** A file's pixel size as the rest of the service may use it, and why the file's own was not used. */
+export interface Calibration {
+  /** The trusted size; null when the file has none, or has one that is not trusted. */
+  pixelSize: PixelSize | null;
+  /** Why the file's resolution gives no size (a screen or print default, a size no microscope produces); null otherwise. */
+  warning: string | null;
+}
+
+/** Where a size came from, as the dashboard and the client say it ("given": a prediction's pixel_size_um). */
+const SOURCE_NAMES: Readonly<Record<PixelSizeSource | "given", string>> = {
+  ome: "OME-XML",
+  imagej: "ImageJ's calibration",
+  tiff: "the TIFF resolution tags",
+  given: "given with the prediction",
+};
+
+/** "0.325 µm (OME-XML)", "0.65 × 1.3 µm (OME-XML)": a size with where it came from. */
+export function describePixelSize(x: number, y: number, source: PixelSizeSource | "given"): string {
+  return `${x === y ? x : `${x} × ${y}`} µm (${SOURCE_NAMES[source]})`;
+}
 
 /** Micrometres in one of each unit (OME's UnitsLength symbols, ImageJ's spellings). */
 const MICRONS: Readonly<Record<string, number>> = {
@@ -127,8 +162,10 @@ function resolution(tags: TiffTags, tag: number): number | null {
   return value !== undefined && Number.isFinite(value) && value > 0 ? value : null;
 }
 
-/** The pixel size of a TIFF from its first page's description and resolution tags; null when it has none. */
-export function tiffPixelSize(description: string | undefined, tags: TiffTags): PixelSize | null {
+/** What the file claims: a size, the default resolution it holds instead (pixels per inch), or nothing. */
+type Claim = PixelSize | { defaultDpi: number } | null;
+
+function claimedPixelSize(description: string | undefined, tags: TiffTags): Claim {
   const text = description === undefined ? undefined : utf8Description(description);
   if (text?.includes("<OME")) {
     const ome = omePixelSize(text);
@@ -148,11 +185,42 @@ export function tiffPixelSize(description: string | undefined, tags: TiffTags): 
     }
   }
   if (resolutionUnit !== 2 && resolutionUnit !== 3) return null;
-  if (resolutionUnit === 2 && xPerUnit === 72 && yPerUnit === 72) return null;
+  const perInch = resolutionUnit === 2 ? 1 : 2.54;
+  const xDefault = defaultDpi(xPerUnit * perInch);
+  if (xDefault !== null && defaultDpi(yPerUnit * perInch) !== null) return { defaultDpi: xDefault };
   const unit = resolutionUnit === 2 ? "inch" : "cm";
   const x = micrometres(1 / xPerUnit, unit);
   const y = micrometres(1 / yPerUnit, unit);
   return x === null || y === null ? null : { x, y, source: "tiff" };
+}
+
+/** The screen or print default `dpi` is, allowing for a centimetre value rounded when written (37.7953); else null. */
+function defaultDpi(dpi: number): number | null {
+  return DEFAULT_DPI.find((d) => Math.abs(dpi - d) <= d * 1e-4) ?? null;
+}
+
+/** A size with four significant digits, for a sentence. */
+const rounded = (um: number) => Number(um.toPrecision(4));
+
+/**
+ * The pixel size of a TIFF from its first page's description and resolution tags, if it is to be
+ * trusted; else none, with the warning that says why when the file claimed one.
+ */
+export function tiffCalibration(description: string | undefined, tags: TiffTags): Calibration {
+  const claim = claimedPixelSize(description, tags);
+  if (claim === null) return { pixelSize: null, warning: null };
+  if ("defaultDpi" in claim) {
+    return {
+      pixelSize: null,
+      warning: `The file's resolution, ${claim.defaultDpi} dpi, is a screen or print default, not a microscope's calibration`,
+    };
+  }
+  const { min, max } = MICROSCOPE_PIXEL_SIZE_UM;
+  if ([claim.x, claim.y].some((um) => um < min || um > max)) {
+    const size = describePixelSize(rounded(claim.x), rounded(claim.y), claim.source);
+    return { pixelSize: null, warning: `The file's pixel size, ${size}, is outside the ${min}-${max} µm that microscopes produce` };
+  }
+  return { pixelSize: claim, warning: null };
 }
 
 /**

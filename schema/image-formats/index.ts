@@ -34,13 +34,16 @@ export {
 } from "./tiff-page.ts";
 export { tiffPageLayout, type PageLayout } from "./tiff-hyperstack.ts";
 export {
+  describePixelSize,
+  MICROSCOPE_PIXEL_SIZE_UM,
   micrometres,
   omeAttributes,
   omeElements,
   PIXEL_SIZE_SOURCES,
   tiffChannelNames,
-  tiffPixelSize,
+  tiffCalibration,
   utf8Description,
+  type Calibration,
   type PixelSize,
   type PixelSizeSource,
 } from "./calibration.ts";

@@ -1,13 +1,16 @@
 // The pixel size and channel names of TIFFs as microscopy software writes them (test/reference/tiff,
 // written by tifffile through test/reference/calibrated_tiffs.py), read alike by the engine's
-// decoder probe and the worker's upload probe (schema/image-formats/calibration.ts).
+// decoder probe and the worker's upload probe (schema/image-formats/calibration.ts); and the sizes
+// not trusted: screen and print defaults, and sizes no microscope produces (written by the fixture
+// TIFF writer).
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { probeImage as probeInEngine } from "../../common/decode/index.ts";
-import { micrometres, tiffPixelSize, utf8Description } from "../../schema/image-formats/calibration.ts";
+import { micrometres, tiffCalibration, utf8Description } from "../../schema/image-formats/calibration.ts";
 import { Tag } from "../../schema/image-formats/tiff-tags.ts";
 import { memoryByteSource } from "../../worker/services/byte-source.ts";
 import { probeImage as probeAtUpload } from "../../worker/services/image-probe.ts";
+import { encodeTiff, type TiffPage } from "../fixtures/tiff-writer.ts";
 
 const file = (name: string) => new Uint8Array(readFileSync(new URL(`../reference/tiff/${name}`, import.meta.url)));
 
@@ -39,6 +42,7 @@ describe("the pixel size and channel names of a TIFF", () => {
       const upload = await probeAtUpload(memoryByteSource(bytes));
       close(engine.pixelSize, expected.pixelSize);
       close(upload.pixelSize, expected.pixelSize);
+      expect(upload.pixelSizeWarning).toBe(engine.pixelSizeWarning);
       expect(engine.channelNames).toEqual(expected.channelNames);
       expect(upload.channelNames).toEqual(expected.channelNames);
     });
@@ -49,16 +53,17 @@ describe("the pixel size and channel names of a TIFF", () => {
       numbers: (tag: number) => (tag === Tag.XResolution || tag === Tag.YResolution ? [x] : tag === Tag.ResolutionUnit && unit ? [unit] : undefined),
       count: () => 1,
     });
-    const ome = '<OME><Image><Pixels SizeX="4" PhysicalSizeX="1.5" PhysicalSizeXUnit="mm"></Pixels></Image></OME>';
-    expect(tiffPixelSize(ome, tags(10, 3))).toEqual({ x: 1500, y: 1500, source: "ome" });
+    const size = (description: string | undefined, x: number, unit?: number) => tiffCalibration(description, tags(x, unit)).pixelSize;
+    const ome = '<OME><Image><Pixels SizeX="4" PhysicalSizeX="0.0015" PhysicalSizeXUnit="mm"></Pixels></Image></OME>';
+    close(size(ome, 10, 3), { x: 1.5, y: 1.5, source: "ome" });
     // OME-XML without a size falls back to the tags.
-    expect(tiffPixelSize("<OME><Image><Pixels SizeX='4'/></Image></OME>", tags(1e4, 3))).toEqual({ x: 1, y: 1, source: "tiff" });
-    close(tiffPixelSize("ImageJ=1.54f\nunit=nm\n", tags(0.01)), { x: 0.1, y: 0.1, source: "imagej" }); // 100 nm
-    expect(tiffPixelSize("ImageJ=1.54f\nunit=pixel\n", tags(1))).toBeNull();
-    expect(tiffPixelSize("ImageJ=1.54f\nunit=\\u00B5m\n", tags(4))).toEqual({ x: 0.25, y: 0.25, source: "imagej" });
+    expect(size("<OME><Image><Pixels SizeX='4'/></Image></OME>", 1e4, 3)).toEqual({ x: 1, y: 1, source: "tiff" });
+    close(size("ImageJ=1.54f\nunit=nm\n", 0.01), { x: 0.1, y: 0.1, source: "imagej" }); // 100 nm
+    expect(size("ImageJ=1.54f\nunit=pixel\n", 1)).toBeNull();
+    expect(size("ImageJ=1.54f\nunit=\\u00B5m\n", 4)).toEqual({ x: 0.25, y: 0.25, source: "imagej" });
     // No ResolutionUnit: no unit, as ImageJ reads it (the TIFF specification would say inch).
-    expect(tiffPixelSize(undefined, tags(300))).toBeNull();
-    expect(tiffPixelSize(undefined, tags(0, 3))).toBeNull();
+    expect(tiffCalibration(undefined, tags(300))).toEqual({ pixelSize: null, warning: null });
+    expect(tiffCalibration(undefined, tags(0, 3))).toEqual({ pixelSize: null, warning: null });
   });
 
   it("reads units in every spelling, and refuses what is no length", () => {
@@ -83,5 +88,73 @@ describe("the pixel size and channel names of a TIFF", () => {
     expect(utf8Description(new TextDecoder("latin1").decode(utf8))).toBe('Name="Zellkern – µ 細胞 €"');
     // Text that was never UTF-8 stays as it came.
     expect(utf8Description("caf\u00e9 \u00b5m")).toBe("caf\u00e9 \u00b5m");
+  });
+});
+
+/** A 4 x 4 grey TIFF with these resolution tags and description. */
+const written = (resolution: TiffPage["resolution"], description?: string) =>
+  encodeTiff([{ width: 4, height: 4, samplesPerPixel: 1, kind: "uint8", values: new Uint8Array(16), resolution, description }]);
+
+/** The engine's and the upload's reading of a file, which must agree. */
+async function calibrationOf(bytes: Uint8Array) {
+  const engine = probeInEngine(bytes);
+  const upload = await probeAtUpload(memoryByteSource(bytes));
+  expect({ pixelSize: upload.pixelSize, warning: upload.pixelSizeWarning }).toEqual({ pixelSize: engine.pixelSize, warning: engine.pixelSizeWarning });
+  return { pixelSize: engine.pixelSize, warning: engine.pixelSizeWarning };
+}
+
+describe("a pixel size is trusted only where a microscope could have made it", () => {
+  // Screen and print defaults as programs write them: per inch, and per centimetre as rounded by
+  // libtiff, Pillow and Photoshop (96 / 2.54 = 37.7953).
+  const defaults: [string, NonNullable<TiffPage["resolution"]>, number][] = [
+    ["72 dpi", { x: 72, unit: 2 }, 72],
+    ["96 dpi (Kromp et al.'s TIFFs)", { x: 96, unit: 2 }, 96],
+    ["150 dpi", { x: 150, unit: 2 }, 150],
+    ["300 dpi", { x: 300, unit: 2 }, 300],
+    ["28.3465 px/cm", { x: 28.3465, unit: 3 }, 72],
+    ["37.7953 px/cm", { x: 37.7953, unit: 3 }, 96],
+    ["37.795276 px/cm", { x: 37.795276, unit: 3 }, 96],
+    ["59.0551 px/cm", { x: 59.0551, unit: 3 }, 150],
+    ["118.11 px/cm", { x: 118.11, unit: 3 }, 300],
+  ];
+  for (const [name, resolution, dpi] of defaults) {
+    it(`${name} without ImageJ or OME metadata: no pixel size, and a warning naming the default`, async () => {
+      expect(await calibrationOf(written(resolution))).toEqual({
+        pixelSize: null,
+        warning: `The file's resolution, ${dpi} dpi, is a screen or print default, not a microscope's calibration`,
+      });
+    });
+  }
+
+  it("keeps ImageJ's calibration, whatever its number, and a resolution no program writes by default", async () => {
+    // 96 pixels per µm is 0.0104 µm: ImageJ calibrated it, no default.
+    const imagej = await calibrationOf(written({ x: 96, unit: 1 }, "ImageJ=1.54f\nunit=micron\n"));
+    expect(imagej.warning).toBeNull();
+    close(imagej.pixelSize, { x: 1 / 96, y: 1 / 96, source: "imagej" });
+    expect((await calibrationOf(written({ x: 4, unit: 1 }, "ImageJ=1.54f\nunit=micron\n"))).pixelSize).toEqual({ x: 0.25, y: 0.25, source: "imagej" });
+    // 4000 pixels per cm (2.5 µm), and 25,400 per inch (1 µm): a scanner's calibration.
+    expect(await calibrationOf(written({ x: 4000, unit: 3 }))).toEqual({ pixelSize: { x: 2.5, y: 2.5, source: "tiff" }, warning: null });
+    close((await calibrationOf(written({ x: 25_400, unit: 2 }))).pixelSize, { x: 1, y: 1, source: "tiff" });
+    // An ImageJ description with no unit leaves the tags to say it: a default is still a default.
+    expect((await calibrationOf(written({ x: 96, unit: 2 }, "ImageJ=1.54f\nimages=1\n"))).pixelSize).toBeNull();
+  });
+
+  it("sets aside a size outside 0.01-50 µm with a warning, wherever the file says it", async () => {
+    const tiny = await calibrationOf(written({ x: 10_000, unit: 1 }, "ImageJ=1.54f\nunit=micron\n")); // 1e-4 µm
+    expect(tiny).toEqual({
+      pixelSize: null,
+      warning: "The file's pixel size, 0.0001 µm (ImageJ's calibration), is outside the 0.01-50 µm that microscopes produce",
+    });
+    const ome = '<?xml version="1.0"?><OME><Image><Pixels SizeX="4" SizeY="4" PhysicalSizeX="500" PhysicalSizeY="500"></Pixels></Image></OME>';
+    expect(await calibrationOf(written(undefined, ome))).toEqual({
+      pixelSize: null,
+      warning: "The file's pixel size, 500 µm (OME-XML), is outside the 0.01-50 µm that microscopes produce",
+    });
+    expect((await calibrationOf(written({ x: 20, y: 40, unit: 3 }))).warning).toBe(
+      "The file's pixel size, 500 × 250 µm (the TIFF resolution tags), is outside the 0.01-50 µm that microscopes produce",
+    );
+    // The bounds themselves are sizes microscopes produce.
+    expect((await calibrationOf(written({ x: 100, unit: 1 }, "ImageJ=1.54f\nunit=micron\n"))).pixelSize?.x).toBeCloseTo(0.01, 12);
+    expect((await calibrationOf(written({ x: 200, unit: 3 }))).pixelSize).toEqual({ x: 50, y: 50, source: "tiff" });
   });
 });

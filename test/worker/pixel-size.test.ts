@@ -1,7 +1,10 @@
 // Physical units end to end: a TIFF's pixel size read at upload, recorded on the image, carried to
 // its segmentations (a prediction's `pixel_size_um` overriding it), and the calibrated columns of
-// the exports filled from it, or left empty when nothing says how large a pixel is.
+// the exports filled from it, or left empty when nothing says how large a pixel is, or when what
+// the file says is a screen default or a size no microscope produces (set aside, with a warning).
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import setAside from "../../schema/migrations/0015_pixel_size_warning.sql?raw";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { tracedPerimeter } from "../../schema/roi-measure.ts";
@@ -12,14 +15,18 @@ import plainTiff from "../reference/tiff/plain-none.tif?inline";
 import { call, createOrg, json, multipartFile, RUNNER_TOKEN, type TestOrg } from "./helpers.ts";
 import { dashboardCall, signIn } from "./dashboard-helpers.ts";
 import { leaseJob } from "./runner-helpers.ts";
+import { encodeTiff } from "../fixtures/tiff-writer.ts";
 
 const bytesOf = (dataUrl: string) => Uint8Array.from(atob(dataUrl.slice(dataUrl.indexOf(",") + 1)), (c) => c.charCodeAt(0));
 
-async function upload(org: TestOrg, name: string, dataUrl: string) {
-  const response = await call("/upload", { key: org.key, body: multipartFile(name, bytesOf(dataUrl)) });
+async function upload(org: TestOrg, name: string, file: string | Uint8Array) {
+  const response = await call("/upload", { key: org.key, body: multipartFile(name, typeof file === "string" ? bytesOf(file) : file) });
   expect(response.status).toBe(201);
-  return (await json<{ image: { id: string; pixel_size: unknown; channel_names: unknown } }>(response)).image;
+  return (await json<{ image: { id: string; pixel_size: unknown; pixel_size_warning: unknown; channel_names: unknown } }>(response)).image;
 }
+
+/** An 8 x 6 grey TIFF saved at 96 dpi, as many programs save whatever they save (Kromp et al.'s nuclei among them). */
+const screenDefaultTiff = encodeTiff([{ width: 8, height: 6, samplesPerPixel: 1, kind: "uint8", values: new Uint8Array(48), resolution: { x: 96, unit: 2 } }]);
 
 /** Two cells on the 8 x 6 image, a 2 x 3 rectangle and a 3 x 2 one, measured as the engine measures. */
 const RECTANGLE_PERIMETER = tracedPerimeter(new Int32Array([1, 1, 3, 1, 3, 4, 1, 4])); // 10 − 4·(2 − √2)
@@ -139,12 +146,13 @@ describe("the pixel size, from the file to the calibrated columns", () => {
     const session = await signIn(org);
     const viewer = await (await dashboardCall(session, `/segmentations/${await segment(org, image.id)}`)).text();
     expect(viewer).toContain('data-pixel-size-x-um="0.325"');
-    expect(viewer).toMatch(/<dt>Pixel size<\/dt><dd>0.325 µm \(from the file\)<\/dd>/);
+    expect(viewer).toMatch(/<dt>Pixel size<\/dt><dd>0.325 µm \(OME-XML\)<\/dd>/);
     const imagePage = await (await dashboardCall(session, `/images/${image.id}`)).text();
     expect(imagePage).toContain('data-pixel-size-x-um="0.325"');
+    expect(imagePage).toMatch(/<dd id="pixel-size">0.325 µm \(OME-XML\)<\/dd>/);
     const uncalibrated = await (await dashboardCall(session, `/segmentations/${await segment(org, plain.id)}`)).text();
     expect(uncalibrated).not.toContain("data-pixel-size-x-um");
-    expect(uncalibrated).toMatch(/<dt>Pixel size<\/dt><dd>unknown<\/dd>/);
+    expect(uncalibrated).toMatch(/<dt>Pixel size<\/dt><dd>unknown: no µm measurements<\/dd>/);
   });
 
   it("takes the prediction's pixel_size_um over the file's, and says it was given", async () => {
@@ -212,5 +220,63 @@ describe("the pixel size, from the file to the calibrated columns", () => {
     const job = (await leaseJob(prediction_id)) as unknown as { params: Record<string, unknown>; image: Record<string, unknown> };
     expect(job.params).toMatchObject({ cell_expansion_um: 5 });
     expect(job.image).toMatchObject({ pixel_size_um: { x: 0.325, y: 0.325 }, channel_names: ["DAPI", "Alexa 488 (GFP)"] });
+  });
+
+  it("takes no size from a 96 dpi file: a warning on the image and the dashboard, and no µm in the exports", async () => {
+    const org = await createOrg();
+    const image = await upload(org, "kromp.tif", screenDefaultTiff);
+    const warning = "The file's resolution, 96 dpi, is a screen or print default, not a microscope's calibration";
+    expect(image).toMatchObject({ pixel_size: null, pixel_size_warning: warning });
+    expect(await json(await call(`/image/${image.id}`, { key: org.key }))).toMatchObject({ pixel_size: null, pixel_size_warning: warning });
+    const id = await segment(org, image.id);
+    expect(await json(await call(`/segmentation/${id}`, { key: org.key }))).toMatchObject({ pixel_size: null });
+    for (const row of await calibratedCsv(org, id)) for (const [name, value] of Object.entries(row)) if (name !== "roi_index") expect(value, name).toBe("");
+    const session = await signIn(org);
+    const imagePage = await (await dashboardCall(session, `/images/${image.id}`)).text();
+    expect(imagePage).toContain(`<p class="warning" id="pixel-size-warning">${warning.replaceAll("'", "&#39;")}</p>`);
+    expect(imagePage).not.toContain("data-pixel-size-x-um");
+    // A cell expansion in µm needs a size the file does not give.
+    const expansion = await call("/predict", { key: org.key, json: { image_id: image.id, model_id: "cpsam", params: { cell_expansion_um: 5 } } });
+    expect(expansion.status).toBe(422);
+  });
+
+  it("refuses a given size outside the 0.01-50 µm microscopes produce, naming the range", async () => {
+    const org = await createOrg();
+    const image = await upload(org, "plain.tif", plainTiff);
+    for (const pixel_size_um of [1e-4, 0.0099, 50.01, 500]) {
+      const refused = await call("/predict", { key: org.key, json: { image_id: image.id, model_id: "cpsam", params: { pixel_size_um } } });
+      expect(refused.status, String(pixel_size_um)).toBe(422);
+      const [issue] = (await json<{ detail: { loc: unknown[]; msg: string }[] }>(refused)).detail;
+      expect(issue).toMatchObject({ loc: ["body", "params", "pixel_size_um"], msg: "pixel_size_um is 0.01 to 50 µm, the pixel sizes microscopes produce" });
+    }
+  });
+
+  it("sets aside the sizes stored before calibrations were checked (migration 0015), and their segmentations' copies", async () => {
+    const org = await createOrg();
+    const kromp = await upload(org, "kromp.tif", plainTiff);
+    const tiny = await upload(org, "tiny.tif", plainTiff);
+    const ome = await upload(org, "stained.ome.tif", omeTiff);
+    const [fromFile, given] = [await segment(org, kromp.id), await segment(org, kromp.id, { pixel_size_um: 0.5 })];
+    const size = (table: string, id: string, x: number, y: number, source: string) =>
+      env.DB.prepare(`UPDATE ${table} SET pixel_size_x_um = ?, pixel_size_y_um = ?, pixel_size_source = ? WHERE id = ?`).bind(x, y, source, id).run();
+    await size("images", kromp.id, 25_400 / 96, 25_400 / 96, "tiff");
+    await size("images", tiny.id, 1e-4, 2e-4, "imagej");
+    await size("segmentations", fromFile, 25_400 / 96, 25_400 / 96, "tiff");
+    await size("segmentations", given, 500, 500, "given");
+    for (const statement of setAside.split("--> statement-breakpoint").slice(1)) await env.DB.prepare(statement).run();
+
+    expect(await json(await call(`/image/${kromp.id}`, { key: org.key }))).toMatchObject({
+      pixel_size: null,
+      pixel_size_warning: "The file's pixel size, 264.583 µm (the TIFF resolution tags), is outside the 0.01-50 µm that microscopes produce",
+    });
+    expect(await json(await call(`/image/${tiny.id}`, { key: org.key }))).toMatchObject({
+      pixel_size: null,
+      pixel_size_warning: "The file's pixel size, 0.0001 × 0.0002 µm (ImageJ's calibration), is outside the 0.01-50 µm that microscopes produce",
+    });
+    expect(await json(await call(`/image/${ome.id}`, { key: org.key }))).toMatchObject({ pixel_size: { x_um: 0.325 }, pixel_size_warning: null });
+    expect(await json(await call(`/segmentation/${fromFile}`, { key: org.key }))).toMatchObject({ pixel_size: null });
+    expect((await calibratedCsv(org, fromFile))[0].area_um2).toBe("");
+    // What a user gave stays theirs (the API refuses such a size from now on).
+    expect(await json(await call(`/segmentation/${given}`, { key: org.key }))).toMatchObject({ pixel_size: { x_um: 500, source: "given" } });
   });
 });

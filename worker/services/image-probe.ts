@@ -32,7 +32,7 @@ import {
   tiffChannelNames,
   tiffPageLayout,
   tiffStoredBytes,
-  tiffPixelSize,
+  tiffCalibration,
   TYPE_SIZE,
   type ImageFormat,
   type PixelSize,
@@ -49,6 +49,8 @@ export interface ImageInfo {
   planes: number;
   /** Micrometres per pixel from the file's metadata (TIFF only); null when it has none. */
   pixelSize: PixelSize | null;
+  /** Why the file's resolution gives no pixel size (a default, a size no microscope produces); null otherwise. */
+  pixelSizeWarning: string | null;
   /** The channels' names (OME-XML); null when the file names none. */
   channelNames: string[] | null;
 }
@@ -102,6 +104,7 @@ async function probePng(source: ByteSource): Promise<ImageInfo> {
     bitDepth: header.sampleBits,
     planes: 1,
     pixelSize: null,
+    pixelSizeWarning: null,
     channelNames: null,
   };
 }
@@ -137,7 +140,17 @@ async function probeJpeg(source: ByteSource): Promise<ImageInfo> {
       if (!jpegFrameFits(width, height, source.size - (offset + 2 + length)))
         throw invalid(`JPEG is truncated: ${source.size} bytes cannot hold a ${width}x${height} frame`);
       if (!jpegEndsWithEoi(await source.read(source.size - 2, 2))) throw invalid("JPEG is truncated: it does not end with an EOI marker");
-      return { format: "jpeg", bitDepth, height, width, channels: jpegChannels(components), planes: 1, pixelSize: null, channelNames: null };
+      return {
+        format: "jpeg",
+        bitDepth,
+        height,
+        width,
+        channels: jpegChannels(components),
+        planes: 1,
+        pixelSize: null,
+        pixelSizeWarning: null,
+        channelNames: null,
+      };
     }
     offset += 2 + length;
   }
@@ -279,6 +292,7 @@ async function probeTiff(source: ByteSource): Promise<ImageInfo> {
     const all = countsRead.values.length >= page.blocks ? countsRead : await readTag(countsRead.entry, MAX_TIFF_TAG_VALUES);
     checkTiffStoredBytes(tiffStoredBytes(page, all?.values), source.size);
   }
+  const calibration = tiffCalibration(description, tags);
   return {
     format: "tiff",
     width: page.width,
@@ -286,7 +300,8 @@ async function probeTiff(source: ByteSource): Promise<ImageInfo> {
     channels,
     bitDepth: page.bitsPerSample,
     planes: layout.planes,
-    pixelSize: tiffPixelSize(description, tags),
+    pixelSize: calibration.pixelSize,
+    pixelSizeWarning: calibration.warning,
     channelNames: tiffChannelNames(description, channels),
   };
 }

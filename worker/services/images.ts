@@ -155,6 +155,7 @@ export function imageView(image: Image): ImageRecord {
       image.pixelSizeXUm !== null && image.pixelSizeYUm !== null && image.pixelSizeSource !== null
         ? { x_um: image.pixelSizeXUm, y_um: image.pixelSizeYUm, source: image.pixelSizeSource }
         : null,
+    pixel_size_warning: image.pixelSizeWarning,
     channel_names: image.channelNames ?? null,
     upload_error: image.uploadError,
     created_at: new Date(image.createdAt).toISOString(),

@@ -66,6 +66,7 @@ async function recordProbe(env: Bindings, image: Image, info: ImageInfo, size: n
     pixelSizeXUm: info.pixelSize?.x ?? null,
     pixelSizeYUm: info.pixelSize?.y ?? null,
     pixelSizeSource: info.pixelSize?.source ?? null,
+    pixelSizeWarning: info.pixelSizeWarning,
     channelNames: info.channelNames,
     uploadId: null,
     uploadError: null,

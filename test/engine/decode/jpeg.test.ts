@@ -41,6 +41,7 @@ describe("JPEG decoding", () => {
       pages: 1,
       lossy: true,
       pixelSize: null, // a JPEG carries no calibration the service reads
+      pixelSizeWarning: null,
       channelNames: null,
     });
   });

@@ -92,6 +92,7 @@ describe("PNG decoding", () => {
       pages: 1,
       lossy: false,
       pixelSize: null, // nor does a PNG
+      pixelSizeWarning: null,
       channelNames: null,
     });
   });

@@ -43,6 +43,7 @@ async function agreement(bytes: Uint8Array): Promise<string | null> {
     bitDepth: engine.bitDepth,
     planes: engine.pages,
     pixelSize: engine.pixelSize,
+    pixelSizeWarning: engine.pixelSizeWarning,
     channelNames: engine.channelNames,
   };
   return JSON.stringify(upload) === JSON.stringify({ ...upload, ...expected })

@@ -1,4 +1,5 @@
 import type { MaskDefaults } from "../../../schema/mask-defaults.ts";
+import { describePixelSize, MICROSCOPE_PIXEL_SIZE_UM } from "../../../schema/image-formats/calibration.ts";
 import { MODALITIES, type Modality } from "../../../schema/modality.ts";
 import type { Image } from "../../services/images.ts";
 import type { predictionView } from "../../services/job-views.ts";
@@ -52,12 +53,25 @@ export function ImagePage(props: {
             <dd>{image.channels ?? "—"}</dd>
             <dt>Bit depth</dt>
             <dd>{image.bitDepth ?? "—"}</dd>
+            <dt>Pixel size</dt>
+            <dd id="pixel-size">
+              {image.pixelSizeXUm !== null && image.pixelSizeYUm !== null && image.pixelSizeSource !== null
+                ? describePixelSize(image.pixelSizeXUm, image.pixelSizeYUm, image.pixelSizeSource)
+                : ready
+                  ? "unknown: give one with a prediction for µm measurements"
+                  : "—"}
+            </dd>
             <dt>Size</dt>
             <dd>{formatBytes(image.size)}</dd>
             <dt>Uploaded</dt>
             <dd>{formatDate(image.createdAt)}</dd>
           </dl>
           {image.uploadError && <p class="error-text">{image.uploadError}</p>}
+          {image.pixelSizeWarning && (
+            <p class="warning" id="pixel-size-warning">
+              {image.pixelSizeWarning}
+            </p>
+          )}
         </section>
         <section class="card">
           <h2>Run a prediction</h2>
@@ -87,6 +101,13 @@ export function ImagePage(props: {
             <NumberField name="cellprob_threshold" label="Cell probability threshold" min="-20" max="20" />
             <NumberField name="flow_threshold" label="Flow threshold" min="0" max="10" />
             <NumberField name="min_size" label="Minimum size (px)" step="1" min="0" />
+            <NumberField
+              name="pixel_size_um"
+              label="Pixel size (µm)"
+              hint={image.pixelSizeXUm !== null ? `the file's: ${image.pixelSizeXUm}` : "unknown"}
+              min={String(MICROSCOPE_PIXEL_SIZE_UM.min)}
+              max={String(MICROSCOPE_PIXEL_SIZE_UM.max)}
+            />
             <label>
               <span>Channel to segment</span>
               <input type="number" name="channel" step="1" min="0" max={String(image.channels ?? 64)} placeholder="0 = mean of all" />

@@ -1,4 +1,5 @@
 import { MAX_IMPORT_OBJECTS, MAX_IMPORT_PIXELS } from "../../annotations/limits.ts";
+import { describePixelSize } from "../../../schema/image-formats/calibration.ts";
 import { PNG_MAX_LABEL } from "../../../schema/label-png-limit.ts";
 import type { MeasurementState } from "../../services/measurement-state.ts";
 import type { Segmentation } from "../../services/segmentations.ts";
@@ -80,9 +81,9 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
               )}
               <dt>Pixel size</dt>
               <dd>
-                {s.pixelSizeXUm !== null && s.pixelSizeYUm !== null
-                  ? `${s.pixelSizeXUm === s.pixelSizeYUm ? s.pixelSizeXUm : `${s.pixelSizeXUm} × ${s.pixelSizeYUm}`} µm (${s.pixelSizeSource === "given" ? "given" : "from the file"})`
-                  : "unknown"}
+                {s.pixelSizeXUm !== null && s.pixelSizeYUm !== null && s.pixelSizeSource !== null
+                  ? describePixelSize(s.pixelSizeXUm, s.pixelSizeYUm, s.pixelSizeSource)
+                  : "unknown: no µm measurements"}
               </dd>
               {unmeasured && (
                 <>

@@ -276,7 +276,7 @@ function setUpImageDeletes() {
 // ---- Predictions -------------------------------------------------------------------------------
 function predictionParams(form) {
   const params = {};
-  for (const name of ["diameter", "cellprob_threshold", "flow_threshold", "min_size"]) {
+  for (const name of ["diameter", "cellprob_threshold", "flow_threshold", "min_size", "pixel_size_um"]) {
     if (form[name].value !== "") params[name] = Number(form[name].value);
   }
   if (form.modality.value) params.modality = form.modality.value;
@@ -380,34 +380,44 @@ function showMaskDefaults(form) {
 }
 
 // ---- Trainings ---------------------------------------------------------------------------------
-const ap = (v) => (typeof v === "number" ? v.toFixed(3) : "—");
-
-/** The same words as the page's server-rendered rows (pages/models.tsx outcome). */
-/** The page's sentence for a training (schema/training-outcome.ts says it the same way on the server). */
+/**
+ * A running training's outcome cell: its failure's reason, or nothing while the progress column
+ * says what it is doing. A completed one's words come from the server (refreshFromServer), so the
+ * page says what the models page and the client say (schema/training-outcome.ts), in one place.
+ */
 function trainingOutcome(job) {
   if (job.status === "FAILED") return job.reason ?? "failed";
-  if (job.status !== "COMPLETED") return ""; // the progress column says what it is doing
-  const m = job.metrics;
-  if (!m) return "done";
-  if (m.evaluated_on === "none") return `Not evaluated: ${m.note}`;
-  const where =
-    m.evaluated_on === "training_image"
-      ? "the image trained on (the only one given)"
-      : `${m.evaluated_images} held-out image${m.evaluated_images === 1 ? "" : "s"}`;
-  if (m.chosen_step === 0)
-    return `Did not beat its base: AP@0.5 ${ap(m.base.ap50)} on ${where}, no step higher; the new model keeps the base's weights (same as base)`;
-  return `Beat its base: AP@0.5 ${ap(m.fine_tuned.ap50)} against ${ap(m.base.ap50)} on ${where}`;
+  if (job.status !== "COMPLETED") return "";
+  return "done";
 }
 
-function renderTraining(row, job) {
+/**
+ * Shows a training that just completed without a reload: the models page as the server renders it
+ * now gives the list of the organization's models (the new one in it) and the training's outcome.
+ */
+async function refreshFromServer(row) {
+  try {
+    const response = await fetch("/dashboard/models", { credentials: "same-origin" });
+    if (!response.ok) return;
+    const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+    const models = fresh.getElementById("own-models");
+    if (models) document.getElementById("own-models")?.replaceWith(models);
+    const result = fresh.querySelector(`#trainings tr[data-job-id="${CSS.escape(row.dataset.jobId)}"] .result`);
+    if (result) row.querySelector(".result").replaceChildren(...result.childNodes);
+  } catch {
+    // The row keeps "done" and its link: a reload shows the rest.
+  }
+}
+
+async function renderTraining(row, job) {
   const wasActive = ["SUBMITTED", "STARTED"].includes(row.dataset.status);
   row.dataset.status = job.status;
   row.querySelector(".status").replaceChildren(el("span", { class: `badge ${job.status.toLowerCase()}` }, job.status.toLowerCase()));
   row.querySelector(".progress .bar > div").style.width = `${(job.progress * 100).toFixed(0)}%`;
   row.querySelector(".progress .stage").textContent = ["SUBMITTED", "STARTED"].includes(job.status) ? (job.stage ?? "") : "";
   row.querySelector(".result").textContent = trainingOutcome(job);
-  // The new model belongs in the list above: the page shows it once reloaded.
   if (wasActive && job.status === "COMPLETED" && job.result_model_id) {
+    await refreshFromServer(row);
     row.querySelector(".result").append(" · ", el("a", { href: "/dashboard/models", "data-new-model": job.result_model_id }, "see the new model"));
   }
 }
@@ -432,7 +442,7 @@ async function watchTrainings() {
     const active = [...document.querySelectorAll("#trainings tr[data-job-id]")].filter((r) => ["SUBMITTED", "STARTED"].includes(r.dataset.status));
     for (const row of active) {
       try {
-        renderTraining(row, await api(`/job/${row.dataset.jobId}`));
+        await renderTraining(row, await api(`/job/${row.dataset.jobId}`));
       } catch {
         // A transient error: the next round asks again.
       }
