@@ -1,4 +1,6 @@
 // How the client writes sizes, durations and tables for people.
+import type { ImageRecord } from "../schema/api-records.ts";
+import { describePixelSize } from "../schema/image-formats/calibration.ts";
 
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
@@ -26,4 +28,15 @@ export function table(header: string[], rows: string[][]): string {
       .join("  ")
       .trimEnd();
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}
+
+/**
+ * An image's pixel size and where it came from ("0.325 µm (OME-XML)"), or why the file gave none
+ * (a resolution set aside: the upload's warning), so nobody reads µm columns without knowing whence.
+ */
+export function formatPixelSize(image: Pick<ImageRecord, "pixel_size" | "pixel_size_warning">): string {
+  const size = image.pixel_size;
+  if (size) return describePixelSize(size.x_um, size.y_um, size.source);
+  const why = image.pixel_size_warning;
+  return why ? `none (${why[0]!.toLowerCase()}${why.slice(1)})` : "none in the file";
 }

@@ -15,6 +15,7 @@ import { InterruptedError, Interruption } from "./interruption.ts";
 import { pollPrediction, submitWhenFree, type WaitOptions } from "./predict.ts";
 import type { Display } from "./progress.ts";
 import { type ImageProgress, ResumeState } from "./resume-state.ts";
+import { formatPixelSize } from "./format.ts";
 import { uploadImage } from "./upload.ts";
 
 export interface SegmentOptions {
@@ -141,7 +142,7 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
           },
           progress,
         );
-        bar.finish(`${input.name}: uploaded as ${image.id}`);
+        bar.finish(`${input.name}: uploaded as ${image.id}, pixel size ${formatPixelSize(image)}`);
         return { progress: record(input, { image_id: image.id, parts_done: undefined }) };
       } catch (error) {
         bar.finish(`${input.name}: ${error instanceof InterruptedError ? "upload stopped" : `upload failed: ${message(error)}`}`);

@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util";
 import type { ImageRecord } from "../../schema/api-records.ts";
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connect, UsageError } from "../connection.ts";
-import { formatBytes, table } from "../format.ts";
+import { formatBytes, formatPixelSize, table } from "../format.ts";
 import { everyItem } from "../pages.ts";
 
 const STATUSES = ["pending", "processing", "ready", "failed"];
@@ -36,10 +36,13 @@ export async function imagesCommand(args: string[], out: NodeJS.WritableStream):
       i.upload_status,
       i.size === null ? "" : formatBytes(i.size),
       size,
+      i.upload_status === "ready" ? formatPixelSize(i) : "",
       i.created_at.replace("T", " ").slice(0, 19),
       i.upload_error ?? "",
     ]);
   }
-  out.write(`${table(["id", "name", "status", "bytes", "pixels", "created", "error"], rows)}\n${rows.length} image${rows.length === 1 ? "" : "s"}\n`);
+  out.write(
+    `${table(["id", "name", "status", "bytes", "pixels", "pixel size", "created", "error"], rows)}\n${rows.length} image${rows.length === 1 ? "" : "s"}\n`,
+  );
   return 0;
 }
