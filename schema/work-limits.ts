@@ -61,7 +61,7 @@ export function diameterRefusal(diameter: number | undefined): string | null {
 
 /**
  * Time limits of the runners' jobs, from the time they take now. A prediction runs at 1.3-1.7 s a
- * megapixel block by block on a shared 2-core CPU (README, bench:big; 4.6 s/MP end to end for a
+ * megapixel block by block on a shared 2-core CPU (docs/benchmarks.md, bench:big; 4.6 s/MP end to end for a
  * 4200² upload on the local stack, fetching and decoding included); the limit allows 10 s a
  * megapixel, 4 times that again with test-time augmentation (4x the network), and the enlargement's
  * square for a diameter below cpsam's 24 px (an estimated one: the largest it may have, 3x), plus 5 minutes for fetching the model and the image.

@@ -30,7 +30,7 @@ export function readyBanner({ url, slug, loginLink, createdKey }: ReadyStack): s
     `    ${loginLink}`,
     ...key,
     "",
-    "  For the client and the README's curl walkthrough, paste into another terminal:",
+    "  For the client and the curl walkthrough (docs/api.md), paste into another terminal:",
     "",
     `export CELLSEG_API=${api} ${exportKey}`,
     rule,

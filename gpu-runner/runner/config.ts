@@ -99,7 +99,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     modelCacheDir: values["model-cache"] ?? env.MODEL_CACHE_DIR ?? join(homedir(), ".cache", "cellseg", "models"),
     modelCacheBytes: number(values["model-cache-mb"] ?? env.MODEL_CACHE_MB, "model cache size", 2048, 1) * 1024 * 1024,
     // 600 s, the free plan's bound: on the 2-core CPU, 300 s left a weak set (brightfield) at +0.126
-    // AP@0.5 where 600 s reached +0.157, and changed nothing elsewhere (README, bench:finetune).
+    // AP@0.5 where 600 s reached +0.157, and changed nothing elsewhere (docs/benchmarks.md, bench:finetune).
     trainingSeconds: number(values["training-seconds"] ?? env.TRAINING_SECONDS, "training seconds", 600, 1),
     trainingMemoryBytes:
       number(values["training-memory-mb"] ?? env.TRAINING_MEMORY_MB, "training memory", DEFAULT_TRAINING_MEMORY_BYTES / 2 ** 20, 1) * 1024 * 1024,

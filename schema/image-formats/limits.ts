@@ -1,7 +1,7 @@
 // Limits on what an image may declare, checked against its headers before anything is allocated or
 // read, by the worker's upload probe and the engine's decoders alike. Each one bounds memory or
-// work that a forged header could otherwise make arbitrarily large; the README's upload section
-// and gpu-runner/engine/README.md list them.
+// work that a forged header could otherwise make arbitrarily large; docs/api.md ("What an upload
+// may hold") and gpu-runner/engine/README.md list them.
 import { ImageDecodeError } from "./errors.ts";
 
 /**

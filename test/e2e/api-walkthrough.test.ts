@@ -1,5 +1,5 @@
-// The README's curl walkthrough, run as a reader would paste it: the block is read from README.md,
-// not copied here, so the test fails as soon as the README's commands stop working.
+// The curl walkthrough of docs/api.md, run as a reader would paste it: the block is read from the
+// doc, not copied here, so the test fails as soon as the doc's commands stop working.
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,16 +23,16 @@ afterAll(async () => {
   rmSync(folder, { recursive: true, force: true });
 }, 60_000);
 
-/** The first ```sh block after the heading "### A walkthrough with curl". */
+/** The first ```sh block after the heading "## A walkthrough with curl" of docs/api.md. */
 function walkthrough(): string {
-  const readme = readFileSync("README.md", "utf8");
-  const section = readme.indexOf("### A walkthrough with curl");
+  const doc = readFileSync("docs/api.md", "utf8");
+  const section = doc.indexOf("\n## A walkthrough with curl\n");
   expect(section).toBeGreaterThan(-1);
-  const start = readme.indexOf("```sh\n", section) + "```sh\n".length;
-  return readme.slice(start, readme.indexOf("\n```", start));
+  const start = doc.indexOf("```sh\n", section) + "```sh\n".length;
+  return doc.slice(start, doc.indexOf("\n```", start));
 }
 
-describe("the README's curl walkthrough", () => {
+describe("the curl walkthrough of docs/api.md", () => {
   it("runs top to bottom against the local stack: uploads twice, segments, exports every format and imports a correction", async () => {
     const { data, count } = syntheticNuclei(320, 240);
     writeFileSync(join(folder, "cells.tif"), encodeTiff([{ width: 320, height: 240, samplesPerPixel: 1, values: data, kind: "uint16" }]));

@@ -30,7 +30,7 @@ import { InputError } from "../faults.ts";
 export const BLOCK_BYTES_PER_PIXEL = 64;
 /**
  * The memory blocks may take by default (the runner's and the CLI's peak goal is 1.5 GB in all):
- * at 768 MB the runner peaked at 1546 MiB on a 32768² slide, at 640 MB at 1376 MiB (README).
+ * at 768 MB the runner peaked at 1546 MiB on a 32768² slide, at 640 MB at 1376 MiB (docs/benchmarks.md, bench:big-service).
  */
 export const DEFAULT_BLOCK_MEMORY_BYTES = 640 * 2 ** 20;
 /**
