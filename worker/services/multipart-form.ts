@@ -1,13 +1,23 @@
 // A streaming multipart/form-data reader (RFC 7578). The usual parsers buffer each part whole;
 // an uploaded image may be hundreds of megabytes and a Worker has 128 MB, so this one yields a
-// part's body as it arrives and keeps only a boundary's length of bytes between chunks.
+// part's body as it arrives and keeps only a boundary's length of bytes between chunks. What it
+// has read is dropped by taking views (subarray), never copies, so a body of many small parts
+// costs its length, not its length times its parts. Every route that takes a form reads it here,
+// and every refusal is the one 400 below.
+
+import { HttpError } from "../errors.ts";
 
 export type MultipartEvent =
   | { type: "part"; name: string | null; filename: string | null; contentType: string | null }
   | { type: "data"; bytes: Uint8Array }
   | { type: "end" };
 
-export class MultipartError extends Error {}
+/** A body or Content-Type this reader cannot read: answered 400 wherever it is thrown. */
+export class MultipartError extends HttpError {
+  constructor(problem: string) {
+    super(400, `Malformed multipart body: ${problem}`);
+  }
+}
 
 const MAX_HEADER_BYTES = 16 * 1024;
 const CRLF = new Uint8Array([13, 10]);
@@ -85,11 +95,18 @@ function extendedValue(text: string): string {
   }
 }
 
-/** Yields part headers, then the part's bytes in chunks, then "end", for each part in order. */
-export async function* readMultipart(body: ReadableStream<Uint8Array>, boundary: string): AsyncGenerator<MultipartEvent> {
+const HEADERS_END = new TextEncoder().encode("\r\n\r\n");
+
+/**
+ * Yields part headers, then the part's bytes in chunks, then "end", for each part in order. A
+ * second part named one of `once` is refused (400) as its headers arrive: a route reads such a
+ * part whole, or stores it, so a repeat would have it do that work again for each.
+ */
+export async function* readMultipart(body: ReadableStream<Uint8Array>, boundary: string, once: readonly string[] = []): AsyncGenerator<MultipartEvent> {
   const encoder = new TextEncoder();
   // Every delimiter is CRLF "--" boundary; pretending the body starts with CRLF makes the first one alike.
   const delimiter = encoder.encode(`\r\n--${boundary}`);
+  const seen = new Set<string>();
   const reader = body.getReader();
   let buffer: Uint8Array = CRLF;
   let state: "preamble" | "headers" | "body" | "done" = "preamble";
@@ -111,11 +128,11 @@ export async function* readMultipart(body: ReadableStream<Uint8Array>, boundary:
       if (state === "preamble") {
         const at = indexOf(buffer, delimiter, 0);
         if (at < 0) {
-          buffer = buffer.slice(Math.max(0, buffer.length - delimiter.length));
+          buffer = buffer.subarray(Math.max(0, buffer.length - delimiter.length));
           if (!(await pull())) throw new MultipartError("multipart body has no boundary line");
           continue;
         }
-        buffer = buffer.slice(at + delimiter.length);
+        buffer = buffer.subarray(at + delimiter.length);
         state = "headers";
       } else if (state === "headers") {
         // After a delimiter: "--" ends the body, CRLF starts a part's headers.
@@ -124,21 +141,26 @@ export async function* readMultipart(body: ReadableStream<Uint8Array>, boundary:
           state = "done";
           continue;
         }
-        const end = indexOf(buffer, encoder.encode("\r\n\r\n"), 0);
+        const end = indexOf(buffer, HEADERS_END, 0);
         if (end < 0) {
           if (buffer.length > MAX_HEADER_BYTES) throw new MultipartError("multipart part headers are too long");
           if (!(await pull())) throw new MultipartError("multipart body ends inside part headers");
           continue;
         }
         const headerBlock = new TextDecoder().decode(buffer.subarray(0, end)).replace(/^[ \t]*\r\n/, "");
-        buffer = buffer.slice(end + 4);
-        yield { type: "part", ...parseDisposition(headerBlock) };
+        buffer = buffer.subarray(end + 4);
+        const part = parseDisposition(headerBlock);
+        if (part.name !== null && once.includes(part.name)) {
+          if (seen.has(part.name)) throw new HttpError(400, `The multipart body has a second part named '${part.name}'; send one`);
+          seen.add(part.name);
+        }
+        yield { type: "part", ...part };
         state = "body";
       } else {
         const at = indexOf(buffer, delimiter, 0);
         if (at >= 0) {
-          if (at > 0) yield { type: "data", bytes: buffer.slice(0, at) };
-          buffer = buffer.slice(at + delimiter.length);
+          if (at > 0) yield { type: "data", bytes: buffer.subarray(0, at) };
+          buffer = buffer.subarray(at + delimiter.length);
           yield { type: "end" };
           state = "headers";
           continue;
@@ -146,8 +168,8 @@ export async function* readMultipart(body: ReadableStream<Uint8Array>, boundary:
         // Everything but a possible partial delimiter at the tail is part data.
         const safe = buffer.length - (delimiter.length - 1);
         if (safe > 0) {
-          yield { type: "data", bytes: buffer.slice(0, safe) };
-          buffer = buffer.slice(safe);
+          yield { type: "data", bytes: buffer.subarray(0, safe) };
+          buffer = buffer.subarray(safe);
         }
         if (!(await pull())) throw new MultipartError("multipart body ends before its closing boundary");
       }

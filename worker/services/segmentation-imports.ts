@@ -19,7 +19,7 @@ import { HttpError, notFound } from "../errors.ts";
 import { parseOrReject, type ValidationIssue } from "../validation.ts";
 import { newId } from "./crypto.ts";
 import { deletePrefix, getImage, unusable } from "./images.ts";
-import { boundaryOf, MultipartError, readMultipart } from "./multipart-form.ts";
+import { boundaryOf, readMultipart } from "./multipart-form.ts";
 import { measurementJob } from "./jobs.ts";
 import { getSegmentation, type Segmentation } from "./segmentations.ts";
 import { storageCapReached, storageUsage, storedRecords } from "./storage-cap.ts";
@@ -59,7 +59,10 @@ class PartBuffer {
   }
 }
 
-/** Reads the `image_id` field and the `file` part, refusing a file over the limit as it arrives. */
+/**
+ * Reads the `image_id` field and the `file` part, refusing a file over the limit as it arrives. Each
+ * may come once (a second is refused with 400), so the file's buffer is allocated once.
+ */
 async function readImportForm(request: Request): Promise<ImportForm> {
   const boundary = boundaryOf(request.headers.get("Content-Type"));
   if (!boundary || !request.body) throw new HttpError(415, "Send multipart/form-data with a field 'image_id' and the annotation file in a part named 'file'");
@@ -71,10 +74,9 @@ async function readImportForm(request: Request): Promise<ImportForm> {
   let buffer: PartBuffer | null = null;
   const decoder = new TextDecoder();
   try {
-    for await (const event of readMultipart(request.body, boundary)) {
+    for await (const event of readMultipart(request.body, boundary, ["file", "image_id"])) {
       if (event.type === "part") {
         part = event.name;
-        if (part === "file") file = null; // a repeated part replaces the one before
         buffer = part === "file" ? new PartBuffer(expected) : part === "image_id" ? new PartBuffer(MAX_FIELD_BYTES) : null;
       } else if (event.type === "data") {
         if (!buffer) continue;
@@ -97,7 +99,6 @@ async function readImportForm(request: Request): Promise<ImportForm> {
     }
   } catch (error) {
     await request.body.cancel().catch(() => undefined);
-    if (error instanceof MultipartError) throw new HttpError(400, `Malformed multipart body: ${error.message}`);
     throw error;
   }
   const missingFile: ValidationIssue[] = file ? [] : [{ loc: ["body", "file"], msg: "Field required", type: "missing" }];

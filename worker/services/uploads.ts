@@ -18,7 +18,7 @@ import { createConversionJob } from "./jobs.ts";
 import { listR2Parts } from "./r2-s3.ts";
 import { settings } from "./settings.ts";
 import { signStorageUrl } from "./signed-urls.ts";
-import { boundaryOf, MultipartError, readMultipart } from "./multipart-form.ts";
+import { boundaryOf, readMultipart } from "./multipart-form.ts";
 import { parseOrReject } from "../validation.ts";
 
 const MiB = 1024 * 1024;
@@ -103,13 +103,7 @@ class PartBuffer {
 }
 
 export async function streamUpload(env: Bindings, org: Organization, request: Request): Promise<Image> {
-  let boundary: string | null;
-  try {
-    boundary = boundaryOf(request.headers.get("Content-Type"));
-  } catch (error) {
-    if (error instanceof MultipartError) throw new HttpError(400, `Malformed multipart body: ${error.message}`);
-    throw error;
-  }
+  const boundary = boundaryOf(request.headers.get("Content-Type"));
   if (!boundary || !request.body) {
     throw new HttpError(422, [{ loc: ["body", "file"], msg: "Field required: send multipart/form-data with a part named 'file'", type: "missing" }]);
   }
@@ -122,9 +116,9 @@ export async function streamUpload(env: Bindings, org: Organization, request: Re
     let head: Uint8Array | null = null;
     const parts: R2UploadedPart[] = [];
     const buffer = new PartBuffer(STREAM_PART_SIZE);
-    for await (const event of readMultipart(request.body, boundary)) {
+    for await (const event of readMultipart(request.body, boundary, ["file"])) {
       if (event.type === "part") {
-        inFile = event.name === "file" && !image;
+        inFile = event.name === "file";
         if (inFile) {
           const { file } = parseOrReject(streamedFileName, { file: { filename: event.filename || "upload" } }, "body");
           image = await reserveImage(env, org, file.filename, null);
@@ -162,7 +156,6 @@ export async function streamUpload(env: Bindings, org: Organization, request: Re
     // Whatever went wrong, leave no record and no bytes behind.
     if (upload) await upload.abort().catch(() => undefined);
     if (image) await deleteImage(env, image).catch((e) => console.error("cleanup after failed upload", e));
-    if (error instanceof MultipartError) throw new HttpError(400, `Malformed multipart body: ${error.message}`);
     if (error instanceof ImageDecodeError) throw probeFailure(error);
     throw error;
   }
