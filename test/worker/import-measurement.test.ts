@@ -3,7 +3,7 @@
 // artifact replaces the import's, so the exports carry the intensity columns. The test plays the
 // runner over the internal API (the runner's own measuring is checked in test/e2e/local-stack.test.ts).
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import type { Roi } from "../../schema/roi.ts";
@@ -28,12 +28,16 @@ interface Imported {
   measurements: { status: string; detail: string | null };
 }
 
+function importInto(org: TestOrg, imageId: string): Promise<Response> {
+  const form = new FormData();
+  form.append("image_id", imageId);
+  form.append("file", new File([ONE_SQUARE_GEOJSON], "cells.geojson"));
+  return call("/segmentation", { key: org.key, body: form });
+}
+
 async function importOneSquare(org: TestOrg): Promise<{ imageId: string; segmentationId: string; jobId: string; imported: Imported }> {
   const image = await uploadImage(org);
-  const form = new FormData();
-  form.append("image_id", image.id);
-  form.append("file", new File([ONE_SQUARE_GEOJSON], "cells.geojson"));
-  const imported = await json<Imported>(await call("/segmentation", { key: org.key, body: form }));
+  const imported = await json<Imported>(await importInto(org, image.id));
   const job = await env.DB.prepare("SELECT id FROM jobs WHERE kind = 'measurement' AND segmentation_id = ?")
     .bind(imported.segmentation_id)
     .first<{ id: string }>();
@@ -182,5 +186,65 @@ describe("an imported segmentation's measurement", () => {
     expect(done.status).toBe(409);
     expect(await json(done)).toEqual({ detail: `Segmentation ${segmentationId} was deleted while it was being measured` });
     expect(await objectsOf(org, segmentationId)).toEqual([]);
+  });
+});
+
+describe("an organization's measurements in hand", () => {
+  const inHand = async (org: TestOrg) => {
+    const count = (sql: string) => env.DB.prepare(sql).bind(org.id).first<{ n: number }>();
+    return {
+      segmentations: (await count("SELECT count(*) AS n FROM segmentations WHERE org_id = ?"))!.n,
+      measurements: (await count("SELECT count(*) AS n FROM jobs WHERE org_id = ? AND kind = 'measurement' AND status IN ('SUBMITTED', 'STARTED')"))!.n,
+      artifacts: (await env.BUCKET.list({ prefix: `orgs/${org.id}/segmentations/` })).objects.length,
+    };
+  };
+
+  it("are at most 2, as previews: a third import is answered 429 with Retry-After and stores nothing; once one is done, it is accepted", async () => {
+    const org = await createOrg();
+    const first = await importOneSquare(org);
+    await importOneSquare(org);
+    const refused = await importInto(org, first.imageId);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("Retry-After")).toBe("5");
+    expect(await json(refused)).toEqual({
+      detail: "This organization already has 2 imported segmentations being measured, the most at once; ask again when one is done",
+    });
+    expect(await inHand(org)).toEqual({ segmentations: 2, measurements: 2, artifacts: 2 });
+
+    const lease = await leaseMeasurement(first.jobId);
+    expect((await runner(`/jobs/${first.jobId}/fail`, { lease_token: lease.lease_token, reason: "unreadable", fault: "input" })).status).toBe(200);
+    expect((await importInto(org, first.imageId)).status).toBe(201);
+    expect(await inHand(org)).toEqual({ segmentations: 3, measurements: 2, artifacts: 3 });
+  });
+
+  it("hold against concurrent imports: of six at once, two are accepted and four answered 429, leaving two measurements queued", async () => {
+    const org = await createOrg();
+    const image = await uploadImage(org);
+    const statuses = (await Promise.all(Array.from({ length: 6 }, () => importInto(org, image.id)))).map((r) => r.status).sort();
+    expect(statuses).toEqual([201, 201, 429, 429, 429, 429]);
+    expect(await inHand(org)).toEqual({ segmentations: 2, measurements: 2, artifacts: 2 });
+  });
+});
+
+describe("a measurement's lease token", () => {
+  it("is compared in constant time (both sides hashed): one character off is refused by /urls and /complete, the right one accepted", async () => {
+    const org = await createOrg();
+    const { jobId } = await importOneSquare(org);
+    const lease = await leaseMeasurement(jobId);
+    const near = lease.lease_token.slice(0, -1) + (lease.lease_token.endsWith("A") ? "B" : "A");
+    const digest = vi.spyOn(crypto.subtle, "digest");
+    try {
+      const urls = await runner(`/jobs/${jobId}/urls`, { lease_token: near });
+      expect(urls.status).toBe(409);
+      expect(await json(urls)).toEqual({ detail: `Job ${jobId} is not held by this lease (it is STARTED)` });
+      const done = await runner(`/jobs/${jobId}/complete`, { lease_token: near, result: { measured_rois: 1, channels: 1 } });
+      expect(done.status).toBe(409);
+      const hashed = digest.mock.calls.map(([, data]) => new TextDecoder().decode(data as Uint8Array));
+      expect(hashed.filter((text) => text === near)).toHaveLength(2);
+      expect(hashed.filter((text) => text === lease.lease_token)).toHaveLength(2);
+    } finally {
+      digest.mockRestore();
+    }
+    expect((await runner(`/jobs/${jobId}/urls`, { lease_token: lease.lease_token })).status).toBe(200);
   });
 });

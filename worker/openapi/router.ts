@@ -29,6 +29,7 @@ const ERRORS = {
   409: "The resource is not in a state that allows this (the detail says which)",
   413: "The declared file size is above the upload limit",
   415: "The body's media type is not one the operation takes (see its request body)",
+  429: "The organization has the most jobs of this kind queued or running at once; ask again after `Retry-After` seconds",
 } as const;
 
 type HandledStatus = keyof typeof ERRORS;

@@ -5,7 +5,7 @@ import { pathId } from "../../schema/api.ts";
 import { completeBody, failBody, heartbeatBody, leaseBody, releaseBody, urlsBody } from "../../schema/internal-api.ts";
 import type { AppContext, AppEnv } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
-import { failAttempt, getJobById, heartbeat, type Job, JobFaultError, withdrawAttempt } from "../services/jobs.ts";
+import { failAttempt, getJobById, heartbeat, isLeaseToken, type Job, JobFaultError, withdrawAttempt } from "../services/jobs.ts";
 import { completeJob, leaseWithPayload, runnerPayload } from "../services/runner-jobs.ts";
 import { settings } from "../services/settings.ts";
 import { validate } from "../validation.ts";
@@ -45,7 +45,7 @@ internal.post("/jobs/:id/heartbeat", validate("param", pathId), validate("json",
 internal.post("/jobs/:id/urls", validate("param", pathId), validate("json", urlsBody), async (c) => {
   const job = await gpuJob(c);
   const { lease_token } = c.req.valid("json");
-  if (job.status !== "STARTED" || job.leaseToken !== lease_token) throw leaseLost(job);
+  if (job.status !== "STARTED" || !(await isLeaseToken(job, lease_token))) throw leaseLost(job);
   try {
     return c.json(await runnerPayload(c.env, origin(c), job));
   } catch (error) {

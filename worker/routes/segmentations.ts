@@ -55,7 +55,8 @@ const importOne = createRoute({
     "Multipart: field `image_id` and part `file`: a label image (PNG 8/16-bit, TIFF 8/16/32-bit, the image's size, 0 = background), " +
     "an ImageJ `.roi` or ROI Manager `.zip`, or QuPath GeoJSON in image pixel coordinates. A later object wins shared pixels. " +
     "Not an analysis: it does not count against the monthly cap. It is stored, so it counts against the image storage cap " +
-    "(images and imported segmentations together) until it is deleted: 402 once the cap is reached.",
+    "(images and imported segmentations together) until it is deleted: 402 once the cap is reached. Its intensities are measured " +
+    "by a runner afterwards; 429 (with Retry-After) while the organization already has the most imports being measured at once.",
   request: {
     body: {
       required: true,
@@ -70,7 +71,7 @@ const importOne = createRoute({
       },
     },
   },
-  responses: { 201: jsonResponse(segmentationImported, "The imported segmentation"), ...errorResponses(400, 402, 404, 409, 413, 415) },
+  responses: { 201: jsonResponse(segmentationImported, "The imported segmentation"), ...errorResponses(400, 402, 404, 409, 413, 415, 429) },
 });
 
 segmentationRoutes.openapi(importOne, async (c) => {

@@ -12,12 +12,13 @@
 // hold a lease that the sweep (cron and every lease call) takes back once it runs out, so a runner
 // or an isolate that dies mid-job never leaves it STARTED. Every SUBMITTED job has a queue message
 // as its wake-up; the message is only a hint, so a duplicate or stale one is harmless.
-import { and, desc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNotNull, lt, type SQL, sql } from "drizzle-orm";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { images, isRetryableFault, jobs, type JobFault, type JobKind } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { gpuJobQueue } from "../queues/gpu-job-queue.ts";
-import { newId, randomToken } from "./crypto.ts";
+import { constantTimeEqual, newId, randomToken } from "./crypto.ts";
 import { database } from "./database.ts";
 import { getImage, type Image, unusable } from "./images.ts";
 import { getSegmentation } from "./segmentations.ts";
@@ -216,31 +217,61 @@ export async function createConversionJob(env: Bindings, orgId: string, imageId:
 }
 
 /**
- * Previews an organization may have queued or running at once. They are no analysis and count
- * against no cap, so without this bound one organization's uploads could occupy every runner.
+ * Jobs that are no analysis (they count against no cap) an organization may have queued or running
+ * at once, per kind: without this bound one organization's uploads (previews) or imports
+ * (measurements) could occupy every runner. The insert that makes such a job, or what it belongs
+ * to, carries `belowJobsInHand` in its WHERE clause (one statement, so concurrent requests cannot
+ * pass it), and a refusal is `tooManyJobsInHand`'s 429.
  */
-export const PREVIEW_JOBS_PER_ORG = 2;
+export const JOBS_IN_HAND_PER_ORG = {
+  preview: { most: 2, doing: "previews being made" },
+  measurement: { most: 2, doing: "imported segmentations being measured" },
+} as const;
+type LimitedKind = keyof typeof JOBS_IN_HAND_PER_ORG;
+
+/** SQL: the organization has fewer than its most jobs of `kind` queued or running. */
+export function belowJobsInHand(kind: LimitedKind, orgId: string): SQL {
+  return sql`(SELECT COUNT(*) FROM ${jobs} WHERE ${jobs.orgId} = ${orgId} AND ${jobs.kind} = ${kind}
+                AND ${jobs.status} IN ('SUBMITTED', 'STARTED')) < ${JOBS_IN_HAND_PER_ORG[kind].most}`;
+}
+
+/** Whether the organization is below its most jobs of `kind` in hand now (the insert checks again). */
+export async function isBelowJobsInHand(d1: D1Database, kind: LimitedKind, orgId: string): Promise<boolean> {
+  const query = new SQLiteAsyncDialect().sqlToQuery(sql`SELECT ${belowJobsInHand(kind, orgId)} AS below`);
+  const row = await d1
+    .prepare(query.sql)
+    .bind(...query.params)
+    .first<{ below: number }>();
+  return row?.below === 1;
+}
+
+/** The answer when `belowJobsInHand` stopped an insert: ask again shortly. */
+export function tooManyJobsInHand(kind: LimitedKind): HttpError {
+  const { most, doing } = JOBS_IN_HAND_PER_ORG[kind];
+  return new HttpError(429, `This organization already has ${most} ${doing}, the most at once; ask again when one is done`, { "Retry-After": "5" });
+}
 
 /**
  * The image's preview job (a GPU job that is not an analysis: it counts against no cap), created
  * unless the image ever had one, so a preview is made once; only while the image is not being
- * deleted, and while the organization has fewer than PREVIEW_JOBS_PER_ORG in hand (one statement,
- * so concurrent requests cannot pass either); null when none was created.
+ * deleted, and while the organization is below its previews in hand (one statement, so
+ * concurrent requests cannot pass either); null when none was created.
  */
 export async function createPreviewJob(env: Bindings, image: Pick<Image, "orgId" | "id" | "width" | "height">): Promise<Job | null> {
   const { orgId, id: imageId } = image;
   const now = Date.now();
   const id = newId();
   const timeLimit = jobTimeLimitSeconds({ kind: "preview", pixels: pixelsOf(image) });
-  const inserted = await env.DB.prepare(
-    `INSERT INTO jobs (id, org_id, kind, status, image_id, model_id, dedupe_key, attempts, max_attempts, created_at, enqueued_at, time_limit_seconds)
-     SELECT ?1, ?2, 'preview', 'SUBMITTED', ?3, NULL, ?4, 0, ?5, ?6, ?6, ?8
-     WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE org_id = ?2 AND kind = 'preview' AND image_id = ?3)
-       AND (SELECT COUNT(*) FROM jobs WHERE org_id = ?2 AND kind = 'preview' AND status IN ('SUBMITTED', 'STARTED')) < ?7
-       AND EXISTS (SELECT 1 FROM images WHERE id = ?3 AND org_id = ?2 AND deleting_since IS NULL)
+  const query = new SQLiteAsyncDialect().sqlToQuery(
+    sql`INSERT INTO jobs (id, org_id, kind, status, image_id, model_id, dedupe_key, attempts, max_attempts, created_at, enqueued_at, time_limit_seconds)
+     SELECT ${id}, ${orgId}, 'preview', 'SUBMITTED', ${imageId}, NULL, ${`preview:${imageId}`}, 0, ${settings(env).maxAttempts}, ${now}, ${now}, ${timeLimit}
+     WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE org_id = ${orgId} AND kind = 'preview' AND image_id = ${imageId})
+       AND ${belowJobsInHand("preview", orgId)}
+       AND EXISTS (SELECT 1 FROM images WHERE id = ${imageId} AND org_id = ${orgId} AND deleting_since IS NULL)
      RETURNING id`,
-  )
-    .bind(id, orgId, imageId, `preview:${imageId}`, settings(env).maxAttempts, now, PREVIEW_JOBS_PER_ORG, timeLimit)
+  );
+  const inserted = await env.DB.prepare(query.sql)
+    .bind(...query.params)
     .first<{ id: string }>();
   if (inserted) {
     const job = (await getJob(env.DB, orgId, id))!;
@@ -252,9 +283,10 @@ export async function createPreviewJob(env: Bindings, image: Pick<Image, "orgId"
 
 /**
  * The measurement of an imported segmentation's intensities (a GPU job that is no analysis: it
- * counts against no cap; each import has one, and imports are bounded by the storage cap), as a
- * statement to batch with the import's insert: the job is inserted only if its segmentation was,
- * so an import and its measurement are recorded together or not at all. `wakeUp` then sends its
+ * counts against no cap; each import has one, and an organization has at most its measurements in
+ * hand: the import's insert carries `belowJobsInHand("measurement")`), as a statement to batch with
+ * the import's insert: the job is inserted only if its segmentation was, so an import and its
+ * measurement are recorded together or not at all. `wakeUp` then sends its
  * queue message; should that fail, the sweep re-sends it (a SUBMITTED job's message is only a hint).
  */
 export function measurementJob(
@@ -317,6 +349,15 @@ export async function startAttempt(d1: D1Database, id: string, holder: string, l
 }
 
 const holding = (id: string, leaseToken: string) => and(eq(jobs.id, id), eq(jobs.status, "STARTED"), eq(jobs.leaseToken, leaseToken));
+
+/**
+ * Whether `leaseToken` is the job's, compared in constant time: the token is the runner's proof of
+ * its lease, so a comparison that stops at the first differing character would leak it. (The
+ * conditional updates compare it again in SQL, against races, after this check has passed.)
+ */
+export async function isLeaseToken(job: Pick<Job, "leaseToken">, leaseToken: string): Promise<boolean> {
+  return job.leaseToken !== null && (await constantTimeEqual(job.leaseToken, leaseToken));
+}
 
 /**
  * STARTED -> SUBMITTED for a lease that never turned into work: its runner hung up while it was

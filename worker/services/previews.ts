@@ -8,7 +8,7 @@ import type { Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";
 import { database } from "./database.ts";
 import { getImage, type Image } from "./images.ts";
-import { createPreviewJob, type Job, PREVIEW_JOBS_PER_ORG } from "./jobs.ts";
+import { createPreviewJob, type Job, tooManyJobsInHand } from "./jobs.ts";
 import { imagePreviewKey } from "../../schema/storage-keys.ts";
 
 async function header(bucket: R2Bucket, key: string): Promise<{ index: PreviewIndex; dataStart: number } | null> {
@@ -65,9 +65,7 @@ export async function requestPreview(env: Bindings, image: Image): Promise<Previ
     // organization has its most previews in hand.
     const current = await getImage(env.DB, image.orgId, image.id);
     if (!current || current.deletingSince !== null) throw new HttpError(409, `Image ${image.id} is being deleted`);
-    throw new HttpError(429, `This organization already has ${PREVIEW_JOBS_PER_ORG} previews being made, the most at once; ask again when one is done`, {
-      "Retry-After": "5",
-    });
+    throw tooManyJobsInHand("preview");
   }
   return previewState(job);
 }

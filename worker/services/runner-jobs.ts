@@ -19,7 +19,7 @@ import { HttpError } from "../errors.ts";
 import { getImage, type Image } from "./images.ts";
 import { type LeaseOptions, leaseNextJob } from "./job-leasing.ts";
 import { sweepStorageNowAndThen } from "./storage-sweeper.ts";
-import { completeStatement, failAttempt, getJobById, type Job, JobFaultError, timeLeftSeconds, withdrawAttempt } from "./jobs.ts";
+import { completeStatement, failAttempt, getJobById, isLeaseToken, type Job, JobFaultError, timeLeftSeconds, withdrawAttempt } from "./jobs.ts";
 import { getVisibleModel, type Model } from "./models.ts";
 import { signStorageUrl, type StorageTarget } from "./signed-urls.ts";
 import { trainingInput, trainingLabels, trainingSummary } from "./trainings.ts";
@@ -208,7 +208,7 @@ async function completeMeasurement(env: Bindings, job: Job, body: z.infer<typeof
     ).bind(measured, before.id, job.orgId, job.id, body.lease_token),
   ]);
   const now = (await getJobById(env.DB, job.id))!;
-  if (completed.results.length === 1 || (now.status === "COMPLETED" && now.leaseToken === body.lease_token)) {
+  if (completed.results.length === 1 || (now.status === "COMPLETED" && (await isLeaseToken(now, body.lease_token)))) {
     // A deletion that swept the segmentation's prefix before the measured artifact arrived would miss it.
     if (!(await getSegmentation(env.DB, job.orgId, before.id))) await env.BUCKET.delete(measured);
     else if (before.artifactKey !== measured) await env.BUCKET.delete([before.artifactKey, artifactIndexKey(before.artifactKey)]);
@@ -227,8 +227,9 @@ function segmentationPixelSize(job: Job, image: Image) {
 export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof completeBody>): Promise<Job> {
   // The completing lease repeating itself (its answer was lost) hears success again; a late
   // attempt of the same job, whose lease ran out and was taken over, is refused.
-  if (job.status === "COMPLETED" && job.leaseToken === body.lease_token) return job;
-  if (job.status !== "STARTED" || job.leaseToken !== body.lease_token) {
+  const held = await isLeaseToken(job, body.lease_token);
+  if (job.status === "COMPLETED" && held) return job;
+  if (job.status !== "STARTED" || !held) {
     throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${job.status}); its result was not recorded`);
   }
   const image = job.imageId ? await getImage(env.DB, job.orgId, job.imageId) : null;
@@ -290,7 +291,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
   // One D1 batch is one transaction: the job and its result row are recorded together or not at all.
   const [completed] = await env.DB.batch([env.DB.prepare(complete.sql).bind(...complete.params), recordResult]);
   const now = (await getJobById(env.DB, job.id))!;
-  if (completed.results.length === 1 || (now.status === "COMPLETED" && now.leaseToken === body.lease_token)) return now;
+  if (completed.results.length === 1 || (now.status === "COMPLETED" && (await isLeaseToken(now, body.lease_token)))) return now;
   // Lost a race with another completion or a lease sweep.
   throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${now.status}); its result was not recorded`);
 }

@@ -5,7 +5,9 @@
 // is ready, so a refusal or a race with the image's deletion leaves nothing behind. Imports are not
 // analyses: they do not count against the monthly analysis cap; they are stored files, and count
 // against the storage cap with the images (storage-cap.ts). Their intensities need the image's
-// pixels: a measurement job asks a runner for them, and its artifact then replaces the import's.
+// pixels: a measurement job asks a runner for them, and its artifact then replaces the import's;
+// an organization has at most JOBS_IN_HAND_PER_ORG.measurement of them queued or running, past
+// which an import is answered 429 (jobs.ts, as previews are).
 
 import { getTableColumns, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
@@ -20,7 +22,7 @@ import { parseOrReject, type ValidationIssue } from "../validation.ts";
 import { newId } from "./crypto.ts";
 import { deletePrefix, getImage, unusable } from "./images.ts";
 import { boundaryOf, readMultipart } from "./multipart-form.ts";
-import { measurementJob } from "./jobs.ts";
+import { belowJobsInHand, isBelowJobsInHand, measurementJob, tooManyJobsInHand } from "./jobs.ts";
 import { getSegmentation, type Segmentation } from "./segmentations.ts";
 import { storageCapReached, storageUsage, storedRecords } from "./storage-cap.ts";
 import { artifactKey, segmentationPrefix } from "../../schema/storage-keys.ts";
@@ -132,6 +134,7 @@ export async function importSegmentation(env: Bindings, org: Organization, reque
   const problem = unusable(image);
   if (problem) throw problem;
   if (!image.width || !image.height) throw new HttpError(409, `Image ${image.id} has no known size`);
+  if (!(await isBelowJobsInHand(env.DB, "measurement", org.id))) throw tooManyJobsInHand("measurement");
   let imported: ReturnType<typeof importAnnotation>;
   try {
     imported = importAnnotation(form.file, image.width, image.height);
@@ -174,17 +177,23 @@ export async function importSegmentation(env: Bindings, org: Organization, reque
   return (await getSegmentation(env.DB, org.id, id))!;
 }
 
-/** The insert's conditions, checked again to say which one failed. */
+/** The insert's conditions, checked again to say which one failed (the lasting ones first). */
 async function whyNotInserted(env: Bindings, org: Organization, imageId: string): Promise<HttpError> {
   const image = await getImage(env.DB, org.id, imageId);
   if (!image) return notFound("Image", imageId);
-  return unusable(image) ?? storageCapReached(org);
+  const problem = unusable(image);
+  if (problem) return problem;
+  const stored = await storageUsage(env.DB, org.id);
+  if (stored.images + stored.imports >= org.storageCap) return storageCapReached(org);
+  // Else the measurements in hand, or a race that has passed since: either way, ask again.
+  return tooManyJobsInHand("measurement");
 }
 
 /**
  * The row, inserted only while its image exists, is ready and is not claimed by a deletion (a
- * concurrent delete wins) and the organization is under its storage cap (concurrent imports and
- * uploads never pass it).
+ * concurrent delete wins), the organization is under its storage cap (concurrent imports and
+ * uploads never pass it) and below its measurements in hand (the row's own measurement is inserted
+ * after it, in the same batch).
  */
 function insertIfImageReady(d1: D1Database, row: Record<string, string | number | null>, storageCap: number): D1PreparedStatement {
   const columns = getTableColumns(segmentations) as Record<string, { name: string }>;
@@ -200,7 +209,8 @@ function insertIfImageReady(d1: D1Database, row: Record<string, string | number 
   const query = new SQLiteAsyncDialect().sqlToQuery(sql`INSERT INTO ${segmentations} (${names}) SELECT ${values}
     WHERE EXISTS (SELECT 1 FROM ${images} WHERE ${images.id} = ${row.imageId} AND ${images.orgId} = ${row.orgId} AND ${images.status} = 'ready'
                     AND ${images.deletingSince} IS NULL)
-      AND ${storedRecords(String(row.orgId))} < ${storageCap}`);
+      AND ${storedRecords(String(row.orgId))} < ${storageCap}
+      AND ${belowJobsInHand("measurement", String(row.orgId))}`);
   return d1.prepare(query.sql).bind(...query.params);
 }
 
