@@ -1,8 +1,9 @@
 // Expiring URLs that let a client or runner read or write one R2 object (or one part of a
 // multipart upload) without an API key.
-//  - mode "worker": the URL points back to this worker (/api/v1/storage/<key>) and carries the
-//    method, key, expiry and part in an HMAC-SHA256 signature, checked in constant time before any
-//    byte is streamed to or from R2.
+//  - mode "worker": the URL points back to this worker (/api/v1/storage/<key>) and carries its
+//    role (an object, an upload's part, a job's output), method, key, expiry and part or attempt in
+//    an HMAC-SHA256 signature (fields length-prefixed, so none can be read as another), checked in
+//    constant time before any byte is streamed to or from R2.
 //  - mode "r2": an S3 presigned URL (SigV4, via aws4fetch) straight to R2, for deployments with R2
 //    access keys; the worker is then out of the data path.
 // A job's output URL names the attempt it was signed for; in mode "worker" a PUT through it is
@@ -25,10 +26,25 @@ export interface StorageTarget {
 
 export const STORAGE_PATH = "/api/v1/storage/";
 
+/** What a URL is for: one object, a part of a resumable upload, or a job attempt's output. */
+type SignedRole = "object" | "upload-part" | "job-output";
+
+function roleOf(target: StorageTarget): SignedRole {
+  if (target.part && target.attempt) throw new Error("a signed URL is for an upload's part or a job's output, not both");
+  return target.part ? "upload-part" : target.attempt ? "job-output" : "object";
+}
+
+/**
+ * The string an HMAC signs: a version, the URL's role, then its fields, each prefixed by its
+ * length. With the role and the lengths no URL's string is another's: joined by a separator, a
+ * job output's (job, attempt) once read as an upload part's (empty image, upload, number), so only
+ * a database lookup stopped one from being used as the other.
+ */
 function canonical(target: StorageTarget, expires: number): string {
-  const part = target.part ? `${target.part.imageId}\n${target.part.uploadId}\n${target.part.number}` : "";
-  const attempt = target.attempt ? `\n${target.attempt.jobId}\n${target.attempt.number}` : "";
-  return `${target.method}\n${target.key}\n${expires}\n${part}${attempt}`;
+  const fields: (string | number)[] = ["cellseg-storage-v2", roleOf(target), target.method, target.key, expires];
+  if (target.part) fields.push(target.part.imageId, target.part.uploadId, target.part.number);
+  if (target.attempt) fields.push(target.attempt.jobId, target.attempt.number);
+  return fields.map((field) => `${String(field).length}:${field}`).join("");
 }
 
 export function encodeKeyPath(key: string): string {
@@ -91,6 +107,7 @@ export async function verifyStorageUrl(env: Bindings, request: Request): Promise
   const signature = url.searchParams.get("sig") ?? "";
   const partNumber = url.searchParams.get("part");
   const attempt = url.searchParams.get("attempt");
+  if (partNumber !== null && attempt !== null) throw denied("names both an upload part and a job attempt");
   const target: StorageTarget = {
     method,
     key,
