@@ -23,7 +23,7 @@ export function averagePrecision(truth: Uint32Array, predicted: Uint32Array, thr
   const result: AveragePrecision = { ap: [], tp: [], fp: [], fn: [] };
   const nMin = Math.min(nTrue, nPred);
   for (const threshold of thresholds) {
-    const tp = nMin === 0 ? 0 : countMatches(pairs, threshold, nMin);
+    const tp = nMin === 0 ? 0 : matchedPairs(pairs, threshold, nMin).length;
     const fp = nPred - tp;
     const fn = nTrue - tp;
     result.tp.push(tp);
@@ -32,6 +32,31 @@ export function averagePrecision(truth: Uint32Array, predicted: Uint32Array, thr
     result.ap.push(tp + fp + fn === 0 ? 1 : tp / (tp + fp + fn));
   }
   return result;
+}
+
+/**
+ * Which objects the matching above pairs at one threshold, for scoring parts of an image
+ * (training/held-out-tiles.ts): the label images renumbered 1..n in raster order, and for each
+ * truth object (index = its new id) the predicted object it is matched to, 0 for none.
+ */
+export interface ObjectMatching {
+  truth: Uint32Array;
+  predicted: Uint32Array;
+  trueCount: number;
+  predictedCount: number;
+  partnerOfTruth: Uint32Array;
+}
+
+export function matchObjects(truth: Uint32Array, predicted: Uint32Array, threshold: number): ObjectMatching {
+  if (truth.length !== predicted.length) throw new Error(`label images differ in size: ${truth.length} vs ${predicted.length} pixels`);
+  const t = truth.slice();
+  const p = predicted.slice();
+  const trueCount = renumberInRasterOrder(t);
+  const predictedCount = renumberInRasterOrder(p);
+  const partnerOfTruth = new Uint32Array(trueCount + 1);
+  const nMin = Math.min(trueCount, predictedCount);
+  if (nMin > 0) for (const pair of matchedPairs(overlapPairs(t, p, trueCount, predictedCount), threshold, nMin)) partnerOfTruth[pair.truth] = pair.predicted;
+  return { truth: t, predicted: p, trueCount, predictedCount, partnerOfTruth };
 }
 
 interface OverlapPair {
@@ -65,11 +90,11 @@ function overlapPairs(t: Uint32Array, p: Uint32Array, nTrue: number, nPred: numb
 }
 
 /**
- * Size of Cellpose's optimal matching at one threshold. Objects that share no pixel have IoU 0 and
+ * Cellpose's optimal matching at one threshold (its size is TP). Objects that share no pixel have IoU 0 and
  * cost 0, so the assignment splits into independent connected groups of overlapping objects;
  * each group is solved exactly (usually a single pair).
  */
-function countMatches(pairs: OverlapPair[], threshold: number, nMin: number): number {
+function matchedPairs(pairs: OverlapPair[], threshold: number, nMin: number): OverlapPair[] {
   const candidates = pairs.filter((pair) => pair.iou >= threshold);
   // Union-find over truth ids (positive) and predicted ids (negative) joined by candidate pairs.
   const parent = new Map<number, number>();
@@ -92,10 +117,10 @@ function countMatches(pairs: OverlapPair[], threshold: number, nMin: number): nu
     list.push(pair);
     groups.set(root, list);
   }
-  let matches = 0;
+  const matches: OverlapPair[] = [];
   for (const group of groups.values()) {
     if (group.length === 1) {
-      matches++;
+      matches.push(group[0]!);
       continue;
     }
     const rows = [...new Set(group.map((g) => g.truth))];
@@ -103,7 +128,10 @@ function countMatches(pairs: OverlapPair[], threshold: number, nMin: number): nu
     const cost = new Float64Array(rows.length * cols.length);
     for (const g of group) cost[rows.indexOf(g.truth) * cols.length + cols.indexOf(g.predicted)] = -1 - g.iou / (2 * nMin);
     const assignment = minimumCostAssignment(cost, rows.length, cols.length);
-    for (let r = 0; r < rows.length; r++) if (assignment[r]! >= 0 && cost[r * cols.length + assignment[r]!]! < 0) matches++;
+    for (let r = 0; r < rows.length; r++) {
+      const c = assignment[r]!;
+      if (c >= 0 && cost[r * cols.length + c]! < 0) matches.push(group.find((g) => g.truth === rows[r] && g.predicted === cols[c])!);
+    }
   }
   return matches;
 }
