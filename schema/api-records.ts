@@ -77,6 +77,30 @@ const apPair = z.object({
   ap75: z.number().min(0).max(1).nullable().meta({ description: "Average precision at IoU 0.75" }),
 });
 
+/**
+ * The evidence a training's guard decided on (gpu-runner/training/gain-evidence.ts): each held-out
+ * image scored tile by tile by the base and by the best fine-tuned weights, and the gain's
+ * bootstrap interval over the tiles. Only a "gain" returns the fine-tuned weights.
+ */
+export const trainingEvidence = z
+  .object({
+    images: count.meta({ description: "Images scored (held out, or the one trained on)" }),
+    objects: count.meta({ description: "True objects in them" }),
+    tiles: count.meta({ description: "Tiles (a few object diameters wide) holding an object: the paired samples resampled" }),
+    min_objects: count.meta({ description: "Below this many objects no gain is claimed, whatever the interval" }),
+    fine_tuned_step: count.meta({ description: "The best validated fine-tuned step, the one weighed against the base" }),
+    fine_tuned_ap50: z.number().min(0).max(1).meta({ description: "Its AP@0.5 (`fine_tuned.ap50` is the returned model's, the base's unless kept)" }),
+    gain: z.number().min(-1).max(1).meta({ description: "Its AP@0.5 minus the base's" }),
+    gain_low: z.number().min(-1).max(1).meta({ description: "The gain's interval, lower end" }),
+    gain_high: z.number().min(-1).max(1).meta({ description: "The gain's interval, upper end" }),
+    confidence: z.number().min(0).max(1).meta({ description: "The interval's confidence (0.95)" }),
+    verdict: z.enum(["gain", "too_few_to_tell", "no_gain"]).meta({
+      description:
+        "`gain`: the interval lies above zero, the fine-tuned weights are returned; `too_few_to_tell`: it scored higher, but by what could be noise (the interval reaches zero, or fewer objects than `min_objects`); `no_gain`: it did not score higher. Both return the base weights",
+    }),
+  })
+  .meta({ id: "TrainingEvidence" });
+
 /** How a training did: base and fine-tuned model scored on the same images, kept aside from training when possible. */
 export const trainingMetrics = z
   .object({
@@ -89,6 +113,9 @@ export const trainingMetrics = z
     fine_tuned: apPair.meta({ description: "The model returned (the base weights when fine-tuning never beat them)" }),
     chosen_step: count.meta({ description: "The training step whose weights were returned; 0 means the base weights" }),
     note: z.string().meta({ description: "What happened, in words" }),
+    evidence: trainingEvidence.optional().meta({
+      description: "What the guard weighed before keeping the fine-tuned weights; absent from trainings recorded before it was reported",
+    }),
   })
   .meta({ id: "TrainingMetrics" });
 
@@ -249,6 +276,7 @@ export type PredictionSubmission = z.infer<typeof predictionSubmission>;
 export type PredictionRecord = z.infer<typeof predictionRecord>;
 export type JobRecord = z.infer<typeof jobRecord>;
 export type TrainingMetrics = z.infer<typeof trainingMetrics>;
+export type TrainingEvidence = z.infer<typeof trainingEvidence>;
 export type TrainingSummary = z.infer<typeof trainingSummary>;
 export type JobAcknowledgement = z.infer<typeof jobAcknowledgement>;
 export type SegmentationRecord = z.infer<typeof segmentationRecord>;

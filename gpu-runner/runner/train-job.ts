@@ -1,12 +1,14 @@
 // A training job: fetch each image and the ROIs of its latest segmentation to a folder of its own,
 // fine-tune the base model reading them from there as it needs them (decoding the image and
 // rasterising the ROIs into labels each time, in the input thread: fine-tuning keeps only what its
-// memory budget allows), upload the new model, report AP@0.5 and AP@0.75 of base and result.
+// memory budget allows), upload the new model, report AP@0.5 and AP@0.75 of base and result and
+// the evidence the guard kept or refused the fine-tuned weights on.
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LeasedTraining, TrainingResult } from "../../schema/internal-api.ts";
 import { fineTune, type TrainingPairSource } from "../training/fine-tune.ts";
+import type { GainEvidence } from "../training/gain-evidence.ts";
 import { fetchImage } from "./fetch-image.ts";
 import { DownloadRefusedError } from "./internal-api.ts";
 import { decodeInThread, labelsInThread } from "./input-thread/input-thread.ts";
@@ -30,6 +32,23 @@ export async function downloadLabels(
     if (!fresh) throw error;
     return ctx.api.download(fresh.labels.artifact_url);
   }
+}
+
+/** The guard's evidence as the API records it (schema/api-records.ts trainingEvidence). */
+function evidenceRecord(e: GainEvidence, candidateStep: number) {
+  return {
+    images: e.images,
+    objects: e.objects,
+    tiles: e.tiles,
+    min_objects: e.minObjects,
+    fine_tuned_step: candidateStep,
+    fine_tuned_ap50: e.apFineTuned,
+    gain: e.gain,
+    gain_low: e.low,
+    gain_high: e.high,
+    confidence: e.confidence,
+    verdict: e.verdict,
+  };
 }
 
 export async function runTraining(job: LeasedTraining, ctx: JobContext) {
@@ -100,6 +119,7 @@ async function trainFrom(folder: string, job: LeasedTraining, ctx: JobContext) {
       fine_tuned: { ap50: validation.apAfter ?? null, ap75: validation.ap75After ?? null },
       chosen_step: validation.chosenStep,
       note: validation.note,
+      ...(validation.evidence && { evidence: evidenceRecord(validation.evidence, validation.candidateStep) }),
     },
     timings: { fetch_ms: Math.round(fetchedMs), train_ms: Math.round(result.seconds * 1000), total_ms: Math.round(performance.now() - started) },
   } satisfies TrainingResult;

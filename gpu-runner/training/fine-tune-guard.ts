@@ -1,6 +1,7 @@
 // The arithmetic and wording of fine-tuning's guard (fine-tune.ts): how many steps fit a time
 // budget that also pays for validations, whether the model keeps its training objects' size, and
-// what to tell the user about the weights returned.
+// what to tell the user about the weights returned (which weights that is: gain-evidence.ts).
+import type { GainEvidence } from "./gain-evidence.ts";
 
 /**
  * Steps that fit `seconds` at `stepSeconds` each once `validationSeconds` (all validations
@@ -26,33 +27,48 @@ export function keepsLearnedSize(apWithSize: number, apWithEstimate: number): bo
 }
 
 const ap = (value: number) => value.toFixed(3);
+const signed = (value: number) => `${value < 0 ? "-" : "+"}${Math.abs(value).toFixed(3)}`;
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+export interface FineTuneOutcome {
+  /** The guard's evidence: the base against the best validated fine-tuned weights; undefined when nothing was scored. */
+  evidence: GainEvidence | undefined;
+  /** The best validated fine-tuned step, the one weighed against the base. */
+  candidateStep: number;
+  /** Steps run. */
+  steps: number;
+  /** AP@0.5 after the last step, where it was validated. */
+  apLastStep?: number;
+  /** The single pair given was scored: the figures are on the training image, not held-out ones. */
+  onTrainingImage?: boolean;
+}
 
 /**
- * One sentence on the outcome; chosenStep 0 means the base weights were returned. onTrainingImage:
- * the single pair given was scored, so the figures are on the training image, not held-out ones.
+ * One sentence for the user on what the guard saw and decided, e.g. "on 2 held-out images (143
+ * objects, 96 tiles) AP@0.5 rose from 0.470 to 0.620, +0.150 (95% interval +0.080 to +0.220): a
+ * gain, the fine-tuned weights are returned".
  */
-export function fineTuneNote(
-  apBefore: number | undefined,
-  apAfter: number | undefined,
-  apLastStep: number | undefined,
-  chosenStep: number,
-  steps: number,
-  heldOut: number,
-  onTrainingImage = false,
-): string {
-  if (apBefore === undefined || apAfter === undefined) {
-    return `no held-out pairs (give at least two pairs to hold one out): the weights after step ${steps} are returned unvalidated`;
-  }
+export function fineTuneNote({ evidence, candidateStep, steps, apLastStep, onTrainingImage = false }: FineTuneOutcome): string {
+  if (!evidence) return `no held-out pairs (give at least two pairs to hold one out): the weights after step ${steps} are returned unvalidated`;
+  const e = evidence;
   const where = onTrainingImage
-    ? "AP@0.5 on the training image (the only image given, so none could be held out)"
-    : `held-out AP@0.5 on ${heldOut} pair${heldOut === 1 ? "" : "s"}`;
-  if (chosenStep === 0) {
-    const last = apLastStep === undefined ? "" : ` (${ap(apLastStep)} after step ${steps})`;
-    return `fine-tuning did not improve ${where}: base ${ap(apBefore)}, best fine-tuned no higher${last}; the base weights are returned unchanged`;
-  }
-  const last =
-    chosenStep === steps
+    ? `on the training image (the only image given, so none could be held out; ${plural(e.objects, "object")}, ${plural(e.tiles, "tile")})`
+    : `on ${plural(e.images, "held-out image")} (${plural(e.objects, "object")}, ${plural(e.tiles, "tile")})`;
+  const move =
+    e.apFineTuned === e.apBase ? `stayed at ${ap(e.apBase)}` : `${e.apFineTuned > e.apBase ? "rose" : "fell"} from ${ap(e.apBase)} to ${ap(e.apFineTuned)}`;
+  const interval = `${signed(e.gain)} (${Math.round(e.confidence * 100)}% interval ${signed(e.low)} to ${signed(e.high)})`;
+  const which =
+    candidateStep === steps
       ? ""
-      : ` (the weights of step ${chosenStep}, the best validated; ${apLastStep === undefined ? "" : `${ap(apLastStep)} after step ${steps}`})`;
-  return `fine-tuning improved ${where} from ${ap(apBefore)} to ${ap(apAfter)}${last}`;
+      : ` (the best validated fine-tuned weights, step ${candidateStep} of ${steps}${apLastStep === undefined ? "" : `; ${ap(apLastStep)} after step ${steps}`})`;
+  const verdict = {
+    gain: "a gain, the fine-tuned weights are returned",
+    too_few_to_tell:
+      e.objects < e.minObjects
+        ? `too few to tell a gain from noise (${plural(e.objects, "object")} scored, under the ${e.minObjects} needed), the base weights are returned unchanged`
+        : "too few to tell a gain from noise, the base weights are returned unchanged",
+    no_gain: "no gain, the base weights are returned unchanged",
+  }[e.verdict];
+  const caveat = onTrainingImage ? "; figures on the image trained on say how well it learned that image, not how it does on others" : "";
+  return `${where} AP@0.5 ${move}${which}, ${interval}: ${verdict}${caveat}`;
 }

@@ -1,10 +1,11 @@
 // The runner's entry point for custom models: fine-tunes a base model on (image, labels) pairs
 // within a step or time budget and reports AP@0.5 and AP@0.75 on held-out pairs before and after
 // (with a single pair nothing can be held out: it is scored on that training pair, and says so).
-// Guard: with held-out pairs, the weights are validated a few times during the run and the best
-// weights by held-out AP are returned, the base weights (step 0) included; a run that never beats
-// the base returns the base weights unchanged and says so, so a customer never receives a model
-// that scores worse than the base on their own held-out images.
+// Guard: with held-out pairs, the weights are validated a few times during the run; the best
+// validated weights are weighed against the base on the held-out images tile by tile, and are
+// returned only where the gain's 95% bootstrap interval lies above zero (gain-evidence.ts). A run
+// that scores lower, or higher by what could be noise, returns the base weights unchanged and says
+// so, with how much it saw (images, objects, tiles) and the gain's interval.
 import { readFileSync } from "node:fs";
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { parseManifest } from "../engine/model.ts";
@@ -18,6 +19,8 @@ import { prepareImage, preparingDiameters } from "./prepare-image.ts";
 import { PreparedImageCache, preparedImageBytes } from "./prepared-image-cache.ts";
 import type { PreparedImageCacheStats } from "./prepared-image-cache.ts";
 import { fineTuneNote, keepsLearnedSize, stepsThatFit } from "./fine-tune-guard.ts";
+import { gainEvidence } from "./gain-evidence.ts";
+import type { GainEvidence } from "./gain-evidence.ts";
 import { trainLoop } from "./train-loop.ts";
 import type { LoopOptions } from "./train-loop.ts";
 import { defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "./training-config.ts";
@@ -97,7 +100,9 @@ export interface FineTuneResult {
    * (apBefore), of the returned weights (apAfter), of the weights after the last step (apLastStep);
    * ap75Before and ap75After: the same at IoU 0.75. onTrainingImage: the single pair given was
    * scored (nothing could be held out). chosenStep is the step of the returned weights (0: the
-   * base weights came back unchanged); note says in words what happened, for the user.
+   * base weights came back unchanged); evidence is what the guard weighed: the base against the
+   * best validated fine-tuned weights (candidateStep), tile by tile, with the gain's interval and
+   * the verdict; note says in words what happened, for the user.
    */
   validation: {
     apBefore: number | undefined;
@@ -106,8 +111,10 @@ export interface FineTuneResult {
     ap75Before: number | undefined;
     ap75After: number | undefined;
     chosenStep: number;
+    candidateStep: number;
     heldOut: number;
     onTrainingImage: boolean;
+    evidence: GainEvidence | undefined;
     note: string;
   };
 }
@@ -222,12 +229,11 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     : undefined;
   const baseScores = validate ? await validate(params) : undefined;
   const apBefore = baseScores?.ap50.mean;
-  // The base is the score to beat: the loop only takes weights that score strictly higher, so a
-  // tie keeps the base.
-  if (apBefore !== undefined) (state.history as { bestMeanAp?: number }).bestMeanAp = apBefore;
+  // The loop keeps the best validated fine-tuned weights (the candidate); whether they beat the
+  // base by more than noise is decided after the run, on the evidence of both.
   const validations = request.validations ?? 4;
   if (!(Number.isInteger(validations) && validations >= 1)) throw new Error(`validations must be a positive integer, got ${validations}`);
-  let chosenStep = 0;
+  let candidateStep = 0;
   let firstStepSeconds = 0;
   let validationsDone = 0;
   let nextValidation = Math.ceil(plannedSteps / validations);
@@ -262,7 +268,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     validateWhen: (step) => step === nextValidation,
     onEvent: (event) => {
       if (event.kind === "validation") {
-        if (event.best) chosenStep = event.step;
+        if (event.best) candidateStep = event.step;
         validationsDone++;
         plan(event.step, (performance.now() - started) / 1000);
       }
@@ -282,12 +288,15 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const loop = await trainLoop(trainer, loopOptions);
   const trainedSeconds = (performance.now() - started) / 1000;
   const apLastStep = loop.lastScores?.ap50.mean;
+  // Seeded by the request's seed: the same run's scores give the same interval.
+  const evidence = baseScores?.tiles && loop.bestScores?.tiles ? gainEvidence(baseScores.tiles, loop.bestScores.tiles, { seed }) : undefined;
+  const chosenStep = evidence?.verdict === "gain" ? candidateStep : 0;
   const returnedScores = chosenStep === 0 ? baseScores : loop.bestScores;
   const apAfter = returnedScores?.ap50.mean;
   const ap75Before = baseScores?.ap75?.mean;
   const ap75After = returnedScores?.ap75?.mean;
-  const returned = validate ? loop.bestParams : state.params;
-  const note = fineTuneNote(apBefore, apAfter, apLastStep, chosenStep, state.step, heldOut.length, onTrainingImage);
+  const returned = !validate ? state.params : chosenStep === 0 ? params : loop.bestParams;
+  const note = fineTuneNote({ evidence, candidateStep, steps: state.step, apLastStep, onTrainingImage });
   const model = exportModel(config, returned, request.name ?? `${base.manifest.name}-finetuned`, request.version ?? new Date().toISOString(), {
     source: `fine-tuned from ${base.manifest.name}@${base.manifest.version} by this project's trainer, weights of step ${validate ? chosenStep : state.step} of ${state.step} on ${trainIndices.length} images`,
     license: base.manifest.provenance.license,
@@ -312,7 +321,9 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     if (keep) model.manifest.trainedObjectDiameter = learnedDiameter;
     // The note's one pair of scores is the base's and the returned weights' above; the two "auto"
     // scores behind this choice would read as a second pair, so they are not repeated in it.
-    sizeNote = `; without a diameter it ${keep ? `starts from the training objects' size, ${learnedDiameter.toFixed(1)} px` : "estimates each image's object size"}`;
+    sizeNote = keep
+      ? `. Segmenting without a diameter, the new model starts from its training objects' median diameter, ${learnedDiameter.toFixed(1)} px (it segmented the held-out images better than each image's own size estimate)`
+      : ". Segmenting without a diameter, the new model estimates each image's object size itself, as its base does";
   }
   if (learnedDiameter !== undefined && !heldOut.length) model.manifest.trainedObjectDiameter = learnedDiameter;
   return {
@@ -322,6 +333,18 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     memory: images.stats(),
     executionProvider: trainer.executionProvider,
     learningRate: config.schedule.peak,
-    validation: { apBefore, apAfter, apLastStep, ap75Before, ap75After, chosenStep, heldOut: heldOut.length, onTrainingImage, note: note + sizeNote },
+    validation: {
+      apBefore,
+      apAfter,
+      apLastStep,
+      ap75Before,
+      ap75After,
+      chosenStep,
+      candidateStep,
+      heldOut: heldOut.length,
+      onTrainingImage,
+      evidence,
+      note: note + sizeNote,
+    },
   };
 }

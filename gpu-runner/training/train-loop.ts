@@ -1,6 +1,7 @@
 // The loop shared by the CLI and fine-tuning: steps until a step or time budget is spent,
 // validating and checkpointing on schedule.
 import type { TrainingState } from "./checkpoint.ts";
+import type { ImageTiles } from "./held-out-tiles.ts";
 import type { Trainer } from "./trainer.ts";
 
 export interface ValidationScores {
@@ -8,6 +9,8 @@ export interface ValidationScores {
   ap50: Record<string, number>;
   /** AP at IoU 0.75, the same way (a stricter look at outline quality; the guard selects on ap50). */
   ap75?: Record<string, number>;
+  /** Each image's AP@0.5 counts tile by tile, in the images' order: what fine-tuning's guard weighs a gain on (gain-evidence.ts). */
+  tiles?: ImageTiles[];
 }
 
 export type TrainingEvent =

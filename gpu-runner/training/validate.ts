@@ -8,6 +8,8 @@ import type { LoadedModel, ModelManifest } from "../engine/model.ts";
 import { segmentImage } from "../engine/segment.ts";
 import { setOfImage } from "./labelled-images.ts";
 import type { LabelledImage } from "./labelled-images.ts";
+import { heldOutTiles, TILE_DIAMETERS } from "./held-out-tiles.ts";
+import type { ImageTiles } from "./held-out-tiles.ts";
 import { exportModel } from "./model-export.ts";
 import { medianObjectDiameter } from "./object-diameter.ts";
 import type { ValidationScores } from "./train-loop.ts";
@@ -54,19 +56,24 @@ function preparedInput(pair: LabelledImage): DecodedImage {
   return { width: pair.width, height: pair.height, channels: pair.channels, bitDepth: 32, sampleFormat: "float", data: pair.image };
 }
 
-/** AP@0.5 and AP@0.75 averaged over the images of each set, plus "mean": the mean over sets. */
+/**
+ * AP@0.5 and AP@0.75 averaged over the images of each set, plus "mean": the mean over sets; and
+ * each image's AP@0.5 counts in tiles of TILE_DIAMETERS of its objects' diameter, for the guard.
+ */
 export async function validationAp(config: TrainingConfig, params: Float32Array, images: ValidationImage[]): Promise<ValidationScores> {
   const model = await modelForPreparedInput(config, params);
   const perSet = new Map<string, [number, number][]>();
+  const tiles: ImageTiles[] = [];
   for (const { load, diameter } of images) {
     const pair = await load();
     const result = await segmentImage(preparedInput(pair), model, { diameter }, { preparedFor: pair.modality });
     const set = setOfImage(pair.id);
     const [ap50, ap75] = averagePrecision(pair.labels, result.labels, [0.5, 0.75]).ap;
     perSet.set(set, [...(perSet.get(set) ?? []), [ap50, ap75]]);
+    tiles.push(heldOutTiles(pair.labels, result.labels, pair.width, TILE_DIAMETERS * diameter));
   }
   await model.session.release();
-  return { ap50: meansBySet(perSet, 0), ap75: meansBySet(perSet, 1) };
+  return { ap50: meansBySet(perSet, 0), ap75: meansBySet(perSet, 1), tiles };
 }
 
 function meansBySet(perSet: Map<string, [number, number][]>, threshold: 0 | 1): Record<string, number> {

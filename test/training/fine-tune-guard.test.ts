@@ -1,8 +1,9 @@
 // Fine-tuning's guard: the step count a time budget allows once validations are paid for, whether
 // the model keeps its training objects' size, and the sentence that tells the user which weights
-// they got and why.
+// they got, on how much evidence, and why.
 import { describe, expect, it } from "vitest";
 import { fineTuneNote, keepsLearnedSize, stepsThatFit } from "../../gpu-runner/training/fine-tune-guard.ts";
+import type { GainEvidence } from "../../gpu-runner/training/gain-evidence.ts";
 
 describe("keepsLearnedSize", () => {
   it("gives the model its training objects' size where the image's own estimate fails outright", () => {
@@ -27,24 +28,66 @@ describe("stepsThatFit", () => {
   });
 });
 
+const evidence = (over: Partial<GainEvidence>): GainEvidence => ({
+  images: 2,
+  tiles: 96,
+  objects: 143,
+  apBase: 0.47,
+  apFineTuned: 0.62,
+  gain: 0.15,
+  low: 0.08,
+  high: 0.22,
+  confidence: 0.95,
+  resamples: 2000,
+  verdict: "gain",
+  minObjects: 20,
+  ...over,
+});
+
 describe("fineTuneNote", () => {
-  it("says when the base weights came back because fine-tuning did not beat them", () => {
-    expect(fineTuneNote(0.861, 0.861, 0.813, 0, 300, 2)).toBe(
-      "fine-tuning did not improve held-out AP@0.5 on 2 pairs: base 0.861, best fine-tuned no higher (0.813 after step 300); the base weights are returned unchanged",
+  it("says what the guard saw and that a gain above noise keeps the fine-tuned weights", () => {
+    expect(fineTuneNote({ evidence: evidence({}), candidateStep: 300, steps: 300 })).toBe(
+      "on 2 held-out images (143 objects, 96 tiles) AP@0.5 rose from 0.470 to 0.620, +0.150 (95% interval +0.080 to +0.220): a gain, the fine-tuned weights are returned",
     );
   });
-  it("reports an improvement, naming an earlier step when the last one was not the best", () => {
-    expect(fineTuneNote(0.1, 0.8, 0.8, 300, 300, 1)).toBe("fine-tuning improved held-out AP@0.5 on 1 pair from 0.100 to 0.800");
-    expect(fineTuneNote(0.1, 0.8, 0.7, 150, 300, 1)).toBe(
-      "fine-tuning improved held-out AP@0.5 on 1 pair from 0.100 to 0.800 (the weights of step 150, the best validated; 0.700 after step 300)",
+  it("names the step weighed when the last one was not the best validated", () => {
+    expect(fineTuneNote({ evidence: evidence({}), candidateStep: 150, steps: 300, apLastStep: 0.6 })).toBe(
+      "on 2 held-out images (143 objects, 96 tiles) AP@0.5 rose from 0.470 to 0.620 (the best validated fine-tuned weights, step 150 of 300; 0.600 after step 300), +0.150 (95% interval +0.080 to +0.220): a gain, the fine-tuned weights are returned",
+    );
+  });
+  it("calls a difference within noise too few to tell, and returns the base", () => {
+    const noise = evidence({
+      images: 1,
+      objects: 41,
+      tiles: 20,
+      apBase: 0.938,
+      apFineTuned: 0.944,
+      gain: 0.006,
+      low: -0.03,
+      high: 0.04,
+      verdict: "too_few_to_tell",
+    });
+    expect(fineTuneNote({ evidence: noise, candidateStep: 812, steps: 812 })).toBe(
+      "on 1 held-out image (41 objects, 20 tiles) AP@0.5 rose from 0.938 to 0.944, +0.006 (95% interval -0.030 to +0.040): too few to tell a gain from noise, the base weights are returned unchanged",
+    );
+    const thin = evidence({ images: 1, objects: 12, tiles: 6, verdict: "too_few_to_tell" });
+    expect(fineTuneNote({ evidence: thin, candidateStep: 10, steps: 10 })).toMatch(
+      /too few to tell a gain from noise \(12 objects scored, under the 20 needed\), the base weights/,
+    );
+  });
+  it("says a lower score is no gain", () => {
+    const loss = evidence({ apBase: 0.861, apFineTuned: 0.813, gain: -0.048, low: -0.09, high: -0.01, verdict: "no_gain" });
+    expect(fineTuneNote({ evidence: loss, candidateStep: 300, steps: 300 })).toBe(
+      "on 2 held-out images (143 objects, 96 tiles) AP@0.5 fell from 0.861 to 0.813, -0.048 (95% interval -0.090 to -0.010): no gain, the base weights are returned unchanged",
     );
   });
   it("says when the figures are on the training image because a single image was given", () => {
-    expect(fineTuneNote(0.2, 0.5, 0.5, 10, 10, 1, true)).toBe(
-      "fine-tuning improved AP@0.5 on the training image (the only image given, so none could be held out) from 0.200 to 0.500",
+    const single = evidence({ images: 1, objects: 30, tiles: 15, apBase: 0.2, apFineTuned: 0.5, gain: 0.3, low: 0.1, high: 0.5 });
+    expect(fineTuneNote({ evidence: single, candidateStep: 10, steps: 10, onTrainingImage: true })).toBe(
+      "on the training image (the only image given, so none could be held out; 30 objects, 15 tiles) AP@0.5 rose from 0.200 to 0.500, +0.300 (95% interval +0.100 to +0.500): a gain, the fine-tuned weights are returned; figures on the image trained on say how well it learned that image, not how it does on others",
     );
   });
   it("says when nothing could be validated", () => {
-    expect(fineTuneNote(undefined, undefined, undefined, 0, 20, 0)).toMatch(/no held-out pairs .* after step 20 are returned unvalidated/);
+    expect(fineTuneNote({ evidence: undefined, candidateStep: 0, steps: 20 })).toMatch(/no held-out pairs .* after step 20 are returned unvalidated/);
   });
 });
