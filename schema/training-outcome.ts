@@ -1,25 +1,44 @@
 // What a completed training achieved, in one place: whether its model beat the base on the
-// held-out images, and the sentence that says so with one pair of scores measured the same way.
-// The models page, the trainings table (and its script's copy in dashboard.js), the model's
-// description and the client's `train --wait` all say it with these.
-import type { TrainingMetrics } from "./api-records.ts";
+// held-out images by more than noise, and the sentence that says so with the evidence it rests on
+// (how many images and objects, the gain and its interval). The models page, the trainings table
+// (the script shows the server's rendering of it), the model's description and the client's
+// `train --wait` all say it with these.
+import type { TrainingEvidence, TrainingMetrics } from "./api-records.ts";
 
-/** The guard kept the base weights: the training was validated and no step beat the base. */
+/** The guard kept the base weights: the training was validated and no step beat the base by more than noise. */
 export function learnedNothing(metrics: TrainingMetrics): boolean {
   return metrics.evaluated_on !== "none" && metrics.chosen_step === 0;
 }
 
 const score = (ap: number | null) => (ap === null ? "—" : ap.toFixed(3));
+const signed = (value: number) => `${value < 0 ? "-" : "+"}${Math.abs(value).toFixed(3)}`;
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-function where(metrics: TrainingMetrics): string {
-  if (metrics.evaluated_on === "training_image") return "the image trained on (the only one given)";
-  return `${metrics.evaluated_images} held-out image${metrics.evaluated_images === 1 ? "" : "s"}`;
+/** Where the scores were measured, and on how many objects when that is known. */
+function where(metrics: TrainingMetrics, objects?: number): string {
+  const counted = objects === undefined ? "" : plural(objects, "object");
+  if (metrics.evaluated_on === "training_image") return `the image trained on (the only one given${counted && `; ${counted}`})`;
+  return `${plural(metrics.evaluated_images, "held-out image")}${counted && ` (${counted})`}`;
 }
+
+/** "AP@0.5 0.620 against 0.470 on 2 held-out images (143 objects), +0.150 (95% interval +0.080 to +0.220)" */
+function figures(metrics: TrainingMetrics, e: TrainingEvidence): string {
+  const interval = `${Math.round(e.confidence * 100)}% interval ${signed(e.gain_low)} to ${signed(e.gain_high)}`;
+  return `AP@0.5 ${score(e.fine_tuned_ap50)} against ${score(metrics.base.ap50)} on ${where(metrics, e.objects)}, ${signed(e.gain)} (${interval})`;
+}
+
+const SAME_AS_BASE = "the new model keeps the base's weights (same as base)";
 
 export function trainingOutcomeText(metrics: TrainingMetrics): string {
   if (metrics.evaluated_on === "none") return `Not evaluated: ${metrics.note}`;
-  if (learnedNothing(metrics)) {
-    return `Did not beat its base: AP@0.5 ${score(metrics.base.ap50)} on ${where(metrics)}, no step higher; the new model keeps the base's weights (same as base)`;
+  const e = metrics.evidence;
+  if (!e) {
+    // Recorded before the guard weighed its evidence: the scores, without claiming what they show.
+    if (learnedNothing(metrics)) return `Did not beat its base: AP@0.5 ${score(metrics.base.ap50)} on ${where(metrics)}, no step higher; ${SAME_AS_BASE}`;
+    return `Scored above its base: AP@0.5 ${score(metrics.fine_tuned.ap50)} against ${score(metrics.base.ap50)} on ${where(metrics)} (not tested against noise: trained before the service did so)`;
   }
-  return `Beat its base: AP@0.5 ${score(metrics.fine_tuned.ap50)} against ${score(metrics.base.ap50)} on ${where(metrics)}`;
+  if (e.verdict === "gain") return `Beat its base: ${figures(metrics, e)}`;
+  if (e.verdict === "no_gain") return `Did not beat its base: ${figures(metrics, e)}; ${SAME_AS_BASE}`;
+  const why = e.objects < e.min_objects ? `under the ${e.min_objects} objects needed to tell a gain from noise` : "a difference that could be noise";
+  return `Too few to tell: ${figures(metrics, e)}, ${why}; ${SAME_AS_BASE}`;
 }

@@ -13,7 +13,8 @@ export const TRAIN_HELP = `npm run client -- train --model <base-id> <image-id>.
 
 Fine-tunes a model on your segmented images (predicted, or corrected and imported with
 \`npm run client -- import\`) and prints the training's job id. Exits 0 once it is submitted, or
-with --wait, only if the training COMPLETED and its model beat the base on the held-out images.
+with --wait, only if the training COMPLETED and its model beat the base on the held-out images
+by more than noise (the gain's 95% interval above zero).
 
   --model ID            the model to start from (see \`npm run client -- models\`; required)
   --segmentations IDS   comma-separated segmentations to learn from, at most one per image; an image
@@ -23,8 +24,9 @@ with --wait, only if the training COMPLETED and its model beat the base on the h
   --wait                follow the training to its end, then print the new model's id and its
                         scores (AP@0.5 and AP@0.75) beside the base model's. Ctrl-C stops the
                         waiting, not the training
-  --allow-no-gain       with --wait, exit 0 also when fine-tuning did not beat the base (the new
-                        model is then the base's weights, marked "same as base")
+  --allow-no-gain       with --wait, exit 0 also when fine-tuning did not beat the base, or by
+                        too little to tell from noise (the new model is then the base's weights,
+                        marked "same as base")
   --poll SECONDS        first wait between status polls with --wait (default 2; grows to 15)
 
 ${CONNECTION_HELP}`;
@@ -104,9 +106,12 @@ export async function trainCommand(args: string[], out: NodeJS.WritableStream): 
   out.write(`Training job ${job.job_id} COMPLETED in ${took}\nNew model: ${job.result_model_id}\n`);
   if (job.metrics) out.write(`${metricsLines(job.metrics).join("\n")}\n${trainingOutcomeText(job.metrics)}\n`);
   if (job.metrics && learnedNothing(job.metrics)) {
-    out.write(
-      `Nothing was learned: fine-tuning did not beat ${job.model_id} on the held-out images, so model ${job.result_model_id} is ${job.model_id}'s weights (listed as "same as base").\n`,
-    );
+    const scoredOn = job.metrics.evaluated_on === "training_image" ? "the image trained on" : "the held-out images";
+    const why =
+      job.metrics.evidence?.verdict === "too_few_to_tell"
+        ? `${scoredOn} could not tell fine-tuning's gain over ${job.model_id} from noise`
+        : `fine-tuning did not beat ${job.model_id} on ${scoredOn}`;
+    out.write(`Nothing was learned: ${why}, so model ${job.result_model_id} is ${job.model_id}'s weights (listed as "same as base").\n`);
     return values["allow-no-gain"] ? 0 : 1;
   }
   out.write(`Segment with it: npm run client -- segment <images> --out <dir> --model ${job.result_model_id}\n`);

@@ -146,7 +146,11 @@ describe("npm run client -- train", () => {
       "0.5",
     ]);
     const beaten = /^Beat its base: AP@0\.5 \d\.\d{3} against \d\.\d{3} on the image trained on/m.test(output);
-    if (!beaten) expect(output).toMatch(/^Did not beat its base: .*\nNothing was learned: fine-tuning did not beat cpsam/m);
+    // Two steps on one image seldom gain more than noise: then it says which, and why nothing was kept.
+    if (!beaten)
+      expect(output).toMatch(
+        /^(Did not beat its base|Too few to tell): .*\(95% interval .*\nNothing was learned: (fine-tuning did not beat cpsam|the image trained on could not tell fine-tuning's gain over cpsam from noise)/m,
+      );
     expect(code, output).toBe(beaten ? 0 : 1);
     expect(output).toMatch(/Training job \S+ submitted/);
     expect(output).toMatch(/Training job \S+ COMPLETED/);

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { getJobById } from "../../worker/services/jobs.ts";
 import { trainingLabels } from "../../worker/services/trainings.ts";
 import { call, createOrg, json, type TestOrg, uploadImage, ONE_SQUARE_GEOJSON } from "./helpers.ts";
+import { dashboardCall, signIn } from "./dashboard-helpers.ts";
 import { completePrediction, leaseJob, runner } from "./runner-helpers.ts";
 
 interface TrainingLease {
@@ -183,6 +184,47 @@ describe("what a training reports", () => {
     const lease = await leaseTraining(job_id as string);
     await runTraining(lease, { steps: 40, seconds: 3, metrics: single });
     expect((await json(await call(`/job/${job_id}`, { key: org.key }))).metrics).toEqual(single);
+  });
+
+  it("a training's record and its model's summary show the evidence its guard decided on: images, objects, tiles, the gain and its interval", async () => {
+    const org = await createOrg();
+    const { imageId } = await predictedImage(org);
+    const { job_id } = await json(await train(org, { image_ids: [imageId] }));
+    const evidence = {
+      images: 1,
+      objects: 41,
+      tiles: 20,
+      min_objects: 20,
+      fine_tuned_step: 812,
+      fine_tuned_ap50: 0.944,
+      gain: 0.006,
+      gain_low: -0.03,
+      gain_high: 0.04,
+      confidence: 0.95,
+      verdict: "too_few_to_tell",
+    };
+    const tooFew = {
+      ...metrics,
+      base: { ap50: 0.938, ap75: 0.7 },
+      fine_tuned: { ap50: 0.938, ap75: 0.7 },
+      chosen_step: 0,
+      evidence,
+      note: "on 1 held-out image (41 objects, 20 tiles) AP@0.5 rose from 0.938 to 0.944, +0.006 (95% interval -0.030 to +0.040): too few to tell a gain from noise, the base weights are returned unchanged",
+    };
+    const lease = await leaseTraining(job_id as string);
+    await runTraining(lease, { steps: 812, seconds: 600, metrics: tooFew });
+    expect((await json(await call(`/job/${job_id}`, { key: org.key }))).metrics).toEqual(tooFew);
+    const model = await json(await call(`/models/${lease.output.model_id}`, { key: org.key }));
+    expect(model.training).toMatchObject({ metrics: { evidence, chosen_step: 0 } });
+    expect(model.description).toMatch(/^Same as its base/);
+    // The dashboard's models page says it in words, the new model in the list its script refreshes (#own-models).
+    const page = await (await dashboardCall(await signIn(org), "/models")).text();
+    expect(page).toContain(
+      "Too few to tell: AP@0.5 0.944 against 0.938 on 1 held-out image (41 objects), +0.006 (95% interval -0.030 to +0.040), a difference that could be noise",
+    );
+    const ownModels = page.slice(page.indexOf('id="own-models"'), page.indexOf("Start a training"));
+    expect(ownModels).toContain(`data-model-id="${lease.output.model_id}"`);
+    expect(ownModels).toContain("same as base: AP@0.5 0.938, too few to tell a gain");
   });
 
   it("a runner's result without metrics leaves them null rather than inventing figures", async () => {

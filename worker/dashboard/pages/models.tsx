@@ -14,8 +14,10 @@ function metrics(training: unknown): string {
   const parts: string[] = [];
   const scored = (t.metrics ?? null) as (TrainingMetrics & { fine_tuned?: unknown }) | null;
   const validation = (t.validation ?? {}) as Record<string, unknown>;
-  if (scored?.fine_tuned && learnedNothing(scored)) parts.push(`same as base: AP@0.5 ${ap(scored.base.ap50)}, not beaten`);
-  else if (scored?.fine_tuned) parts.push(`AP@0.5 ${ap(scored.fine_tuned.ap50)} (base ${ap(scored.base?.ap50)})`);
+  if (scored?.fine_tuned && learnedNothing(scored)) {
+    const why = scored.evidence?.verdict === "too_few_to_tell" ? "too few to tell a gain" : "not beaten";
+    parts.push(`same as base: AP@0.5 ${ap(scored.base.ap50)}, ${why}`);
+  } else if (scored?.fine_tuned) parts.push(`AP@0.5 ${ap(scored.fine_tuned.ap50)} (base ${ap(scored.base?.ap50)})`);
   else if (typeof validation.ap50_after === "number") {
     const before = typeof validation.ap50_before === "number" ? ` (base ${validation.ap50_before.toFixed(3)})` : "";
     parts.push(`AP@0.5 ${validation.ap50_after.toFixed(3)}${before}`);
@@ -45,7 +47,7 @@ function TrainingForm(props: { models: Model[]; images: TrainableImage[] }) {
       <p class="muted">
         Fine-tune a model on the images' most recent segmentations. An image you corrected (in the viewer's Edit cells, or imported) is learned from its
         correction, and those are selected to start with. The new model appears above when the training completes, marked "same as base" if it did not beat the
-        base on the held-out images.
+        base on the held-out images by more than noise.
       </p>
       <table class="list compact" id="trainable-images">
         <thead>
@@ -146,7 +148,7 @@ export function ModelsPage(props: { page: PageContext; models: Model[]; trainabl
     );
   return (
     <Layout page={props.page} section="models" title="Models">
-      <section>
+      <section id="own-models">
         <h2>Your organization's models</h2>
         {table(own, "No models of your own yet: start a training below.")}
       </section>
