@@ -11,7 +11,9 @@ import {
   Tag,
   type TiffPage,
   type TiffTags,
+  checkJpegTablesWork,
   checkTiffStoredBytes,
+  compactJpegTables,
   tiffBlockBytes,
   tiffStoredBytes,
 } from "../../schema/image-formats/index.ts";
@@ -23,7 +25,7 @@ import { undoPredictor } from "./tiff-predictor.ts";
 export interface PageInfo extends TiffPage {
   offsets: readonly number[];
   byteCounts: readonly number[] | undefined;
-  /** JPEGTables: the tables every JPEG block of the page shares. */
+  /** JPEGTables: the tables every JPEG block of the page shares, read once and reduced to one of each (compactJpegTables). */
   jpegTables: Uint8Array | undefined;
   littleEndian: boolean;
 }
@@ -33,18 +35,20 @@ export function pageInfo(tags: TiffTags, index: number, littleEndian: boolean, o
   const offsets = tags.numbers(page.tiled ? Tag.TileOffsets : Tag.StripOffsets)!;
   const byteCounts = tags.numbers(page.tiled ? Tag.TileByteCounts : Tag.StripByteCounts);
   const tables = page.compression === Compression.Jpeg ? tags.numbers(Tag.JpegTables) : undefined;
-  return { ...page, offsets, byteCounts, jpegTables: tables ? Uint8Array.from(tables) : undefined, littleEndian };
+  return { ...page, offsets, byteCounts, jpegTables: tables ? compactJpegTables(tables) : undefined, littleEndian };
 }
 
 /**
  * The stored bytes of the compressed blocks of every page a reader has described, each page counted
  * once, held to the file's size (checkTiffStoredBytes) before any of their blocks is decoded: so the
- * work of decoding is bounded by the file whatever its offsets say.
+ * work of decoding is bounded by the file whatever its offsets say. The JPEG tables put in front of
+ * each block are counted too, tables x blocks, against the file and an allowance (checkJpegTablesWork).
  */
 export class StoredBytesTally {
   private readonly fileSize: number;
   private readonly counted = new Set<number>();
   private total = 0;
+  private tables = 0;
   constructor(fileSize: number) {
     this.fileSize = fileSize;
   }
@@ -53,6 +57,8 @@ export class StoredBytesTally {
     this.counted.add(page);
     this.total += tiffStoredBytes(info, info.byteCounts);
     checkTiffStoredBytes(this.total, this.fileSize);
+    this.tables += (info.jpegTables?.length ?? 0) * info.blocks;
+    checkJpegTablesWork(this.tables, this.fileSize);
   }
 }
 

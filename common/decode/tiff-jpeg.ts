@@ -7,13 +7,12 @@ import jpeg from "jpeg-js";
 import { ImageDecodeError, jpegFrameFits, MAX_TIFF_BLOCK_BYTES } from "../../schema/image-formats/index.ts";
 import { readFrame } from "./jpeg.ts";
 
-/** The block's stream with the shared tables in front: tables' SOI and markers, then the block after its SOI. */
+/** The block's stream with the page's tables in front (SOI and their segments, compactJpegTables' form), then the block after its SOI. */
 function withTables(block: Uint8Array, tables: Uint8Array | undefined): Uint8Array {
-  if (!tables || tables.length < 4 || block.length < 2 || block[0] !== 0xff || block[1] !== 0xd8) return block;
-  const end = tables[tables.length - 2] === 0xff && tables[tables.length - 1] === 0xd9 ? tables.length - 2 : tables.length;
-  const stream = new Uint8Array(end + block.length - 2);
-  stream.set(tables.subarray(0, end));
-  stream.set(block.subarray(2), end);
+  if (!tables || tables.length <= 2 || block.length < 2 || block[0] !== 0xff || block[1] !== 0xd8) return block;
+  const stream = new Uint8Array(tables.length + block.length - 2);
+  stream.set(tables);
+  stream.set(block.subarray(2), tables.length);
   return stream;
 }
 

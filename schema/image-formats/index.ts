@@ -21,6 +21,14 @@ export {
   JPEG_WORKING_CHANNELS,
   MAX_JPEG_SEGMENTS_BEFORE_FRAME,
 } from "./jpeg.ts";
+export {
+  checkJpegTablesSize,
+  checkJpegTablesWork,
+  compactJpegTables,
+  JPEG_TABLES_WORK_ALLOWANCE,
+  MAX_JPEG_TABLES_BYTES,
+  MAX_JPEG_TABLES_SEGMENTS,
+} from "./jpeg-tables.ts";
 export { Tag, TAGS_READ, TYPE_SIZE, Compression, COMPRESSION_NAMES, SUPPORTED_COMPRESSIONS, SAMPLE_FORMATS, type SampleFormat } from "./tiff-tags.ts";
 export {
   checkTiffBlock,

@@ -2,6 +2,7 @@
 // rules the worker's probe and the engine's decoder apply to the same tags, so an upload the probe
 // accepts is one the engine decodes (short of damage in the pixel data itself).
 import { ImageDecodeError } from "./errors.ts";
+import { checkJpegTablesSize } from "./jpeg-tables.ts";
 import { checkImageSize, checkRegionImageSize, MAX_TIFF_BLOCK_BYTES, MAX_TIFF_TAG_VALUES, maxBlockBytes, maxInflatedBytes } from "./limits.ts";
 import { Compression, COMPRESSION_NAMES, SAMPLE_FORMATS, SUPPORTED_COMPRESSIONS, Tag, type SampleFormat } from "./tiff-tags.ts";
 
@@ -77,6 +78,7 @@ export function describeTiffPage(tags: TiffTags, index: number, options: Describ
       "unsupported",
     );
   }
+  if (jpeg) checkJpegTablesSize(tags.count(Tag.JpegTables), index);
   // A predictor means nothing to JPEG data (libtiff ignores it there too).
   const predictor = jpeg ? 1 : numberOf(tags, Tag.Predictor, index, 1);
   if (![1, 2, 3].includes(predictor)) throw new ImageDecodeError(`TIFF predictor ${predictor} is not supported`, "unsupported");
