@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { Roi } from "../schema/roi.ts";
-import { renderLabels, ScanPolygon } from "../schema/roi-raster.ts";
+import { renderLabels, ScanPolygon } from "../common/geometry/roi-raster.ts";
 import { averagePrecision } from "../gpu-runner/engine/average-precision.ts";
 import { segmentInBlocks } from "../gpu-runner/engine/blocks/segment-blocks.ts";
 import { startMaskThreads } from "../gpu-runner/engine/masks/mask-threads.ts";

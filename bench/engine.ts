@@ -26,7 +26,7 @@ import { loadModelFromBytes, type LoadedModel } from "../gpu-runner/engine/model
 import { chooseModel, DEFAULT_MODEL_PATH } from "../gpu-runner/engine/model-choice.ts";
 import { normalizeImage } from "../gpu-runner/engine/normalize.ts";
 import { buildReferenceModel } from "../gpu-runner/engine/reference-model.ts";
-import { confluency, measureRois } from "../schema/roi-measure.ts";
+import { confluency, measureRois } from "../common/geometry/roi-measure.ts";
 import { segmentImage } from "../gpu-runner/engine/segment.ts";
 import { DataType, encodeModel } from "../gpu-runner/onnx/model-builder.ts";
 import { discField, type LabelImage } from "../test/fixtures/labels.ts";

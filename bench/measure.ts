@@ -7,8 +7,8 @@
 // between two counts is what a channel adds.
 import { parseArgs } from "node:util";
 import type { DecodedImage } from "../common/decode/index.ts";
-import { renumberInRasterOrder } from "../schema/label-image.ts";
-import { measureRois } from "../schema/roi-measure.ts";
+import { renumberInRasterOrder } from "../common/geometry/label-image.ts";
+import { measureRois } from "../common/geometry/roi-measure.ts";
 import { attachCells } from "../gpu-runner/engine/cell-expansion.ts";
 import { measureIntensity, measureOutlineIntensity } from "../gpu-runner/engine/intensity.ts";
 import { discField } from "../test/fixtures/labels.ts";

@@ -6,8 +6,8 @@
 // asked for by name or by its group's name (MEASUREMENT_GROUPS).
 
 import { INTENSITY_STATS, type Roi } from "./roi.ts";
-import { tracedPerimeterParts } from "./roi-measure.ts";
-import { circularity, equivalentDiameter, RoiShape } from "./roi-shape.ts";
+import { tracedPerimeterParts } from "../common/geometry/roi-measure.ts";
+import { circularity, equivalentDiameter, RoiShape } from "../common/geometry/roi-shape.ts";
 
 /** What an export knows about the segmentation besides its ROIs; built from the `segmentations` row. */
 export interface ExportContext {
@@ -51,7 +51,7 @@ export class RoiDerived {
     this.roi = roi;
   }
 
-  /** Moments, hull and their measures (schema/roi-shape.ts). */
+  /** Moments, hull and their measures (common/geometry/roi-shape.ts). */
   get shape(): RoiShape {
     this.shapeValue ??= new RoiShape(this.roi);
     return this.shapeValue;
@@ -181,7 +181,7 @@ export const MEASUREMENT_COLUMNS = [
   { name: "bbox_y", type: "number", source: "roi", group: "default", description: "bounding box top, pixels", value: (_c, r) => r.bbox_y },
   { name: "bbox_w", type: "number", source: "roi", group: "default", description: "bounding box width, pixels", value: (_c, r) => r.bbox_w },
   { name: "bbox_h", type: "number", source: "roi", group: "default", description: "bounding box height, pixels", value: (_c, r) => r.bbox_h },
-  // Shape, from the outline at export time (schema/roi-shape.ts says whose definition each follows).
+  // Shape, from the outline at export time (common/geometry/roi-shape.ts says whose definition each follows).
   {
     name: "circularity",
     type: "number",

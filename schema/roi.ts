@@ -37,7 +37,7 @@ export interface Roi extends RoiMeasurements {
    * Outline along pixel edges as interleaved integer corner coordinates [x0, y0, x1, y1, ...],
    * without repeating the first vertex. Its shoelace area equals area_px. The engine's outlines
    * have no collinear vertices; an imported object with holes has one keyhole outline (the outer
-   * ring, seams walked both ways and the holes' rings: schema/roi-measure.ts), which the even-odd
+   * ring, seams walked both ways and the holes' rings: common/geometry/roi-measure.ts), which the even-odd
    * rule fills with exactly the object's pixels.
    */
   polygon: Int32Array;

@@ -12,8 +12,8 @@
 // included), and a column offset longer than the distance is never needed, so it is kept as an
 // Int16 capped there: 2 bytes a pixel besides the labels.
 import type { DecodedImage } from "../../common/decode/index.ts";
-import { keepLargestComponents } from "../../schema/label-largest-piece.ts";
-import { measureRois } from "../../schema/roi-measure.ts";
+import { keepLargestComponents } from "../../common/geometry/label-largest-piece.ts";
+import { measureRois } from "../../common/geometry/roi-measure.ts";
 import type { Roi, RoiCell } from "../../schema/roi.ts";
 import { InputError } from "./faults.ts";
 import { measureIntensity } from "./intensity.ts";

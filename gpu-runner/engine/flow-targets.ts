@@ -5,7 +5,7 @@
 // version): centre = the mask pixel at the rounded mean position, or the mask pixel nearest to it;
 // n = 2 × max over masks of (bbox height + bbox width + 2), shared by all masks of the image.
 import { DiffusionScratch, diffuseInMask } from "./heat-diffusion.ts";
-import { labelBoxes, renumberInRasterOrder } from "../../schema/label-image.ts";
+import { labelBoxes, renumberInRasterOrder } from "../../common/geometry/label-image.ts";
 
 /** Network flow outputs are this multiple of these unit flows (Cellpose trains on 5 × flows). */
 export const FLOW_SCALE = 5;

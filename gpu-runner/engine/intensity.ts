@@ -12,7 +12,7 @@
 // sorting, so the cost stays linear in the pixels.
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { INTENSITY_STATS, type Roi } from "../../schema/roi.ts";
-import { ScanPolygon } from "../../schema/roi-raster.ts";
+import { ScanPolygon } from "../../common/geometry/roi-raster.ts";
 
 const STATS = INTENSITY_STATS.length;
 
@@ -48,7 +48,7 @@ export function measureIntensity(image: DecodedImage, labels: Uint32Array, count
 
 /**
  * Statistics of each ROI's own pixels (those whose centre its outline holds: the filling rule of
- * schema/roi-raster.ts), one Float64Array per ROI in order: what an imported segmentation, which
+ * common/geometry/roi-raster.ts), one Float64Array per ROI in order: what an imported segmentation, which
  * has outlines but no label image, is measured with. ROIs that overlap would each keep all their
  * pixels, as their area_px counts them. Memory: one image row and one cell's pixels.
  */

@@ -13,7 +13,7 @@ import type { Modality, ModalityDecision } from "./modality.ts";
 import { channelBounds, normalizeWithBounds } from "./normalize.ts";
 import type { ChannelBounds } from "./normalize.ts";
 import { resizePlanar } from "./resize.ts";
-import { confluency, measureRois } from "../../schema/roi-measure.ts";
+import { confluency, measureRois } from "../../common/geometry/roi-measure.ts";
 import { InputError } from "./faults.ts";
 import { MAX_AUTO_ENLARGEMENT, MAX_DIAMETER_PX } from "../../schema/work-limits.ts";
 

@@ -8,11 +8,11 @@ import { decodeImage, type DecodedImage, probeImage } from "../../common/decode/
 import { inMemoryRegions } from "../../gpu-runner/engine/blocks/region-source.ts";
 import { segmentInBlocks } from "../../gpu-runner/engine/blocks/segment-blocks.ts";
 import { measureIntensity, measureOutlineIntensity } from "../../gpu-runner/engine/intensity.ts";
-import { measureRois } from "../../schema/roi-measure.ts";
+import { measureRois } from "../../common/geometry/roi-measure.ts";
 import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
 import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
 import { INTENSITY_STATS, type Roi } from "../../schema/roi.ts";
-import { ScanPolygon } from "../../schema/roi-raster.ts";
+import { ScanPolygon } from "../../common/geometry/roi-raster.ts";
 import { fixtureLabels } from "../reference/measure-fixture.ts";
 import reference from "../reference/regionprops.json";
 import { renderNuclei } from "../fixtures/image.ts";

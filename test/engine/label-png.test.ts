@@ -6,8 +6,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { decodeImage } from "../../common/decode/index.ts";
 import { writeLabelPng } from "../../gpu-runner/engine/outputs/label-png.ts";
 import type { Roi } from "../../schema/roi.ts";
-import { renumberInRasterOrder } from "../../schema/label-image.ts";
-import { measureRois } from "../../schema/roi-measure.ts";
+import { renumberInRasterOrder } from "../../common/geometry/label-image.ts";
+import { measureRois } from "../../common/geometry/roi-measure.ts";
 import { discField } from "../fixtures/labels.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "label-png-"));

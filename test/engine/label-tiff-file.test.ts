@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { decodeImage } from "../../common/decode/index.ts";
 import { writeLabelTiff } from "../../gpu-runner/engine/outputs/label-tiff-file.ts";
-import { renumberInRasterOrder } from "../../schema/label-image.ts";
-import { measureRois } from "../../schema/roi-measure.ts";
+import { renumberInRasterOrder } from "../../common/geometry/label-image.ts";
+import { measureRois } from "../../common/geometry/roi-measure.ts";
 import { discField } from "../fixtures/labels.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "label-tiff-"));

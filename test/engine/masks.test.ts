@@ -6,9 +6,9 @@ import { atImageResolution, computeMasks, DEFAULT_MASK_PARAMS, type MaskParams }
 import { removeBadFlowMasks } from "../../gpu-runner/engine/masks/flow-error.ts";
 import { fillHolesAndRemoveSmall } from "../../gpu-runner/engine/masks/holes-and-sizes.ts";
 import { DiffusionScratch, diffuseInMask } from "../../gpu-runner/engine/heat-diffusion.ts";
-import { labelBoxes, renumberInRasterOrder } from "../../schema/label-image.ts";
+import { labelBoxes, renumberInRasterOrder } from "../../common/geometry/label-image.ts";
 import { chunksRunByWorkers, runChunks, sharedFloat32, sharedInt32, startMaskThreads } from "../../gpu-runner/engine/masks/mask-threads.ts";
-import { keepLargestComponents } from "../../schema/label-largest-piece.ts";
+import { keepLargestComponents } from "../../common/geometry/label-largest-piece.ts";
 import { followFlowsRange } from "../../gpu-runner/engine/masks/follow-flows.ts";
 import { masksFromEndPoints } from "../../gpu-runner/engine/masks/seeds.ts";
 import { discField, emptyLabels, mixedScene, paintDisc, paintRect, type LabelImage } from "../fixtures/labels.ts";

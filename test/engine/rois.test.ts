@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { renumberInRasterOrder } from "../../schema/label-image.ts";
+import { renumberInRasterOrder } from "../../common/geometry/label-image.ts";
 import { fillHolesAndRemoveSmall } from "../../gpu-runner/engine/masks/holes-and-sizes.ts";
-import { keepLargestComponents } from "../../schema/label-largest-piece.ts";
-import { confluency, measureRois, tracedPerimeter } from "../../schema/roi-measure.ts";
+import { keepLargestComponents } from "../../common/geometry/label-largest-piece.ts";
+import { confluency, measureRois, tracedPerimeter } from "../../common/geometry/roi-measure.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { discField, emptyLabels, mixedScene, paintRect, type LabelImage } from "../fixtures/labels.ts";
 

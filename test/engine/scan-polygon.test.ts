@@ -1,9 +1,9 @@
-// The one filling rule (schema/roi-raster.ts ScanPolygon) against its definition: a pixel belongs
+// The one filling rule (common/geometry/roi-raster.ts ScanPolygon) against its definition: a pixel belongs
 // to an outline when its centre lies inside by the even-odd rule, an edge counting for the rows
 // whose centre y satisfies y0 <= y < y1. The scanline fill with an active edge table must give
 // exactly the pixels of that test, whatever the vertices, rings and order of rows.
 import { describe, expect, it } from "vitest";
-import { ScanPolygon } from "../../schema/roi-raster.ts";
+import { ScanPolygon } from "../../common/geometry/roi-raster.ts";
 import { combOutline } from "../fixtures/hostile-annotations.ts";
 
 /** The even-odd test of one pixel centre against every edge: inside when an odd number of crossings lie at or left of it. */

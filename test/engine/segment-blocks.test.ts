@@ -3,7 +3,7 @@
 // image's own scaling and size measured on samples of it.
 import { describe, expect, it } from "vitest";
 import type { Roi } from "../../schema/roi.ts";
-import { renderLabels } from "../../schema/roi-raster.ts";
+import { renderLabels } from "../../common/geometry/roi-raster.ts";
 import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
 import { blockGrid } from "../../gpu-runner/engine/blocks/block-grid.ts";
 import { RasterOrderQueue } from "../../gpu-runner/engine/blocks/raster-order.ts";

@@ -8,7 +8,7 @@ import { decodeInThread, labelsInThread } from "../../gpu-runner/runner/input-th
 import { readConfig } from "../../gpu-runner/runner/config.ts";
 import { faultOf } from "../../gpu-runner/runner/job-fault.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
-import { renderLabels } from "../../schema/roi-raster.ts";
+import { renderLabels } from "../../common/geometry/roi-raster.ts";
 import { inRasterOrder, roisFromShapes, syntheticShapes } from "../fixtures/rois-from-runs.ts";
 
 const ROOMY = { seconds: 120, heapMb: 512 };

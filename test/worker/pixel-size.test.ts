@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import setAside from "../../schema/migrations/0015_pixel_size_warning.sql?raw";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import type { Roi } from "../../schema/roi.ts";
-import { tracedPerimeter } from "../../schema/roi-measure.ts";
+import { tracedPerimeter } from "../../common/geometry/roi-measure.ts";
 import imagejTiff from "../reference/tiff/imagej-0.5um.tif?inline";
 import omeTiff from "../reference/tiff/ome-325nm-2ch.ome.tif?inline";
 import oblongTiff from "../reference/tiff/ome-nm-oblong.ome.tif?inline";

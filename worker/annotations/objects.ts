@@ -1,19 +1,19 @@
 // A label image from any annotation format becomes the segmentation's ROIs by the engine's rules,
-// measured by the engine's own code (schema/roi-measure.ts), so an imported object and a predicted
+// measured by the engine's own code (common/geometry/roi-measure.ts), so an imported object and a predicted
 // one are described and exported alike:
 //   1. labels renumbered in raster order of each object's first pixel (the ROI order, schema/roi.ts);
 //   2. each object keeps its largest 8-connected piece (an ROI is one outline; as the engine does);
 //   3. holes are kept: an object's outline leaves out what it encloses (background, or objects
-//      inside it) by a keyhole seam (schema/roi-measure.ts), so exports and training labels draw
+//      inside it) by a keyhole seam (common/geometry/roi-measure.ts), so exports and training labels draw
 //      the hole again. Enclosed pixels of an earlier object (possible only through a diagonal gap)
 //      go to the enclosing one, as drawing its outer outline did before holes were kept.
-// The result renders back (schema/roi-raster.ts) to exactly the labels measured here.
+// The result renders back (common/geometry/roi-raster.ts) to exactly the labels measured here.
 
 import type { Roi } from "../../schema/roi.ts";
-import { forEachEnclosedPixel } from "../../schema/label-holes.ts";
-import { labelBoxes, renumberInRasterOrder } from "../../schema/label-image.ts";
-import { keepLargestComponents } from "../../schema/label-largest-piece.ts";
-import { confluency, measureRois } from "../../schema/roi-measure.ts";
+import { forEachEnclosedPixel } from "../../common/geometry/label-holes.ts";
+import { labelBoxes, renumberInRasterOrder } from "../../common/geometry/label-image.ts";
+import { keepLargestComponents } from "../../common/geometry/label-largest-piece.ts";
+import { confluency, measureRois } from "../../common/geometry/roi-measure.ts";
 import { AnnotationImportError } from "./errors.ts";
 import { MAX_IMPORT_BOX_PIXELS, MAX_IMPORT_OBJECTS } from "./limits.ts";
 
@@ -65,7 +65,7 @@ function checkBoxPixels(labels: Uint32Array, width: number, height: number, coun
 
 /**
  * Gives each object k the pixels of earlier objects it encloses (inside its bounding box, not
- * 4-connected to the box's border through pixels other than k: schema/label-holes.ts); background
+ * 4-connected to the box's border through pixels other than k: common/geometry/label-holes.ts); background
  * it encloses stays a hole, later objects keep theirs. Returns whether an earlier object lost
  * pixels (which may have split it).
  */

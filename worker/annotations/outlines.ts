@@ -1,13 +1,13 @@
 // Outline-based annotations (ImageJ ROIs, GeoJSON) become a label image here. Each parser hands
 // its objects to an OutlineCollector, which enforces the limits as they arrive and fills each one
-// at once with the project's one filling rule (schema/roi-raster.ts ScanPolygon: a pixel belongs
+// at once with the project's one filling rule (common/geometry/roi-raster.ts ScanPolygon: a pixel belongs
 // to an object when its centre lies inside by the even-odd rule, so inner rings are holes); no
 // outline is kept, so memory is the label image whatever the vertex count. Objects are drawn in
 // file order and a later object wins the pixels it shares with an earlier one. The work of drawing
 // is counted before each object is drawn (its row crossings and its bounding box, limits.ts), so a
 // file whose objects are few but would take minutes to fill is refused before they are filled.
 
-import { ScanPolygon } from "../../schema/roi-raster.ts";
+import { ScanPolygon } from "../../common/geometry/roi-raster.ts";
 import { AnnotationImportError } from "./errors.ts";
 import {
   IMPORT_COORDINATE_MARGIN,

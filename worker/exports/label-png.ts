@@ -7,7 +7,7 @@
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
 import { label16Header, PNG_SIGNATURE, pngChunk } from "../../schema/png-chunks.ts";
 import { PNG_MAX_LABEL } from "../../schema/label-png-limit.ts";
-import { LabelRowRenderer } from "../../schema/roi-raster.ts";
+import { LabelRowRenderer } from "../../common/geometry/roi-raster.ts";
 import { pullStream } from "./pull-stream.ts";
 
 

@@ -10,7 +10,7 @@
 import { LabelTiffWriter } from "../../schema/label-tiff.ts";
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
 import { RoiArtifactError } from "../../schema/roi-artifact.ts";
-import { LabelRowRenderer } from "../../schema/roi-raster.ts";
+import { LabelRowRenderer } from "../../common/geometry/roi-raster.ts";
 import { pullStream } from "./pull-stream.ts";
 
 /** Renders the artifact's labels into `band` one band at a time, yielding each band's index once its rows are there. */

@@ -4,10 +4,10 @@
 // subsample) and, with diameter "auto", the cell diameter, found by the single-image pipeline on
 // one window rich in foreground. Blocks then run with these fixed, so a cell is scaled and sized
 // alike wherever the seams fall.
-import type { DecodedImage } from "../../../common/decode/index.ts";
 import type { LoadedModel } from "../model.ts";
 import { modelInput } from "../model-input.ts";
-import { type ModalityDecision, type ModalityReading, readModality } from "../modality.ts";
+import type { ModalityDecision, ModalityReading } from "../modality.ts";
+import { readModalityOfRegions, readSample, sampleWindows } from "../../../common/modality.ts";
 import { channelBounds } from "../normalize.ts";
 import type { ChannelBounds } from "../normalize.ts";
 import { segmentImage } from "../segment.ts";
@@ -37,30 +37,18 @@ export interface ImageSurvey {
 
 /** A grid of square windows spread evenly over the image (overlapping where it is small). */
 export function surveyWindows(width: number, height: number, grid = SURVEY_GRID, side = SURVEY_WINDOW): Rectangle[] {
-  const w = Math.min(side, width);
-  const h = Math.min(side, height);
-  const at = (length: number, size: number, i: number) => (grid === 1 ? Math.floor((length - size) / 2) : Math.round(((length - size) * i) / (grid - 1)));
-  const windows: Rectangle[] = [];
-  for (let gy = 0; gy < grid; gy++) for (let gx = 0; gx < grid; gx++) windows.push({ x: at(width, w, gx), y: at(height, h, gy), width: w, height: h });
-  return windows;
-}
-
-/** The survey's windows of the image, side by side in one image. */
-async function surveySamples(source: RegionSource, windows: Rectangle[]): Promise<DecodedImage> {
-  const samples: DecodedImage[] = [];
-  for (const window of windows) samples.push(await source.readRegion(window.x, window.y, window.width, window.height));
-  return sideBySide(samples);
+  return sampleWindows(width, height, grid, side);
 }
 
 /** What the survey's windows say of the image's modality, before any model is chosen (the model is picked for it). */
 export async function surveyModality(source: RegionSource): Promise<ModalityReading> {
-  return readModality(await surveySamples(source, surveyWindows(source.width, source.height)));
+  return readModalityOfRegions(source);
 }
 
 export async function surveyImage(source: RegionSource, model: LoadedModel, params: Partial<SegmentParams>): Promise<ImageSurvey> {
   const { manifest } = model;
   const windows = surveyWindows(source.width, source.height);
-  const { image: input, modality } = modelInput(await surveySamples(source, windows), manifest, params.channels, params.modality ?? "auto");
+  const { image: input, modality } = modelInput(await readSample(source, windows), manifest, params.channels, params.modality ?? "auto");
   const normalization = channelBounds(input, manifest.normalization);
   const sampledPixels = windows.reduce((sum, w) => sum + w.width * w.height, 0);
   if (params.diameter !== "auto") return { ...(modality && { modality }), normalization, diameter: params.diameter, sampledPixels };
@@ -89,24 +77,6 @@ export async function surveyImage(source: RegionSource, model: LoadedModel, para
 
 function clamp(value: number, low: number, high: number): number {
   return Math.round(Math.min(high, Math.max(low, value)));
-}
-
-/** The windows of equal height placed left to right in one planar image. */
-function sideBySide(images: DecodedImage[]): DecodedImage {
-  const height = images[0]!.height;
-  const channels = images[0]!.channels;
-  const width = images.reduce((sum, image) => sum + image.width, 0);
-  const data = new Float32Array(channels * width * height);
-  let left = 0;
-  for (const image of images) {
-    for (let c = 0; c < channels; c++)
-      for (let y = 0; y < height; y++) {
-        const from = (c * height + y) * image.width;
-        data.set(image.data.subarray(from, from + image.width), (c * height + y) * width + left);
-      }
-    left += image.width;
-  }
-  return { ...images[0]!, width, height, data };
 }
 
 /** Index of the window whose first model-input plane has the highest mean, in the side-by-side input. */

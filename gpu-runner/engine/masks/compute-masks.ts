@@ -1,16 +1,16 @@
 // From network outputs to a label image, Cellpose's compute_masks pipeline: foreground by cell
 // probability, flow dynamics, seeds and growth, removal of oversized masks, flow-error QC, removal
-// of small masks and hole filling; then each mask keeps its largest piece (schema/label-largest-piece.ts).
+// of small masks and hole filling; then each mask keeps its largest piece (common/geometry/label-largest-piece.ts).
 // Labels come out in raster order of each mask's first pixel.
 import { CELLPOSE_MASK_DEFAULTS } from "../../../schema/mask-defaults.ts";
 import { FLOW_SCALE } from "../flow-targets.ts";
-import { renumberInRasterOrder } from "../../../schema/label-image.ts";
+import { renumberInRasterOrder } from "../../../common/geometry/label-image.ts";
 import { removeBadFlowMasks } from "./flow-error.ts";
 import { followFlows } from "./follow-flows.ts";
 import { fillHolesAndRemoveSmall } from "./holes-and-sizes.ts";
 import { defaultThreadCount, sharedFloat32, sharedInt32 } from "./mask-threads.ts";
 import { masksFromEndPoints } from "./seeds.ts";
-import { keepLargestComponents } from "../../../schema/label-largest-piece.ts";
+import { keepLargestComponents } from "../../../common/geometry/label-largest-piece.ts";
 
 export interface MaskParams {
   /** Pixels with cell-probability logit above this are foreground (Cellpose: 0). */

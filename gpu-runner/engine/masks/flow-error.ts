@@ -2,7 +2,7 @@
 // flows a mask implies (its heat diffusion, heat-diffusion.ts) are compared with the network's;
 // masks whose mean squared difference exceeds the threshold are dropped. Masks are independent,
 // so with threads > 1 they are shared out in chunks (mask-threads.ts).
-import { labelBoxes } from "../../../schema/label-image.ts";
+import { labelBoxes } from "../../../common/geometry/label-image.ts";
 import { DiffusionScratch, diffuseInMask } from "../heat-diffusion.ts";
 import { runChunks } from "./mask-threads.ts";
 

@@ -1,8 +1,8 @@
 // Mask clean-up, after Cellpose's utils.fill_holes_and_remove_small_masks: masks smaller than
 // min_size pixels are removed, then each mask's holes (background regions inside its bounding box
 // not 4-connected to the box border, as scipy's binary_fill_holes) are filled with its label.
-import { forEachEnclosedPixel } from "../../../schema/label-holes.ts";
-import { labelBoxes } from "../../../schema/label-image.ts";
+import { forEachEnclosedPixel } from "../../../common/geometry/label-holes.ts";
+import { labelBoxes } from "../../../common/geometry/label-image.ts";
 
 /** Works in place on labels numbered 1..count; returns how many masks were removed as too small. */
 export function fillHolesAndRemoveSmall(labels: Uint32Array, count: number, width: number, minSize: number): number {

@@ -3,7 +3,7 @@
 // tile's compressed size, so the rows are rendered from the outlines twice: once to learn the
 // sizes, once to write; memory is one band of tile rows, whatever the image size.
 import type { Roi } from "../../../schema/roi.ts";
-import { LabelRowRenderer } from "../../../schema/roi-raster.ts";
+import { LabelRowRenderer } from "../../../common/geometry/roi-raster.ts";
 import { LabelTiffWriter } from "../../../schema/label-tiff.ts";
 import { BufferedFile } from "./buffered-file.ts";
 

@@ -5,7 +5,7 @@ import { parentPort } from "node:worker_threads";
 import { decodeImage, ImageDecodeError } from "../../../common/decode/index.ts";
 import { readRoiArtifact } from "../../../schema/roi-artifact-reader.ts";
 import { RoiArtifactError } from "../../../schema/roi-artifact.ts";
-import { renderLabels } from "../../../schema/roi-raster.ts";
+import { renderLabels } from "../../../common/geometry/roi-raster.ts";
 import { InputError } from "../../engine/faults.ts";
 import type { InputAnswer, InputTask } from "./tasks.ts";
 

@@ -3,9 +3,9 @@
 
 import { beforeAll, describe, expect, it } from "vitest";
 import { labelsFromShapes, inRasterOrder, syntheticShapes } from "../../fixtures/rois-from-runs.ts";
-import { renumberInRasterOrder } from "../../../schema/label-image.ts";
+import { renumberInRasterOrder } from "../../../common/geometry/label-image.ts";
 import type { Roi } from "../../../schema/roi.ts";
-import { confluency, measureRois } from "../../../schema/roi-measure.ts";
+import { confluency, measureRois } from "../../../common/geometry/roi-measure.ts";
 import type { ExportContext } from "../../../schema/measurements.ts";
 import { importAnnotation } from "../../../worker/annotations/index.ts";
 import { MAX_IMPORT_OBJECTS } from "../../../worker/annotations/limits.ts";

@@ -8,7 +8,7 @@ import {
   MEASUREMENT_GROUP_NAMES,
   UnknownMeasurementColumnsError,
 } from "../../../schema/measurements.ts";
-import { RoiShape } from "../../../schema/roi-shape.ts";
+import { RoiShape } from "../../../common/geometry/roi-shape.ts";
 import type { ExportContext } from "../../../schema/measurements.ts";
 import { exportErrorStatus } from "../../../worker/exports/index.ts";
 import { parseCsv } from "./helpers/csv-parse.ts";

@@ -1,9 +1,9 @@
-// The shape columns' geometry (schema/roi-shape.ts) on the fixture's outlines, against sums over
+// The shape columns' geometry (common/geometry/roi-shape.ts) on the fixture's outlines, against sums over
 // the objects' pixels, brute force over their corners, and scikit-image's regionprops on the same
 // labels (test/reference/regionprops.json, made by test/reference/regionprops.py).
 import { describe, expect, it } from "vitest";
-import { measureRois } from "../../../schema/roi-measure.ts";
-import { circularity, convexHull, equivalentDiameter, maxFeretDiameter, momentEllipse, pixelMoments, RoiShape } from "../../../schema/roi-shape.ts";
+import { measureRois } from "../../../common/geometry/roi-measure.ts";
+import { circularity, convexHull, equivalentDiameter, maxFeretDiameter, momentEllipse, pixelMoments, RoiShape } from "../../../common/geometry/roi-shape.ts";
 import type { Roi } from "../../../schema/roi.ts";
 import { fixtureLabels } from "../../reference/measure-fixture.ts";
 import reference from "../../reference/regionprops.json";

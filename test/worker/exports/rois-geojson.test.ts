@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_MEASUREMENT_COLUMNS, MEASUREMENT_COLUMN_NAMES } from "../../../schema/measurements.ts";
-import { RoiShape } from "../../../schema/roi-shape.ts";
+import { RoiShape } from "../../../common/geometry/roi-shape.ts";
 import { containsPoint, doubledSignedArea, sameRing } from "./helpers/polygons.ts";
 import { exportSmall } from "./helpers/run-export.ts";
 import { smallContext, smallRois } from "./helpers/small-segmentation.ts";

@@ -3,10 +3,10 @@
 // and touch the image's edges), labels in raster order, ROIs measured by the engine's code.
 
 import type { ExportContext } from "../../../../schema/measurements.ts";
-import { renumberInRasterOrder } from "../../../../schema/label-image.ts";
+import { renumberInRasterOrder } from "../../../../common/geometry/label-image.ts";
 import type { Roi } from "../../../../schema/roi.ts";
 import type { RoiArtifactDescription } from "../../../../schema/roi-artifact-writer.ts";
-import { confluency, measureRois } from "../../../../schema/roi-measure.ts";
+import { confluency, measureRois } from "../../../../common/geometry/roi-measure.ts";
 import { seededRandom } from "../../../fixtures/rois-from-runs.ts";
 
 export interface ModelSegmentation {

@@ -5,13 +5,13 @@
 // pixel whose centre (x + 0.5, y + 0.5) lies inside ROI `index` (even-odd rule), 0 elsewhere;
 // where ROIs overlap, the later one wins.
 // For the pixel-edge outlines the engine produces this gives back the mask exactly, and so for an
-// imported object's keyhole outline, holes included (schema/roi-measure.ts).
+// imported object's keyhole outline, holes included (common/geometry/roi-measure.ts).
 //
 // Only ROIs whose bounding box covers the current row are kept ("active"): ROIs arrive in raster
 // order, so bbox_y never decreases and a ROI joins when the scan reaches its top and leaves below
 // its bottom. Memory is one row plus the active ROIs' edges.
 
-import type { Roi } from "./roi.ts";
+import type { Roi } from "../../schema/roi.ts";
 
 /**
  * One object's outline (one or more closed rings, holes included) prepared for scanline filling.

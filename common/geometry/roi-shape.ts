@@ -30,7 +30,7 @@
 // anisotropic pixels the moments and the hull are scaled before the axes and the Feret diameter
 // are taken, as regionprops does with `spacing`.
 
-import type { Roi } from "./roi.ts";
+import type { Roi } from "../../schema/roi.ts";
 
 /**
  * Sums over the object's pixels of 1, x, y, x², xy, y², with (x, y) the pixel's column and row
@@ -97,7 +97,7 @@ export function pixelMoments(polygon: Int32Array, ox: number, oy: number): Pixel
 /**
  * The same sums for any polygon, row by row: pixel u of row v is inside when its centre
  * (u + 0.5, v + 0.5) lies in [x_k, x_k+1) of the sorted crossings of the row's centre line, the
- * filling rule of schema/roi-raster.ts (ScanPolygon).
+ * filling rule of common/geometry/roi-raster.ts (ScanPolygon).
  */
 function generalPixelMoments(polygon: Int32Array, ox: number, oy: number): PixelMoments {
   const n = polygon.length / 2;

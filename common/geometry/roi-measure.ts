@@ -1,7 +1,7 @@
 // ROIs and measurements from a raster-ordered label image (labels 1..count, see schema/roi.ts):
 // shared by the engine (model segmentations) and the worker (imported annotations), so both measure alike:
 // an outline along pixel edges, ImageJ's traced perimeter, pixel-centre centroid and bounding box.
-import type { Roi } from "./roi.ts";
+import type { Roi } from "../../schema/roi.ts";
 
 /**
  * `holes`: give an object that encloses pixels not its own (background, or objects inside it) an
@@ -117,7 +117,7 @@ function traceRegion(inside: (x: number, y: number) => boolean, startX: number, 
 
 /**
  * The rings of the regions an object encloses: pixels in its bounding box that are not its own and
- * not 4-connected to the box's border through pixels not its own (the rule of schema/label-holes.ts),
+ * not 4-connected to the box's border through pixels not its own (the rule of common/geometry/label-holes.ts),
  * one 4-connected region per hole, each traced from its topmost-leftmost pixel. Two Int32Arrays
  * as large as the largest box, reused from object to object: 8 bytes a pixel, like the import's
  * one-piece pass (worker/annotations/limits.ts).
