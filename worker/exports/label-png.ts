@@ -10,7 +10,6 @@ import { PNG_MAX_LABEL } from "../../schema/label-png-limit.ts";
 import { LabelRowRenderer } from "../../common/geometry/roi-raster.ts";
 import { pullStream } from "./pull-stream.ts";
 
-
 /** A segmentation whose labels do not fit 16 bits: the route answers 422 and names masks.tif. */
 export class MasksPngLimitError extends Error {
   constructor(roiCount: number) {

@@ -10,7 +10,6 @@ import { PNG_MAX_LABEL } from "../../../schema/label-png-limit.ts";
 import { LabelRowRenderer } from "../../../common/geometry/roi-raster.ts";
 import { BufferedFile } from "./buffered-file.ts";
 
-
 export async function writeLabelPng(path: string, width: number, height: number, rois: readonly Roi[]): Promise<void> {
   if (rois.length > PNG_MAX_LABEL)
     throw new RangeError(`${rois.length} cells do not fit a 16-bit PNG (at most ${PNG_MAX_LABEL} labels): use the 32-bit TIFF (masks.tif) instead`);
