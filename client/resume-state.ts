@@ -19,6 +19,9 @@ export interface ImageProgress {
   parts_done?: number[];
   /** Model and parameters the prediction was asked with: other ones mean a new prediction. */
   request?: string;
+  /** With `--model auto`: the model chosen for this image, and why (client/model-choice.ts). */
+  model_id?: string;
+  model_reason?: string;
   prediction_id?: string;
   segmentation_id?: string;
   cell_count?: number;

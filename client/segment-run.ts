@@ -17,11 +17,15 @@ import type { Display } from "./progress.ts";
 import { type ImageProgress, ResumeState } from "./resume-state.ts";
 import { formatPixelSize } from "./format.ts";
 import { uploadImage } from "./upload.ts";
+import { AUTO_MODEL, chooseModelForFile } from "./model-choice.ts";
+import type { ModelRecord } from "../schema/api-records.ts";
 
 export interface SegmentOptions {
   inputs: InputFile[];
   out: string;
+  /** A model id, or "auto": each image's recommended public model (client/model-choice.ts), chosen from `models`. */
   modelId: string;
+  models?: ModelRecord[];
   params: Record<string, unknown>;
   formats: ExportFormat[];
   /** Measurement columns and groups for measurements.csv and rois.geojson; empty: the service's default. */
@@ -162,9 +166,18 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
       if (!predictionId) {
         checkpoint();
         const params = Object.keys(options.params).length ? options.params : undefined;
+        let modelId = options.modelId;
+        if (modelId === AUTO_MODEL) {
+          if (!progress.model_id) {
+            const choice = await chooseModelForFile(input.path, options.models ?? []);
+            progress = record(input, { model_id: choice.modelId, model_reason: choice.reason });
+          }
+          modelId = progress.model_id!;
+          display.log(`${input.name}: model ${modelId}, recommended for ${progress.model_reason}`);
+        }
         predictionId = await submitWhenFree(
           http,
-          { image_id: progress.image_id!, model_id: options.modelId, params },
+          { image_id: progress.image_id!, model_id: modelId, params },
           {
             ...wait,
             onWaiting: (why) => bar.update(0, `waiting: ${why}`),

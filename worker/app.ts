@@ -6,20 +6,22 @@ import { referenceSecurityHeaders } from "./middleware/security-headers.ts";
 import { describeApi } from "./openapi/document.ts";
 import { apiRouter } from "./openapi/router.ts";
 import { exportRoutes } from "./routes/exports.ts";
+import { imageRoutes } from "./routes/images.ts";
 import { internal } from "./routes/internal.ts";
+import { jobRoutes } from "./routes/jobs.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { operator } from "./routes/operator.ts";
-import { predictions } from "./routes/predictions.ts";
+import { predictionRoutes } from "./routes/predictions.ts";
 import { segmentationRoutes } from "./routes/segmentations.ts";
 import { storage } from "./routes/storage.ts";
-import { uploads } from "./routes/uploads.ts";
+import { uploadRoutes } from "./routes/uploads.ts";
 // After the API's routes: the dashboard mounts them, and they must be evaluated with @hono/zod-openapi's zod.
 import { dashboard } from "./dashboard/index.tsx";
 
 /** Everything the OpenAPI document describes, and nothing else. */
 export const publicApi = apiRouter();
 publicApi.use(requireOrganization);
-for (const routes of [uploads, modelRoutes, predictions, segmentationRoutes, exportRoutes]) publicApi.route("/", routes);
+for (const routes of [uploadRoutes, imageRoutes, modelRoutes, predictionRoutes, jobRoutes, segmentationRoutes, exportRoutes]) publicApi.route("/", routes);
 
 export const apiDescription = describeApi(publicApi);
 

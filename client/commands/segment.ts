@@ -9,6 +9,7 @@ import { MEASUREMENT_COLUMN_NAMES, MEASUREMENT_GROUP_NAMES } from "../../schema/
 import { PNG_MAX_LABEL } from "../../schema/label-png-limit.ts";
 import { EXPORT_FILES, type ExportFormat, isExportFormat } from "../exports.ts";
 import { positiveNumber } from "../flags.ts";
+import { AUTO_MODEL } from "../model-choice.ts";
 import { formatBytes } from "../format.ts";
 import type { Http } from "../http.ts";
 import { collectInputs } from "../inputs.ts";
@@ -29,7 +30,10 @@ Interrupted, run the same command again: it resumes from ${STATE_FILE} in <dir>.
 Exits 0 only if every image was segmented and exported.
 
   --out DIR               where the exports go (required)
-  --model ID              model to segment with (default: cpsam; see \`npm run client -- models\`)
+  --model ID|auto         model to segment with (default: auto, each image's public model as the service
+                          recommends it for the image's modality, read here from the file: cpsam for
+                          fluorescence, cpsam-large for stained histology and brightfield; see
+                          \`npm run client -- models\`)
   --diameter D            object diameter in pixels, ${MIN_DIAMETER_PX} to ${MAX_DIAMETER_PX}; 0 or auto: estimate it (the default)
   --channels A,B          Cellpose's channels: segment A, nucleus B; 1-based, 0 = grayscale
   --pixel-size UM         micrometres per pixel for the calibrated columns (default: the file's)
@@ -55,7 +59,7 @@ ${CONNECTION_HELP}`;
 const SEGMENT_OPTIONS = {
   ...CONNECTION_OPTIONS,
   out: { type: "string" },
-  model: { type: "string", default: "cpsam" },
+  model: { type: "string", default: AUTO_MODEL },
   diameter: { type: "string" },
   channels: { type: "string" },
   "pixel-size": { type: "string" },
@@ -160,8 +164,14 @@ export async function segmentCommand(args: string[], io: SegmentIo): Promise<num
   const display = createDisplay(io.out);
   const http = io.http ?? connect(values, { log: (m) => display.log(`retrying: ${m}`) });
   // A wrong key or model fails here, before anything is uploaded.
-  const model = await http.json<ModelRecord>("GET", `/models/${encodeURIComponent(options.modelId)}`);
-  display.log(`Segmenting ${inputs.length} image${inputs.length === 1 ? "" : "s"} with ${model.name} ${model.version} into ${out}`);
+  const images = `${inputs.length} image${inputs.length === 1 ? "" : "s"}`;
+  if (options.modelId === AUTO_MODEL) {
+    options.models = await http.json<ModelRecord[]>("GET", "/models");
+    display.log(`Segmenting ${images}, each with the public model recommended for its modality, into ${out}`);
+  } else {
+    const model = await http.json<ModelRecord>("GET", `/models/${encodeURIComponent(options.modelId)}`);
+    display.log(`Segmenting ${images} with ${model.name} ${model.version} into ${out}`);
+  }
   let outcomes: ImageOutcome[];
   try {
     outcomes = await runSegment(http, options, display);

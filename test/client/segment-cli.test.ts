@@ -198,6 +198,10 @@ describe("npm run client -- segment", () => {
     const cells = ["a", "b", "c"].map((image) => expectExports(join(firstOut, image)));
     for (const n of cells) expect(n).toBeGreaterThan(5);
     expect(output).toMatch(/3 of 3 images segmented/);
+    // Without --model each image gets the public model recommended for what it is: these are fluorescence.
+    expect(output).toMatch(/each with the public model recommended for its modality/);
+    for (const name of ["a.tif", "b.png", "c.tiff"])
+      expect(output).toMatch(new RegExp(`${name.replace(".", "\\.")}: model cpsam, recommended for fluorescence: `));
 
     // The table: per image its id (as the service knows it), result, cells, own time, output folder.
     const rows = summaryRows(output);

@@ -8,10 +8,12 @@ import { pathId } from "../../schema/api.ts";
 import type { AppEnv } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { exportRoutes } from "../routes/exports.ts";
+import { imageRoutes } from "../routes/images.ts";
+import { jobRoutes } from "../routes/jobs.ts";
 import { modelRoutes } from "../routes/models.ts";
-import { predictions } from "../routes/predictions.ts";
+import { predictionRoutes } from "../routes/predictions.ts";
 import { segmentationRoutes } from "../routes/segmentations.ts";
-import { uploads } from "../routes/uploads.ts";
+import { uploadRoutes } from "../routes/uploads.ts";
 import { apiKeyView, createApiKey, listApiKeys, revokeApiKey } from "../services/api-keys.ts";
 import { getImage } from "../services/images.ts";
 import { predictionView } from "../services/job-views.ts";
@@ -112,8 +114,10 @@ export const dashboardApi = new Hono<AppEnv>()
       },
     });
   })
-  .route("/", uploads)
+  .route("/", uploadRoutes)
+  .route("/", imageRoutes)
   .route("/", modelRoutes)
-  .route("/", predictions)
+  .route("/", predictionRoutes)
+  .route("/", jobRoutes)
   .route("/", segmentationRoutes)
   .route("/", exportRoutes);

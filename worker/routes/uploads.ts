@@ -1,16 +1,16 @@
-// Images and their uploads: the one-call and resumable forms, the part plan, completion, and the
-// image records themselves.
+// Uploads (/upload): the one-call and resumable forms, the part plan, completion, abandoning and
+// deleting an upload. The image records they make are served by images.ts.
 import { createRoute } from "@hono/zod-openapi";
-import { imageListQuery, imagePath, resumableUploadBody } from "../../schema/api.ts";
-import { imagePage, imageRecord, uploadedImage, uploadPlan, uploadProcessing, uploadState } from "../../schema/api-records.ts";
-import type { AppContext } from "../env.ts";
-import { HttpError, notFound } from "../errors.ts";
+import { imagePath, resumableUploadBody } from "../../schema/api.ts";
+import { imageRecord, uploadedImage, uploadPlan, uploadProcessing, uploadState } from "../../schema/api-records.ts";
+import { HttpError } from "../errors.ts";
 import { apiRouter, errorResponses, jsonResponse } from "../openapi/router.ts";
-import { deleteImage, getImage, imageView, listImages } from "../services/images.ts";
+import { deleteImage, imageView } from "../services/images.ts";
+import { imageDeleted, ownImage } from "./own-image.ts";
 import { abortUpload, completeResumableUpload, partUrls, startResumableUpload, streamUpload } from "../services/uploads.ts";
 import { jsonBody, parseOrReject } from "../validation.ts";
 
-export const uploads = apiRouter();
+export const uploadRoutes = apiRouter();
 
 const origin = (url: string) => new URL(url).origin;
 const tags = ["Images"];
@@ -18,7 +18,7 @@ const tags = ["Images"];
 // The JSON form's schema is a named component that the route points at, not a zod schema on the
 // route: a zod body there would make the validator buffer a multipart body to parse it, and a file
 // may be gigabytes. The handler validates the JSON form with the same schema.
-uploads.openAPIRegistry.register("ResumableUploadRequest", resumableUploadBody);
+uploadRoutes.openAPIRegistry.register("ResumableUploadRequest", resumableUploadBody);
 
 const upload = createRoute({
   method: "post",
@@ -54,7 +54,7 @@ const upload = createRoute({
   },
 });
 
-uploads.openapi(upload, async (c) => {
+uploadRoutes.openapi(upload, async (c) => {
   const type = c.req.header("Content-Type") ?? "";
   if (type.startsWith("multipart/form-data")) {
     return c.json({ image: imageView(await streamUpload(c.env, c.get("org"), c.req.raw)) }, 201);
@@ -66,12 +66,6 @@ uploads.openapi(upload, async (c) => {
   const { image, upload } = await startResumableUpload(c.env, c.get("org"), origin(c.req.url), name, size);
   return c.json({ image: imageView(image), upload }, 201);
 });
-
-async function ownImage(c: AppContext, resource: "Upload" | "Image", id: string) {
-  const image = await getImage(c.env.DB, c.get("org").id, id);
-  if (!image) throw notFound(resource, id);
-  return image;
-}
 
 const getUpload = createRoute({
   method: "get",
@@ -85,7 +79,7 @@ const getUpload = createRoute({
   responses: { 200: jsonResponse(uploadState, "The image record and, while pending, its part plan"), ...errorResponses(404) },
 });
 
-uploads.openapi(getUpload, async (c) => {
+uploadRoutes.openapi(getUpload, async (c) => {
   const image = await ownImage(c, "Upload", c.req.valid("param").image_id);
   const upload =
     image.status === "pending" && image.uploadId
@@ -106,7 +100,7 @@ const complete = createRoute({
   responses: { 202: jsonResponse(uploadProcessing, "Parts verified; the image is being converted"), ...errorResponses(400, 404, 409) },
 });
 
-uploads.openapi(complete, async (c) => {
+uploadRoutes.openapi(complete, async (c) => {
   const image = await completeResumableUpload(c.env, await ownImage(c, "Upload", c.req.valid("param").image_id));
   return c.json({ id: image.id, status: "processing" as const }, 202);
 });
@@ -122,9 +116,7 @@ const abort = createRoute({
   responses: { 200: jsonResponse(imageRecord, "The failed record"), ...errorResponses(404, 409) },
 });
 
-uploads.openapi(abort, async (c) => c.json(imageView(await abortUpload(c.env, await ownImage(c, "Upload", c.req.valid("param").image_id))), 200));
-
-const deleted = { description: "Deleted: bytes, segmentations and record; the storage slot is free" };
+uploadRoutes.openapi(abort, async (c) => c.json(imageView(await abortUpload(c.env, await ownImage(c, "Upload", c.req.valid("param").image_id))), 200));
 
 const deleteUpload = createRoute({
   method: "delete",
@@ -134,54 +126,10 @@ const deleteUpload = createRoute({
   summary: "Delete an upload",
   description: "Aborts anything in flight and removes the image, its segmentations and the record, freeing the storage slot.",
   request: { params: imagePath },
-  responses: { 204: deleted, ...errorResponses(404, 409) },
+  responses: { 204: imageDeleted, ...errorResponses(404, 409) },
 });
 
-uploads.openapi(deleteUpload, async (c) => {
+uploadRoutes.openapi(deleteUpload, async (c) => {
   await deleteImage(c.env, await ownImage(c, "Upload", c.req.valid("param").image_id));
-  return c.body(null, 204);
-});
-
-const listRoute = createRoute({
-  method: "get",
-  path: "/images",
-  operationId: "listImages",
-  tags,
-  summary: "The organization's images",
-  description: "Newest first, a page at a time; pass `next_cursor` as `cursor` for the next page.",
-  request: { query: imageListQuery },
-  responses: { 200: jsonResponse(imagePage, "A page of image records"), ...errorResponses() },
-});
-
-uploads.openapi(listRoute, async (c) => {
-  const { upload_status, limit, cursor } = c.req.valid("query");
-  return c.json(await listImages(c.env.DB, c.get("org").id, upload_status, { limit, cursor }), 200);
-});
-
-const getImageRoute = createRoute({
-  method: "get",
-  path: "/image/{image_id}",
-  operationId: "getImage",
-  tags,
-  summary: "An image record",
-  request: { params: imagePath },
-  responses: { 200: jsonResponse(imageRecord, "The image record"), ...errorResponses(404) },
-});
-
-uploads.openapi(getImageRoute, async (c) => c.json(imageView(await ownImage(c, "Image", c.req.valid("param").image_id)), 200));
-
-const deleteImageRoute = createRoute({
-  method: "delete",
-  path: "/image/{image_id}",
-  operationId: "deleteImage",
-  tags,
-  summary: "Delete an image",
-  description: "Removes the image, its segmentations and the record, freeing the storage slot.",
-  request: { params: imagePath },
-  responses: { 204: deleted, ...errorResponses(404, 409) },
-});
-
-uploads.openapi(deleteImageRoute, async (c) => {
-  await deleteImage(c.env, await ownImage(c, "Image", c.req.valid("param").image_id));
   return c.body(null, 204);
 });
