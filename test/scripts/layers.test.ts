@@ -2,11 +2,8 @@
 // stand on schema/ and common/ alone (and their own folder), never on one another, the scripts,
 // the tests or the benchmarks; schema/ and common/ stand on nothing above them. A violation is
 // reported as "file → target".
-import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-
-const ROOT = resolve(import.meta.dirname, "../..");
+import { relativeImports, sourceFiles } from "./imports.ts";
 
 /** Each layer and the top-level folders its files must not import from. */
 const FORBIDDEN: Record<string, string[]> = {
@@ -22,28 +19,6 @@ const FORBIDDEN: Record<string, string[]> = {
  * Empty: keep it so. A new entry needs a comment saying why and what would remove it.
  */
 const ALLOWED: string[] = [];
-
-const SOURCE = /\.(ts|tsx|mts|js|mjs)$/;
-/** `import … from "x"`, `export … from "x"`, `import "x"` and `import("x")`; the specifier is group 1. */
-const SPECIFIERS = [/\bfrom\s*["']([^"']+)["']/g, /\bimport\s*["']([^"']+)["']/g, /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g];
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && SOURCE.test(entry.name) && !entry.parentPath.includes("node_modules"))
-    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)));
-}
-
-/** The repository paths a file imports through relative specifiers (packages are not layers here). */
-function relativeImports(file: string): string[] {
-  const text = readFileSync(join(ROOT, file), "utf8");
-  const targets = new Set<string>();
-  for (const pattern of SPECIFIERS) {
-    for (const [, specifier] of text.matchAll(pattern)) {
-      if (specifier.startsWith(".")) targets.add(relative(ROOT, resolve(ROOT, dirname(file), specifier)));
-    }
-  }
-  return [...targets];
-}
 
 function violations(): string[] {
   const found: string[] = [];

@@ -2,7 +2,7 @@
 // deployed environments. The worker calls it on the runner's behalf, so runners never hold a
 // Cloudflare credential.
 import type { Bindings, JobMessage } from "../env.ts";
-import type { GpuJobQueue } from "./gpu-job-queue.ts";
+import type { GpuJobQueue } from "./pull-queue.ts";
 
 interface PullResponse {
   success: boolean;

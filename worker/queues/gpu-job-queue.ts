@@ -5,21 +5,7 @@
 import type { Bindings, JobMessage } from "../env.ts";
 import { cloudflarePullQueue } from "./cloudflare-pull-queue.ts";
 import { localPullQueue } from "./local-pull-queue.ts";
-
-export interface PulledMessage {
-  leaseId: string;
-  body: JobMessage;
-  attempts: number;
-}
-
-export interface GpuJobQueue {
-  send(message: JobMessage): Promise<void>;
-  /** At most one message, invisible to other pulls for `visibilityTimeoutMs` unless acked or released. */
-  pull(visibilityTimeoutMs: number): Promise<PulledMessage | null>;
-  ack(leaseId: string): Promise<void>;
-  /** Makes the message visible again after `delaySeconds`. */
-  release(leaseId: string, delaySeconds?: number): Promise<void>;
-}
+import type { GpuJobQueue } from "./pull-queue.ts";
 
 export function gpuJobQueue(env: Bindings): GpuJobQueue {
   const send = async (message: JobMessage) => {

@@ -6,7 +6,7 @@ import { pullQueueMessages } from "../../schema/db.ts";
 import type { JobMessage } from "../env.ts";
 import { newId, randomToken } from "../services/crypto.ts";
 import { database } from "../services/database.ts";
-import type { GpuJobQueue } from "./gpu-job-queue.ts";
+import type { GpuJobQueue } from "./pull-queue.ts";
 
 const QUEUE = "gpu-jobs";
 

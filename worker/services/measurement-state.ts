@@ -4,10 +4,13 @@
 // so a client knows when to ask for `columns=intensity`, and the export's 400 says why.
 import { and, eq, inArray } from "drizzle-orm";
 import type { SegmentationRecord } from "../../schema/api-records.ts";
-import { jobs } from "../../schema/db.ts";
+import { jobs, type segmentations as segmentationsTable } from "../../schema/db.ts";
 import { database } from "./database.ts";
-import type { Job } from "./jobs.ts";
-import type { Segmentation } from "./segmentations.ts";
+
+// The rows' types come from the tables, not from jobs.ts and segmentations.ts: segmentations.ts
+// calls this module and jobs.ts calls segmentations.ts, so importing either here made a circle.
+type Job = typeof jobs.$inferSelect;
+type Segmentation = typeof segmentationsTable.$inferSelect;
 
 export type MeasurementState = SegmentationRecord["measurements"];
 
