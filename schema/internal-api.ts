@@ -46,10 +46,11 @@ export const trainingResult = z.object({
   timings: z.record(z.string(), z.number()).optional(),
 });
 
-/** A preview job's: the tile archive's size (its bytes went to the job's signed URL). */
+/** A preview job's: the tile archive's size (its bytes went to the job's signed URL), and the modality its pixels show (the dashboard picks a model by it). */
 export const previewResult = z.object({
   preview_bytes: z.number().int().min(1),
   levels: z.number().int().min(1),
+  modality: modalityDecision.optional(),
 });
 
 /** A measurement job's: the ROIs it measured and the channels it measured them in (the artifact went to the job's signed URL). */

@@ -6,6 +6,7 @@ import { readPreviewHeader } from "../../schema/preview-tiles.ts";
 import { blockGrid } from "../engine/blocks/block-grid.ts";
 import { openImageRegions } from "../../common/decode/region-reader.ts";
 import { previewTiles } from "../engine/preview.ts";
+import { type ModalityReading, readModality, readModalityOfRegions } from "../../common/modality.ts";
 import { PreviewReduction } from "../engine/preview-reduction.ts";
 import { fetchImage } from "./fetch-image.ts";
 import { decodeInThread } from "./input-thread/input-thread.ts";
@@ -17,15 +18,25 @@ const PREVIEW_PART_SIDE = 4096;
 export async function runPreview(job: LeasedPreview, ctx: JobContext): Promise<PreviewResult> {
   const { width, height } = job.image;
   const large = width !== null && height !== null && width * height > ctx.singlePassPixels;
-  const archive = large ? await previewInParts(job, ctx) : await previewWhole(job, ctx);
+  const { archive, modality } = large ? await previewInParts(job, ctx) : await previewWhole(job, ctx);
   ctx.checkpoint();
   ctx.progress(0.9, "uploading");
   const { output } = (await ctx.api.urls(job)) as LeasedPreview;
   await ctx.api.upload(output.preview_url, archive);
-  return { preview_bytes: archive.length, levels: readPreviewHeader(archive).index.levels.length };
+  return {
+    preview_bytes: archive.length,
+    levels: readPreviewHeader(archive).index.levels.length,
+    modality: { modality: modality.modality, source: "detected", reason: modality.reason },
+  };
 }
 
-async function previewWhole(job: LeasedPreview, ctx: JobContext): Promise<Uint8Array> {
+interface PreviewMade {
+  archive: Uint8Array;
+  /** What the pixels show, for the model the dashboard offers first (common/modality.ts). */
+  modality: ModalityReading;
+}
+
+async function previewWhole(job: LeasedPreview, ctx: JobContext): Promise<PreviewMade> {
   ctx.progress(0, "fetching");
   const bytes = await fetchImage(ctx, job.image);
   ctx.checkpoint();
@@ -33,12 +44,14 @@ async function previewWhole(job: LeasedPreview, ctx: JobContext): Promise<Uint8A
   const image = await decodeInThread(bytes, ctx.inputBudget);
   ctx.checkpoint();
   ctx.progress(0.5, "tiling");
-  return previewTiles(image);
+  return { archive: previewTiles(image), modality: readModality(image) };
 }
 
-async function previewInParts(job: LeasedPreview, ctx: JobContext): Promise<Uint8Array> {
+async function previewInParts(job: LeasedPreview, ctx: JobContext): Promise<PreviewMade> {
   ctx.progress(0, "opening");
   const regions = await openImageRegions(await ctx.api.rangeSource(job.image.url, renewedImageUrl(job, ctx)));
+  // Decided on the sample windows a block-wise prediction's survey reads, before the parts.
+  const modality = await readModalityOfRegions(regions);
   const reduction = new PreviewReduction(regions.width, regions.height, regions.channels);
   const { blocks } = blockGrid(regions.width, regions.height, PREVIEW_PART_SIDE, 0);
   const shown = Array.from({ length: Math.min(3, regions.channels) }, (_, c) => c);
@@ -48,5 +61,5 @@ async function previewInParts(job: LeasedPreview, ctx: JobContext): Promise<Uint
     ctx.checkpoint();
     ctx.progress((0.8 * (i + 1)) / blocks.length, "reading");
   }
-  return reduction.tiles();
+  return { archive: reduction.tiles(), modality };
 }

@@ -140,6 +140,28 @@ describe("the image's preview", () => {
     expect(await json(await dashboardCall(session, "/api/usage"))).toMatchObject({ analyses_this_month: { used: 0 } });
   });
 
+  it("tells what the image is, and the image page then offers the public model recommended for it", async () => {
+    const org = await createOrg();
+    const image = await uploadImage(org);
+    const session = await signIn(org);
+    const offered = async () => {
+      const page = await (await dashboardCall(session, `/images/${image.id}`)).text();
+      return /<option value="([^"]+)" selected=""/.exec(page)?.[1] ?? null;
+    };
+    expect(await offered()).toBeNull();
+    const queued = await json<{ job_id: string }>(await dashboardCall(session, `/api/images/${image.id}/preview`, { method: "POST" }));
+    const job = await lease(queued.job_id);
+    await put(job.output.preview_url!, ARCHIVE);
+    const modality = { modality: "histology", source: "detected", reason: "stained: colour and brightness correlate at -0.90" };
+    const done = await call(`/internal/jobs/${job.job_id}/complete`, {
+      key: RUNNER_TOKEN,
+      json: { lease_token: job.lease_token, result: { preview_bytes: ARCHIVE.length, levels: 1, modality } },
+    });
+    expect(done.status).toBe(200);
+    expect(await offered()).toBe("cpsam-large");
+    expect(await (await dashboardCall(session, `/images/${image.id}`)).text()).toContain("(recommended for histology)");
+  });
+
   it("is made for at most two images of an organization at a time: a third waits its turn (429), others' are not held up", async () => {
     const org = await createOrg();
     const session = await signIn(org);

@@ -14,6 +14,7 @@ import { listJobs } from "../services/job-lists.ts";
 import { jobView, predictionView } from "../services/job-views.ts";
 import { recentPredictions } from "../services/jobs.ts";
 import { listModels, maskDefaultsOf } from "../services/models.ts";
+import { previewJobOf, previewModalityOf } from "../services/previews.ts";
 import { getSegmentation, segmentationRecordOf, segmentationsOfImage } from "../services/segmentations.ts";
 import { trainableImages } from "../services/trainings.ts";
 import { usage } from "../services/usage.ts";
@@ -122,6 +123,7 @@ dashboard.get("/images/:id", async (c) => {
       maskDefaults={Object.fromEntries(await Promise.all(models.map(async (m) => [m.id, await maskDefaultsOf(c.env.BUCKET, m)])))}
       predictions={(await recentPredictions(c.env.DB, org.id, id)).map(predictionView)}
       segmentations={await segmentationsOfImage(c.env.DB, org.id, id)}
+      previewModality={previewModalityOf(await previewJobOf(c.env.DB, image))}
     />,
   );
 });

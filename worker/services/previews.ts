@@ -10,6 +10,7 @@ import { database } from "./database.ts";
 import { getImage, type Image } from "./images.ts";
 import { createPreviewJob, type Job, tooManyJobsInHand } from "./jobs.ts";
 import { imagePreviewKey } from "../../schema/storage-keys.ts";
+import { MODALITIES, type Modality } from "../../schema/modality.ts";
 
 async function header(bucket: R2Bucket, key: string): Promise<{ index: PreviewIndex; dataStart: number } | null> {
   const object = await bucket.get(key, { range: { offset: 0, length: PREVIEW_INDEX_MAX_BYTES } });
@@ -68,4 +69,11 @@ export async function requestPreview(env: Bindings, image: Image): Promise<Previ
     throw tooManyJobsInHand("preview");
   }
   return previewState(job);
+}
+
+/** What the image's pixels are, as its completed preview found them (the dashboard offers the model recommended for it); null before. */
+export function previewModalityOf(job: Job | null): Modality | null {
+  if (job?.status !== "COMPLETED") return null;
+  const found = (job.result as { modality?: { modality?: string } } | null)?.modality?.modality;
+  return MODALITIES.find((m) => m === found) ?? null;
 }

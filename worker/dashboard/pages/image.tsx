@@ -1,6 +1,7 @@
 import type { MaskDefaults } from "../../../schema/mask-defaults.ts";
 import { describePixelSize, MICROSCOPE_PIXEL_SIZE_UM } from "../../../schema/image-formats/calibration.ts";
 import { MODALITIES, type Modality } from "../../../schema/modality.ts";
+import { recommendedModel } from "../../../schema/model-recommendations.ts";
 import type { Image } from "../../services/images.ts";
 import type { predictionView } from "../../services/job-views.ts";
 import type { Model } from "../../services/models.ts";
@@ -29,10 +30,14 @@ export function ImagePage(props: {
   maskDefaults: Record<string, Record<Modality, MaskDefaults>>;
   predictions: Prediction[];
   segmentations: Segmentation[];
+  /** What the image's preview found its pixels to be, if a preview was made. */
+  previewModality: Modality | null;
 }) {
   const { image, models, predictions, segmentations } = props;
-  // What "auto" will most likely pick: the modality detected on this image last time, if any.
-  const detected = segmentations.find((s) => s.modality && s.modalitySource === "detected")?.modality ?? "";
+  // What "auto" will most likely pick: the modality detected on this image last time, else by its preview.
+  const detected = segmentations.find((s) => s.modality && s.modalitySource === "detected")?.modality ?? props.previewModality ?? "";
+  // The model offered first: the public model recommended for that modality (schema/model-recommendations.ts).
+  const recommended = detected ? recommendedModel(detected) : undefined;
   const ready = image.status === "ready";
   return (
     <Layout page={props.page} section="images" title={image.name} scripts={ready ? ["viewer.js"] : []}>
@@ -83,8 +88,9 @@ export function ImagePage(props: {
                 {models.map((m) => (
                   <option
                     value={m.id}
+                    selected={m.id === recommended && m.orgId === null}
                     data-mask-defaults={JSON.stringify(props.maskDefaults[m.id])}
-                  >{`${m.name} v${m.version}${m.orgId ? " (yours)" : ""}`}</option>
+                  >{`${m.name} v${m.version}${m.orgId ? " (yours)" : ""}${m.id === recommended && m.orgId === null ? ` (recommended for ${detected})` : ""}`}</option>
                 ))}
               </select>
             </label>
