@@ -17,6 +17,7 @@
 import {
   DEFAULT_MEASUREMENT_COLUMNS,
   type ExportContext,
+  formatMeasurement,
   MEASUREMENT_COLUMNS,
   type MeasurementColumn,
   type MeasurementValue,
@@ -53,7 +54,7 @@ function ringJson(polygon: Int32Array): string {
 }
 
 function jsonValue(value: MeasurementValue): string {
-  if (typeof value === "number") return Number.isFinite(value) ? String(value) : "null";
+  if (typeof value === "number") return formatMeasurement(value) ?? "null";
   return value === null ? "null" : JSON.stringify(value);
 }
 

@@ -39,6 +39,26 @@ export interface ExportContext {
 /** A cell value: CSV writes null as an empty field, GeoJSON as JSON null. */
 export type MeasurementValue = string | number | null;
 
+/** Significant digits an exported number keeps (pixels are float32, about 7 digits); never fewer than MEASUREMENT_DECIMALS decimals. */
+export const MEASUREMENT_SIGNIFICANT_DIGITS = 6;
+export const MEASUREMENT_DECIMALS = 4;
+
+/**
+ * An exported number as text, the one rule for measurements.csv and rois.geojson: rounded to
+ * MEASUREMENT_SIGNIFICANT_DIGITS significant digits, but to no fewer than MEASUREMENT_DECIMALS
+ * decimals (a centroid at x = 12345.6789 keeps its fourth decimal), so float noise such as
+ * 14.365000000000002 is written 14.365; whole numbers (areas, boxes, integer images' sums, min and
+ * max) are written exactly. A number that is not finite has no text: null.
+ */
+export function formatMeasurement(value: number): string | null {
+  if (!Number.isFinite(value)) return null;
+  if (Number.isInteger(value) || value === 0) return String(value);
+  const magnitude = Math.floor(Math.log10(Math.abs(value))) + 1;
+  const decimals = Math.min(100, Math.max(MEASUREMENT_DECIMALS, MEASUREMENT_SIGNIFICANT_DIGITS - magnitude));
+  const rounded = Number(value.toFixed(decimals));
+  return String(Object.is(rounded, -0) ? 0 : rounded);
+}
+
 /**
  * What the columns of one ROI compute from its outline, made once per ROI as the export reaches it
  * and only when a selected column asks (the default columns never do).

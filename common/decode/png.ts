@@ -1,5 +1,6 @@
 // PNG decoding with fast-png: gray, gray+alpha, RGB, RGBA at 1 to 16 bits, and palette images
-// (expanded to RGB/RGBA). 16-bit label images decode exactly (float32 holds every uint16).
+// (expanded to RGB/RGBA); alpha is dropped (gray + alpha decodes as gray, RGBA as RGB). 16-bit
+// label images decode exactly (float32 holds every uint16).
 // fast-png inflates the whole image data before looking at its size, so the chunk layout, CRCs
 // and the inflated size are checked here first (bounded: inflation stops at the size IHDR gives).
 import { decode as decodePngFile, convertIndexedToRgb, hasPngSignature } from "fast-png";
@@ -121,8 +122,9 @@ export function decodePng(bytes: Uint8Array, options: DecodeOptions = {}): Decod
     samples = unpackBits(png.data as Uint8Array, png.width * channels, png.height, depth);
   }
   const { width, height } = png;
-  if (width !== header.width || height !== header.height || channels !== header.channels)
-    throw new ImageDecodeError("PNG corrupt: decoded image differs from its header");
+  // Alpha, the last sample of gray + alpha and RGBA, is not a channel: it is stepped over.
+  channels = header.channels;
+  if (width !== header.width || height !== header.height || stride < channels) throw new ImageDecodeError("PNG corrupt: decoded image differs from its header");
   if (samples.length < width * height * stride) throw new ImageDecodeError("PNG truncated: image data is incomplete");
   const wanted = selectChannels(channels, options.channels);
   const data = new Float32Array(wanted.length * width * height);

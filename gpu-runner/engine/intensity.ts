@@ -94,6 +94,31 @@ function pixelStatistics(image: DecodedImage, pixels: Uint32Array, scratch: Floa
 }
 
 /** Gives each ROI (labels index + 1 in `labels`) its intensities. */
+/**
+ * The image's channels as they are measured: a channel whose every pixel equals an earlier
+ * channel's is that channel again (a gray image stored as RGB is one channel, not three identical
+ * sets of columns), so it is left out. `kept` lists the channels left, in the file's order; `image`
+ * holds them (the same object when none is left out). Cost: one comparison pass per channel pair,
+ * stopping at the first pixel that differs.
+ */
+export function distinctChannels(image: DecodedImage): { image: DecodedImage; kept: number[] } {
+  const plane = image.width * image.height;
+  const kept: number[] = [];
+  for (let c = 0; c < image.channels; c++) {
+    const channel = image.data.subarray(c * plane, (c + 1) * plane);
+    const repeats = kept.some((k) => {
+      const earlier = image.data.subarray(k * plane, (k + 1) * plane);
+      for (let i = 0; i < plane; i++) if (channel[i] !== earlier[i] && !(Number.isNaN(channel[i]!) && Number.isNaN(earlier[i]!))) return false;
+      return true;
+    });
+    if (!repeats) kept.push(c);
+  }
+  if (kept.length === image.channels) return { image, kept };
+  const data = new Float32Array(kept.length * plane);
+  for (const [k, c] of kept.entries()) data.set(image.data.subarray(c * plane, (c + 1) * plane), k * plane);
+  return { image: { ...image, channels: kept.length, data }, kept };
+}
+
 export function attachIntensity(rois: readonly Roi[], image: DecodedImage, labels: Uint32Array): void {
   const measured = measureIntensity(image, labels, rois.length);
   for (const roi of rois) roi.intensity = measured[roi.index];

@@ -9,7 +9,7 @@ import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { InputError } from "../engine/faults.ts";
-import { measureOutlineIntensity } from "../engine/intensity.ts";
+import { distinctChannels, measureOutlineIntensity } from "../engine/intensity.ts";
 import { fetchImage } from "./fetch-image.ts";
 import { decodeInThread } from "./input-thread/input-thread.ts";
 import type { JobContext } from "./job-context.ts";
@@ -35,14 +35,17 @@ export async function runMeasurement(job: LeasedMeasurement, ctx: JobContext): P
   const rois: Roi[] = [];
   for await (const roi of stored) rois.push(roi);
   ctx.progress(0.5, "measuring");
-  const measured = measureOutlineIntensity(image, rois);
+  // A channel that repeats an earlier one (a gray image stored as RGB) is measured once, as a prediction measures it.
+  const distinct = distinctChannels(image);
+  const measured = measureOutlineIntensity(distinct.image, rois);
   for (const [i, roi] of rois.entries()) roi.intensity = measured[i];
   ctx.checkpoint();
   ctx.progress(0.9, "uploading");
   const { vertexCount: _vertices, roiCount: _count, ...description } = header;
-  const written = await concatChunks(encodeRoiArtifact({ ...description, channelNames: channelNames(job.image, image.channels) }, rois));
+  const names = channelNames(job.image, image.channels).filter((_, c) => distinct.kept.includes(c));
+  const written = await concatChunks(encodeRoiArtifact({ ...description, channelNames: names }, rois));
   // URLs signed at lease time may have expired meanwhile: ask for fresh ones.
   const { output } = (await ctx.api.urls(job)) as LeasedMeasurement;
   await ctx.api.upload(output.artifact_url, written);
-  return { measured_rois: rois.length, channels: image.channels };
+  return { measured_rois: rois.length, channels: distinct.image.channels };
 }

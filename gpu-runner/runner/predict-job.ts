@@ -8,7 +8,7 @@ import { segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
 import { openImageRegions } from "../../common/decode/region-reader.ts";
 import { InputError } from "../engine/faults.ts";
 import { attachCells } from "../engine/cell-expansion.ts";
-import { attachIntensity } from "../engine/intensity.ts";
+import { attachIntensity, distinctChannels } from "../engine/intensity.ts";
 import type { ModalityDecision } from "../engine/modality.ts";
 import { previewTiles } from "../engine/preview.ts";
 import { PreviewReduction } from "../engine/preview-reduction.ts";
@@ -88,15 +88,18 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   // The cells' intensities from the decoded pixels, which segmenting left as they were (the network
   // reads a normalised copy).
   const intensityStarted = performance.now();
-  attachIntensity(result.rois, image, result.labels);
+  // A channel that repeats an earlier one (a gray image stored as RGB) is measured once.
+  const measured = distinctChannels(image);
+  attachIntensity(result.rois, measured.image, result.labels);
   const timings: Record<string, number> = { ...result.timings, intensity: performance.now() - intensityStarted };
   if (expansion) {
     const cellsStarted = performance.now();
-    attachCells(result.rois, image, result.labels, expansion.distance, expansion.sx, expansion.sy);
+    attachCells(result.rois, measured.image, result.labels, expansion.distance, expansion.sx, expansion.sy);
     timings.cells = performance.now() - cellsStarted;
   }
 
-  const output = await uploadArtifact(job, ctx, result, result.rois, channelNames(job.image, image.channels), expansion !== null);
+  const names = channelNames(job.image, image.channels).filter((_, c) => measured.kept.includes(c));
+  const output = await uploadArtifact(job, ctx, result, result.rois, names, expansion !== null);
   if (preview && output.preview_url) await ctx.api.upload(output.preview_url, preview);
   return predictionResult(
     { ...result, timings },

@@ -2,8 +2,12 @@
 // allows, and the size of the filtered image data the IDAT stream must inflate to.
 import { ImageDecodeError } from "./errors.ts";
 
-/** Channels a decoded PNG has; a palette image is expanded to RGB (a tRNS alpha is dropped). */
-const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 3, 4: 2, 6: 4 };
+/**
+ * Channels a decoded PNG has: alpha is not a channel (it says how opaque a pixel is drawn, not what
+ * the microscope measured), so gray + alpha is gray and RGBA is RGB; a palette image is expanded to
+ * RGB (a tRNS alpha is dropped too).
+ */
+const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 3, 4: 1, 6: 3 };
 const DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
 /** Samples per pixel as stored (a palette index is one sample). */
 const STORED_SAMPLES: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
@@ -73,9 +77,9 @@ export function pngInflatedBytes(header: PngHeader): number {
   return total;
 }
 
-/** Samples per pixel the decoder holds: a palette may expand to RGBA. */
+/** Samples per pixel the decoder holds: a palette may expand to RGBA, and alpha is held until it is dropped. */
 export function pngWorkingChannels(header: PngHeader): number {
-  return header.colourType === 3 ? 4 : header.channels;
+  return header.colourType === 3 ? 4 : pngStoredSamples(header);
 }
 
 /** A complete PNG ends with its IEND chunk (`tail`: the file's last 8 bytes, IEND's type and CRC). */

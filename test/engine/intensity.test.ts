@@ -3,11 +3,12 @@
 // (test/reference/regionprops.json; the pixels are the TIFFs regionprops.py wrote, decoded here by
 // the project's own decoder), and the block-wise path's equal to the cells' own pixels in the whole image.
 import { readFileSync } from "node:fs";
+import { encode as encodePng } from "fast-png";
 import { describe, expect, it } from "vitest";
 import { decodeImage, type DecodedImage, probeImage } from "../../common/decode/index.ts";
 import { inMemoryRegions } from "../../gpu-runner/engine/blocks/region-source.ts";
 import { segmentInBlocks } from "../../gpu-runner/engine/blocks/segment-blocks.ts";
-import { measureIntensity, measureOutlineIntensity } from "../../gpu-runner/engine/intensity.ts";
+import { distinctChannels, measureIntensity, measureOutlineIntensity } from "../../gpu-runner/engine/intensity.ts";
 import { measureRois } from "../../common/geometry/roi-measure.ts";
 import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
 import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
@@ -151,4 +152,34 @@ describe("intensity per cell and channel", () => {
       }
     }
   }, 60_000);
+
+  it("measures a gray image stored as RGBA as one channel: alpha is no channel, and identical channels are measured once", () => {
+    const width = 6,
+      height = 4,
+      plane = width * height;
+    const gray = Array.from({ length: plane }, (_, i) => (i * 37) % 251);
+    // RGBA, every pixel R = G = B, alpha 255: what an image editor saves a gray micrograph as.
+    const rgba = Uint8Array.from(gray.flatMap((v) => [v, v, v, 255]));
+    const decoded = decodeImage(encodePng({ width, height, data: rgba, depth: 8, channels: 4 }));
+    expect(decoded.channels).toBe(3);
+    const { image, kept } = distinctChannels(decoded);
+    expect(kept).toEqual([0]);
+    expect(image.channels).toBe(1);
+    expect(Array.from(image.data)).toEqual(gray);
+    const labels = Uint32Array.from({ length: plane }, (_, i) => (i < plane / 2 ? 1 : 2));
+    const [first] = measureIntensity(image, labels, 2);
+    expect(first!.length).toBe(STATS);
+    expect(Array.from(first!)).toEqual(plainStatistics(gray.slice(0, plane / 2)));
+  });
+
+  it("keeps every channel that differs somewhere, and leaves out only the repeats, in the file's order", () => {
+    const plane = 4;
+    const data = Float32Array.from([1, 2, 3, 4, /* G = R */ 1, 2, 3, 4, /* B */ 1, 2, 3, 5]);
+    const image: DecodedImage = { width: 2, height: 2, channels: 3, bitDepth: 8, sampleFormat: "uint", data };
+    const distinct = distinctChannels(image);
+    expect(distinct.kept).toEqual([0, 2]);
+    expect(Array.from(distinct.image.data)).toEqual([1, 2, 3, 4, 1, 2, 3, 5]);
+    const color: DecodedImage = { ...image, data: Float32Array.from({ length: 3 * plane }, (_, i) => i) };
+    expect(distinctChannels(color)).toEqual({ image: color, kept: [0, 1, 2] });
+  });
 });

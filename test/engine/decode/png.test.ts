@@ -19,13 +19,17 @@ function toPlanar(values: number[], channels: number): Float32Array {
 
 describe("PNG decoding", () => {
   for (const depth of [8, 16] as const) {
-    for (const channels of [1, 2, 3, 4]) {
-      it(`reads ${depth}-bit images with ${channels} channel(s) into planar floats`, () => {
-        const values = samples(channels, depth === 8 ? 255 : 65535);
+    for (const stored of [1, 2, 3, 4]) {
+      // Gray + alpha (2 samples) and RGBA (4): alpha is not a channel, so they decode as gray and RGB.
+      const channels = stored === 2 || stored === 4 ? stored - 1 : stored;
+      it(`reads ${depth}-bit images of ${stored} sample(s) a pixel into ${channels} planar channel(s)${channels < stored ? ", alpha dropped" : ""}`, () => {
+        const values = samples(stored, depth === 8 ? 255 : 65535);
         const data = depth === 8 ? Uint8Array.from(values) : Uint16Array.from(values);
-        const image = decodeImage(encode({ width, height, data, depth, channels }));
+        const image = decodeImage(encode({ width, height, data, depth, channels: stored }));
         expect(image).toMatchObject({ width, height, channels, bitDepth: depth, sampleFormat: "uint" });
-        expect(image.data).toEqual(toPlanar(values, channels));
+        const withoutAlpha = values.filter((_, i) => channels === stored || i % stored !== stored - 1);
+        expect(image.data).toEqual(toPlanar(withoutAlpha, channels));
+        expect(probeImage(encode({ width, height, data, depth, channels: stored })).channels).toBe(channels);
       });
     }
   }

@@ -3,6 +3,7 @@
 // cell objects (the cell's outline as geometry, the nucleus's as nucleusGeometry).
 import { describe, expect, it } from "vitest";
 import { INTENSITY_STATS, type Roi } from "../../../schema/roi.ts";
+import { formatMeasurement } from "../../../schema/measurements.ts";
 import { exportErrorStatus, NoCellsError } from "../../../worker/exports/index.ts";
 import { parseCsv } from "./helpers/csv-parse.ts";
 import { doubledSignedArea, sameRing } from "./helpers/polygons.ts";
@@ -59,9 +60,9 @@ describe("a segmentation with cells", () => {
       const roi = cellular[i]!;
       const r = Object.fromEntries(header.map((name, k) => [name, Number(row[k])]));
       expect(r.cell_area_px).toBe(roi.cell!.area_px);
-      expect(r.cell_centroid_x).toBe(roi.cell!.centroid_x);
+      expect(r.cell_centroid_x).toBe(Number(formatMeasurement(roi.cell!.centroid_x)));
       expect(r.cytoplasm_area_px).toBe(roi.cell!.area_px - roi.area_px);
-      expect(r.nucleus_cell_area_ratio).toBe(roi.area_px / roi.cell!.area_px);
+      expect(r.nucleus_cell_area_ratio).toBe(Number(formatMeasurement(roi.area_px / roi.cell!.area_px)));
       expect(r.cell_area_um2).toBe(roi.cell!.area_px * 0.25);
       expect(r.cytoplasm_Cy5_median).toBe(-(100 * (i + 1) + 7));
     });

@@ -3,6 +3,7 @@ import { csvField } from "../../../schema/csv-field.ts";
 import {
   channelColumnNames,
   DEFAULT_MEASUREMENT_COLUMNS,
+  formatMeasurement,
   MEASUREMENT_COLUMN_NAMES,
   MEASUREMENT_COLUMNS,
   MEASUREMENT_GROUP_NAMES,
@@ -45,6 +46,9 @@ async function csvRecords(context: ExportContext = smallContext, columns?: strin
   return parseCsv(await readAllText(file.body));
 }
 
+/** A number as the exports write it (formatMeasurement), parsed back. */
+const exported = (value: number) => Number(formatMeasurement(value));
+
 describe("measurements.csv", () => {
   it("has, without `columns`, exactly the 20 columns of the spec, in its order", async () => {
     expect(DEFAULT_MEASUREMENT_COLUMNS.map((c) => c.name)).toEqual(SPEC_COLUMNS);
@@ -66,7 +70,7 @@ describe("measurements.csv", () => {
         segmentation_id: smallContext.segmentationId,
         segmentation_source: "model",
         model_name: "nuclei-cpsam",
-        confluency: String(smallContext.confluency),
+        confluency: formatMeasurement(smallContext.confluency!),
         roi_index: String(i + 1),
         roi_id: `${smallContext.segmentationId}-${i + 1}`,
         cell_type: "",
@@ -74,15 +78,29 @@ describe("measurements.csv", () => {
         entity_type: "cell",
         area_px: String(roi.area_px),
         perimeter_px: String(roi.perimeter_px),
-        centroid_x: String(roi.centroid_x),
-        centroid_y: String(roi.centroid_y),
+        centroid_x: formatMeasurement(roi.centroid_x),
+        centroid_y: formatMeasurement(roi.centroid_y),
         bbox_x: String(roi.bbox_x),
         bbox_y: String(roi.bbox_y),
         bbox_w: String(roi.bbox_w),
         bbox_h: String(roi.bbox_h),
       });
-      expect(Number(record.centroid_x)).toBe(roi.centroid_x);
+      // Rounded to 6 significant digits, never fewer than 4 decimals: no float noise.
+      expect(Number(record.centroid_x)).toBeCloseTo(roi.centroid_x, 4);
     });
+  });
+
+  it("writes numbers rounded to what a measurement holds: 6 significant digits, never fewer than 4 decimals, whole numbers exactly", () => {
+    expect(formatMeasurement(14.365000000000002)).toBe("14.365");
+    expect(formatMeasurement(0.1 + 0.2)).toBe("0.3");
+    expect(formatMeasurement(1.23456789)).toBe("1.23457");
+    expect(formatMeasurement(0.000123456789)).toBe("0.000123457");
+    expect(formatMeasurement(12345.678912)).toBe("12345.6789");
+    expect(formatMeasurement(123456789)).toBe("123456789");
+    expect(formatMeasurement(-1.5)).toBe("-1.5");
+    expect(formatMeasurement(Number.NaN)).toBeNull();
+    expect(csvField(14.365000000000002)).toBe("14.365");
+    expect(csvField(Number.POSITIVE_INFINITY)).toBe("");
   });
 
   it("ends every record with CRLF and starts without a byte-order mark", async () => {
@@ -177,18 +195,20 @@ describe("measurements.csv", () => {
         const roi = smallRois[i];
         const shape = new RoiShape(roi);
         const ellipse = shape.ellipse();
-        expect(row.slice(1).map(Number)).toEqual([
-          Math.min(1, (4 * Math.PI * roi.area_px) / roi.perimeter_px ** 2),
-          roi.area_px / shape.hullArea(),
-          ellipse.eccentricity,
-          ellipse.majorAxis,
-          ellipse.minorAxis,
-          ellipse.orientationDeg,
-          shape.feretMax(),
-          Math.sqrt((4 * roi.area_px) / Math.PI),
-        ]);
-        // Parsed back from the text, each is the number itself, not a rounding of it.
-        expect(row[2]).toBe(String(roi.area_px / shape.hullArea()));
+        expect(row.slice(1).map(Number)).toEqual(
+          [
+            Math.min(1, (4 * Math.PI * roi.area_px) / roi.perimeter_px ** 2),
+            roi.area_px / shape.hullArea(),
+            ellipse.eccentricity,
+            ellipse.majorAxis,
+            ellipse.minorAxis,
+            ellipse.orientationDeg,
+            shape.feretMax(),
+            Math.sqrt((4 * roi.area_px) / Math.PI),
+          ].map(exported),
+        );
+        // Written rounded to what the measurement holds: 6 significant digits.
+        expect(row[2]).toBe(formatMeasurement(roi.area_px / shape.hullArea()));
       });
     });
 
@@ -218,13 +238,13 @@ describe("measurements.csv", () => {
       rows.forEach((row, i) => {
         const r = Object.fromEntries(header.map((name, k) => [name, Number(row[k])]));
         expect([r.pixel_size_x_um, r.pixel_size_y_um]).toEqual([0.25, 0.25]);
-        expect(r.area_um2).toBe(smallRois[i].area_px * 0.0625);
-        expect(r.perimeter_um).toBe(r.perimeter_px * 0.25);
-        expect(r.centroid_x_um).toBe(smallRois[i].centroid_x * 0.25);
-        expect(r.centroid_y_um).toBe(smallRois[i].centroid_y * 0.25);
-        expect(r.feret_max_um).toBeCloseTo(r.feret_max_px * 0.25, 12);
-        expect(r.major_axis_um).toBeCloseTo(r.major_axis_px * 0.25, 12);
-        expect(r.equivalent_diameter_um).toBeCloseTo(Math.sqrt((4 * r.area_um2) / Math.PI), 12);
+        expect(r.area_um2).toBe(exported(smallRois[i].area_px * 0.0625));
+        expect(r.perimeter_um).toBe(exported(r.perimeter_px * 0.25));
+        expect(r.centroid_x_um).toBe(exported(smallRois[i].centroid_x * 0.25));
+        expect(r.centroid_y_um).toBe(exported(smallRois[i].centroid_y * 0.25));
+        expect(r.feret_max_um).toBeCloseTo(r.feret_max_px * 0.25, 4);
+        expect(r.major_axis_um).toBeCloseTo(r.major_axis_px * 0.25, 4);
+        expect(r.equivalent_diameter_um).toBeCloseTo(Math.sqrt((4 * r.area_um2) / Math.PI), 4);
       });
     });
   });

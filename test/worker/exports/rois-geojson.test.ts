@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_MEASUREMENT_COLUMNS, MEASUREMENT_COLUMN_NAMES } from "../../../schema/measurements.ts";
+import { DEFAULT_MEASUREMENT_COLUMNS, formatMeasurement, MEASUREMENT_COLUMN_NAMES } from "../../../schema/measurements.ts";
 import { RoiShape } from "../../../common/geometry/roi-shape.ts";
 import { containsPoint, doubledSignedArea, sameRing } from "./helpers/polygons.ts";
 import { exportSmall } from "./helpers/run-export.ts";
@@ -69,8 +69,8 @@ describe("rois.geojson", () => {
         entity_type: "cell",
         area_px: roi.area_px,
         perimeter_px: roi.perimeter_px,
-        centroid_x: roi.centroid_x,
-        centroid_y: roi.centroid_y,
+        centroid_x: Number(formatMeasurement(roi.centroid_x)),
+        centroid_y: Number(formatMeasurement(roi.centroid_y)),
         bbox_x: roi.bbox_x,
         bbox_y: roi.bbox_y,
         bbox_w: roi.bbox_w,
@@ -96,8 +96,8 @@ describe("rois.geojson", () => {
         "objectType",
       ]);
       expect(f.properties.roi_index).toBe(i + 1);
-      expect(f.properties.feret_max_px).toBe(shape.feretMax());
-      expect(f.properties.major_axis_px).toBe(shape.ellipse().majorAxis);
+      expect(f.properties.feret_max_px).toBe(Number(formatMeasurement(shape.feretMax())));
+      expect(f.properties.major_axis_px).toBe(Number(formatMeasurement(shape.ellipse().majorAxis)));
     });
     const all = (await featureCollection(["all"])).features;
     expect(Object.keys(all[0].properties)).toEqual([...MEASUREMENT_COLUMN_NAMES, "objectType"]);
