@@ -1,6 +1,7 @@
 // npm run bench:hostile — the crafted inputs of issue 24 against the parsers that read them: the
 // annotation import (worker/annotations, as POST /segmentation runs it), the engine's whole-image
-// decoder and region reader (common/decode) and the upload probe (worker/services/image-probe.ts).
+// decoder and region reader (common/decode) and the upload probe (common/decode/probe.ts through ranged reads,
+// as worker/services/image-probe.ts runs it).
 // Each case runs in a child process of its own, so a case that runs away is killed at --timeout
 // without taking the others with it, and its memory is its own. Prints per case: the CPU time of
 // the parse alone (process.cpuUsage around the call, the file already in memory), the peak
@@ -16,11 +17,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { bytesSource, openImageRegions } from "../common/decode/region-reader.ts";
-import { decodeImage } from "../common/decode/index.ts";
+import { decodeImage, probeImageSource } from "../common/decode/index.ts";
 import { ImageDecodeError } from "../schema/image-formats/index.ts";
 import { AnnotationImportError, importAnnotation, importErrorStatus } from "../worker/annotations/index.ts";
-import { memoryByteSource } from "../worker/services/byte-source.ts";
-import { probeImage } from "../worker/services/image-probe.ts";
 import { stripsSharingLzwData } from "../test/fixtures/hostile-images.ts";
 import {
   combGeoJson,
@@ -74,7 +73,7 @@ const wholeDecode: Operation = (bytes) => {
 
 const uploadProbe: Operation = async (bytes) => {
   try {
-    const info = await probeImage(memoryByteSource(bytes));
+    const info = await probeImageSource(bytesSource(bytes), { regions: true });
     return `accepted at upload: ${info.format} ${info.width}x${info.height}`;
   } catch (error) {
     return refusedImage(error);

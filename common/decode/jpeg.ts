@@ -75,11 +75,6 @@ export function readFrame(bytes: Uint8Array): JpegFrame {
   throw new ImageDecodeError("JPEG truncated: no frame header found");
 }
 
-export function probeJpeg(bytes: Uint8Array): ImageProbe {
-  const { components: _, end: __, ...probe } = readFrame(bytes);
-  return probe;
-}
-
 export function decodeJpeg(bytes: Uint8Array, options: DecodeOptions = {}): DecodedImage {
   const frame = readFrame(bytes);
   checkImageSize(frame.width, frame.height, JPEG_WORKING_CHANNELS);

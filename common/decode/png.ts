@@ -15,29 +15,11 @@ import {
   type PngHeader,
 } from "../../schema/image-formats/index.ts";
 import { crc32 } from "../crc32.ts";
-import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
+import { selectChannels, type DecodedImage, type DecodeOptions } from "./decoded-image.ts";
 import { inflateBounded } from "./inflate-bounded.ts";
 
 export function isPng(bytes: Uint8Array): boolean {
   return bytes.length >= 8 && hasPngSignature(bytes);
-}
-
-/** Reads width, height, depth and colour type from the IHDR chunk, which must come first. */
-export function probePng(bytes: Uint8Array): ImageProbe {
-  const header = pngHeader(bytes);
-  return {
-    format: "png",
-    width: header.width,
-    height: header.height,
-    channels: header.channels,
-    bitDepth: header.sampleBits,
-    sampleFormat: "uint",
-    pages: 1,
-    lossy: false,
-    pixelSize: null,
-    pixelSizeWarning: null,
-    channelNames: null,
-  };
 }
 
 function pngHeader(bytes: Uint8Array): PngHeader {

@@ -3,18 +3,8 @@
 // OME-TIFF and ImageJ hyperstacks (see tiff-hyperstack.ts), classic TIFF and BigTIFF. The whole
 // file is in memory here; tiff-regions.ts reads rectangles of a file through ranged reads, with the
 // same block decoding (tiff-blocks.ts).
-import {
-  checkImageSize,
-  checkTiffBlock,
-  Compression,
-  ImageDecodeError,
-  type PageLayout,
-  tiffBlockBytes,
-  tiffPageLayout,
-  tiffChannelNames,
-  tiffCalibration,
-} from "../../schema/image-formats/index.ts";
-import { selectChannels, type DecodedImage, type DecodeOptions, type ImageProbe } from "./decoded-image.ts";
+import { checkImageSize, checkTiffBlock, ImageDecodeError, type PageLayout, tiffBlockBytes, tiffPageLayout } from "../../schema/image-formats/index.ts";
+import { selectChannels, type DecodedImage, type DecodeOptions } from "./decoded-image.ts";
 import {
   blockGrid,
   blockPixels,
@@ -58,26 +48,6 @@ function layoutOf(bytes: Uint8Array): TiffLayout {
   const first = describePage(file, 0, tally);
   const layout = tiffPageLayout(stringOf(file.directory(0), Tag.ImageDescription), file.pageCount, first.samplesPerPixel);
   return { file, layout, first, tally };
-}
-
-export function probeTiff(bytes: Uint8Array): ImageProbe {
-  const { file, layout, first } = layoutOf(bytes);
-  const description = stringOf(file.directory(0), Tag.ImageDescription);
-  const channels = layout.channelPages * first.samplesPerPixel;
-  const calibration = tiffCalibration(description, file.directory(0));
-  return {
-    format: "tiff",
-    width: first.width,
-    height: first.height,
-    channels,
-    bitDepth: first.bitsPerSample,
-    sampleFormat: first.sampleFormat,
-    pages: layout.planes,
-    lossy: first.compression === Compression.Jpeg,
-    pixelSize: calibration.pixelSize,
-    pixelSizeWarning: calibration.warning,
-    channelNames: tiffChannelNames(description, channels),
-  };
 }
 
 export function decodeTiff(bytes: Uint8Array, options: DecodeOptions = {}): DecodedImage {

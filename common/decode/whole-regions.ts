@@ -5,8 +5,9 @@
 import { checkImageSize, ImageDecodeError, JPEG_WORKING_CHANNELS, MAX_WHOLE_READ_BYTES } from "../../schema/image-formats/index.ts";
 import type { ByteSource } from "./byte-source.ts";
 import type { DecodedImage } from "./decoded-image.ts";
-import { decodeJpeg, probeJpeg } from "./jpeg.ts";
-import { decodePng, probePng } from "./png.ts";
+import { decodeJpeg } from "./jpeg.ts";
+import { decodePng } from "./png.ts";
+import { probeImage } from "./probe.ts";
 import { checkRegion, cutRegion, type ImageRegions } from "./region.ts";
 
 /** `why` says why the format is read whole, for the refusal of a file too big for that. */
@@ -15,7 +16,7 @@ export async function openWholeRegions(source: ByteSource, format: "png" | "jpeg
     throw new ImageDecodeError(`${why}, and at ${source.size} bytes it is larger than the ${MAX_WHOLE_READ_BYTES} bytes read whole`, "too-large");
   }
   let bytes: Uint8Array | undefined = await source.read(0, source.size);
-  const probe = format === "png" ? probePng(bytes) : probeJpeg(bytes);
+  const probe = probeImage(bytes);
   // Refused before the decode (which checks again, exactly): jpeg-js holds RGBA whatever the frame.
   checkImageSize(probe.width, probe.height, format === "jpeg" ? JPEG_WORKING_CHANNELS : probe.channels);
   let decoded: DecodedImage | undefined;

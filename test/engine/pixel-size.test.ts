@@ -2,15 +2,18 @@
 // written by tifffile through test/reference/calibrated_tiffs.py), read alike by the engine's
 // decoder probe and the worker's upload probe (schema/image-formats/calibration.ts); and the sizes
 // not trusted: screen and print defaults, and sizes no microscope produces (written by the fixture
-// TIFF writer).
+// TIFF writer). The one probe (common/decode/probe.ts) is read both ways it runs: on the bytes, as
+// the engine does, and through ranged reads by regions, as the worker's upload probe does.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { probeImage as probeInEngine } from "../../common/decode/index.ts";
+import { bytesSource } from "../../common/decode/byte-source.ts";
+import { probeImage as probeInEngine, probeImageSource } from "../../common/decode/index.ts";
 import { micrometres, tiffCalibration, utf8Description } from "../../schema/image-formats/calibration.ts";
 import { Tag } from "../../schema/image-formats/tiff-tags.ts";
-import { memoryByteSource } from "../../worker/services/byte-source.ts";
-import { probeImage as probeAtUpload } from "../../worker/services/image-probe.ts";
 import { encodeTiff, type TiffPage } from "../fixtures/tiff-writer.ts";
+
+/** The upload's way in: ranged reads, the image to be read by regions. */
+const probeAtUpload = (bytes: Uint8Array) => probeImageSource(bytesSource(bytes), { regions: true });
 
 const file = (name: string) => new Uint8Array(readFileSync(new URL(`../reference/tiff/${name}`, import.meta.url)));
 
@@ -39,7 +42,7 @@ describe("the pixel size and channel names of a TIFF", () => {
     it(`${name}: ${expected.pixelSize ? `${expected.pixelSize.x} x ${expected.pixelSize.y} µm from ${expected.pixelSize.source}` : "none"}, the same at upload and in the engine`, async () => {
       const bytes = file(name);
       const engine = probeInEngine(bytes);
-      const upload = await probeAtUpload(memoryByteSource(bytes));
+      const upload = await probeAtUpload(bytes);
       close(engine.pixelSize, expected.pixelSize);
       close(upload.pixelSize, expected.pixelSize);
       expect(upload.pixelSizeWarning).toBe(engine.pixelSizeWarning);
@@ -98,7 +101,7 @@ const written = (resolution: TiffPage["resolution"], description?: string) =>
 /** The engine's and the upload's reading of a file, which must agree. */
 async function calibrationOf(bytes: Uint8Array) {
   const engine = probeInEngine(bytes);
-  const upload = await probeAtUpload(memoryByteSource(bytes));
+  const upload = await probeAtUpload(bytes);
   expect({ pixelSize: upload.pixelSize, warning: upload.pixelSizeWarning }).toEqual({ pixelSize: engine.pixelSize, warning: engine.pixelSizeWarning });
   return { pixelSize: engine.pixelSize, warning: engine.pixelSizeWarning };
 }

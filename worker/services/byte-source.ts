@@ -3,10 +3,7 @@
 // a forged file (directories scattered over the file, or thousands of them) ends in a
 // ReadBudgetError instead of thousands of R2 requests.
 
-export interface ByteSource {
-  readonly size: number;
-  read(offset: number, length: number): Promise<Uint8Array>;
-}
+import type { ByteSource } from "../../common/decode/byte-source.ts";
 
 export class ReadBudgetError extends Error {}
 
@@ -23,11 +20,6 @@ const MAX_CACHED_BLOCKS = 64;
 /** The part of an R2 bucket a byte source uses (structural, so the probe also runs outside workerd). */
 export interface RangedReader {
   get(key: string, options: { range: { offset: number; length: number } }): Promise<{ arrayBuffer(): Promise<ArrayBuffer> } | null>;
-}
-
-/** Bytes already in memory (a test's, or a small upload's). */
-export function memoryByteSource(bytes: Uint8Array): ByteSource {
-  return { size: bytes.length, read: async (offset, length) => bytes.slice(Math.max(0, offset), Math.max(0, Math.min(bytes.length, offset + length))) };
 }
 
 export function r2ByteSource(bucket: RangedReader, key: string, size: number, budget: ReadBudget): ByteSource {

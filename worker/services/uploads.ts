@@ -12,7 +12,8 @@ import type { Bindings, Organization } from "../env.ts";
 import { HttpError } from "../errors.ts";
 import { database } from "./database.ts";
 import { ImageDecodeError, sniffImageFormat, SNIFF_BYTES } from "../../schema/image-formats/index.ts";
-import { probeStoredObject, type ImageInfo } from "./image-probe.ts";
+import type { ImageProbe } from "../../common/decode/decoded-image.ts";
+import { probeStoredObject } from "./image-probe.ts";
 import { deleteImage, type Image, reserveImage, updateImage } from "./images.ts";
 import { createConversionJob } from "./jobs.ts";
 import { listR2Parts } from "./r2-s3.ts";
@@ -53,7 +54,7 @@ function probeFailure(error: ImageDecodeError): HttpError {
   return new HttpError(error.kind === "unsupported" ? 415 : 422, error.message);
 }
 
-async function recordProbe(env: Bindings, image: Image, info: ImageInfo, size: number): Promise<Image> {
+async function recordProbe(env: Bindings, image: Image, info: ImageProbe, size: number): Promise<Image> {
   return updateImage(env.DB, image.id, {
     status: "ready",
     size,
@@ -62,7 +63,7 @@ async function recordProbe(env: Bindings, image: Image, info: ImageInfo, size: n
     height: info.height,
     channels: info.channels,
     bitDepth: info.bitDepth,
-    planes: info.planes,
+    planes: info.pages,
     pixelSizeXUm: info.pixelSize?.x ?? null,
     pixelSizeYUm: info.pixelSize?.y ?? null,
     pixelSizeSource: info.pixelSize?.source ?? null,

@@ -1,23 +1,23 @@
-// The worker's upload probe and the engine's decoder read the same rules (schema/image-formats):
-// whatever the engine decodes, the probe accepts with the same format, size, channels, planes,
-// pixel size and channel names,
-// for the valid seed files and for every mutation of them that still decodes. (The other way
-// round the probe may accept more: it reads headers only, so damaged pixel data passes it.) On
-// every mutation, the probe answers or throws an ImageDecodeError, never another error.
+// The one image probe (common/decode/probe.ts) against the decoder it speaks for: whatever
+// decodeImage decodes, the probe accepts with the same format, size, channels and depth, read
+// either way it runs (on the bytes, as the engine does, and through ranged reads by regions, as
+// the worker's upload probe does), and both ways give the same answer in full (planes, pixel size,
+// channel names). On the valid seed files and on every mutation of them that still decodes. (The
+// other way round the probe may accept more: it reads headers only, so damaged pixel data passes
+// it.) On every mutation, the probe answers or throws an ImageDecodeError, never another error.
 import { describe, expect, it } from "vitest";
-import { decodeImage, ImageDecodeError, probeImage as probeInEngine } from "../../../common/decode/index.ts";
+import { bytesSource } from "../../../common/decode/byte-source.ts";
+import { decodeImage, ImageDecodeError, type ImageProbe, probeImage, probeImageSource } from "../../../common/decode/index.ts";
 import { crc32 } from "../../../common/crc32.ts";
-import { memoryByteSource } from "../../../worker/services/byte-source.ts";
-import { probeImage as probeAtUpload } from "../../../worker/services/image-probe.ts";
 import { fuzzSeeds } from "../helpers/fuzz-seeds.ts";
 import { mutate, repairPngChecksums } from "../helpers/mutate.ts";
 
 const ITERATIONS = Number(process.env.FUZZ_ITERATIONS ?? 600);
 
 /** The probe's answer, or its ImageDecodeError; any other error is a bug and propagates. */
-async function probeAtUploadOf(bytes: Uint8Array) {
+async function probed(probe: () => ImageProbe | Promise<ImageProbe>): Promise<ImageProbe | ImageDecodeError> {
   try {
-    return await probeAtUpload(memoryByteSource(bytes));
+    return await probe();
   } catch (error) {
     if (error instanceof ImageDecodeError) return error;
     throw error;
@@ -25,33 +25,26 @@ async function probeAtUploadOf(bytes: Uint8Array) {
 }
 
 async function agreement(bytes: Uint8Array): Promise<string | null> {
-  const upload = await probeAtUploadOf(bytes);
-  let engine: ReturnType<typeof probeInEngine>;
+  const upload = await probed(() => probeImageSource(bytesSource(bytes), { regions: true }));
+  const inMemory = await probed(() => probeImage(bytes));
+  let decoded: ReturnType<typeof decodeImage>;
   try {
-    decodeImage(bytes);
-    engine = probeInEngine(bytes);
+    decoded = decodeImage(bytes);
   } catch (error) {
     if (error instanceof ImageDecodeError) return null; // not decodable: nothing to agree on
     throw error;
   }
-  if (upload instanceof ImageDecodeError) return `probe refuses what the engine decodes: ${upload.message}`;
-  const expected = {
-    format: engine.format,
-    width: engine.width,
-    height: engine.height,
-    channels: engine.channels,
-    bitDepth: engine.bitDepth,
-    planes: engine.pages,
-    pixelSize: engine.pixelSize,
-    pixelSizeWarning: engine.pixelSizeWarning,
-    channelNames: engine.channelNames,
-  };
-  return JSON.stringify(upload) === JSON.stringify({ ...upload, ...expected })
+  if (upload instanceof ImageDecodeError) return `the upload's probe refuses what the engine decodes: ${upload.message}`;
+  if (inMemory instanceof ImageDecodeError) return `the probe on bytes refuses what the engine decodes: ${inMemory.message}`;
+  if (JSON.stringify(upload) !== JSON.stringify(inMemory)) return `by ranged reads ${JSON.stringify(upload)}, on bytes ${JSON.stringify(inMemory)}`;
+  const expected = { width: decoded.width, height: decoded.height, channels: decoded.channels, bitDepth: decoded.bitDepth };
+  const { width, height, channels, bitDepth } = upload;
+  return JSON.stringify({ width, height, channels, bitDepth }) === JSON.stringify(expected)
     ? null
-    : `probe says ${JSON.stringify(upload)}, engine ${JSON.stringify(expected)}`;
+    : `probe says ${JSON.stringify(upload)}, decoder ${JSON.stringify(expected)}`;
 }
 
-describe("the upload probe agrees with the engine", () => {
+describe("the probe agrees with the decoder, on bytes and through ranged reads", () => {
   const seeds = fuzzSeeds();
   for (const seed of seeds) {
     it(`on ${seed.name}`, async () => {

@@ -1,0 +1,159 @@
+// The one image probe: what an image's headers say (format, size, channels, depth, planes, pixel
+// size, channel names), never its pixels, under the rules the decoders apply (schema/image-formats),
+// so a file the probe accepts is one the decoders read. Written once, as a parser that yields the
+// byte ranges it needs (as tiff-directory.ts is), and run two ways:
+// - probeImage: on bytes in memory, synchronously (the engine, the worker's label-image import);
+// - probeImageSource: on a ByteSource through ranged reads (the worker's upload probe reads only
+//   the header bytes of a stored file of any size, through R2 range reads under a read budget).
+import {
+  checkImageSize,
+  checkRegionImageSize,
+  checkTiffBlock,
+  Compression,
+  ImageDecodeError,
+  isJpegFrameMarker,
+  isJpegStandaloneMarker,
+  JPEG_WORKING_CHANNELS,
+  jpegChannels,
+  jpegEndsWithEoi,
+  jpegFrameFits,
+  MAX_JPEG_SEGMENTS_BEFORE_FRAME,
+  maxInflatedBytes,
+  pngEndsWithIend,
+  pngInflatedBytes,
+  pngWorkingChannels,
+  readPngHeader,
+  SNIFF_BYTES,
+  sniffImageFormat,
+  Tag,
+  tiffCalibration,
+  tiffChannelNames,
+  tiffPageLayout,
+} from "../../schema/image-formats/index.ts";
+import type { ByteSource } from "./byte-source.ts";
+import type { ImageProbe } from "./decoded-image.ts";
+import { pageInfo, StoredBytesTally } from "./tiff-blocks.ts";
+import { type Parse, parseBytes, parseSource, readDirectory, readStructure, stringOf } from "./tiff-directory.ts";
+
+export interface ProbeOptions {
+  /**
+   * The image is to be read by regions (the runner's way in, so the upload's rule): a TIFF page may
+   * exceed MAX_SAMPLES with each block bounded, and the whole image is held to
+   * MAX_REGION_IMAGE_SAMPLES (an interlaced PNG and a JPEG, which are read whole, to the whole-image
+   * bound). Without it, bounding what a decode allocates is the decoder's, on what it decodes.
+   */
+  regions?: boolean;
+}
+
+/** Probes bytes in memory. */
+export function probeImage(bytes: Uint8Array, options: ProbeOptions = {}): ImageProbe {
+  return parseBytes(readImageHeaders(bytes.length, options), bytes);
+}
+
+/** Probes through ranged reads of `source`, reading only the headers' bytes. */
+export function probeImageSource(source: ByteSource, options: ProbeOptions = {}): Promise<ImageProbe> {
+  return parseSource(readImageHeaders(source.size, options), source);
+}
+
+/** The parser both run: every request lies inside the file (checked here, so errors name the format). */
+export function* readImageHeaders(size: number, options: ProbeOptions): Parse<ImageProbe> {
+  if (size === 0) throw new ImageDecodeError("empty file", "unsupported");
+  const format = sniffImageFormat(yield { offset: 0, length: Math.min(SNIFF_BYTES, size), what: "the signature" });
+  if (format === "tiff") return yield* readTiffHeaders(size, options);
+  if (format === "png") return yield* readPngHeaders(size, options);
+  if (format === "jpeg") return yield* readJpegHeaders(size, options);
+  throw new ImageDecodeError("unrecognised image format (supported: TIFF, PNG, JPEG)", "unsupported");
+}
+
+const noCalibration = { pixelSize: null, pixelSizeWarning: null, channelNames: null };
+
+function* readPngHeaders(size: number, options: ProbeOptions): Parse<ImageProbe> {
+  if (size < 33) throw new ImageDecodeError("PNG truncated: no complete header");
+  const chunk = yield { offset: 8, length: 25, what: "the IHDR chunk" };
+  const view = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  if (view.getUint32(0) !== 13 || view.getUint32(4) !== 0x49484452) throw new ImageDecodeError("PNG corrupt: first chunk is not IHDR");
+  const header = readPngHeader(chunk.subarray(8, 21));
+  // The runner reads a PNG by rows, so only an interlaced one (decoded whole) is held to the whole-image bound.
+  if (options.regions) (header.interlaced ? checkImageSize : checkRegionImageSize)(header.width, header.height, pngWorkingChannels(header));
+  if (maxInflatedBytes(8, size) < pngInflatedBytes(header)) {
+    throw new ImageDecodeError(`PNG truncated: ${size} bytes cannot hold a ${header.width}x${header.height} image`);
+  }
+  // A complete PNG ends with an IEND chunk; anything else was cut off in transit.
+  if (!pngEndsWithIend(yield { offset: size - 8, length: 8, what: "the IEND chunk" })) {
+    throw new ImageDecodeError("PNG truncated: it does not end with an IEND chunk");
+  }
+  const { width, height, channels, sampleBits } = header;
+  return { format: "png", width, height, channels, bitDepth: sampleBits, sampleFormat: "uint", pages: 1, lossy: false, ...noCalibration };
+}
+
+function* readJpegHeaders(size: number, options: ProbeOptions): Parse<ImageProbe> {
+  if (size < 4 || !jpegEndsWithEoi(yield { offset: size - 2, length: 2, what: "the EOI marker" })) {
+    throw new ImageDecodeError("JPEG truncated: it does not end with an EOI marker");
+  }
+  let at = 2;
+  for (let segments = 0; at + 4 <= size; segments++) {
+    if (segments > MAX_JPEG_SEGMENTS_BEFORE_FRAME) {
+      throw new ImageDecodeError(`JPEG corrupt: no frame header in its first ${MAX_JPEG_SEGMENTS_BEFORE_FRAME} marker segments`);
+    }
+    const marker = yield { offset: at, length: 4, what: "a marker" };
+    if (marker[0] !== 0xff) throw new ImageDecodeError("JPEG corrupt: expected a marker");
+    const code = marker[1]!;
+    if (code === 0xff) {
+      at++; // a fill byte
+      continue;
+    }
+    if (isJpegStandaloneMarker(code)) {
+      at += 2;
+      continue;
+    }
+    if (code === 0xda) throw new ImageDecodeError("JPEG corrupt: scan data before the frame header");
+    const length = (marker[2]! << 8) | marker[3]!;
+    if (length < 2) throw new ImageDecodeError("JPEG corrupt: marker segment shorter than its length field");
+    if (isJpegFrameMarker(code)) {
+      if (at + 10 > size) break;
+      const frame = yield { offset: at + 4, length: 6, what: "the frame header" };
+      const height = (frame[1]! << 8) | frame[2]!;
+      const width = (frame[3]! << 8) | frame[4]!;
+      const components = frame[5]!;
+      if (width === 0 || height === 0 || components === 0) {
+        throw new ImageDecodeError(`JPEG has an invalid frame ${width}x${height} with ${components} components`);
+      }
+      if (options.regions) checkImageSize(width, height, JPEG_WORKING_CHANNELS);
+      if (!jpegFrameFits(width, height, size - (at + 2 + length))) {
+        throw new ImageDecodeError(`JPEG truncated: ${size} bytes cannot hold a ${width}x${height} frame`);
+      }
+      const channels = jpegChannels(components);
+      return { format: "jpeg", width, height, channels, bitDepth: frame[0]!, sampleFormat: "uint", pages: 1, lossy: true, ...noCalibration };
+    }
+    at += 2 + length;
+  }
+  throw new ImageDecodeError("JPEG truncated: no frame header found");
+}
+
+function* readTiffHeaders(size: number, options: ProbeOptions): Parse<ImageProbe> {
+  const structure = yield* readStructure(size);
+  const directory = yield* readDirectory(structure, structure.directories[0]!, size);
+  const first = pageInfo(directory, 0, structure.littleEndian, { regions: options.regions });
+  // Before any decoder allocates for it: every block lies in the file and can hold its pixels, and
+  // the compressed blocks do not share bytes beyond the file's size.
+  for (let b = 0; b < first.blocks; b++) checkTiffBlock(first, 0, b, first.offsets[b]!, first.byteCounts?.[b], size);
+  new StoredBytesTally(size).add(0, first);
+  const description = stringOf(directory, Tag.ImageDescription);
+  const layout = tiffPageLayout(description, structure.directories.length, first.samplesPerPixel);
+  const channels = layout.channelPages * first.samplesPerPixel;
+  if (options.regions) checkRegionImageSize(first.width, first.height, channels);
+  const calibration = tiffCalibration(description, directory);
+  return {
+    format: "tiff",
+    width: first.width,
+    height: first.height,
+    channels,
+    bitDepth: first.bitsPerSample,
+    sampleFormat: first.sampleFormat,
+    pages: layout.planes,
+    lossy: first.compression === Compression.Jpeg,
+    pixelSize: calibration.pixelSize,
+    pixelSizeWarning: calibration.warning,
+    channelNames: tiffChannelNames(description, channels),
+  };
+}
