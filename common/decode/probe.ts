@@ -57,12 +57,12 @@ export function probeImageSource(source: ByteSource, options: ProbeOptions = {})
 
 /** The parser both run: every request lies inside the file (checked here, so errors name the format). */
 export function* readImageHeaders(size: number, options: ProbeOptions): Parse<ImageProbe> {
-  if (size === 0) throw new ImageDecodeError("empty file", "unsupported");
   const format = sniffImageFormat(yield { offset: 0, length: Math.min(SNIFF_BYTES, size), what: "the signature" });
   if (format === "tiff") return yield* readTiffHeaders(size, options);
   if (format === "png") return yield* readPngHeaders(size, options);
   if (format === "jpeg") return yield* readJpegHeaders(size, options);
-  throw new ImageDecodeError("unrecognised image format (supported: TIFF, PNG, JPEG)", "unsupported");
+  // The words a client sees when its upload is refused (415), an empty file included.
+  throw new ImageDecodeError("File is not a supported image: expected TIFF, PNG or JPEG", "unsupported");
 }
 
 const noCalibration = { pixelSize: null, pixelSizeWarning: null, channelNames: null };
