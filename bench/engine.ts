@@ -31,6 +31,7 @@ import { segmentImage } from "../gpu-runner/engine/segment.ts";
 import { DataType, encodeModel } from "../gpu-runner/onnx/model-builder.ts";
 import { discField, type LabelImage } from "../test/fixtures/labels.ts";
 import { renderNuclei } from "../test/fixtures/image.ts";
+import { encodeTiff } from "../test/fixtures/tiff-writer.ts";
 
 const ms = (t: number) => `${t.toFixed(0)} ms`;
 
@@ -39,36 +40,9 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-/** A single-strip, uncompressed, 16-bit grayscale TIFF (enough for benchmark inputs). */
+/** A single-strip, uncompressed, 16-bit grayscale TIFF (enough for benchmark inputs), by the fixture writer. */
 function tiff16(data: Uint16Array, width: number, height: number): Uint8Array {
-  const entries: [number, number, number][] = [
-    [256, 4, width],
-    [257, 4, height],
-    [258, 3, 16],
-    [259, 3, 1],
-    [262, 3, 1],
-    [273, 4, 8],
-    [277, 3, 1],
-    [278, 4, height],
-    [279, 4, data.byteLength],
-  ];
-  const ifdAt = 8 + data.byteLength;
-  const out = new Uint8Array(ifdAt + 2 + entries.length * 12 + 4);
-  const view = new DataView(out.buffer);
-  view.setUint16(0, 0x4949);
-  view.setUint16(2, 42, true);
-  view.setUint32(4, ifdAt, true);
-  out.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), 8);
-  view.setUint16(ifdAt, entries.length, true);
-  entries.forEach(([tag, type, value], i) => {
-    const e = ifdAt + 2 + i * 12;
-    view.setUint16(e, tag, true);
-    view.setUint16(e + 2, type, true);
-    view.setUint32(e + 4, 1, true);
-    if (type === 3) view.setUint16(e + 8, value, true);
-    else view.setUint32(e + 8, value, true);
-  });
-  return out;
+  return encodeTiff([{ width, height, samplesPerPixel: 1, kind: "uint16", values: data }]);
 }
 
 function sceneTiff(scene: LabelImage): Uint8Array {

@@ -5,6 +5,7 @@ import { encode as encodePng } from "fast-png";
 import { createKey } from "../../worker/operator/keys.ts";
 import { createOrganization, type OrgOptions } from "../../worker/operator/organizations.ts";
 import { database } from "../../worker/services/database.ts";
+import { encodeTiff } from "../fixtures/tiff-writer.ts";
 import { checkAgainstDocument } from "./openapi-responses.ts";
 
 export const BASE = "http://cellseg.test/api/v1";
@@ -85,38 +86,9 @@ export function pngBytes(width = 8, height = 6): Uint8Array {
   return encodePng({ width, height, data, depth: 16, channels: 1 });
 }
 
-/** A minimal real TIFF: little-endian, one uncompressed 16-bit strip. */
+/** A minimal real TIFF: little-endian, one uncompressed 16-bit strip (the fixture writer's). */
 export function tiffBytes(width = 4, height = 3): Uint8Array {
-  const entries: [number, number, number, number][] = [
-    [256, 3, 1, width],
-    [257, 3, 1, height],
-    [258, 3, 1, 16],
-    [259, 3, 1, 1],
-    [262, 3, 1, 1],
-    [273, 4, 1, 0],
-    [277, 3, 1, 1],
-    [278, 3, 1, height],
-    [279, 4, 1, width * height * 2],
-  ];
-  const ifdOffset = 8;
-  const ifdSize = 2 + entries.length * 12 + 4;
-  const dataOffset = ifdOffset + ifdSize;
-  entries[5][3] = dataOffset;
-  const out = new Uint8Array(dataOffset + width * height * 2);
-  const view = new DataView(out.buffer);
-  out.set([0x49, 0x49, 42, 0]);
-  view.setUint32(4, ifdOffset, true);
-  view.setUint16(ifdOffset, entries.length, true);
-  entries.forEach(([tag, type, count, value], i) => {
-    const at = ifdOffset + 2 + i * 12;
-    view.setUint16(at, tag, true);
-    view.setUint16(at + 2, type, true);
-    view.setUint32(at + 4, count, true);
-    if (type === 3) view.setUint16(at + 8, value, true);
-    else view.setUint32(at + 8, value, true);
-  });
-  for (let i = 0; i < width * height; i++) view.setUint16(dataOffset + i * 2, i * 1000, true);
-  return out;
+  return encodeTiff([{ width, height, samplesPerPixel: 1, kind: "uint16", values: Uint16Array.from({ length: width * height }, (_, i) => i * 1000) }]);
 }
 
 export function multipartFile(name: string, bytes: Uint8Array, type = "application/octet-stream"): FormData {
