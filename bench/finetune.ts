@@ -88,9 +88,17 @@ async function main() {
     ...(process.env.TRAINING_SECONDS ? { TRAINING_SECONDS: process.env.TRAINING_SECONDS } : {}),
   });
   const call = async <T = Record<string, unknown>>(path: string, init: RequestInit = {}): Promise<T> => {
-    const response = await fetch(stack.api + path, { ...init, headers: { Authorization: `Bearer ${stack.key}`, ...init.headers } });
-    if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path}: ${response.status} ${await response.text()}`);
-    return response.json() as Promise<T>;
+    for (;;) {
+      const response = await fetch(stack.api + path, { ...init, headers: { Authorization: `Bearer ${stack.key}`, ...init.headers } });
+      // Imports are measured two at a time per organization: a third waits its turn, as the client does.
+      if (response.status === 429) {
+        await response.body?.cancel();
+        await new Promise((r) => setTimeout(r, 1000 * Number(response.headers.get("Retry-After") ?? 5)));
+        continue;
+      }
+      if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path}: ${response.status} ${await response.text()}`);
+      return response.json() as Promise<T>;
+    }
   };
   const postJson = (path: string, body: unknown) => call(path, { method: "POST", body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
   const postFile = async (path: string, file: string, fields: Record<string, string> = {}) => {
