@@ -3,14 +3,17 @@
 // else comes back as an ApiError carrying the status and the service's `detail`. The key travels
 // only in the Authorization header of API requests: never on signed part URLs, never in a message.
 import { TransientError, withRetry } from "../common/retry.ts";
+import { inClientWords } from "./api-words.ts";
 
+/** A refusal of the service; its `detail` names the client's flags, not the API's fields (api-words.ts). */
 export class ApiError extends Error {
   readonly status: number;
   readonly detail: string;
   constructor(what: string, status: number, detail: string) {
-    super(`${what}: ${status} ${detail}`);
+    const words = inClientWords(detail);
+    super(`${what}: ${status} ${words}`);
     this.status = status;
-    this.detail = detail;
+    this.detail = words;
   }
 }
 

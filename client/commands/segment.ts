@@ -2,7 +2,10 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { ModelRecord } from "../../schema/api-records.ts";
-import { MAX_DIAMETER_PX, MAX_EXPANSION_REACH_PX, MIN_DIAMETER_PX } from "../../schema/work-limits.ts";
+import { segmentParams } from "../../schema/api.ts";
+import { MODALITIES } from "../../schema/modality.ts";
+import { expansionReachRefusal, MAX_DIAMETER_PX, MAX_EXPANSION_REACH_PX, MIN_DIAMETER_PX } from "../../schema/work-limits.ts";
+import { FLAG_OF_FIELD, inClientWords } from "../api-words.ts";
 import { CLOUDFLARE_BODY_LIMIT, DEFAULT_RESUMABLE_ABOVE } from "../body-limit.ts";
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connect, UsageError } from "../connection.ts";
 import { MEASUREMENT_COLUMN_NAMES, MEASUREMENT_GROUP_NAMES } from "../../schema/measurements.ts";
@@ -12,13 +15,15 @@ import { positiveNumber } from "../flags.ts";
 import { AUTO_MODEL } from "../model-choice.ts";
 import { formatBytes } from "../format.ts";
 import type { Http } from "../http.ts";
-import { collectInputs } from "../inputs.ts";
+import { collectInputs, type InputFile } from "../inputs.ts";
 import type { Interruption } from "../interruption.ts";
 import { OVERLAY_MAX_PIXELS } from "../overlay.ts";
 import { createDisplay } from "../progress.ts";
 import { STATE_FILE } from "../resume-state.ts";
 import { type ImageOutcome, runSegment, type SegmentOptions } from "../segment-run.ts";
 import { summaryTable } from "../summary.ts";
+
+const MODALITY_CHOICES = ["auto", ...MODALITIES] as const;
 
 export const SEGMENT_HELP = `npm run client -- segment <image|folder>... --out <dir> [options]
 
@@ -36,6 +41,15 @@ Exits 0 only if every image was segmented and exported.
                           \`npm run client -- models\`)
   --diameter D            object diameter in pixels, ${MIN_DIAMETER_PX} to ${MAX_DIAMETER_PX}; 0 or auto: estimate it (the default)
   --channels A,B          Cellpose's channels: segment A, nucleus B; 1-based, 0 = grayscale
+  --modality M            ${MODALITY_CHOICES.join(", ")}: what the one-channel model's input is made
+                          for (default auto: detected from the pixels; brightfield and histology
+                          are inverted so nuclei read bright)
+  --cellprob-threshold T  Cellpose's cell probability threshold, -20 to 20 (default: the model's;
+                          lower finds more, fainter cells)
+  --flow-threshold T      Cellpose's flow error threshold, 0 to 10 (default: the model's; higher
+                          keeps more irregular shapes)
+  --min-size PX           drop cells smaller than PX pixels (default: the model's)
+  --augment               Cellpose's test-time augmentation (4x the network time)
   --pixel-size UM         micrometres per pixel for the calibrated columns (default: the file's)
   --cell-expansion D      grow each nucleus into a cell by D micrometres (5um) or pixels (8px),
                           as QuPath's cell expansion: the cell columns; it may reach at most
@@ -64,6 +78,11 @@ const SEGMENT_OPTIONS = {
   channels: { type: "string" },
   "pixel-size": { type: "string" },
   "cell-expansion": { type: "string" },
+  modality: { type: "string" },
+  "cellprob-threshold": { type: "string" },
+  "flow-threshold": { type: "string" },
+  "min-size": { type: "string" },
+  augment: { type: "boolean" },
   formats: { type: "string", default: Object.keys(EXPORT_FILES).join(",") },
   columns: { type: "string" },
   "resumable-above": { type: "string" },
@@ -73,7 +92,31 @@ const SEGMENT_OPTIONS = {
   "cell-objects": { type: "boolean", default: false },
 } as const;
 
-export function predictionParams(values: { diameter?: string; channels?: string; "pixel-size"?: string; "cell-expansion"?: string }): Record<string, unknown> {
+export interface PredictionFlags {
+  diameter?: string;
+  channels?: string;
+  "pixel-size"?: string;
+  "cell-expansion"?: string;
+  modality?: string;
+  "cellprob-threshold"?: string;
+  "flow-threshold"?: string;
+  "min-size"?: string;
+  augment?: boolean;
+}
+
+/** A number flag that may be negative (the thresholds); the range is the service's schema's, checked below. */
+function numberFlag(value: string, flag: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n)) throw new UsageError(`${flag} must be a number, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+/**
+ * The prediction's parameters from the flags, checked against the service's own schema
+ * (schema/api.ts's segmentParams) here, so a value out of range is refused before any upload,
+ * in the flag's name (api-words.ts).
+ */
+export function predictionParams(values: PredictionFlags): Record<string, unknown> {
   const params: Record<string, unknown> = {};
   if (values["pixel-size"] !== undefined) params.pixel_size_um = positiveNumber(values["pixel-size"], "--pixel-size");
   if (values["cell-expansion"] !== undefined) {
@@ -89,7 +132,55 @@ export function predictionParams(values: { diameter?: string; channels?: string;
     }
     params.channels = channels;
   }
+  if (values.modality !== undefined) {
+    if (!(MODALITY_CHOICES as readonly string[]).includes(values.modality))
+      throw new UsageError(`--modality takes ${MODALITY_CHOICES.join(", ")}, not ${JSON.stringify(values.modality)}`);
+    params.modality = values.modality;
+  }
+  if (values["cellprob-threshold"] !== undefined) params.cellprob_threshold = numberFlag(values["cellprob-threshold"], "--cellprob-threshold");
+  if (values["flow-threshold"] !== undefined) params.flow_threshold = numberFlag(values["flow-threshold"], "--flow-threshold");
+  if (values["min-size"] !== undefined) params.min_size = positiveNumber(values["min-size"], "--min-size", true);
+  if (values.augment) params.augment = true;
+  const checked = segmentParams.safeParse(params);
+  if (!checked.success) {
+    throw new UsageError(
+      checked.error.issues
+        .map((issue) => {
+          const field = String(issue.path[0] ?? "");
+          const flag = FLAG_OF_FIELD[field]?.flag ?? field;
+          return `${flag}: ${inClientWords(issue.message)}`;
+        })
+        .join("; "),
+    );
+  }
   return params;
+}
+
+/**
+ * What the client can tell before uploading: a cell expansion in µm needs the pixel size, and PNG
+ * and JPEG files carry none, so without --pixel-size they are refused here rather than after
+ * their upload; with --pixel-size the expansion's reach is checked against the limit.
+ */
+export function refuseBeforeUpload(params: Record<string, unknown>, inputs: readonly InputFile[]): void {
+  const um = params.cell_expansion_um as number | undefined;
+  if (um === undefined) return;
+  const given = params.pixel_size_um as number | undefined;
+  if (given !== undefined) {
+    const refusal = expansionReachRefusal({ um, pixelSize: { x: given, y: given } });
+    if (refusal) throw new UsageError(`--cell-expansion ${um}um at --pixel-size ${given}: ${inClientWords(refusal)}`);
+    return;
+  }
+  const uncalibrated = inputs.filter((input) => /\.(png|jpe?g)$/i.test(input.name));
+  if (uncalibrated.length > 0) {
+    const names =
+      uncalibrated
+        .slice(0, 3)
+        .map((i) => i.name)
+        .join(", ") + (uncalibrated.length > 3 ? `, and ${uncalibrated.length - 3} more` : "");
+    throw new UsageError(
+      `--cell-expansion ${um}um needs the pixel size, and PNG and JPEG files carry none (${names}): add --pixel-size UM, or give the distance in pixels (--cell-expansion 8px)`,
+    );
+  }
 }
 
 /**
@@ -147,11 +238,13 @@ export async function segmentCommand(args: string[], io: SegmentIo): Promise<num
   if (values.overlay && !formats.includes("geojson")) throw new UsageError("--overlay draws the outlines from rois.geojson: add geojson to --formats");
   if (values["cell-objects"] && values["cell-expansion"] === undefined)
     throw new UsageError("--cell-objects saves the cells grown around the nuclei: give --cell-expansion too (5um or 8px, say)");
+  const params = predictionParams(values);
+  refuseBeforeUpload(params, inputs);
   const options: SegmentOptions = {
     inputs,
     out,
     modelId: values.model,
-    params: predictionParams(values),
+    params,
     formats,
     columns: measurementColumns(values.columns),
     cellObjects: values["cell-objects"],
