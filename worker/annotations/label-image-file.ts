@@ -62,11 +62,23 @@ export function labelsFromImageFile(bytes: Uint8Array, width: number, height: nu
   const labels = new Uint32Array(data.buffer, data.byteOffset, width * height);
   const seen = new Set<number>();
   let previous = 0;
+  // Neighbours along rows where both pixels are objects, and how many of them differ: see looksLikeIntensities.
+  let pairs = 0;
+  let changes = 0;
+  let objectPixels = 0;
   for (let i = 0; i < labels.length; i++) {
     const v = data[i];
     if (v === previous) {
       labels[i] = v;
+      if (v !== 0) {
+        pairs++;
+        objectPixels++;
+      }
       continue;
+    }
+    if (v !== 0 && previous !== 0) {
+      pairs++;
+      changes++;
     }
     if (!(Number.isInteger(v) && v >= 0 && v <= MAX_LABEL_VALUE)) {
       const where = `pixel (${i % width}, ${Math.floor(i / width)})`;
@@ -77,6 +89,7 @@ export function labelsFromImageFile(bytes: Uint8Array, width: number, height: nu
     }
     labels[i] = v;
     previous = v;
+    if (v !== 0) objectPixels++;
     if (v !== 0 && !seen.has(v)) {
       seen.add(v);
       if (seen.size > MAX_IMPORT_OBJECTS) {
@@ -87,7 +100,32 @@ export function labelsFromImageFile(bytes: Uint8Array, width: number, height: nu
       }
     }
   }
+  if (looksLikeIntensities(pairs, changes, objectPixels, seen.size)) {
+    throw new AnnotationImportError(
+      "invalid_content",
+      `this looks like an intensity image (the microscope's picture), not a label image: ${Math.round((100 * changes) / pairs)}% of neighbouring non-zero pixels differ, where a label image's cells are regions of one value each. Import the cells' labels (0 for background, one whole number per cell, as Fiji's Analyze Particles writes with "Count Masks"), ImageJ ROIs or QuPath GeoJSON`,
+    );
+  }
   return { labels, distinctLabels: seen.size };
+}
+
+/** Neighbouring object pixels below which the test below says nothing (a few cells of a few pixels). */
+const MIN_PAIRS_TO_TELL = 1000;
+/** Pixels per value at least: a micrograph has few values (at most 65,536 in 16 bits) over many pixels. */
+const MIN_PIXELS_PER_VALUE = 4;
+
+/**
+ * A label image's cells are regions of one value: two neighbours along a row differ only where
+ * one cell meets another, about once per cell width (a fifth of the time for cells 5 px wide, the
+ * smallest a model finds). A micrograph's pixels vary from one to the next (noise, gradients), so
+ * most neighbours differ, and each of its few values is used on many pixels. Both together are
+ * an intensity image given by mistake: said so at once, before objects are traced (which on such
+ * an image finds thousands of "objects" spread over the whole image, refused later only by a
+ * limit that does not say why). A file of many tiny objects of a few pixels each is no picture:
+ * the limits below answer it.
+ */
+function looksLikeIntensities(pairs: number, changes: number, objectPixels: number, values: number): boolean {
+  return pairs >= MIN_PAIRS_TO_TELL && changes > pairs / 2 && objectPixels >= MIN_PIXELS_PER_VALUE * values;
 }
 
 /**

@@ -9,6 +9,8 @@ import { AnnotationImportError, importAnnotation, importErrorStatus } from "../.
 import { MAX_IMPORT_FILE_BYTES, MAX_IMPORT_OBJECTS } from "../../../worker/annotations/limits.ts";
 import { OutlineCollector } from "../../../worker/annotations/outlines.ts";
 import { stripsSharingLzwData } from "../../fixtures/hostile-images.ts";
+import { renderNuclei } from "../../fixtures/image.ts";
+import { discField } from "../../fixtures/labels.ts";
 import { encodeTiff } from "../../fixtures/tiff-writer.ts";
 import {
   combGeoJson,
@@ -200,6 +202,28 @@ describe("readable files that cannot be this image's segmentation: 422", () => {
   it("a binary mask: one value over separate cells would be one object, so it is refused with what to do", () => {
     const mask = Uint8Array.from([255, 255, 0, 0, 0, 255, 255, 0, 0, 0, 0, 0, 0, 0, 255]);
     expect(refusal(png(5, 3, mask), 5, 3)).toMatchObject({ kind: "invalid_content", status: 422, detail: expect.stringContaining("binary mask") });
+  });
+
+  it("the microscope image given as a label image by mistake: said to be an intensity image, before any object is traced", () => {
+    // A noisy 8-bit micrograph: nuclei brighter than an uneven background, every pixel a little off its neighbours.
+    const width = 96,
+      height = 64;
+    const scene = discField(width, height, 30, 4, 8, 3);
+    const picture = renderNuclei(scene).data;
+    let state = 7;
+    const noise = () => ((state = (state * 1_103_515_245 + 12_345) >>> 0) % 9) - 4;
+    const gray = Uint8Array.from(picture, (v) => Math.max(1, Math.min(255, Math.round(v / 16) + noise())));
+    const started = Date.now();
+    const refused = refusal(png(width, height, gray), width, height);
+    expect(refused).toMatchObject({ kind: "invalid_content", status: 422 });
+    expect(refused.detail).toMatch(
+      /^this looks like an intensity image \(the microscope's picture\), not a label image: \d+% of neighbouring non-zero pixels differ/,
+    );
+    expect(Date.now() - started).toBeLessThan(1_000);
+    // A label image of small touching cells (5 px wide, a change every fifth pixel) is no such thing.
+    const tiles = Uint16Array.from({ length: width * height }, (_, i) => 1 + Math.floor((i % width) / 5) + 20 * Math.floor(Math.floor(i / width) / 5));
+    expect(importAnnotation(png(width, height, tiles), width, height).rois.length).toBe(20 * 13);
+    expect(importAnnotation(png(width, height, Uint16Array.from(scene.labels)), width, height).rois.length).toBeGreaterThan(10);
   });
 
   it("label images with several channels, several planes, or values that are not labels", () => {
