@@ -27,13 +27,18 @@ interface Geometry {
   coordinates: unknown;
 }
 
-/** The rings of each polygon (exterior first, then holes) of a GeoJSON FeatureCollection. */
-function polygonsOf(geojson: { features?: { geometry?: Geometry | null }[] }): number[][][][] {
+/**
+ * The rings of each polygon (exterior first, then holes) of a GeoJSON FeatureCollection: every
+ * feature's geometry and, for QuPath cell objects (`--cell-objects`), its nucleus's too, so both
+ * the cell and the nucleus inside it are drawn.
+ */
+export function polygonsOf(geojson: { features?: { geometry?: Geometry | null; nucleusGeometry?: Geometry | null }[] }): number[][][][] {
   const polygons: number[][][][] = [];
   for (const feature of geojson.features ?? []) {
-    const geometry = feature.geometry;
-    if (geometry?.type === "Polygon") polygons.push(geometry.coordinates as number[][][]);
-    else if (geometry?.type === "MultiPolygon") polygons.push(...(geometry.coordinates as number[][][][]));
+    for (const geometry of [feature.geometry, feature.nucleusGeometry]) {
+      if (geometry?.type === "Polygon") polygons.push(geometry.coordinates as number[][][]);
+      else if (geometry?.type === "MultiPolygon") polygons.push(...(geometry.coordinates as number[][][][]));
+    }
   }
   return polygons;
 }

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { OverlaySkipped, writeOverlay } from "../../client/overlay.ts";
+import { OverlaySkipped, polygonsOf, writeOverlay } from "../../client/overlay.ts";
 
 const work = mkdtempSync(join(tmpdir(), "cellseg-overlay-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -47,5 +47,26 @@ describe("the overlay of an image above 64 megapixels", () => {
     await expect(attempt).rejects.toThrow(OverlaySkipped);
     await expect(attempt).rejects.toThrow("10000x9000 is 86 MP, more than the 64 MP an overlay is made for");
     expect(existsSync(join(work, "slide-overlay.png"))).toBe(false);
+  });
+});
+
+describe("the overlay of QuPath cell objects (--cell-objects)", () => {
+  it("draws each cell and the nucleus inside it, not the cells alone", () => {
+    const ring = (x: number, y: number, s: number) => [
+      [x, y],
+      [x + s, y],
+      [x + s, y + s],
+      [x, y + s],
+      [x, y],
+    ];
+    const cells = {
+      features: [
+        { geometry: { type: "Polygon", coordinates: [ring(0, 0, 10)] }, nucleusGeometry: { type: "Polygon", coordinates: [ring(3, 3, 4)] } },
+        { geometry: { type: "Polygon", coordinates: [ring(20, 0, 10)] }, nucleusGeometry: { type: "Polygon", coordinates: [ring(23, 3, 4)] } },
+      ],
+    };
+    expect(polygonsOf(cells)).toEqual([[ring(0, 0, 10)], [ring(3, 3, 4)], [ring(20, 0, 10)], [ring(23, 3, 4)]]);
+    // Nuclei alone (the default export) are drawn as they are.
+    expect(polygonsOf({ features: [{ geometry: { type: "Polygon", coordinates: [ring(3, 3, 4)] } }] })).toEqual([[ring(3, 3, 4)]]);
   });
 });
