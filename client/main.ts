@@ -4,6 +4,7 @@ import { imagesCommand, IMAGES_HELP } from "./commands/images.ts";
 import { importCommand, IMPORT_HELP } from "./commands/import.ts";
 import { modelsCommand, MODELS_HELP } from "./commands/models.ts";
 import { segmentCommand, SEGMENT_HELP } from "./commands/segment.ts";
+import { segmentationCommand, SEGMENTATION_HELP } from "./commands/segmentation.ts";
 import { trainCommand, TRAIN_HELP } from "./commands/train.ts";
 import { UsageError } from "./connection.ts";
 import { Interruption } from "./interruption.ts";
@@ -16,6 +17,7 @@ Commands:
 ${first(SEGMENT_HELP)}
 ${first(IMAGES_HELP)}
 ${first(MODELS_HELP)}
+${first(SEGMENTATION_HELP)}
 ${first(IMPORT_HELP)}
 ${first(TRAIN_HELP)}
 
@@ -42,6 +44,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   segment: (args) => segmentCommand(args, { out: process.stdout, interruption: stopCleanly() }),
   images: (args) => imagesCommand(args, process.stdout),
   models: (args) => modelsCommand(args, process.stdout),
+  segmentation: (args) => segmentationCommand(args, process.stdout),
   import: (args) => importCommand(args, process.stdout),
   train: (args) => trainCommand(args, process.stdout),
 };

@@ -57,7 +57,7 @@ export async function importCommand(args: string[], out: NodeJS.WritableStream):
     throw error;
   }
   out.write(
-    `Imported ${basename(file)} for image ${imported.image_id}: segmentation ${imported.segmentation_id}, ${imported.cell_count} cell${imported.cell_count === 1 ? "" : "s"}${imported.measurements.status === "measuring" ? "; its intensities are being measured from the image (GET /segmentation/<id> says when: measurements.status)" : ""}\n`,
+    `Imported ${basename(file)} for image ${imported.image_id}: segmentation ${imported.segmentation_id}, ${imported.cell_count} cell${imported.cell_count === 1 ? "" : "s"}${imported.measurements.status === "measuring" ? `; its intensities are being measured from the image (npm run -s client -- segmentation ${imported.segmentation_id} says when)` : ""}\n`,
   );
   return 0;
 }
