@@ -97,3 +97,19 @@ export function jobTimeLimitSeconds(work: TimedWork): number {
   }
   return Math.min(TIME_LIMITS.maxSeconds, Math.ceil(TIME_LIMITS.baseSeconds + megapixels * perMegapixel));
 }
+
+/**
+ * How many times over a job may read its image's bytes through ranged reads (k). Block-wise
+ * reading reads a row-sequential file (a PNG, a strip TIFF) about three times at most: once for the
+ * survey's sample windows, once for the diameter window (with diameter "auto"), once for the blocks
+ * (band by band, each band continuing where the last stopped); a tiled TIFF reads its margins'
+ * tiles again, well under this. Past it a job is FAILED with the reason, not left re-reading.
+ */
+export const MAX_READ_FACTOR = 3;
+/** Bytes read beyond k x the file for headers, directories and the reads' windows. */
+export const READ_SLACK_BYTES = 2 * 2 ** 20;
+
+/** The most bytes a job may read of an image of `fileBytes` bytes. */
+export function readCapBytes(fileBytes: number): number {
+  return MAX_READ_FACTOR * fileBytes + READ_SLACK_BYTES;
+}

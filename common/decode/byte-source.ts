@@ -3,6 +3,7 @@
 // Range requests (the runner reads R2 objects through signed URLs). The region reader asks only
 // for the bytes it needs, so a huge file is never read whole.
 import { open } from "node:fs/promises";
+import { ImageDecodeError } from "../../schema/image-formats/index.ts";
 
 export interface ByteSource {
   /** File size in bytes (a safe integer: offsets of 64-bit BigTIFFs are refused past 2^53). */
@@ -27,6 +28,38 @@ export function checkReadRange(size: number, offset: number, length: number): vo
   if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0 || offset + length > size) {
     throw new RangeError(`read of ${length} bytes at ${offset} lies outside the ${size}-byte source`);
   }
+}
+
+/** A source that counts the bytes asked of it, and refuses a read that would take the count past `capBytes`. */
+export interface CountedSource extends ByteSource {
+  /** Bytes requested so far. */
+  readonly bytesRead: number;
+}
+
+/**
+ * Counts the bytes read through `source`; a read that would take the count past `capBytes` is
+ * refused with an ImageDecodeError (the job fails with the reason, it is not retried).
+ */
+export function countedSource(source: ByteSource, capBytes = Number.POSITIVE_INFINITY): CountedSource {
+  let bytesRead = 0;
+  return {
+    size: source.size,
+    get bytesRead() {
+      return bytesRead;
+    },
+    async read(offset, length) {
+      if (bytesRead + length > capBytes) {
+        const times = (capBytes / Math.max(1, source.size)).toFixed(1);
+        throw new ImageDecodeError(
+          `reading this image would take more than ${capBytes} bytes, ${times} times its ${source.size}-byte file ` +
+            `(${bytesRead} read so far): its layout makes region reads repeat (a PNG or strip TIFF whose rows do not fit the block memory)`,
+          "too-large",
+        );
+      }
+      bytesRead += length;
+      return source.read(offset, length);
+    },
+  };
 }
 
 /** Bytes already in memory (tests, small files). */

@@ -2,7 +2,7 @@
 // each row filtered against the one above, so it cannot be read at random: rows are inflated and
 // unfiltered one after another (a streaming inflate fed a few kilobytes at a time), keeping only the
 // current position. A region at or below that position reads on; one above it starts again from
-// the first row. Memory is the region, two rows, one IDAT chunk (up to VERIFIED_CHUNK_BYTES) and
+// the first row, unless the rows are among the last kept (KeptRows, sized by keepRows). Memory is the region, the kept rows, two rows, one IDAT chunk (up to VERIFIED_CHUNK_BYTES) and
 // what one small input push inflates to. Checked: IHDR, PLTE and IDAT CRCs; not checked: chunks
 // past the last row read, and the zlib stream's Adler-32 (the whole-image decoder checks both).
 // Interlaced PNGs (Adam7 spreads each row over seven passes) are read whole if small enough, else refused.
@@ -27,6 +27,8 @@ import { openWholeRegions } from "./whole-regions.ts";
 
 /** Compressed bytes pushed into the inflater at once: a Deflate bomb turns them into at most ~8 MiB. */
 const PUSH_BYTES = 8 * 1024;
+/** Unfiltered rows kept by default for regions that overlap the last ones read (KeptRows); keepRows raises it. */
+const KEPT_ROW_BYTES = 32 * 1024 * 1024;
 /** Bytes fetched from the source per read while walking the file. */
 const WINDOW_BYTES = 256 * 1024;
 /**
@@ -60,6 +62,8 @@ export async function openPngRegions(source: ByteSource): Promise<ImageRegions> 
   const reader = new WindowReader(source);
   const { palette, firstIdat } = await chunksBeforeData(reader, header);
   const rows = new PngRowStream(reader, header, firstIdat);
+  const rowBytes = pngRowBytes(header);
+  const kept = new KeptRows(rowBytes, Math.max(1, Math.floor(KEPT_ROW_BYTES / rowBytes)));
   const image = { width: header.width, height: header.height, channels: header.channels };
   let queue: Promise<unknown> = Promise.resolve();
   return {
@@ -69,20 +73,79 @@ export async function openPngRegions(source: ByteSource): Promise<ImageRegions> 
     format: "png",
     pages: 1,
     levels: [],
+    rowBytes,
+    keepRows(n) {
+      kept.resize(Math.max(1, Math.min(n, header.height)));
+    },
     readRegion(x, y, w, h, options) {
       const wanted = checkRegion(image, x, y, w, h, options);
       // One row stream, so regions are read one at a time, in the order asked.
       const read = queue.then(async () => {
         const data = new Float32Array(wanted.length * w * h);
-        if (rows.next > y) rows.restart();
-        while (rows.next < y) await rows.read();
-        for (let r = 0; r < h; r++) copyRowSamples(header, palette, await rows.read(), x, w, h, wanted, r, data);
+        // Rows above the stream's position come from the kept rows; above those the stream starts again.
+        if (y < rows.next - kept.count) {
+          rows.restart();
+          kept.clear();
+        }
+        const next = async (): Promise<Uint8Array> => kept.add(rows.next, await rows.read());
+        while (rows.next < y) await next();
+        for (let r = 0; r < h; r++) {
+          const row = y + r < rows.next ? kept.get(y + r) : await next();
+          copyRowSamples(header, palette, row, x, w, h, wanted, r, data);
+        }
         return { width: w, height: h, channels: wanted.length, bitDepth: header.sampleBits, sampleFormat: "uint" as const, data };
       });
       queue = read.catch(() => {});
       return read;
     },
   };
+}
+
+/**
+ * The last rows read, unfiltered, in a ring: regions side by side (the blocks of one band, the
+ * survey's windows of one row) and a band's top margin, which the band above already read, are
+ * served from here instead of inflating the file again from its start.
+ */
+class KeptRows {
+  private rows: Uint8Array[] = [];
+  private capacity: number;
+  private readonly rowBytes: number;
+  /** Index of the row after the last one kept. */
+  private end = 0;
+  count = 0;
+  constructor(rowBytes: number, capacity: number) {
+    this.rowBytes = rowBytes;
+    this.capacity = capacity;
+  }
+  resize(capacity: number): void {
+    if (capacity === this.capacity) return;
+    const keep = Math.min(this.count, capacity);
+    const rows = Array.from({ length: keep }, (_, i) => this.get(this.end - keep + i));
+    this.capacity = capacity;
+    this.rows = [];
+    this.count = 0;
+    const end = this.end;
+    this.end = end - keep;
+    rows.forEach((row, i) => this.add(end - keep + i, row));
+  }
+  clear(): void {
+    this.count = 0;
+    this.end = 0;
+  }
+  /** Keeps a copy of row `index` (the row after the last kept, or the first after a clear); returns the copy. */
+  add(index: number, row: Uint8Array): Uint8Array {
+    if (index !== this.end) this.count = 0;
+    const slot = index % this.capacity;
+    const copy = (this.rows[slot] ??= new Uint8Array(this.rowBytes));
+    copy.set(row);
+    this.end = index + 1;
+    this.count = Math.min(this.count + 1, this.capacity);
+    return copy;
+  }
+  get(index: number): Uint8Array {
+    if (index < this.end - this.count || index >= this.end) throw new RangeError(`PNG row ${index} is not kept`);
+    return this.rows[index % this.capacity]!;
+  }
 }
 
 /** Walks the chunks up to the first IDAT: the palette (PLTE) a palette image needs, and where the data starts. */

@@ -13,7 +13,7 @@ import type { ImageRegions } from "./region.ts";
 import { openTiffRegions } from "./tiff-regions.ts";
 import { openWholeRegions } from "./whole-regions.ts";
 
-export { type ByteSource, ByteSourceError, bytesSource, fileSource, httpRangeSource } from "./byte-source.ts";
+export { type ByteSource, ByteSourceError, bytesSource, type CountedSource, countedSource, fileSource, httpRangeSource } from "./byte-source.ts";
 export type { ImageRegions, RegionOptions } from "./region.ts";
 
 export interface OpenRegionsOptions {

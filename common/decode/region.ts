@@ -21,6 +21,14 @@ export interface ImageRegions {
   /** Reduced-resolution levels of a pyramidal TIFF (SubIFDs of the page read), largest first; empty if none. */
   levels: { width: number; height: number }[];
   /**
+   * Row-sequential readers (a PNG: one zlib stream; a strip TIFF: strips as wide as the image) keep
+   * the last rows they decoded, so regions side by side or overlapping the last ones cost no new
+   * pass: `rowBytes` is what one full-width row takes in that store, and `keepRows(n)` sizes it to
+   * hold n rows (until then, a default of tens of MB) (the caller counts n x rowBytes in its memory). Absent for readers that read at random.
+   */
+  rowBytes?: number;
+  keepRows?(rows: number): void;
+  /**
    * Reads [x, x+w) × [y, y+h) as a planar DecodedImage of w × h (channels as selected). A rectangle
    * outside the image is a RangeError; one of more than MAX_REGION_SAMPLES samples an ImageDecodeError.
    */

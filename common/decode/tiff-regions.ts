@@ -58,8 +58,19 @@ export async function openTiffRegions(source: ByteSource, options: { page?: numb
   const spp = geometry.samplesPerPixel;
   const cache = new BlockCache(BLOCK_CACHE_BYTES);
   const image = { width: geometry.width, height: geometry.height, channels: layout.channelPages * spp };
+  // Compressed strips span the image's width: a region decodes whole strips, so the blocks of a band
+  // share them, and the decoded strips are kept for a band's rows (uncompressed ones are read by rows).
+  const strips = !geometry.tiled && geometry.compression !== Compression.None;
+  const rowBytes = geometry.width * image.channels * Math.ceil(geometry.bitsPerSample / 8);
   return {
     ...image,
+    ...(strips && {
+      rowBytes,
+      keepRows(rows: number) {
+        // A band's rows, and the strips cut by its top and bottom edges.
+        cache.resize((Math.min(rows, geometry.height) + 2 * geometry.blockHeight) * rowBytes);
+      },
+    }),
     bitDepth: geometry.bitsPerSample,
     sampleFormat: geometry.sampleFormat,
     format: "tiff",
@@ -190,9 +201,13 @@ async function levelsOf(file: TiffSource, dir: TiffDirectory): Promise<{ width: 
 class BlockCache {
   private readonly blocks = new Map<string, Uint8Array>();
   private bytes = 0;
-  private readonly budget: number;
+  private budget: number;
   constructor(budget: number) {
     this.budget = budget;
+  }
+  resize(budget: number): void {
+    this.budget = budget;
+    this.evict();
   }
   get(key: string): Uint8Array | undefined {
     const block = this.blocks.get(key);
@@ -208,6 +223,9 @@ class BlockCache {
     this.blocks.delete(key);
     this.blocks.set(key, block);
     this.bytes += block.byteLength;
+    this.evict();
+  }
+  private evict(): void {
     while (this.bytes > this.budget && this.blocks.size > 1) {
       const [oldest, evicted] = this.blocks.entries().next().value!;
       this.blocks.delete(oldest);

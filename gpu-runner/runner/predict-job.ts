@@ -1,11 +1,11 @@
 // A prediction: fetch the image and model, segment, upload the ROI artifact, report the counts.
 import { requestedDiameter } from "../../schema/api.ts";
-import { diameterRefusal, expansionReachRefusal } from "../../schema/work-limits.ts";
+import { diameterRefusal, expansionReachRefusal, readCapBytes } from "../../schema/work-limits.ts";
 import type { LeasedPrediction } from "../../schema/internal-api.ts";
 import { encodeRoiArtifact, RoiArtifactAccumulator } from "../../schema/roi-artifact-writer.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
-import { openImageRegions } from "../../common/decode/region-reader.ts";
+import { countedSource, openImageRegions } from "../../common/decode/region-reader.ts";
 import { InputError } from "../engine/faults.ts";
 import { attachCells } from "../engine/cell-expansion.ts";
 import { attachIntensity, distinctChannels } from "../engine/intensity.ts";
@@ -187,7 +187,9 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext, ex
   const started = performance.now();
   ctx.progress(0, "opening");
   const [source, model] = await Promise.all([ctx.api.rangeSource(job.image.url, renewedImageUrl(job, ctx)), ctx.models.session(ctx.api, job.model)]);
-  const regions = await openImageRegions(source);
+  // Every byte read through the worker counts; past k x the file the job fails with the reason (work-limits.ts).
+  const counted = countedSource(source, readCapBytes(source.size));
+  const regions = await openImageRegions(counted);
   ctx.checkpoint();
   const openedMs = performance.now() - started;
   const params = segmentParams(job.params, model.manifest.channels);
@@ -231,7 +233,9 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext, ex
   }
   const { read, ...stages } = result.timings;
   const timings = { fetch: openedMs, decode: read, total: performance.now() - started };
-  return predictionResult({ ...result, timings: stages }, artifact.roiCount, timings, model.executionProvider);
+  const reported = predictionResult({ ...result, timings: stages }, artifact.roiCount, timings, model.executionProvider);
+  // Bytes of the image read through ranged requests (the file's size x the times it was read).
+  return { ...reported, timings: { ...reported.timings, read_bytes: counted.bytesRead, file_bytes: source.size } };
 }
 
 /** What a prediction reports: counts, size, the diameter it ran at (the job's or the estimate), and milliseconds per stage. */

@@ -4,7 +4,8 @@
 import type { LeasedPreview, PreviewResult } from "../../schema/internal-api.ts";
 import { readPreviewHeader } from "../../schema/preview-tiles.ts";
 import { blockGrid } from "../engine/blocks/block-grid.ts";
-import { openImageRegions } from "../../common/decode/region-reader.ts";
+import { countedSource, openImageRegions } from "../../common/decode/region-reader.ts";
+import { readCapBytes } from "../../schema/work-limits.ts";
 import { previewTiles } from "../engine/preview.ts";
 import { type ModalityReading, readModality, readModalityOfRegions } from "../../common/modality.ts";
 import { PreviewReduction } from "../engine/preview-reduction.ts";
@@ -49,7 +50,9 @@ async function previewWhole(job: LeasedPreview, ctx: JobContext): Promise<Previe
 
 async function previewInParts(job: LeasedPreview, ctx: JobContext): Promise<PreviewMade> {
   ctx.progress(0, "opening");
-  const regions = await openImageRegions(await ctx.api.rangeSource(job.image.url, renewedImageUrl(job, ctx)));
+  // Read at most k x the file through the worker, as a prediction (work-limits.ts).
+  const source = await ctx.api.rangeSource(job.image.url, renewedImageUrl(job, ctx));
+  const regions = await openImageRegions(countedSource(source, readCapBytes(source.size)));
   // Decided on the sample windows a block-wise prediction's survey reads, before the parts.
   const modality = await readModalityOfRegions(regions);
   const reduction = new PreviewReduction(regions.width, regions.height, regions.channels);

@@ -8,13 +8,18 @@ import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
 import { blockGrid } from "../../gpu-runner/engine/blocks/block-grid.ts";
 import { RasterOrderQueue } from "../../gpu-runner/engine/blocks/raster-order.ts";
 import { inMemoryRegions } from "../../gpu-runner/engine/blocks/region-source.ts";
-import { coreSideFor, segmentInBlocks } from "../../gpu-runner/engine/blocks/segment-blocks.ts";
+import { bandLayout, coreSideFor, segmentInBlocks } from "../../gpu-runner/engine/blocks/segment-blocks.ts";
 import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
 import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
 import { segmentImage } from "../../gpu-runner/engine/segment.ts";
 import { InputError } from "../../gpu-runner/engine/faults.ts";
 import { renderNuclei } from "../fixtures/image.ts";
 import { discField } from "../fixtures/labels.ts";
+import { bytesSource, countedSource, openImageRegions } from "../../common/decode/region-reader.ts";
+import { ImageDecodeError } from "../../common/decode/index.ts";
+import { MAX_READ_FACTOR } from "../../schema/work-limits.ts";
+import { encodePng } from "./helpers/png-writer.ts";
+import { encodeTiff } from "../fixtures/tiff-writer.ts";
 
 async function referenceModel(diameter: number) {
   const { onnx, manifest } = buildReferenceModel({ diameter, channels: 1, tileSize: 128 });
@@ -191,5 +196,63 @@ describe("segmentInBlocks", () => {
     expect(result.modality).toEqual({ modality: "fluorescence", source: "detected", reason: expect.any(String) });
     const labels = await renderLabels(640, 480, each(rois));
     expect(averagePrecision(scene.labels, labels).ap[0]).toBeGreaterThanOrEqual(0.9);
+  });
+
+  describe("reading a row-sequential file band by band", () => {
+    // 20 blocks of 128-px cores (5 across, 4 down) with margins of 30 px: read one by one from a
+    // PNG, the old reader inflated the file again for every block; a strip TIFF decoded every strip
+    // again for every block of its row.
+    // Noise in the low byte keeps the files from compressing into one of the PNG reader's 256 KiB windows.
+    let seed = 7;
+    const values = Array.from(image.data, (v) => v + ((seed = (seed * 1103515245 + 12345) % 2 ** 31) >> 23));
+    const noisy = { ...image, data: Float32Array.from(values) };
+    const files = {
+      PNG: encodePng({ width: 640, height: 480, colourType: 0, bitDepth: 16, values, idatBytes: 8192 }),
+      "Deflate-strip TIFF": encodeTiff([{ width: 640, height: 480, samplesPerPixel: 1, values, kind: "uint16", compression: "deflate", rowsPerStrip: 8 }]),
+    };
+    const params = { diameter: 15 };
+
+    for (const [name, bytes] of Object.entries(files)) {
+      it(`reads a ${name} segmented in 20 blocks at most ${MAX_READ_FACTOR} times over, with the cells of the image in memory`, async () => {
+        const model = await referenceModel(15);
+        const counted = countedSource(bytesSource(bytes), MAX_READ_FACTOR * bytes.length);
+        const fromFile: Roi[] = [];
+        const result = await segmentInBlocks(await openImageRegions(counted), model, params, { coreSide: 128, onCells: (c) => void fromFile.push(...c) });
+        expect(result.blocks).toBe(20);
+        expect(bytes.length).toBeGreaterThan(400_000);
+        // The survey's pass and the blocks' pass (with diameter "auto", the diameter window's too),
+        // the headers, and strips cut by a band's edges.
+        const times = counted.bytesRead / bytes.length;
+        expect(times).toBeLessThanOrEqual(2.25);
+        const inMemory: Roi[] = [];
+        await segmentInBlocks(inMemoryRegions(noisy), model, params, { coreSide: 128, onCells: (c) => void inMemory.push(...c) });
+        expect(fromFile.map((r) => [r.centroid_x, r.centroid_y, r.area_px])).toEqual(inMemory.map((r) => [r.centroid_x, r.centroid_y, r.area_px]));
+      });
+
+      it(`refuses, with the reason, a ${name} whose reads would pass ${MAX_READ_FACTOR} times the file (no rows kept between blocks)`, async () => {
+        const model = await referenceModel(15);
+        const counted = countedSource(bytesSource(bytes), MAX_READ_FACTOR * bytes.length);
+        const regions = await openImageRegions(counted);
+        regions.keepRows!(1);
+        // The reader as block-wise reading saw it before: regions read one at a time, nothing kept.
+        const unbanded = { width: regions.width, height: regions.height, channels: regions.channels, readRegion: regions.readRegion };
+        const refusal = await segmentInBlocks(unbanded, model, params, { coreSide: 128, onCells: () => {} }).catch((error: unknown) => error);
+        expect(refusal).toBeInstanceOf(ImageDecodeError);
+        expect((refusal as Error).message).toMatch(/would take more than \d+ bytes, 3\.0 times its \d+-byte file/);
+        expect(counted.bytesRead).toBeLessThanOrEqual(MAX_READ_FACTOR * bytes.length);
+      });
+    }
+
+    it("sizes a band with its block in the budget: full-width bands while a core of 256 px fits beside one", () => {
+      // A 60000-px-wide RGB 8-bit strip TIFF: 180,000 bytes a row.
+      const wide = bandLayout(640 * 2 ** 20, 60, 1, 180_000);
+      expect(wide.fullBands).toBe(true);
+      expect(wide.keptRows).toBe(wide.coreSide + 120);
+      expect(wide.keptRows * 180_000 + wide.keptRows ** 2 * 64).toBeLessThanOrEqual(640 * 2 ** 20);
+      // Margins of 1000 px beside 1.8 MB rows: no full band fits; the blocks as for random reads, the rest kept.
+      const narrow = bandLayout(640 * 2 ** 20, 1000, 1, 1_800_000);
+      expect(narrow).toMatchObject({ fullBands: false, coreSide: 1238 });
+      expect(narrow.keptRows).toBe(0);
+    });
   });
 });

@@ -17,7 +17,7 @@ import type { RegionSource } from "./region-source.ts";
 
 /** Windows per side of the sampling grid, and their side in pixels (16 windows of 512²: 4 MP sampled). */
 const SURVEY_GRID = 4;
-const SURVEY_WINDOW = 512;
+export const SURVEY_WINDOW = 512;
 /** Side of the window the diameter is estimated on (the single-image pipeline's "auto"). */
 const DIAMETER_WINDOW = 1024;
 

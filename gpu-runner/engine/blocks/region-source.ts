@@ -5,7 +5,8 @@
 import type { DecodedImage } from "../../../common/decode/index.ts";
 import { checkRegion, cutRegion, type ImageRegions } from "../../../common/decode/region.ts";
 
-export type RegionSource = Pick<ImageRegions, "width" | "height" | "channels" | "readRegion">;
+/** rowBytes and keepRows: a row-sequential reader's kept rows (region.ts), which block-wise reading sizes to a band. */
+export type RegionSource = Pick<ImageRegions, "width" | "height" | "channels" | "readRegion" | "rowBytes" | "keepRows">;
 
 /** A decoded image read a rectangle at a time (tests, and images decoded whole anyway). */
 export function inMemoryRegions(image: DecodedImage): RegionSource {

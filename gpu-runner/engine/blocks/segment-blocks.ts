@@ -16,7 +16,7 @@ import { segmentImage } from "../segment.ts";
 import type { DiameterEstimate, SegmentParams, SegmentStage } from "../segment.ts";
 import { blockGrid, contains } from "./block-grid.ts";
 import type { Block } from "./block-grid.ts";
-import { surveyImage } from "./image-survey.ts";
+import { SURVEY_WINDOW, surveyImage } from "./image-survey.ts";
 import type { RegionSource } from "./region-source.ts";
 import { RasterOrderQueue } from "./raster-order.ts";
 import { expansionReachPx } from "../../../schema/work-limits.ts";
@@ -101,6 +101,30 @@ export function coreSideFor(memoryBudgetBytes: number, margin: number, networkSc
   return Math.max(MIN_CORE_SIDE, blockSide - 2 * margin);
 }
 
+/**
+ * A row-sequential source (a PNG, a strip TIFF) is read a band at a time: the blocks of one block
+ * row read the same rows, and the next band starts inside this one's bottom margin, so the source
+ * keeps a band's rows (`rowBytes` each) and every row is decoded once. The band counts in the
+ * budget beside the block: the core side is the largest whose block and band fit together. Where
+ * even a core of MIN_CORE_SIDE with its band does not fit, the blocks are sized as for a source read
+ * at random and the source keeps what rows the rest of the budget holds (its bands narrower than the
+ * image: a row may then be decoded again, up to the job's read cap, MAX_READ_FACTOR).
+ */
+export function bandLayout(
+  memoryBudgetBytes: number,
+  margin: number,
+  networkScale: number,
+  rowBytes: number,
+): { coreSide: number; keptRows: number; fullBands: boolean } {
+  const bytesPerPixel = BLOCK_BYTES_PER_PIXEL * Math.max(1, networkScale) ** 2;
+  // bytesPerPixel * s^2 + rowBytes * s <= budget, s the block's side with its margins.
+  const side = Math.floor((-rowBytes + Math.sqrt(rowBytes ** 2 + 4 * bytesPerPixel * memoryBudgetBytes)) / (2 * bytesPerPixel));
+  if (side - 2 * margin >= MIN_CORE_SIDE) return { coreSide: side - 2 * margin, keptRows: side, fullBands: true };
+  const coreSide = coreSideFor(memoryBudgetBytes, margin, networkScale);
+  const left = memoryBudgetBytes - (coreSide + 2 * margin) ** 2 * bytesPerPixel;
+  return { coreSide, keptRows: Math.max(0, Math.floor(left / rowBytes)), fullBands: false };
+}
+
 const mebibytes = (bytes: number) => Math.ceil(bytes / 2 ** 20);
 
 export async function segmentInBlocks(
@@ -124,6 +148,9 @@ export async function segmentInBlocks(
     cells: 0,
   };
   report(0, "survey");
+  const budget = options.memoryBudgetBytes ?? DEFAULT_BLOCK_MEMORY_BYTES;
+  // The survey's windows of one row share their rows: kept, they are decoded once.
+  if (source.rowBytes && source.keepRows) source.keepRows(Math.min(SURVEY_WINDOW, Math.floor(budget / source.rowBytes)));
   let started = performance.now();
   const survey = await surveyImage(source, model, params);
   timings.survey = performance.now() - started;
@@ -132,7 +159,16 @@ export async function segmentInBlocks(
   const expansion = options.cellExpansion;
   const reach = expansion ? expansionReachPx(expansion.distance, expansion.sx, expansion.sy) : 0;
   const margin = Math.ceil(MARGIN_DIAMETERS * diameter) + 2 * reach;
-  const coreSide = options.coreSide ?? coreSideFor(options.memoryBudgetBytes ?? DEFAULT_BLOCK_MEMORY_BYTES, margin, model.manifest.diameter / diameter);
+  const networkScale = model.manifest.diameter / diameter;
+  let coreSide: number;
+  if (source.rowBytes && source.keepRows) {
+    const bands = bandLayout(budget, margin, networkScale, source.rowBytes);
+    coreSide = options.coreSide ?? bands.coreSide;
+    // A band: its blocks' rows, core and both margins (given a core side, the band it needs, as far as the budget allows).
+    source.keepRows(options.coreSide ? Math.min(coreSide + 2 * margin, Math.max(bands.keptRows, Math.floor(budget / 2 / source.rowBytes))) : bands.keptRows);
+  } else {
+    coreSide = options.coreSide ?? coreSideFor(budget, margin, networkScale);
+  }
   const grid = blockGrid(width, height, coreSide, margin);
   const blockParams: Partial<SegmentParams> = {
     ...params,
