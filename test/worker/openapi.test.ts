@@ -3,6 +3,7 @@
 // test/api; every response the worker tests receive is checked against it by `call`.)
 import { describe, expect, it } from "vitest";
 import { app } from "../../worker/app.ts";
+import { MEASUREMENT_GROUPS } from "../../schema/measurements.ts";
 import { call } from "./helpers.ts";
 import { directivesOf } from "./content-security-policy.ts";
 
@@ -108,6 +109,13 @@ describe("the OpenAPI document", () => {
       for (const text of ["`default`", "`shape`", "`all`", "`bbox_h`", "`solidity`", "ImageJ", "regionprops"])
         expect(columns!.description, path).toContain(text);
     }
+  });
+
+  it("describes measurements.csv with every column group, each as the column list defines it", async () => {
+    const { paths } = await fetchDocument();
+    const description = (paths["/export/{segmentation_id}/measurements.csv"].get as { description?: string }).description!;
+    for (const [group, what] of Object.entries(MEASUREMENT_GROUPS)) expect(description).toContain(`\`${group}\`: ${what}`);
+    expect(description).toContain("rounded to 6 significant digits");
   });
 });
 

@@ -82,6 +82,15 @@ async function unmeasuredNote(c: AppContext, segmentation: Segmentation): Promis
 
 const tags = ["Exports"];
 
+/** measurements.csv's description: every column group, from the one list of them (schema/measurements.ts), so none is left out. */
+export const MEASUREMENTS_CSV_DESCRIPTION = `One row per cell. Without \`columns\`, the 20 columns of the \`default\` group in their order (image_name ... bbox_h); every other column is asked for by name or by group, repeating \`columns\`. The groups: ${Object.entries(
+  MEASUREMENT_GROUPS,
+)
+  .map(([name, what]) => `\`${name}\`: ${what}`)
+  .join(
+    "; ",
+  )}. Numbers are rounded to 6 significant digits, never fewer than 4 decimals; whole numbers exactly. An unknown column: 400 naming it and listing the valid columns and groups.`;
+
 exportRoutes.openapi(
   createRoute({
     method: "get",
@@ -89,8 +98,7 @@ exportRoutes.openapi(
     operationId: "exportMeasurementsCsv",
     tags,
     summary: "Measurements, one row per cell (CSV)",
-    description:
-      "One row per cell. Without `columns`, the 20 columns of the `default` group in their order (image_name ... bbox_h); other columns (the `shape` group: circularity, solidity, ellipse, Feret; the `calibrated` group: µm and µm², empty while the pixel size is unknown) are asked for by name or group. An unknown column: 400 naming it and listing the valid columns and groups.",
+    description: MEASUREMENTS_CSV_DESCRIPTION,
     request: { params: segmentationPath, query: csvColumnsQuery },
     responses: { 200: file("The measurements", "text/csv"), ...errorResponses(400, 404) },
   }),
