@@ -3,12 +3,14 @@
 // ("quiet"), then while a second organization sends issue 24's crafted files as fast as they are
 // answered: TIFF strips sharing one blob of LZW data as uploads, and a comb polygon (GeoJSON and
 // ImageJ .roi), 100,000 full-image rectangles, labels at the top and bottom edges, and ZIP entries
-// sharing one stream as annotation imports. Target: the victim's p99 within 2x of the quiet run,
+// sharing one stream as annotation imports; and issue 35's: a diameter and a cell expansion past the
+// limits (422), a TIFF with 982 KB of JPEGTables, 7,000 repeated "features" members, an import form
+// with 10,000 file parts (400). Target: the victim's p99 within 2x of the quiet run,
 // every crafted file refused with a 4xx, nothing answered 5xx.
 import { encode as encodePng } from "fast-png";
 import type { LocalStack } from "../scripts/local-stack.ts";
 import type { AdminBackend } from "../scripts/admin-backends.ts";
-import { stripsSharingLzwData } from "../test/fixtures/hostile-images.ts";
+import { hostileFiles, stripsSharingLzwData } from "../test/fixtures/hostile-images.ts";
 import {
   combGeoJson,
   combRoi,
@@ -16,6 +18,7 @@ import {
   fullImageRectangles,
   labelsAtTopAndBottom,
   rectangleRoi,
+  repeatedFeaturesMembers,
   zipOfOverlappingEntries,
 } from "../test/fixtures/hostile-annotations.ts";
 import { syntheticNuclei } from "../test/fixtures/nuclei-grid.ts";
@@ -80,13 +83,45 @@ export async function hostileNeighbour(stack: LocalStack, backend: AdminBackend,
   const square = (await upload(stack, hostile, "square.png", pngFile(2048, 2048, new Uint16Array(2048 * 2048)))).id!;
   // Every crafted file is made once, before the clock starts: making them costs this process CPU.
   const sharedStrips = stripsSharingLzwData(64, 64, 20_000_000);
+  const jpegTables = hostileFiles().find((f) => f.name.startsWith("TIFF: 982 KB of JPEGTables"))!.bytes;
+  const auth = { Authorization: `Bearer ${hostile}` };
+  // Issue 35's parameters past the limits, on an image of the hostile organization (422 each).
+  const predictPast = (params: object) => async () =>
+    (
+      await fetch(`${stack.api}/predict`, {
+        method: "POST",
+        headers: { ...auth, "Content-Type": "application/json" },
+        body: JSON.stringify({ image_id: comb, model_id: "cpsam", params }),
+      })
+    ).status;
+  // An import whose form repeats its file part 10,000 times (400 at the second).
+  const boundary = "----hostile-neighbour";
+  const part = (name: string, value: string, file?: string) =>
+    `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${file ? `; filename="${file}"` : ""}\r\n\r\n${value}\r\n`;
+  const repeatedParts = (image: string) =>
+    `${part("image_id", image)}${part("file", '{"type":"FeatureCollection","features":[]}', "a.geojson").repeat(10_000)}--${boundary}--\r\n`;
   const crafted: { name: string; send: () => Promise<number> }[] = [
     { name: "upload: TIFF strips sharing LZW data", send: async () => (await upload(stack, hostile, "shared.tif", sharedStrips)).status },
+    { name: "upload: TIFF with 982 KB of JPEGTables", send: async () => (await upload(stack, hostile, "tables.tif", jpegTables)).status },
+    { name: "predict: diameter 1000 px", send: predictPast({ diameter: 1000 }) },
+    { name: "predict: cell_expansion_um 500 at 0.125 µm", send: predictPast({ diameter: 18, cell_expansion_um: 500, pixel_size_um: 0.125 }) },
+    {
+      name: "import: 10,000 repeated file parts",
+      send: async () =>
+        (
+          await fetch(`${stack.api}/segmentation`, {
+            method: "POST",
+            headers: { ...auth, "Content-Type": `multipart/form-data; boundary=${boundary}` },
+            body: repeatedParts(comb),
+          })
+        ).status,
+    },
     ...[
       { name: "import: comb GeoJSON", image: comb, file: "comb.geojson", bytes: combGeoJson(100_000, 256, 4) },
       { name: "import: comb .roi", image: comb, file: "comb.roi", bytes: combRoi(100_000, 256, 4) },
       { name: "import: 100,000 full-image rectangles", image: frame, file: "frame.geojson", bytes: fullImageRectangles(100_000, 2560, 2160) },
       { name: "import: labels at the top and bottom edges", image: square, file: "edges.tif", bytes: labelsAtTopAndBottom(2048, 2048, 65_535) },
+      { name: 'import: 7,000 repeated "features" members', image: frame, file: "repeated.geojson", bytes: repeatedFeaturesMembers(7_000, 1, 2560, 2160) },
       {
         name: "import: ZIP entries sharing one stream",
         image: comb,
