@@ -28,12 +28,18 @@ export async function prepareLocalState(target: Target, slug = "demo", plan?: Pl
   });
 }
 
-export function startWorker(target: Target, port: number, vars: Record<string, string> = {}, inspectorPort?: number): ChildProcess {
+export function startWorker(
+  target: Target,
+  port: number,
+  vars: Record<string, string> = {},
+  inspectorPort?: number,
+  stdout: "inherit" | "pipe" = "inherit",
+): ChildProcess {
   const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--show-interactive-dev-session=false"];
   if (target.persistTo) args.push("--persist-to", target.persistTo);
   if (inspectorPort !== undefined) args.push("--inspector-port", String(inspectorPort));
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
-  return spawnWrangler(args);
+  return spawnWrangler(args, {}, stdout);
 }
 
 export function startRunner(env: Record<string, string>, stdio: "inherit" | "pipe" = "inherit"): ChildProcess {

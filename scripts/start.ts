@@ -8,6 +8,7 @@ import { uploadPublicModels } from "./public-models.ts";
 import { operatorBackend } from "./admin-backends.ts";
 import { prepareLocalState, startRunner, startWorker, waitUntilServing } from "./local-stack.ts";
 import { readyBanner } from "./ready-banner.ts";
+import { withoutRequestLines } from "./request-log.ts";
 import { announceStack } from "./running-stack.ts";
 
 const port = Number(process.env.PORT ?? 8787);
@@ -46,7 +47,12 @@ const url = `http://127.0.0.1:${port}`;
 const stack = { url, pid: process.pid, secret: vars.OPERATOR_SECRET };
 const withdrawStack = announceStack(local, stack);
 process.on("exit", withdrawStack);
-const children: ChildProcess[] = [startWorker(local, port)];
+// wrangler logs every request (the runner's long poll alone every 20 s): left out unless
+// CELLSEG_LOG_REQUESTS=1; a request answered 5xx, warnings and errors stay (request-log.ts).
+const logRequests = process.env.CELLSEG_LOG_REQUESTS === "1";
+const worker = startWorker(local, port, {}, undefined, logRequests ? "inherit" : "pipe");
+worker.stdout?.pipe(withoutRequestLines()).pipe(process.stdout);
+const children: ChildProcess[] = [worker];
 // A path that needs no key, so the wait logs 200 OK rather than 401s that read as failures.
 await waitUntilServing(`${url}/api/v1/openapi.json`);
 const runner = startRunner({ WORKER_URL: url, RUNNER_TOKEN: vars.RUNNER_TOKENS.split(",")[0] }, "pipe");

@@ -33,8 +33,11 @@ export function wrangler(args: string[], options: { capture?: boolean } = {}): s
   return result.stdout ?? "";
 }
 
-export function spawnWrangler(args: string[], env: NodeJS.ProcessEnv = {}) {
-  return spawn(process.execPath, [wranglerBin, ...args], { stdio: "inherit", env: { ...process.env, ...quietEnv, ...env } });
+/** `stdout: "pipe"` hands wrangler's standard output to the caller (npm start filters it); stderr stays the terminal's. */
+export function spawnWrangler(args: string[], env: NodeJS.ProcessEnv = {}, stdout: "inherit" | "pipe" = "inherit") {
+  // Piped, wrangler would drop its colours; a terminal behind the pipe keeps them.
+  const colour = stdout === "pipe" && process.stdout.isTTY ? { FORCE_COLOR: "1" } : {};
+  return spawn(process.execPath, [wranglerBin, ...args], { stdio: ["inherit", stdout, "inherit"], env: { ...process.env, ...quietEnv, ...colour, ...env } });
 }
 
 function targetFlags(target: Target): string[] {

@@ -9,7 +9,7 @@
 //   output float32 [N, 3, H, W]: (flow dY, flow dX, cell-probability logit); flows are FLOW_SCALE (5)
 //          times the unit flows of flow-targets.ts.
 // Any ONNX that honours this can be served, e.g. a Cellpose-SAM export where its licence allows.
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -162,6 +162,35 @@ function cudaFilesInstalled(): boolean {
 }
 
 /**
+ * onnxruntime-node's WebGPU provider (Dawn) draws on Vulkan on Linux. Without the Vulkan loader,
+ * trying it prints "Warning: Couldn't load Vulkan: libvulkan.so.1 ..." and a C++ source line to
+ * the terminal before failing, on every start of a machine without a GPU: where the loader is not
+ * found (the dynamic linker's cache, LD_LIBRARY_PATH, the usual library folders), "auto" skips
+ * WebGPU quietly and says why in the model's one log line. Other systems (Metal, Direct3D) are
+ * left to onnxruntime.
+ */
+export function vulkanLoaderFound(): boolean {
+  if (process.platform !== "linux") return true;
+  const name = "libvulkan.so.1";
+  try {
+    if (readFileSync("/etc/ld.so.cache").includes(name)) return true;
+  } catch {
+    // no cache: look in the folders
+  }
+  const folders = [
+    ...(process.env.LD_LIBRARY_PATH ?? "").split(":").filter(Boolean),
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/lib/x86_64-linux-gnu",
+    "/lib64",
+    "/usr/local/lib",
+  ];
+  return folders.some((folder) => existsSync(join(folder, name)));
+}
+
+/**
  * onnxruntime's CPU thread pool busy-waits between parallel sections by default. On a machine
  * shared with other work that burns cores others need: a 1024x1024 cpsam call took 20-25 % less
  * CPU without it, and no longer (measured interleaved on the loaded 2-core dev machine).
@@ -183,6 +212,10 @@ export async function sessionOnProvider(
   for (const provider of candidates) {
     if (provider === "cuda" && choice === "auto" && !cudaFilesInstalled()) {
       skipped.push("cuda unavailable: its onnxruntime-node files are not installed (ONNXRUNTIME_NODE_INSTALL=cuda12 npm ci)");
+      continue;
+    }
+    if (provider === "webgpu" && choice === "auto" && !vulkanLoaderFound()) {
+      skipped.push("webgpu unavailable: no Vulkan loader (libvulkan.so.1) on this machine");
       continue;
     }
     try {

@@ -1,8 +1,9 @@
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadModel, loadModelFromBytes, parseManifest } from "../../gpu-runner/engine/model.ts";
+import { loadModel, loadModelFromBytes, parseManifest, vulkanLoaderFound } from "../../gpu-runner/engine/model.ts";
 import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
 
 describe("model contract", () => {
@@ -26,6 +27,23 @@ describe("model contract", () => {
     expect(messages[0]).toContain(`on ${model.executionProvider}`);
     if (model.executionProvider !== "cuda") expect(messages[0]).toContain("cuda unavailable");
   });
+
+  it("starts on auto without a GPU in one calm line: no native Vulkan warning where no Vulkan loader is installed", () => {
+    const engine = new URL("../../gpu-runner/engine/", import.meta.url).pathname;
+    const script = `import { buildReferenceModel } from "${engine}reference-model.ts";
+import { loadModelFromBytes } from "${engine}model.ts";
+const { onnx, manifest } = buildReferenceModel();
+await loadModelFromBytes(onnx, manifest, { executionProvider: "auto" });`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 60_000 });
+    expect(run.status, run.stderr).toBe(0);
+    const lines = run.stderr.split("\n").filter(Boolean);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^\[engine\] model reference@1\.0\.0 on (cuda|webgpu|cpu)/);
+    if (!vulkanLoaderFound()) {
+      expect(run.stderr).not.toContain("Couldn't load Vulkan");
+      expect(lines[0]).toContain("webgpu unavailable: no Vulkan loader (libvulkan.so.1) on this machine");
+    }
+  }, 60_000);
 
   it("explains a missing manifest or model file", async () => {
     const dir = mkdtempSync(join(tmpdir(), "model-"));
