@@ -1,7 +1,27 @@
+// @ts-check
 // Drawing the segmentation page's plots on a <canvas>, without a charting library (the page's
 // Content-Security-Policy lets it run only the worker's own scripts): a histogram of one column's
 // values, a density scatter of two, their axes, and the selected range over them. Pure functions of
 // the values and a frame; plots.js owns the card, the data and the pointer.
+
+/** @typedef {[number, number]} Range a low and a high value, in a column's units */
+/** @typedef {{ min: number, max: number, finite: number, integers: boolean }} Extent */
+/** @typedef {{ lo: number, hi: number, width: number, counts: Uint32Array, finite: number, integers: boolean }} Histogram */
+/** @typedef {{ x: Range, y?: Range }} Selection a range on x; with y, a rectangle on a scatter */
+/**
+ * @typedef {object} Frame where a plot lies on its canvas (CSS pixels) and its axes' ranges
+ * @property {number} left
+ * @property {number} top
+ * @property {number} width
+ * @property {number} height
+ * @property {Range} x
+ * @property {Range} y
+ * @property {(v: number) => number} toX
+ * @property {(v: number) => number} toY
+ * @property {(px: number) => number} fromX
+ * @property {(py: number) => number} fromY
+ * @property {(px: number, py: number) => boolean} contains
+ */
 
 /** The colour of a selection, here and on the viewer's outlines (viewer.js), so the two read as one. */
 export const HIGHLIGHT = "#d946ef";
@@ -11,7 +31,11 @@ const BARS = "#2563eb";
 /** Histograms have about this many bins. */
 const BINS = 40;
 
-/** The smallest and largest finite value, how many there are, and whether every one is a whole number. */
+/**
+ * The smallest and largest finite value, how many there are, and whether every one is a whole number.
+ * @param {Iterable<number>} values
+ * @returns {Extent}
+ */
 export function extent(values) {
   let min = Infinity;
   let max = -Infinity;
@@ -27,7 +51,11 @@ export function extent(values) {
   return { min, max, finite, integers };
 }
 
-/** A scatter axis's range: [min, max] and a margin, so the extreme points do not sit on the axes; some width around a constant column's value. */
+/**
+ * A scatter axis's range: [min, max] and a margin, so the extreme points do not sit on the axes; some width around a constant column's value.
+ * @param {Extent} extent
+ * @returns {Range}
+ */
 export function domainOf({ min, max }) {
   const margin = max > min ? (max - min) * 0.04 : Math.abs(min) * 0.05 || 0.5;
   return [min - margin, max + margin];
@@ -37,6 +65,8 @@ export function domainOf({ min, max }) {
  * About 40 bins over the values' range, or null when no cell has a value. Whole-number columns
  * (area_px, bbox_w) get bins a whole number wide centred on integers, so no bin catches one
  * integer more than its neighbours and shows a false spike.
+ * @param {Float64Array} values
+ * @returns {Histogram | null}
  */
 export function histogram(values) {
   const range = extent(values);
@@ -67,6 +97,10 @@ export function histogram(values) {
 /**
  * Round values between lo and hi, 1, 2 or 5 times a power of ten apart: the spacing that makes
  * closest to `count` of them; `whole`: whole numbers only (a count of cells, a number of pixels).
+ * @param {number} lo
+ * @param {number} hi
+ * @param {number} count
+ * @returns {number[]}
  */
 export function niceTicks(lo, hi, count, whole = false) {
   const span = hi - lo;
@@ -79,7 +113,10 @@ export function niceTicks(lo, hi, count, whole = false) {
   return ticks;
 }
 
-/** A value as short as an axis or a line of text needs: 1,234 · 0.0123 · 2.5e+6. */
+/**
+ * A value as short as an axis or a line of text needs: 1,234 · 0.0123 · 2.5e+6.
+ * @param {number} v
+ */
 export function formatValue(v) {
   const size = Math.abs(v);
   if (v !== 0 && (size >= 1e6 || size < 1e-3)) return v.toExponential(2);
@@ -88,7 +125,10 @@ export function formatValue(v) {
 
 const compact = new Intl.NumberFormat("en-US", { notation: "compact", maximumSignificantDigits: 3 });
 
-/** A tick's value, short enough to leave room for the axis's name: 30K, 1.2M, 5e-4. */
+/**
+ * A tick's value, short enough to leave room for the axis's name: 30K, 1.2M, 5e-4.
+ * @param {number} v
+ */
 function formatTick(v) {
   const size = Math.abs(v);
   if (size >= 1e4) return compact.format(v);
@@ -99,12 +139,17 @@ function formatTick(v) {
 /**
  * Where a plot lies on its canvas, in CSS pixels, and the value ranges of its axes: `toX`/`toY`
  * map a value to a pixel, `fromX`/`fromY` a pixel back to a value (clamped to the axis).
+ * @param {HTMLCanvasElement} canvas
+ * @param {Range} x
+ * @param {Range} y
+ * @returns {Frame}
  */
 export function frameOf(canvas, x, y) {
   const left = 50;
   const top = 8;
   const width = canvas.clientWidth - left - 14;
   const height = canvas.clientHeight - top - 36;
+  /** @type {(v: number, range: Range) => number} */
   const clamp = (v, [lo, hi]) => Math.min(hi, Math.max(lo, v));
   return {
     left,
@@ -121,12 +166,17 @@ export function frameOf(canvas, x, y) {
   };
 }
 
-/** A 2-d context scaled so that one unit is one CSS pixel, after sizing the canvas to its box. */
+/**
+ * A 2-d context scaled so that one unit is one CSS pixel, after sizing the canvas to its box.
+ * @param {HTMLCanvasElement} canvas
+ * @returns {CanvasRenderingContext2D}
+ */
 export function contextFor(canvas) {
   const dpr = window.devicePixelRatio || 1;
   canvas.width = Math.round(canvas.clientWidth * dpr);
   canvas.height = Math.round(canvas.clientHeight * dpr);
   const ctx = canvas.getContext("2d", { willReadFrequently: true });
+  if (!ctx) throw new Error("the browser gave no 2-d canvas context");
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, canvas.clientWidth, canvas.clientHeight);
   return ctx;
@@ -135,6 +185,11 @@ export function contextFor(canvas) {
 /**
  * Axes with round ticks and their values, the x column's name below, the y axis's name beside;
  * `whole` says which axes hold whole numbers only, whose ticks then fall on whole numbers.
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {Frame} frame
+ * @param {string} xLabel
+ * @param {string} yLabel
+ * @param {{ x: boolean, y: boolean }} [whole]
  */
 export function drawAxes(ctx, frame, xLabel, yLabel, whole = { x: false, y: false }) {
   const { left, top, width, height } = frame;
@@ -179,7 +234,12 @@ export function drawAxes(ctx, frame, xLabel, yLabel, whole = { x: false, y: fals
   ctx.restore();
 }
 
-/** The histogram's bars, from the x axis up to each bin's count. */
+/**
+ * The histogram's bars, from the x axis up to each bin's count.
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {Frame} frame
+ * @param {Histogram} bins
+ */
 export function drawBars(ctx, frame, bins) {
   ctx.fillStyle = BARS;
   bins.counts.forEach((count, i) => {
@@ -196,6 +256,10 @@ export function drawBars(ctx, frame, bins) {
  * The scatter as density: the points binned into squares of `cell` CSS pixels, each square shaded
  * by how many fall in it (on a log scale, so a few stray cells still show beside a dense cloud).
  * Half a million points cost a pass over the values and at most one rectangle per square.
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {Frame} frame
+ * @param {Float64Array} xs
+ * @param {Float64Array} ys
  */
 export function drawDensity(ctx, frame, xs, ys) {
   const cell = xs.length > 50_000 ? 1 : xs.length > 5_000 ? 2 : 3;
@@ -223,9 +287,15 @@ export function drawDensity(ctx, frame, xs, ys) {
   }
 }
 
+/** @type {(from: number[], to: number[], t: number) => number[]} */
 const mix = (from, to, t) => from.map((v, i) => Math.round(v + (to[i] - v) * t));
 
-/** The selected ranges shaded over the plot: a band across a histogram, a rectangle on a scatter. */
+/**
+ * The selected ranges shaded over the plot: a band across a histogram, a rectangle on a scatter.
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {Frame} frame
+ * @param {Selection} selection
+ */
 export function drawSelection(ctx, frame, selection) {
   const [x0, x1] = selection.x.map(frame.toX);
   const [y0, y1] = selection.y ? selection.y.map(frame.toY) : [frame.top + frame.height, frame.top];

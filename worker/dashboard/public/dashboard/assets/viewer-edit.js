@@ -1,3 +1,4 @@
+// @ts-check
 // Correcting a segmentation in the viewer: select a cell and delete it, draw a new one corner by
 // corner, undo and redo, then save the result as a new segmentation of the image. Saving goes
 // through the same import as the API's POST /segmentation (a GeoJSON of every kept and drawn
@@ -7,22 +8,63 @@
 //
 // The viewer (viewer.js) owns the view, the outline tiles and hit-testing; it hands this module
 // what it needs in `viewer` and calls `click`, `doubleClick` and `drawOverlay`.
-import { api } from "./dashboard.js";
+import { api, byId } from "./dashboard.js";
 
-/** Twice the signed area of a closed ring (the shoelace formula). */
+/** @typedef {import("./viewer.js").Point} Point */
+/** @typedef {import("./viewer.js").Cell} Cell */
+/** @typedef {import("./viewer.js").RoiIndex} RoiIndex */
+/**
+ * What the viewer hands the editor.
+ * @typedef {object} EditorHost
+ * @property {HTMLElement} root the viewer's element, whose data-* attributes the browser tests read
+ * @property {string} segmentationId
+ * @property {string} imageId
+ * @property {number} roiCount the segmentation's cells
+ * @property {string | null} saveProblem why corrections cannot be saved, or null
+ * @property {Set<RoiIndex>} hidden the stored cells deleted
+ * @property {(roiIndex: RoiIndex, on: boolean) => void} setHidden
+ * @property {(x: number, y: number) => Cell | null} cellAt the stored cell at an image point
+ * @property {(cell: Cell, x: number, y: number) => boolean} contains
+ * @property {() => Cell[]} cells every stored cell loaded
+ * @property {() => Promise<void>} loadAllOutlines
+ * @property {(cell: Cell | null) => void} showCell
+ * @property {() => void} scheduleDraw
+ * @property {() => void} updateStatus
+ */
+/** A step that can be undone: a stored cell deleted, a drawn one added or removed. */
+/** @typedef {{ kind: "delete" | "add" | "remove", cell: Cell }} Step */
+/**
+ * The editor as the viewer calls it.
+ * @typedef {object} Editor
+ * @property {boolean} active whether edit mode is on
+ * @property {(x: number, y: number) => void} click
+ * @property {() => void} doubleClick
+ * @property {(x: number, y: number) => void} pointerAt
+ * @property {(ctx: CanvasRenderingContext2D, scale: number, line: number) => number} drawOverlay
+ */
+
+/**
+ * Twice the signed area of a closed ring (the shoelace formula).
+ * @param {Point[]} ring
+ */
 function shoelace(ring) {
   let sum = 0;
   for (let i = 0; i < ring.length; i++) {
-    const [x0, y0] = ring[i];
-    const [x1, y1] = ring[(i + 1) % ring.length];
+    const [x0, y0] = /** @type {Point} */ (ring[i]);
+    const [x1, y1] = /** @type {Point} */ (ring[(i + 1) % ring.length]);
     sum += x0 * y1 - x1 * y0;
   }
   return sum;
 }
 
-/** A drawn cell in the viewer's cell shape: ring (closed), path, bbox, props. */
+/**
+ * A drawn cell in the viewer's cell shape: ring (closed), path, bbox, props.
+ * @param {Point[]} corners at least three
+ * @param {number} number the how-manieth drawn, which names it ("new 3")
+ * @returns {Cell}
+ */
 function drawnCell(corners, number) {
-  const ring = [...corners, corners[0]];
+  const ring = [...corners, /** @type {Point} */ (corners[0])];
   const path = new Path2D();
   corners.forEach(([x, y], i) => (i === 0 ? path.moveTo(x, y) : path.lineTo(x, y)));
   path.closePath();
@@ -37,20 +79,33 @@ function drawnCell(corners, number) {
   };
 }
 
+/**
+ * @param {EditorHost} viewer
+ * @returns {Editor | null} null on a page without the edit card
+ */
 export function setUpEditing(viewer) {
   const { root, segmentationId, imageId } = viewer;
   const card = document.getElementById("edit-card");
   if (!card || !segmentationId) return null;
-  const $ = (id) => document.getElementById(id);
+  /** @param {string} id */
+  const $ = (id) => byId(id);
+  /** @param {string} id */
+  const button = (id) => byId(id, HTMLButtonElement);
   const storageKey = `cellseg-corrections-${segmentationId}`;
 
   let editing = false;
-  let drawing = null; // corners of the cell being drawn, in image pixels
-  let pointer = null; // the pointer in image pixels, for the rubber band
+  /** Corners of the cell being drawn, in image pixels, or null. @type {Point[] | null} */
+  let drawing = null;
+  /** The pointer in image pixels, for the rubber band. @type {Point | null} */
+  let pointer = null;
+  /** @type {Cell | null} */
   let selected = null;
+  /** @type {Cell[]} */
   const added = [];
   let addedCount = 0;
-  const done = []; // { kind: "delete", cell } | { kind: "add", cell }
+  /** @type {Step[]} */
+  const done = [];
+  /** @type {Step[]} */
   const undone = [];
 
   const dirty = () => viewer.hidden.size > 0 || added.length > 0;
@@ -66,12 +121,15 @@ export function setUpEditing(viewer) {
     if (deleted) parts.push(`${deleted} deleted`);
     if (added.length) parts.push(`${added.length} drawn`);
     $("edit-summary").textContent = parts.length ? `Unsaved: ${parts.join(", ")}.` : "No corrections yet.";
-    $("undo").disabled = done.length === 0;
-    $("redo").disabled = undone.length === 0;
-    $("delete-cell").disabled = !selected;
+    button("undo").disabled = done.length === 0;
+    button("redo").disabled = undone.length === 0;
+    button("delete-cell").disabled = !selected;
     $("draw-cell").classList.toggle("active", drawing !== null);
-    $("discard-corrections").disabled = !dirty();
-    $("save-corrections").disabled = !dirty() || Boolean(viewer.saveProblem);
+    button("discard-corrections").disabled = !dirty();
+    // The note kept from a last visit names the controls shown: "Edit cells" until editing.
+    $("restored-note").textContent =
+      `Unsaved corrections from your last visit are back: ${editing ? "save or discard them below" : "choose Edit cells to save or discard them"}.`;
+    button("save-corrections").disabled = !dirty() || Boolean(viewer.saveProblem);
     $("cell-count").textContent = (viewer.roiCount - deleted + added.length).toLocaleString("en-US");
     root.dataset.corrections = String(deleted + added.length);
     root.dataset.drawing = String(drawing !== null);
@@ -79,7 +137,11 @@ export function setUpEditing(viewer) {
     viewer.scheduleDraw();
   }
 
-  /** Does (forward) or undoes a step: "delete" hides a stored cell, "add" and "remove" a drawn one. */
+  /**
+   * Does (forward) or undoes a step: "delete" hides a stored cell, "add" and "remove" a drawn one.
+   * @param {Step} step
+   * @param {boolean} forward
+   */
   function apply({ kind, cell }, forward) {
     if (kind === "delete") viewer.setHidden(cell.props.roi_index, forward);
     else if ((kind === "add") === forward) added.push(cell);
@@ -87,6 +149,7 @@ export function setUpEditing(viewer) {
     if (selected === cell) select(null);
   }
 
+  /** @param {Step} step */
   function act(step) {
     apply(step, true);
     done.push(step);
@@ -113,6 +176,7 @@ export function setUpEditing(viewer) {
     refresh();
   }
 
+  /** @param {Cell | null} cell */
   function select(cell) {
     selected = cell;
     viewer.showCell(cell);
@@ -135,6 +199,7 @@ export function setUpEditing(viewer) {
     else refresh();
   }
 
+  /** @param {boolean} on */
   function setEditing(on) {
     editing = on;
     drawing = null;
@@ -147,8 +212,8 @@ export function setUpEditing(viewer) {
   }
 
   async function save() {
-    const button = $("save-corrections");
-    button.disabled = true;
+    const saveButton = button("save-corrections");
+    saveButton.disabled = true;
     $("edit-summary").textContent = "Saving…";
     try {
       await viewer.loadAllOutlines();
@@ -161,14 +226,15 @@ export function setUpEditing(viewer) {
       const form = new FormData();
       form.append("image_id", imageId);
       form.append("file", new Blob([JSON.stringify({ type: "FeatureCollection", features })], { type: "application/geo+json" }), "corrections.geojson");
+      /** @type {{ segmentation_id: string }} */
       const result = await api("/segmentation", { method: "POST", body: form });
       localStorage.removeItem(storageKey);
       viewer.hidden.clear();
       added.length = 0;
       window.location.href = `/dashboard/segmentations/${result.segmentation_id}`;
     } catch (error) {
-      $("edit-summary").textContent = `Not saved: ${error.message}`;
-      button.disabled = false;
+      $("edit-summary").textContent = `Not saved: ${error instanceof Error ? error.message : String(error)}`;
+      saveButton.disabled = false;
     }
   }
 
@@ -184,6 +250,7 @@ export function setUpEditing(viewer) {
   }
 
   // Corrections left unsaved on this segmentation last time come back, and say so.
+  /** @type {{ deleted?: RoiIndex[], added?: Point[][] } | null} */
   const stored = JSON.parse(localStorage.getItem(storageKey) ?? "null");
   if (stored) {
     for (const index of stored.deleted ?? []) viewer.setHidden(index, true);
@@ -236,7 +303,11 @@ export function setUpEditing(viewer) {
     get active() {
       return editing;
     },
-    /** A click (not a drag) on the image, at image pixel (x, y). */
+    /**
+     * A click (not a drag) on the image, at image pixel (x, y).
+     * @param {number} x
+     * @param {number} y
+     */
     click(x, y) {
       if (!editing) return;
       if (drawing) {
@@ -254,13 +325,23 @@ export function setUpEditing(viewer) {
       if (last && before && last[0] === before[0] && last[1] === before[1]) drawing.pop();
       finishDrawing();
     },
+    /**
+     * @param {number} x
+     * @param {number} y
+     */
     pointerAt(x, y) {
       pointer = [x, y];
       if (drawing?.length) viewer.scheduleDraw();
     },
-    /** Drawn cells, the selection and the outline being drawn, over the image (the context is in image pixels). */
-    drawOverlay(ctx, scale) {
-      ctx.lineWidth = 2 / scale;
+    /**
+     * Drawn cells, the selection and the outline being drawn, over the image (the context is in
+     * image pixels, `scale` screen pixels to one); `line` is the outlines' width in screen pixels.
+     * @param {CanvasRenderingContext2D} ctx
+     * @param {number} scale
+     * @param {number} line
+     */
+    drawOverlay(ctx, scale, line) {
+      ctx.lineWidth = (line + 0.5) / scale;
       ctx.strokeStyle = "#22d3ee";
       ctx.fillStyle = "rgba(34, 211, 238, 0.2)";
       for (const cell of added) {
@@ -268,15 +349,20 @@ export function setUpEditing(viewer) {
         ctx.stroke(cell.path);
       }
       if (selected) {
-        ctx.fillStyle = "rgba(244, 63, 94, 0.35)";
-        ctx.strokeStyle = "#f43f5e";
-        ctx.lineWidth = 2.5 / scale;
+        // Two tones, so the selection stands out on any stain: a white line inside a dark one
+        // shows on black fluorescence, white bright field and pink or red H&E alike.
+        ctx.fillStyle = "rgba(255, 255, 255, 0.25)";
         ctx.fill(selected.path);
+        ctx.strokeStyle = "rgba(2, 6, 23, 0.9)";
+        ctx.lineWidth = (line + 4) / scale;
+        ctx.stroke(selected.path);
+        ctx.strokeStyle = "#ffffff";
+        ctx.lineWidth = (line + 0.5) / scale;
         ctx.stroke(selected.path);
       }
       if (drawing?.length) {
         ctx.strokeStyle = "#22d3ee";
-        ctx.lineWidth = 1.5 / scale;
+        ctx.lineWidth = line / scale;
         ctx.beginPath();
         drawing.forEach(([x, y], i) => (i === 0 ? ctx.moveTo(x, y) : ctx.lineTo(x, y)));
         if (pointer) ctx.lineTo(pointer[0], pointer[1]);

@@ -1,3 +1,4 @@
+// @ts-check
 // The viewer: the image's contrast-stretched preview with, for a segmentation, every cell's outline
 // on a canvas, zoom (wheel, buttons) and pan (drag), and the cell under the pointer with its
 // measurements. On an image's own page it shows the preview alone, before any segmentation.
@@ -13,58 +14,96 @@
 //
 // A range chosen on the page's plots (plots.js) highlights the outlines of the cells in it, tested
 // on each cell's own measurements from its outline tile, and dims the others.
-import { api } from "./dashboard.js";
+import { ApiError, api, byId, optionalById } from "./dashboard.js";
 import { HIGHLIGHT, setUpPlots } from "./plots.js";
 import { setUpEditing } from "./viewer-edit.js";
 
-const root = document.getElementById("viewer");
-const canvas = document.getElementById("viewer-canvas");
-const status = document.getElementById("viewer-status");
-const ctx = canvas.getContext("2d");
+/** @typedef {[number, number]} Point an (x, y) in image pixels */
+/** A cell's number in its segmentation (roi_index); a cell drawn in edit mode is "new 1", "new 2"… */
+/** @typedef {number | string} RoiIndex */
+/**
+ * A cell as the viewer holds it: its outline (a closed ring), a path to draw it, its bounding box
+ * [x0, y0, x1, y1] and its properties (the rois.geojson feature's: measurements, roi_index).
+ * @typedef {{ ring: Point[], path: Path2D, bbox: [number, number, number, number], props: CellProps, drawn?: boolean }} Cell
+ */
+/** @typedef {Record<string, unknown> & { roi_index: RoiIndex }} CellProps */
+/** @typedef {{ type: "Feature", properties: CellProps, geometry: { type: "Polygon", coordinates: Point[][] } }} Feature */
+/** A loaded (or loading) preview tile. */
+/** @typedef {{ image: HTMLImageElement, ready: boolean, level: number }} PreviewTile */
+/** One level of the preview pyramid (schema/preview-tiles.ts): image pixels per tile pixel, tiles across and down. */
+/** @typedef {{ factor: number, columns: number, rows: number }} PyramidLevel */
+/** @typedef {{ tile: number, levels: PyramidLevel[] }} Pyramid */
+/**
+ * An outline tile: its cells, one path of those not deleted, and, with a plot's range chosen,
+ * the paths split by it (`marked`, made once per range).
+ * @typedef {{ cells: Cell[], path: Path2D, ready: boolean, marked?: Marked | null }} OutlineTile
+ */
+/** @typedef {{ version: number, inRange: Path2D, others: Path2D, count: number }} Marked */
+/** The grid of outline tiles the server cuts (worker/services/outline-tiles.ts). */
+/** @typedef {{ tile: number, columns: number, rows: number, roi_count: number, max_extent: number }} OutlineGrid */
+/** @typedef {import("./plots.js").CellTest} CellTest */
+
+const root = byId("viewer");
+const canvas = byId("viewer-canvas", HTMLCanvasElement);
+const status = byId("viewer-status");
+const context = canvas.getContext("2d");
+if (!context) throw new Error("the browser gave no 2-d canvas context");
+const ctx = context;
 const id = root.dataset.segmentationId;
-const imageId = root.dataset.imageId;
+const imageId = root.dataset.imageId ?? "";
 const width = Number(root.dataset.width);
 const height = Number(root.dataset.height);
 /** Micrometres per image pixel along x (the segmentation's or the file's), for the scale bar; absent when unknown. */
 const pixelSizeUm = Number(root.dataset.pixelSizeXUm) || null;
 
 const view = { scale: 1, x: 0, y: 0 }; // screen = image * scale + (x, y), in CSS pixels
-/** A one-bitmap preview of a segmentation made before images had tiled previews. */
+/** A one-bitmap preview of a segmentation made before images had tiled previews. @type {HTMLImageElement | null} */
 let legacyPreview = null;
-/** The tile index once the image's preview exists. */
+/** The tile index once the image's preview exists. @type {Pyramid | null} */
 let pyramid = null;
-/** "level/column/row" -> { image, ready }, oldest first (a Map keeps insertion order). */
+/** "level/column/row" -> { image, ready }, oldest first (a Map keeps insertion order). @type {Map<string, PreviewTile>} */
 const tiles = new Map();
 const MAX_TILES = 160;
 let tilesLoaded = 0;
 /** Outline tiles: the grid the server cuts, then "column/row" -> { cells, path, ready }, oldest first. */
+/** @type {OutlineGrid | null} */
 let outlineGrid = null;
+/** @type {Map<string, OutlineTile>} */
 const outlineTiles = new Map();
 const MAX_OUTLINE_TILES = 64;
 /** Above this many cells expected in view, outlines would be sub-pixel clutter and slow: none are asked for. */
 const MAX_CELLS_IN_VIEW = 40_000;
 let outlinesTooMany = false;
+/** @type {string | null} */
 let outlineProblem = null;
+/** @type {Cell | null} */
 let hovered = null;
 const GRID = 64;
-const grid = new Map(); // "gx,gy" -> cells whose bounding box touches that grid square
+/** "gx,gy" -> cells whose bounding box touches that grid square. @type {Map<string, Cell[]>} */
+const grid = new Map();
+/** @type {string | null} */
 let previewNote = null;
-/** Cells deleted in edit mode (their roi_index), left out of the outlines and of hit-testing. */
+/** Cells deleted in edit mode (their roi_index), left out of the outlines and of hit-testing. @type {Set<RoiIndex>} */
 const hidden = new Set();
-/** roi_index -> the loaded outline tile that holds the cell. */
+/** roi_index -> the loaded outline tile that holds the cell. @type {Map<RoiIndex, OutlineTile>} */
 const tileOfCell = new Map();
+/** @type {import("./viewer-edit.js").Editor | null} */
 let editor = null;
-/** The plots' chosen range as a test of a cell's properties, or null; `highlightVersion` counts its changes. */
+/** The plots' chosen range as a test of a cell's properties, or null; `highlightVersion` counts its changes. @type {CellTest | null} */
 let highlight = null;
 let highlightVersion = 0;
 /** How much of the outline opacity the cells outside a chosen range keep. */
 const DIMMED = 0.3;
 
-const showOutlines = document.getElementById("show-outlines");
-const opacity = document.getElementById("outline-opacity");
+// A segmentation's controls; an image's own page shows its preview alone, without them.
+const showOutlines = optionalById("show-outlines", HTMLInputElement);
+const opacity = optionalById("outline-opacity", HTMLInputElement);
 
-/** The level whose pixels are closest to, and no coarser than, the screen's at this zoom. */
-function levelForZoom() {
+/**
+ * The level whose pixels are closest to, and no coarser than, the screen's at this zoom.
+ * @param {Pyramid} pyramid
+ */
+function levelForZoom(pyramid) {
   const imagePixelsPerScreenPixel = 1 / (view.scale * (window.devicePixelRatio || 1));
   let chosen = 0;
   pyramid.levels.forEach((level, i) => {
@@ -73,7 +112,15 @@ function levelForZoom() {
   return chosen;
 }
 
-function tile(level, column, row) {
+/**
+ * A preview tile, from the cache or asked for now (it draws again once loaded).
+ * @param {Pyramid} pyramid
+ * @param {number} level
+ * @param {number} column
+ * @param {number} row
+ * @returns {PreviewTile}
+ */
+function tile(pyramid, level, column, row) {
   const key = `${level}/${column}/${row}`;
   let entry = tiles.get(key);
   if (entry) {
@@ -81,11 +128,12 @@ function tile(level, column, row) {
     tiles.set(key, entry);
     return entry;
   }
-  entry = { image: new Image(), ready: false, level };
-  entry.image.onload = () => {
-    entry.ready = true;
+  const made = { image: new Image(), ready: false, level };
+  entry = made;
+  made.image.onload = () => {
+    made.ready = true;
     tilesLoaded++;
-    if (pyramid.levels[level].factor === pyramid.levels[0].factor) root.dataset.finestTilesLoaded = String(Number(root.dataset.finestTilesLoaded ?? 0) + 1);
+    if (pyramid.levels[level]?.factor === pyramid.levels[0]?.factor) root.dataset.finestTilesLoaded = String(Number(root.dataset.finestTilesLoaded ?? 0) + 1);
     root.dataset.tilesLoaded = String(tilesLoaded);
     scheduleDraw();
   };
@@ -99,9 +147,13 @@ function tile(level, column, row) {
   return entry;
 }
 
-/** Draws a level's tiles that are in view, asking for those not yet loaded. */
-function drawLevel(level) {
-  const { factor, columns, rows } = pyramid.levels[level];
+/**
+ * Draws a level's tiles that are in view, asking for those not yet loaded.
+ * @param {Pyramid} pyramid
+ * @param {number} level
+ */
+function drawLevel(pyramid, level) {
+  const { factor, columns, rows } = /** @type {PyramidLevel} */ (pyramid.levels[level]);
   const span = pyramid.tile * factor; // image pixels per tile
   const x0 = -view.x / view.scale;
   const y0 = -view.y / view.scale;
@@ -109,7 +161,7 @@ function drawLevel(level) {
   const y1 = y0 + canvas.clientHeight / view.scale;
   for (let row = Math.max(0, Math.floor(y0 / span)); row <= Math.min(rows - 1, Math.floor(y1 / span)); row++) {
     for (let column = Math.max(0, Math.floor(x0 / span)); column <= Math.min(columns - 1, Math.floor(x1 / span)); column++) {
-      const { image, ready } = tile(level, column, row);
+      const { image, ready } = tile(pyramid, level, column, row);
       if (!ready) continue;
       // A tile's last pixels may average a partial box at the image's edge: clip to the image.
       const [left, top] = [column * span, row * span];
@@ -128,18 +180,24 @@ function scheduleDraw() {
   });
 }
 
+/** @param {Cell} cell */
 function index(cell) {
   for (let gx = Math.floor(cell.bbox[0] / GRID); gx <= Math.floor(cell.bbox[2] / GRID); gx++) {
     for (let gy = Math.floor(cell.bbox[1] / GRID); gy <= Math.floor(cell.bbox[3] / GRID); gy++) {
       const key = `${gx},${gy}`;
-      if (!grid.has(key)) grid.set(key, []);
-      grid.get(key).push(cell);
+      const cells = grid.get(key);
+      if (cells) cells.push(cell);
+      else grid.set(key, [cell]);
     }
   }
 }
 
+/**
+ * @param {Feature} feature
+ * @returns {Cell}
+ */
 function toCell(feature) {
-  const ring = feature.geometry.coordinates[0];
+  const ring = feature.geometry.coordinates[0] ?? [];
   const path = new Path2D();
   let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
   ring.forEach(([x, y], i) => {
@@ -154,17 +212,27 @@ function toCell(feature) {
   return { ring, path, bbox: [x0, y0, x1, y1], props: feature.properties };
 }
 
-/** Even-odd ray casting (the classic point-in-polygon test). */
+/**
+ * Even-odd ray casting (the classic point-in-polygon test).
+ * @param {Point[]} ring
+ * @param {number} x
+ * @param {number} y
+ */
 function contains(ring, x, y) {
   let inside = false;
   for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
-    const [xi, yi] = ring[i];
-    const [xj, yj] = ring[j];
+    const [xi, yi] = /** @type {Point} */ (ring[i]);
+    const [xj, yj] = /** @type {Point} */ (ring[j]);
     if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
   }
   return inside;
 }
 
+/**
+ * The cell (not deleted) at image point (x, y), or null.
+ * @param {number} x
+ * @param {number} y
+ */
 function cellAt(x, y) {
   for (const cell of grid.get(`${Math.floor(x / GRID)},${Math.floor(y / GRID)}`) ?? []) {
     const [x0, y0, x1, y1] = cell.bbox;
@@ -188,6 +256,12 @@ function fitToView() {
   draw();
 }
 
+/**
+ * Zooms by `factor` about screen point (sx, sy), in CSS pixels from the canvas's corner.
+ * @param {number} factor
+ * @param {number} sx
+ * @param {number} sy
+ */
 function zoomAt(factor, sx, sy) {
   const scale = Math.min(64, Math.max(0.02, view.scale * factor));
   view.x = sx - ((sx - view.x) * scale) / view.scale;
@@ -210,21 +284,21 @@ function draw() {
   ctx.fillRect(0, 0, width, height);
   if (pyramid) {
     const coarsest = pyramid.levels.length - 1;
-    const level = levelForZoom();
-    drawLevel(coarsest);
-    if (level !== coarsest) drawLevel(level);
-    root.dataset.levelFactor = String(pyramid.levels[level].factor);
+    const level = levelForZoom(pyramid);
+    drawLevel(pyramid, coarsest);
+    if (level !== coarsest) drawLevel(pyramid, level);
+    root.dataset.levelFactor = String(pyramid.levels[level]?.factor);
   } else if (legacyPreview) ctx.drawImage(legacyPreview, 0, 0, width, height);
-  const line = 1.5 / view.scale;
+  const line = outlineWidth() / view.scale;
   let drawn = 0;
   let highlighted = 0;
   if (showOutlines?.checked && !outlinesTooMany) {
-    const alpha = Number(opacity.value);
+    const alpha = Number(opacity?.value ?? 1);
     for (const entry of outlineTiles.values()) {
       if (!entry.ready) continue;
       // One stroke per tile (two with a range chosen) stays fast with tens of thousands of cells.
       if (highlight) {
-        const marked = markedPaths(entry);
+        const marked = markedPaths(entry, highlight);
         strokeOutlines(marked.others, "#facc15", alpha * DIMMED, line);
         strokeOutlines(marked.inRange, HIGHLIGHT, alpha, 2 * line);
         highlighted += marked.count;
@@ -234,12 +308,12 @@ function draw() {
     for (const roiIndex of hidden) if (tileOfCell.get(roiIndex)?.ready) drawn--;
     ctx.globalAlpha = 1;
   }
-  if (editor) drawn += editor.drawOverlay(ctx, view.scale);
+  if (editor) drawn += editor.drawOverlay(ctx, view.scale, outlineWidth());
   if (hovered && !editor?.active) {
     ctx.fillStyle = "rgba(56, 189, 248, 0.35)";
     ctx.fill(hovered.path);
     ctx.strokeStyle = "#38bdf8";
-    ctx.lineWidth = 2.5 / view.scale;
+    ctx.lineWidth = (outlineWidth() + 1) / view.scale;
     ctx.stroke(hovered.path);
   }
   canvas.dataset.outlinesDrawn = String(drawn);
@@ -252,6 +326,24 @@ function draw() {
   if (zoomLevel) zoomLevel.textContent = `${Math.round(view.scale * 100)}%`;
 }
 
+/**
+ * The outlines' width in CSS pixels at the current zoom, the same on screen whatever the image's
+ * size: 1.5 where an image pixel covers a screen pixel or more, thicker as the view zooms out (2 at
+ * half size, 2.5 at a quarter, 3 at most) so that a thumbnail's outlines still show around dark
+ * nuclei; never thinner than 1.5 device pixels.
+ */
+function outlineWidth() {
+  const dpr = window.devicePixelRatio || 1;
+  const zoomedOut = view.scale < 1 ? Math.min(1.5, -0.5 * Math.log2(view.scale)) : 0;
+  return Math.max(1.5 / dpr, 1.5 + zoomedOut);
+}
+
+/**
+ * @param {Path2D} path
+ * @param {string} colour
+ * @param {number} alpha
+ * @param {number} width in image pixels
+ */
 function strokeOutlines(path, colour, alpha, width) {
   ctx.globalAlpha = alpha;
   ctx.strokeStyle = colour;
@@ -259,8 +351,13 @@ function strokeOutlines(path, colour, alpha, width) {
   ctx.stroke(path);
 }
 
-/** A tile's outlines split by the chosen range, made once per range (and again after an edit of the tile). */
-function markedPaths(entry) {
+/**
+ * A tile's outlines split by the chosen range, made once per range (and again after an edit of the tile).
+ * @param {OutlineTile} entry
+ * @param {CellTest} highlight
+ * @returns {Marked}
+ */
+function markedPaths(entry, highlight) {
   if (entry.marked?.version === highlightVersion) return entry.marked;
   const marked = { version: highlightVersion, inRange: new Path2D(), others: new Path2D(), count: 0 };
   for (const cell of entry.cells) {
@@ -273,6 +370,7 @@ function markedPaths(entry) {
   return marked;
 }
 
+/** @param {CellTest | null} test */
 function setHighlight(test) {
   highlight = test;
   highlightVersion++;
@@ -280,7 +378,10 @@ function setHighlight(test) {
   scheduleDraw();
 }
 
-/** A length in µm as people write it: nm below 1 µm, mm from 1000 µm. */
+/**
+ * A length in µm as people write it: nm below 1 µm, mm from 1000 µm.
+ * @param {number} um
+ */
 function formatLength(um) {
   if (um >= 1000) return `${um / 1000} mm`;
   if (um < 1) return `${Math.round(um * 1000)} nm`;
@@ -290,13 +391,15 @@ function formatLength(um) {
 /**
  * When the pixel size is known: a bar of a round length (1, 2 or 5 times a power of ten µm) at
  * most 140 screen pixels long, bottom left above the status line, redrawn at every zoom.
+ * @param {number} dpr device pixels per CSS pixel
  */
 function drawScaleBar(dpr) {
   if (!pixelSizeUm) return;
   const umPerScreenPixel = pixelSizeUm / view.scale;
   const most = 140 * umPerScreenPixel;
   const power = 10 ** Math.floor(Math.log10(most));
-  const length = [5, 2, 1].map((m) => m * power).find((v) => v <= most);
+  // 1 × power is at most `most` by the choice of power, so one of the three always fits.
+  const length = [5, 2, 1].map((m) => m * power).find((v) => v <= most) ?? power;
   const bar = length / umPerScreenPixel;
   const x = 12;
   const y = canvas.clientHeight - 44;
@@ -313,6 +416,7 @@ function drawScaleBar(dpr) {
   root.dataset.scaleBar = `${label}|${bar.toFixed(2)}`;
 }
 
+/** @type {[string, string, (v: unknown) => string][]} the measurements shown first: key, label, format */
 const MEASURES = [
   ["roi_index", "Cell", (v) => `#${v}`],
   ["area_px", "Area", (v) => `${v} px²`],
@@ -340,9 +444,12 @@ const SKIP = new Set([
   "classification",
 ]);
 
+/** @param {Cell | null} cell */
 function showCell(cell) {
-  const facts = document.getElementById("cell-facts");
-  document.getElementById("cell-empty").hidden = Boolean(cell);
+  const facts = optionalById("cell-facts", HTMLElement);
+  const empty = optionalById("cell-empty", HTMLElement);
+  if (!facts || !empty) return; // an image's own page: no cells, no panel
+  empty.hidden = Boolean(cell);
   facts.hidden = !cell;
   root.dataset.hoveredCell = cell ? String(cell.props.roi_index) : "";
   if (!cell) return;
@@ -368,6 +475,7 @@ function showCell(cell) {
   );
 }
 
+/** A drag in progress: where the pointer went down, and the view then. @type {{ x: number, y: number, vx: number, vy: number } | null} */
 let drag = null;
 canvas.addEventListener("pointerdown", (e) => {
   drag = { x: e.clientX, y: e.clientY, vx: view.x, vy: view.y };
@@ -382,7 +490,11 @@ canvas.addEventListener("pointerup", (e) => {
 });
 canvas.addEventListener("dblclick", () => editor?.doubleClick());
 
-/** Where a pointer event is, in image pixels. */
+/**
+ * Where a pointer event is, in image pixels.
+ * @param {PointerEvent} e
+ * @returns {Point}
+ */
 function imagePoint(e) {
   const rect = canvas.getBoundingClientRect();
   return [(e.clientX - rect.left - view.x) / view.scale, (e.clientY - rect.top - view.y) / view.scale];
@@ -420,14 +532,16 @@ canvas.addEventListener(
   },
   { passive: false },
 );
+/** @returns {Point} */
 const center = () => [canvas.clientWidth / 2, canvas.clientHeight / 2];
-document.getElementById("zoom-in").addEventListener("click", () => zoomAt(1.5, ...center()));
-document.getElementById("zoom-out").addEventListener("click", () => zoomAt(1 / 1.5, ...center()));
-document.getElementById("zoom-fit").addEventListener("click", fitToView);
+byId("zoom-in").addEventListener("click", () => zoomAt(1.5, ...center()));
+byId("zoom-out").addEventListener("click", () => zoomAt(1 / 1.5, ...center()));
+byId("zoom-fit").addEventListener("click", fitToView);
 showOutlines?.addEventListener("change", draw);
 opacity?.addEventListener("input", draw);
 new ResizeObserver(resize).observe(canvas);
 
+/** @param {number} ms */
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -435,12 +549,13 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * page asks at once; an image uploaded through the API is asked for here). Says why when there is none.
  */
 async function loadPyramid() {
+  /** @type {{ status: string, index?: Pyramid, reason?: string }} the preview's state: none, a job's status, ready or failed */
   let state = await api(`/images/${imageId}/preview`);
   while (state.status === "none") {
     try {
       state = await api(`/images/${imageId}/preview`, { method: "POST" });
     } catch (error) {
-      if (error.status !== 429) throw error;
+      if (!(error instanceof ApiError) || error.status !== 429) throw error;
       // The organization's other previews are being made (a few at a time): wait for a turn.
       root.dataset.preview = "waiting";
       status.textContent = "Waiting for other previews to be made…";
@@ -454,18 +569,22 @@ async function loadPyramid() {
     state = await api(`/images/${imageId}/preview`);
   }
   if (state.status === "ready") {
-    pyramid = state.index ?? (await api(`/images/${imageId}/preview`)).index;
+    /** @type {Pyramid | undefined} */
+    const index = state.index ?? /** @type {typeof state} */ (await api(`/images/${imageId}/preview`)).index;
+    if (!index) throw new Error("the preview is ready but has no tile index");
+    pyramid = index;
     root.dataset.preview = "ready";
-    root.dataset.levels = String(pyramid.levels.length);
-    const coarsest = pyramid.levels.length - 1;
-    const { columns, rows } = pyramid.levels[coarsest];
-    for (let row = 0; row < rows; row++) for (let column = 0; column < columns; column++) tile(coarsest, column, row);
+    root.dataset.levels = String(index.levels.length);
+    const coarsest = index.levels.length - 1;
+    const { columns, rows } = /** @type {PyramidLevel} */ (index.levels[coarsest]);
+    for (let row = 0; row < rows; row++) for (let column = 0; column < columns; column++) tile(index, coarsest, column, row);
     return null;
   }
   root.dataset.preview = "failed";
   return `no preview: ${state.reason ?? "it could not be made"}`;
 }
 
+/** @returns {Promise<HTMLImageElement | null>} */
 function loadLegacyPreview() {
   const image = new Image();
   return new Promise((resolve) => {
@@ -492,13 +611,21 @@ function rebuildCellIndex() {
   }
 }
 
-/** One path of a tile's cells, less those deleted in edit mode: only that tile is redrawn after an edit. */
+/**
+ * One path of a tile's cells, less those deleted in edit mode: only that tile is redrawn after an edit.
+ * @param {OutlineTile} entry
+ */
 function tilePath(entry) {
   const path = new Path2D();
   for (const cell of entry.cells) if (!hidden.has(cell.props.roi_index)) path.addPath(cell.path);
   return path;
 }
 
+/**
+ * Deletes (on) a stored cell in edit mode, or brings it back.
+ * @param {RoiIndex} roiIndex
+ * @param {boolean} on
+ */
 function setHidden(roiIndex, on) {
   if (on) hidden.add(roiIndex);
   else hidden.delete(roiIndex);
@@ -510,16 +637,22 @@ function setHidden(roiIndex, on) {
   scheduleDraw();
 }
 
+/**
+ * @param {number} column
+ * @param {number} row
+ */
 async function loadOutlineTile(column, row) {
+  /** @type {OutlineTile} */
   const entry = { cells: [], path: new Path2D(), ready: false };
   outlineTiles.set(`${column}/${row}`, entry);
+  /** @type {{ features: Feature[] }} */
   let collection;
   try {
     const response = await fetch(`/dashboard/api/segmentation/${id}/outlines/${column}/${row}`);
     if (!response.ok) throw new Error((await response.json().catch(() => null))?.detail ?? `outlines answered ${response.status}`);
     collection = await response.json();
   } catch (error) {
-    outlineProblem = error.message;
+    outlineProblem = error instanceof Error ? error.message : String(error);
     updateStatus();
     return;
   }
@@ -592,22 +725,26 @@ function updateStatus() {
 }
 
 async function loadOutlines() {
-  outlineGrid = await api(`/segmentation/${id}/outlines`);
-  root.dataset.outlineTiles = `${outlineGrid.columns}x${outlineGrid.rows}`;
+  /** @type {OutlineGrid} */
+  const loaded = await api(`/segmentation/${id}/outlines`);
+  outlineGrid = loaded;
+  root.dataset.outlineTiles = `${loaded.columns}x${loaded.rows}`;
   await requestOutlines();
   scheduleDraw(); // the outlines need not wait for a preview still being made
 }
 
 /** Every outline tile of the segmentation, loaded (saving corrections needs every cell). */
 async function loadAllOutlines() {
+  if (!outlineGrid) throw new Error("the outlines have not loaded");
+  const { rows, columns, roi_count } = outlineGrid;
   const loads = [];
-  for (let row = 0; row < outlineGrid.rows; row++) {
-    for (let column = 0; column < outlineGrid.columns; column++) {
+  for (let row = 0; row < rows; row++) {
+    for (let column = 0; column < columns; column++) {
       if (!outlineTiles.has(`${column}/${row}`)) loads.push(loadOutlineTile(column, row));
     }
   }
   await Promise.all(loads);
-  if (cellsLoaded() !== outlineGrid.roi_count) throw new Error(outlineProblem ?? "not every cell could be loaded");
+  if (cellsLoaded() !== roi_count) throw new Error(outlineProblem ?? "not every cell could be loaded");
 }
 
 /** Why corrections of this segmentation cannot be saved (they are saved as an import), or null. */
@@ -649,6 +786,6 @@ async function load() {
   fitToView();
 }
 
-load().catch((error) => {
-  status.textContent = `Could not load the ${id ? "cells" : "preview"}: ${error.message}`;
+load().catch((/** @type {unknown} */ error) => {
+  status.textContent = `Could not load the ${id ? "cells" : "preview"}: ${error instanceof Error ? error.message : String(error)}`;
 });
