@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { createHash, randomBytes } from "node:crypto";
 import { nucleusCentres, syntheticNuclei, syntheticNucleiLabels } from "../fixtures/nuclei-grid.ts";
+import { inSight, layoutProblems, WINDOW_SIZES } from "./layout-checks.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 /** Larger than one bitmap: its preview is three levels of 512-px tiles (5 × 3 at full resolution). */
@@ -296,6 +297,11 @@ describe("the dashboard in a browser", () => {
       await page.mouse.click(...(await screen(cx, cy)));
       await expect.poll(selected).not.toBe("");
       expect(await page.locator("#cell-facts").innerText()).toMatch(/Area\s+\d+ px²/);
+      if (cx === doomed[0]![0]) {
+        // A close-up of the selected cell, drawn in two tones (a white line inside a dark one).
+        const [sx, sy] = await screen(cx, cy);
+        await page.screenshot({ path: `${SHOTS}-edit-selected.png`, clip: { x: sx - 50, y: sy - 50, width: 100, height: 100 } });
+      }
       await page.keyboard.press("Delete");
       expect(await selected()).toBe("");
     }
@@ -341,9 +347,17 @@ describe("the dashboard in a browser", () => {
     await page.waitForSelector("#viewer[data-loaded=true]");
     expect(await page.locator("#restored-note").isVisible()).toBe(true);
     expect(await count()).toBe(before - 2);
+    // The note names the controls shown: "Edit cells" until editing, then the buttons below it.
+    expect(await page.locator("#save-corrections").isVisible()).toBe(false);
+    expect(await page.locator("#restored-note").innerText()).toBe(
+      "Unsaved corrections from your last visit are back: choose Edit cells to save or discard them.",
+    );
+    await page.click("#edit-toggle");
+    expect(await page.locator("#restored-note").innerText()).toBe("Unsaved corrections from your last visit are back: save or discard them below.");
+    expect(await inSight(page, "#save-corrections")).toMatchObject({ inSight: true });
+    await shot("edit-restored");
 
     // Save: a new segmentation of the image, shown at once; through the API it has the drawn cell where it was drawn.
-    await page.click("#edit-toggle");
     await Promise.all([
       page.waitForURL((url) => url.pathname.startsWith("/dashboard/segmentations/") && !url.pathname.endsWith(original)),
       page.click("#save-corrections"),
@@ -767,4 +781,45 @@ describe("the dashboard in a browser", () => {
     expect(um(zoomedOut.label!)).toBeGreaterThan(um(fitted.label!));
     await shot("scale-bar");
   }, 180_000);
+
+  it("holds its layout at 1280x800, 1400x900 and 1920x1080: badges and model names on one line, the viewer's editing controls in sight", async () => {
+    // The pages as the tests above left them: images with completed predictions, corrections, a training and its model.
+    await page.goto(await stack.loginLink());
+    await Promise.all([page.waitForURL((url) => url.pathname === "/dashboard"), page.click("button:has-text('Sign in')")]);
+    await page.waitForSelector("html[data-ready=true]", { state: "attached" });
+    await open("#images a:text-is('nuclei.png')");
+    const imagePage = new URL(page.url()).pathname;
+    const viewer = (await page.locator("#predictions a:has-text('View cells')").first().getAttribute("href"))!;
+    const visit = async (path: string) => {
+      await page.goto(new URL(path, stack.api).toString());
+      await page.waitForSelector("html[data-ready=true]", { state: "attached" });
+    };
+    const shots = mkdtempSync(join(tmpdir(), "cellseg-layout-"));
+    console.log(`layout screenshots: ${shots}`);
+    for (const size of WINDOW_SIZES) {
+      const label = `${size.width}x${size.height}`;
+      await page.setViewportSize(size);
+      const pages: [string, string, string][] = [
+        ["images", "/dashboard", "#images .badge"],
+        ["image", imagePage, "#predictions .badge"],
+        ["models", "/dashboard/models", "tr[data-model-id=cpsam-large]"],
+      ];
+      for (const [name, path, expected] of pages) {
+        await visit(path);
+        expect(await page.locator(expected).count()).toBeGreaterThan(0);
+        expect(await layoutProblems(page), `${name} at ${label}`).toEqual([]);
+        await page.screenshot({ path: join(shots, `${label}-${name}.png`), fullPage: true });
+      }
+      await visit(viewer);
+      await page.waitForSelector("#viewer[data-loaded=true]");
+      expect(await layoutProblems(page), `viewer at ${label}`).toEqual([]);
+      expect(await inSight(page, "#edit-toggle"), `Edit cells at ${label}`).toMatchObject({ inSight: true });
+      await page.click("#edit-toggle");
+      expect(await inSight(page, "#save-corrections"), `Save corrections at ${label}`).toMatchObject({ inSight: true });
+      expect(await inSight(page, "#discard-corrections"), `Discard at ${label}`).toMatchObject({ inSight: true });
+      await page.screenshot({ path: join(shots, `${label}-viewer-editing.png`) });
+      await page.click("#edit-toggle");
+    }
+    await page.setViewportSize({ width: 1440, height: 900 });
+  }, 120_000);
 });

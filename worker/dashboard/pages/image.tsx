@@ -172,7 +172,7 @@ export function ImagePage(props: {
             {predictions.map((p) => (
               <tr data-prediction-id={p.prediction_id} data-status={p.status}>
                 <td>{p.created_at ? formatDate(Date.parse(p.created_at)) : "—"}</td>
-                <td>{p.model_id}</td>
+                <td class="model">{p.model_id}</td>
                 <td class="status">
                   <StatusBadge status={p.status} />
                 </td>
@@ -212,7 +212,7 @@ export function ImagePage(props: {
                 <tr>
                   <td>{formatDate(s.createdAt)}</td>
                   <td>{s.source}</td>
-                  <td>{s.modelName ? `${s.modelName} v${s.modelVersion}` : "—"}</td>
+                  <td class="model">{s.modelName ? `${s.modelName} v${s.modelVersion}` : "—"}</td>
                   <td>{s.roiCount}</td>
                   <td>{(s.confluency * 100).toFixed(1)}%</td>
                   <td class="actions">

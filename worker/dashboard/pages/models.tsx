@@ -133,7 +133,7 @@ export function ModelsPage(props: { page: PageContext; models: Model[]; trainabl
         <tbody>
           {models.map((m) => (
             <tr data-model-id={m.id}>
-              <td>
+              <td class="model">
                 <strong>{m.name}</strong>
                 <div class="muted mono">{m.id}</div>
               </td>
@@ -178,7 +178,7 @@ export function ModelsPage(props: { page: PageContext; models: Model[]; trainabl
             {props.trainings.map((t) => (
               <tr data-job-id={t.job_id} data-status={t.status}>
                 <td>{formatDate(Date.parse(t.created_at))}</td>
-                <td>{t.model_id}</td>
+                <td class="model">{t.model_id}</td>
                 <td>{t.image_ids.length}</td>
                 <td class="status">
                   <StatusBadge status={t.status} />

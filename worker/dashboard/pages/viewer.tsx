@@ -95,6 +95,42 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
               <dd>{formatDate(s.createdAt)}</dd>
             </dl>
           </div>
+          <div class="card edit" id="edit-card">
+            <h3>Correct cells</h3>
+            <p class="note" id="restored-note" hidden>
+              Unsaved corrections from your last visit are back: choose Edit cells to save or discard them.
+            </p>
+            <button type="button" class="button" id="edit-toggle">
+              Edit cells
+            </button>
+            <div id="edit-tools" hidden>
+              <div class="edit-buttons">
+                <button type="button" class="button" id="draw-cell" title="Click the new cell's corners; double-click or Enter closes it, Esc cancels">
+                  Draw cell
+                </button>
+                <button type="button" class="button" id="delete-cell" title="Delete the selected cell (Delete key)">
+                  Delete cell
+                </button>
+                <button type="button" class="button" id="undo" title="Ctrl+Z">
+                  Undo
+                </button>
+                <button type="button" class="button" id="redo" title="Ctrl+Shift+Z">
+                  Redo
+                </button>
+              </div>
+              <p class="muted">Click a cell to select it, then Delete. Draw cell: click its corners, double-click or Enter to close.</p>
+              <p id="edit-summary">No corrections yet.</p>
+              <div class="edit-buttons">
+                <button type="button" class="button primary" id="save-corrections">
+                  Save corrections
+                </button>
+                <button type="button" class="button" id="discard-corrections">
+                  Discard
+                </button>
+              </div>
+              <p class="muted" id="save-problem"></p>
+            </div>
+          </div>
           <div class="card downloads">
             <h3>Download</h3>
             {exportsFor(s.roiCount).map((f) => (
@@ -134,42 +170,6 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
               <button type="button" class="button" id="plot-clear" hidden>
                 Clear
               </button>
-            </div>
-          </div>
-          <div class="card edit" id="edit-card">
-            <h3>Correct cells</h3>
-            <p class="note" id="restored-note" hidden>
-              Unsaved corrections from your last visit are back: save or discard them.
-            </p>
-            <button type="button" class="button" id="edit-toggle">
-              Edit cells
-            </button>
-            <div id="edit-tools" hidden>
-              <div class="edit-buttons">
-                <button type="button" class="button" id="draw-cell" title="Click the new cell's corners; double-click or Enter closes it, Esc cancels">
-                  Draw cell
-                </button>
-                <button type="button" class="button" id="delete-cell" title="Delete the selected cell (Delete key)">
-                  Delete cell
-                </button>
-                <button type="button" class="button" id="undo" title="Ctrl+Z">
-                  Undo
-                </button>
-                <button type="button" class="button" id="redo" title="Ctrl+Shift+Z">
-                  Redo
-                </button>
-              </div>
-              <p class="muted">Click a cell to select it, then Delete. Draw cell: click its corners, double-click or Enter to close.</p>
-              <p id="edit-summary">No corrections yet.</p>
-              <div class="edit-buttons">
-                <button type="button" class="button primary" id="save-corrections">
-                  Save corrections
-                </button>
-                <button type="button" class="button" id="discard-corrections">
-                  Discard
-                </button>
-              </div>
-              <p class="muted" id="save-problem"></p>
             </div>
           </div>
           <div class="card" id="cell-info">
