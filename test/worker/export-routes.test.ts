@@ -4,6 +4,10 @@ import { decodeImage } from "../../common/decode/index.ts";
 import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { call, createOrg, json, RUNNER_TOKEN, type TestOrg, uploadImage } from "./helpers.ts";
+import { formatMeasurement } from "../../schema/measurements.ts";
+
+/** A number as the exports write it (rounded by formatMeasurement), parsed back. */
+const exported = (value: number) => Number(formatMeasurement(value));
 
 /** A w x h rectangle at (x, y), as the engine would describe it. */
 function rectangle(index: number, x: number, y: number, w: number, h: number): Roi {
@@ -107,13 +111,13 @@ describe("GET /export/{segmentation_id}/{format}", () => {
     expect(header).toBe("roi_index,circularity,solidity,eccentricity,major_axis_px,minor_axis_px,orientation_deg,feret_max_px,equivalent_diameter_px");
     // The first cell is a 2 x 2 square stated with perimeter 8: circularity π/4, solidity 1, a
     // disc's ellipse (axes 4·√0.25, no eccentricity, angle 0), Feret its diagonal.
-    expect(first.split(",").map(Number)).toEqual([1, (4 * Math.PI * 4) / 64, 1, 0, 2, 2, 0, Math.sqrt(8), Math.sqrt(16 / Math.PI)]);
+    expect(first.split(",").map(Number)).toEqual([1, (4 * Math.PI * 4) / 64, 1, 0, 2, 2, 0, Math.sqrt(8), Math.sqrt(16 / Math.PI)].map(exported));
     const geojson = await json<{ features: { properties: Record<string, unknown> }[] }>(
       await call(`/export/${id}/rois.geojson?columns=roi_index&columns=feret_max_px`, { key: org.key }),
     );
     expect(geojson.features.map((f) => f.properties)).toEqual([
-      { roi_index: 1, feret_max_px: Math.sqrt(8), objectType: "detection" },
-      { roi_index: 2, feret_max_px: Math.sqrt(18), objectType: "detection" },
+      { roi_index: 1, feret_max_px: exported(Math.sqrt(8)), objectType: "detection" },
+      { roi_index: 2, feret_max_px: exported(Math.sqrt(18)), objectType: "detection" },
     ]);
     const refused = await call(`/export/${id}/rois.geojson?columns=volume`, { key: org.key });
     expect(refused.status).toBe(400);

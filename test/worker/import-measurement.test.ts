@@ -9,6 +9,7 @@ import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { call, createOrg, json, ONE_SQUARE_GEOJSON, type TestOrg, uploadImage } from "./helpers.ts";
 import { runner } from "./runner-helpers.ts";
+import { formatMeasurement } from "../../schema/measurements.ts";
 
 interface TrainingLease {
   training: { examples: { labels: { segmentation_id: string; artifact_url: string } }[] };
@@ -101,7 +102,7 @@ describe("an imported segmentation's measurement", () => {
 
     const csv = await (await call(`/export/${segmentationId}/measurements.csv?columns=roi_id&columns=intensity`, { key: org.key })).text();
     expect(csv).toBe(
-      `roi_id,intensity_c0_mean,intensity_c0_median,intensity_c0_std,intensity_c0_min,intensity_c0_max,intensity_c0_sum\r\n${segmentationId}-1,1746,1746,${std},873,2619,15714\r\n`,
+      `roi_id,intensity_c0_mean,intensity_c0_median,intensity_c0_std,intensity_c0_min,intensity_c0_max,intensity_c0_sum\r\n${segmentationId}-1,1746,1746,${formatMeasurement(std)},873,2619,15714\r\n`,
     );
     expect(await objectsOf(org, segmentationId)).toEqual(["rois.measured.bin"]);
     // The outlines the viewer draws come from the measured artifact too.

@@ -13,6 +13,10 @@ import omeTiff from "../reference/tiff/ome-325nm-2ch.ome.tif?inline";
 import oblongTiff from "../reference/tiff/ome-nm-oblong.ome.tif?inline";
 import plainTiff from "../reference/tiff/plain-none.tif?inline";
 import { call, createOrg, json, multipartFile, RUNNER_TOKEN, type TestOrg } from "./helpers.ts";
+import { formatMeasurement } from "../../schema/measurements.ts";
+
+/** A number as the exports write it (rounded by formatMeasurement), parsed back. */
+const exported = (value: number) => Number(formatMeasurement(value));
 import { dashboardCall, signIn } from "./dashboard-helpers.ts";
 import { leaseJob } from "./runner-helpers.ts";
 import { encodeTiff } from "../fixtures/tiff-writer.ts";
@@ -115,17 +119,17 @@ describe("the pixel size, from the file to the calibrated columns", () => {
       "feret_max_um",
       "equivalent_diameter_um",
     ]);
-    expect(Number(first.pixel_size_x_um)).toBe(s);
-    expect(Number(first.area_um2)).toBe(6 * s * s);
-    expect(Number(first.perimeter_um)).toBe(RECTANGLE_PERIMETER * s);
-    expect(Number(first.centroid_x_um)).toBe(2 * s);
-    expect(Number(first.centroid_y_um)).toBe(2.5 * s);
-    expect(Number(first.feret_max_um)).toBeCloseTo(Math.hypot(2, 3) * s, 12);
-    expect(Number(first.equivalent_diameter_um)).toBeCloseTo(Math.sqrt((4 * 6 * s * s) / Math.PI), 12);
+    expect(Number(first.pixel_size_x_um)).toBe(exported(s));
+    expect(Number(first.area_um2)).toBe(exported(6 * s * s));
+    expect(Number(first.perimeter_um)).toBe(exported(RECTANGLE_PERIMETER * s));
+    expect(Number(first.centroid_x_um)).toBe(exported(2 * s));
+    expect(Number(first.centroid_y_um)).toBe(exported(2.5 * s));
+    expect(Number(first.feret_max_um)).toBeCloseTo(Math.hypot(2, 3) * s, 4);
+    expect(Number(first.equivalent_diameter_um)).toBeCloseTo(Math.sqrt((4 * 6 * s * s) / Math.PI), 4);
     // A 2 x 3 block of pixel centres: variances (2² − 1)/12 and (3² − 1)/12.
-    expect(Number(first.major_axis_um)).toBeCloseTo(4 * Math.sqrt(8 / 12) * s, 12);
-    expect(Number(first.minor_axis_um)).toBeCloseTo(4 * Math.sqrt(3 / 12) * s, 12);
-    expect(Number(second.area_um2)).toBe(6 * s * s);
+    expect(Number(first.major_axis_um)).toBeCloseTo(4 * Math.sqrt(8 / 12) * s, 4);
+    expect(Number(first.minor_axis_um)).toBeCloseTo(4 * Math.sqrt(3 / 12) * s, 4);
+    expect(Number(second.area_um2)).toBe(exported(6 * s * s));
 
     // Outlines corrected in Fiji and imported again are measured with the image's size too.
     const zip = new Uint8Array(await (await call(`/export/${id}/rois.zip`, { key: org.key })).arrayBuffer());
@@ -161,7 +165,7 @@ describe("the pixel size, from the file to the calibrated columns", () => {
     const id = await segment(org, image.id, { pixel_size_um: 0.5 });
     expect(await json(await call(`/segmentation/${id}`, { key: org.key }))).toMatchObject({ pixel_size: { x_um: 0.5, y_um: 0.5, source: "given" } });
     const [first] = await calibratedCsv(org, id);
-    expect([first.pixel_size_x_um, first.area_um2, first.perimeter_um]).toEqual(["0.5", "1.5", String(RECTANGLE_PERIMETER * 0.5)]);
+    expect([first.pixel_size_x_um, first.area_um2, first.perimeter_um]).toEqual(["0.5", "1.5", formatMeasurement(RECTANGLE_PERIMETER * 0.5)]);
   });
 
   it("measures oblong pixels in µm as ImageJ and regionprops with spacing do", async () => {
@@ -169,11 +173,11 @@ describe("the pixel size, from the file to the calibrated columns", () => {
     const image = await upload(org, "oblong.ome.tif", oblongTiff);
     expect(image.pixel_size).toEqual({ x_um: 0.65, y_um: 1.3, source: "ome" });
     const [first] = await calibratedCsv(org, await segment(org, image.id));
-    expect(Number(first.area_um2)).toBeCloseTo(6 * 0.65 * 1.3, 12);
+    expect(Number(first.area_um2)).toBeCloseTo(6 * 0.65 * 1.3, 4);
     // ImageJ's traced perimeter with w x h pixels: the sides in µm, less w + h − √(w² + h²) at each of the 4 corners.
-    expect(Number(first.perimeter_um)).toBeCloseTo(2 * 2 * 0.65 + 2 * 3 * 1.3 - 4 * (0.65 + 1.3 - Math.hypot(0.65, 1.3)), 12);
-    expect(Number(first.feret_max_um)).toBeCloseTo(Math.hypot(2 * 0.65, 3 * 1.3), 12);
-    expect(Number(first.major_axis_um)).toBeCloseTo(4 * Math.sqrt((8 / 12) * 1.3 * 1.3), 12);
+    expect(Number(first.perimeter_um)).toBeCloseTo(2 * 2 * 0.65 + 2 * 3 * 1.3 - 4 * (0.65 + 1.3 - Math.hypot(0.65, 1.3)), 4);
+    expect(Number(first.feret_max_um)).toBeCloseTo(Math.hypot(2 * 0.65, 3 * 1.3), 4);
+    expect(Number(first.major_axis_um)).toBeCloseTo(4 * Math.sqrt((8 / 12) * 1.3 * 1.3), 4);
   });
 
   it("leaves the calibrated columns empty when the file has no size and none is given, and refuses a size that is no size", async () => {
