@@ -813,7 +813,8 @@ describe("the dashboard in a browser", () => {
       await visit(viewer);
       await page.waitForSelector("#viewer[data-loaded=true]");
       expect(await layoutProblems(page), `viewer at ${label}`).toEqual([]);
-      expect(await inSight(page, "#edit-toggle"), `Edit cells at ${label}`).toMatchObject({ inSight: true });
+      for (const control of ["#edit-toggle", "#show-outlines", "#zoom-fit"])
+        expect(await inSight(page, control), `${control} at ${label}`).toMatchObject({ inSight: true });
       await page.click("#edit-toggle");
       expect(await inSight(page, "#save-corrections"), `Save corrections at ${label}`).toMatchObject({ inSight: true });
       expect(await inSight(page, "#discard-corrections"), `Discard at ${label}`).toMatchObject({ inSight: true });

@@ -131,14 +131,6 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
               <p class="muted" id="save-problem"></p>
             </div>
           </div>
-          <div class="card downloads">
-            <h3>Download</h3>
-            {exportsFor(s.roiCount).map((f) => (
-              <a class="button" href={`/dashboard/api/export/${s.id}/${f}`} download data-export={f} title={TITLES[f]}>
-                {f}
-              </a>
-            ))}
-          </div>
           <div class="card controls">
             <label class="check">
               <input type="checkbox" id="show-outlines" checked /> Show outlines
@@ -148,6 +140,14 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
               <input type="range" id="outline-opacity" min="0" max="1" step="0.05" value="0.9" />
             </label>
             <ZoomControls />
+          </div>
+          <div class="card downloads">
+            <h3>Download</h3>
+            {exportsFor(s.roiCount).map((f) => (
+              <a class="button" href={`/dashboard/api/export/${s.id}/${f}`} download data-export={f} title={TITLES[f]}>
+                {f}
+              </a>
+            ))}
           </div>
           <div class="card plots" id="plots">
             <h3>Plots</h3>
