@@ -205,9 +205,20 @@ describe("the dashboard in a browser", () => {
     const placeholders = () =>
       Promise.all(["cellprob_threshold", "flow_threshold", "min_size"].map((name) => page.locator(`input[name=${name}]`).getAttribute("placeholder")));
     // cpsam's manifest (gpu-runner/models/cpsam/cpsam.json): fluorescence 0.5, 0, 30; histology
-    // flow 0 and size 30; everything else Cellpose's 0, 0.4, 15. Before any prediction, "auto"
-    // could be any modality: fluorescence / brightfield / histology.
-    expect(await placeholders()).toEqual(["0.5 / 0 / 0", "0 / 0.4 / 0", "30 / 15 / 30"]);
+    // flow 0 and size 30; everything else Cellpose's 0, 0.4, 15. Once the image's preview has read
+    // what it is (fluorescence), the form offers the model recommended for it, and "auto" shows
+    // that modality's defaults.
+    const offered = () => page.locator("select[name=model_id] option:checked").innerText();
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          return offered();
+        },
+        { timeout: 90_000, interval: 1000 },
+      )
+      .toBe("cpsam v3.1 (recommended for fluorescence)");
+    expect(await placeholders()).toEqual(["0.5", "0", "30"]);
     await page.selectOption("select[name=modality]", "fluorescence");
     expect(await placeholders()).toEqual(["0.5", "0", "30"]);
     expect(await page.locator("#predict-defaults").innerText()).toContain("defaults for fluorescence");
