@@ -6,6 +6,7 @@ import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { decode as decodePng, encode as encodePng } from "fast-png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stackClient, syntheticNuclei } from "../fixtures/nuclei-grid.ts";
+import { formatMeasurement } from "../../schema/measurements.ts";
 
 let stack: LocalStack;
 
@@ -32,6 +33,9 @@ async function upload(name: string, width: number, height: number): Promise<{ id
  * The runner's intensity columns of every cell against its own pixels in the uploaded image: the
  * pixels whose centre the exported outline holds, their statistics computed here the plain way.
  */
+/** A number as the exports write it (formatMeasurement: 6 significant digits, at least 4 decimals). */
+const asExported = (value: number) => Number(formatMeasurement(value));
+
 async function expectIntensities(segmentationId: string, data: Uint16Array, width: number): Promise<void> {
   const columns = ["roi_index", "intensity"].map((c) => `columns=${c}`).join("&");
   const geojson = (await (
@@ -63,8 +67,9 @@ async function expectIntensities(segmentationId: string, data: Uint16Array, widt
     expect(
       [properties.intensity_c0_mean, properties.intensity_c0_median, properties.intensity_c0_min, properties.intensity_c0_max, properties.intensity_c0_sum],
       cell,
-    ).toEqual([mean, median, sorted[0], sorted[n - 1], sum]);
-    expect(Math.abs(properties.intensity_c0_std! - std) / std, cell).toBeLessThan(1e-12);
+    ).toEqual([mean, median, sorted[0], sorted[n - 1], sum].map(asExported));
+    // Rounded to 6 significant digits (at least 4 decimals), as every exported number is.
+    expect(Math.abs(properties.intensity_c0_std! - std) / std, cell).toBeLessThan(1e-5);
   }
 }
 
@@ -237,12 +242,9 @@ describe("the local stack", () => {
         if (properties.cell_area_px! < Math.PI * (11 + 12) ** 2 * 0.9) competed++;
         const sum = cytoplasm.reduce((a, b) => a + b, 0);
         const sorted = [...cytoplasm].sort((a, b) => a - b);
-        expect([properties.cytoplasm_c0_mean, properties.cytoplasm_c0_min, properties.cytoplasm_c0_max, properties.cytoplasm_c0_sum]).toEqual([
-          sum / cytoplasm.length,
-          sorted[0],
-          sorted.at(-1),
-          sum,
-        ]);
+        expect([properties.cytoplasm_c0_mean, properties.cytoplasm_c0_min, properties.cytoplasm_c0_max, properties.cytoplasm_c0_sum]).toEqual(
+          [sum / cytoplasm.length, sorted[0]!, sorted.at(-1)!, sum].map(asExported),
+        );
       }
       expect(competed).toBeGreaterThan(features.length / 2);
     };

@@ -10,7 +10,7 @@
 // (raster order, so over the image too), and its headers say how many cells there are in all: the
 // answer and the measuring stay bounded, while the artifact is read through once, as an export's.
 
-import { type ExportContext, type MeasurementColumn, measurementColumns, RoiDerived } from "../../schema/measurements.ts";
+import { type ExportContext, formatMeasurement, type MeasurementColumn, measurementColumns, RoiDerived } from "../../schema/measurements.ts";
 import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
 import { type RoiArtifactContents, RoiArtifactError } from "../../schema/roi-artifact.ts";
 import type { Bindings } from "../env.ts";
@@ -108,8 +108,10 @@ async function* valueBlocks(contents: RoiArtifactContents, context: ExportContex
     const derived = new RoiDerived(roi);
     for (const column of columns) {
       const value = column.value(context, roi, derived);
-      // The CSV writes a missing or non-finite value as an empty field: NaN here.
-      block.setFloat64(at, typeof value === "number" && Number.isFinite(value) ? value : Number.NaN, true);
+      // The CSV writes a missing or non-finite value as an empty field: NaN here; a number as the
+      // exports round it, so a plotted cell shows the CSV's own value.
+      const written = typeof value === "number" ? formatMeasurement(value) : null;
+      block.setFloat64(at, written === null ? Number.NaN : Number(written), true);
       at += 8;
     }
     taken++;
