@@ -22,7 +22,7 @@ const exportsFor = (roiCount: number) => EXPORTS.filter((f) => f !== "masks.png"
 
 /** What the cell panel says of an import's intensities while they are not there. */
 function intensitiesNote(measurements: MeasurementState): string | null {
-  if (measurements.status === "measuring") return "being measured from the image; reload to see them";
+  if (measurements.status === "measuring") return "being measured from the image; shown here when done";
   if (measurements.status === "failed") return `not measured: ${measurements.detail}`;
   if (measurements.status === "not_measured") return "not measured (imported before imports were measured)";
   return null;
@@ -45,6 +45,7 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
           data-width={s.width}
           data-height={s.height}
           data-roi-count={s.roiCount}
+          data-measurements={props.measurements.status}
           data-import-max-pixels={MAX_IMPORT_PIXELS}
           data-import-max-cells={MAX_IMPORT_OBJECTS}
           data-pixel-size-x-um={s.pixelSizeXUm ?? undefined}

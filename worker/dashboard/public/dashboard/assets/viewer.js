@@ -786,6 +786,48 @@ async function load() {
   fitToView();
 }
 
-load().catch((/** @type {unknown} */ error) => {
-  status.textContent = `Could not load the ${id ? "cells" : "preview"}: ${error instanceof Error ? error.message : String(error)}`;
-});
+/** How often a viewer asks whether its import's intensities are measured yet. */
+const MEASUREMENT_POLL_MS = 3000;
+
+/**
+ * A saved correction is an import whose intensities a runner measures from the image afterwards:
+ * while they are measured, ask every few seconds, and once they are, load the cells again so the
+ * cell panel and plots have them without a reload (unless corrections are being made meanwhile:
+ * reloading the cells would drop them, so the note says to reload after saving).
+ */
+async function watchMeasurement() {
+  const note = optionalById("intensities-state", HTMLElement);
+  if (!id || !note || root.dataset.measurements !== "measuring") return;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, MEASUREMENT_POLL_MS));
+    /** @type {{ measurements: { status: string, detail: string | null } }} */
+    const record = await api(`/segmentation/${id}`);
+    const { status: state, detail } = record.measurements;
+    if (state === "measuring") continue;
+    root.dataset.measurements = state;
+    if (state !== "measured") {
+      note.textContent = `not measured: ${detail ?? "the measurement failed"}`;
+      return;
+    }
+    if (Number(root.dataset.corrections ?? 0) > 0) {
+      note.textContent = "measured from the image; reload after saving your corrections to see them";
+      return;
+    }
+    outlineTiles.clear();
+    rebuildCellIndex();
+    await requestOutlines();
+    note.textContent = "measured from the image";
+    return;
+  }
+}
+
+load()
+  .then(() =>
+    watchMeasurement().catch((/** @type {unknown} */ error) => {
+      const note = optionalById("intensities-state", HTMLElement);
+      if (note) note.textContent = `could not ask whether they are measured: ${error instanceof Error ? error.message : String(error)}; reload to see them`;
+    }),
+  )
+  .catch((/** @type {unknown} */ error) => {
+    status.textContent = `Could not load the ${id ? "cells" : "preview"}: ${error instanceof Error ? error.message : String(error)}`;
+  });
