@@ -1,18 +1,27 @@
 // npm start: the whole service on this machine. Applies D1 migrations to the local state
 // (.wrangler/), creates the `demo` organization and a key on first start, puts the committed base
-// model into local R2, then runs `wrangler dev` and a GPU runner beside it. Ctrl-C stops everything.
+// model into local R2, then runs `wrangler dev` and GPU runners beside it: RUNNERS of them (default
+// 1), each with RUNNER_THREADS threads when set (local-runners.ts). Ctrl-C stops everything.
 import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { ChildProcess } from "node:child_process";
 import { uploadPublicModels } from "./public-models.ts";
 import { operatorBackend } from "./admin-backends.ts";
 import { prepareLocalState, startRunner, startWorker, waitUntilServing } from "./local-stack.ts";
+import { localRunners } from "./local-runners.ts";
 import { readyBanner } from "./ready-banner.ts";
 import { withoutRequestLines } from "./request-log.ts";
 import { announceStack } from "./running-stack.ts";
 
 const port = Number(process.env.PORT ?? 8787);
 const local = {};
+let runnerEnvs: Record<string, string>[];
+try {
+  runnerEnvs = localRunners(process.env);
+} catch (error) {
+  console.error(`error: ${(error as Error).message}`);
+  process.exit(2);
+}
 
 const readDevVars = (): Record<string, string> =>
   Object.fromEntries(
@@ -55,14 +64,17 @@ worker.stdout?.pipe(withoutRequestLines()).pipe(process.stdout);
 const children: ChildProcess[] = [worker];
 // A path that needs no key, so the wait logs 200 OK rather than 401s that read as failures.
 await waitUntilServing(`${url}/api/v1/openapi.json`);
-const runner = startRunner({ WORKER_URL: url, RUNNER_TOKEN: vars.RUNNER_TOKENS.split(",")[0] }, "pipe");
-children.push(runner);
-runner.stdout?.pipe(process.stdout);
-runner.stderr?.pipe(process.stderr);
-// The runner's first line (its onnxruntime backends) comes before the closing block, not after it.
+const runners = runnerEnvs.map((env) => startRunner({ WORKER_URL: url, RUNNER_TOKEN: vars.RUNNER_TOKENS.split(",")[0], ...env }, "pipe"));
+for (const runner of runners) {
+  children.push(runner);
+  runner.stdout?.pipe(process.stdout);
+  runner.stderr?.pipe(process.stderr);
+}
+// The first runner's first line (its onnxruntime backends) comes before the closing block, not after it.
+const [first] = runners;
 await new Promise<void>((resolve) => {
-  runner.stderr?.once("data", () => setImmediate(resolve));
-  runner.once("exit", () => resolve());
+  first.stderr?.once("data", () => setImmediate(resolve));
+  first.once("exit", () => resolve());
   setTimeout(resolve, 10_000).unref();
 });
 // A one-time sign-in to the dashboard for `demo` (15 minutes), made through the running worker like

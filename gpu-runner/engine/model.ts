@@ -105,6 +105,8 @@ export interface LoadedModel {
 export interface SessionOptions {
   /** "auto" (default): CUDA if its libraries load, else WebGPU if it initialises, else CPU. */
   executionProvider?: ExecutionProviderChoice;
+  /** onnxruntime's intra-op threads (inter-op: one); default: onnxruntime's choice. */
+  threads?: number;
   /** Where the provider choice and fall-backs are reported (default: console.error). */
   log?: (message: string) => void;
 }
@@ -235,7 +237,8 @@ export async function sessionOnProvider(
 
 export async function loadModelFromBytes(onnx: Uint8Array, manifest: ModelManifest, options: SessionOptions = {}): Promise<LoadedModel> {
   const log = options.log ?? ((message: string) => console.error(message));
-  const { session, provider, skipped } = await sessionOnProvider(onnx, options.executionProvider ?? "auto");
+  const threads = options.threads ? { intraOpNumThreads: options.threads, interOpNumThreads: 1 } : {};
+  const { session, provider, skipped } = await sessionOnProvider(onnx, options.executionProvider ?? "auto", threads);
   // The contract is the model's, not the provider's: a breach is no reason to try another.
   const model = checkContract(session, manifest, provider);
   log(`[engine] model ${manifest.name}@${manifest.version} on ${provider}${skipped.length ? ` (${skipped.join("; ")})` : ""}`);

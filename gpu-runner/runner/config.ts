@@ -17,6 +17,11 @@ export interface RunnerConfig {
    * network runs on onnxruntime's threads, the other downloads, decodes or traces masks.
    */
   concurrency: number;
+  /**
+   * Threads each inference session (onnxruntime's intra-op threads, one inter-op) and the mask
+   * tracing may use; undefined: onnxruntime's own choice, and the machine's cores for the masks.
+   */
+  threads: number | undefined;
   leaseSeconds: number;
   modelCacheDir: string;
   modelCacheBytes: number;
@@ -42,6 +47,7 @@ export const CONFIG_HELP = `npm run runner -- [flags]     (each flag also reads 
   --id NAME                   RUNNER_ID                  how this runner names itself in leases (default host-pid)
   --provider auto|cuda|webgpu|cpu  EXECUTION_PROVIDER    auto: CUDA, else WebGPU, else CPU (default auto)
   --concurrency N             RUNNER_CONCURRENCY         jobs in flight at once (default 2)
+  --threads N                 RUNNER_THREADS             threads of each onnxruntime session and of the mask tracing (default: onnxruntime's choice; all cores for masks)
   --lease-seconds N           LEASE_SECONDS              lease length asked for; heartbeats renew it (default 120)
   --model-cache DIR           MODEL_CACHE_DIR            downloaded models (default ~/.cache/cellseg/models)
   --model-cache-mb N          MODEL_CACHE_MB             cache size before old versions are evicted (default 2048)
@@ -61,6 +67,14 @@ function number(value: string | undefined, name: string, fallback: number, min: 
   return n;
 }
 
+/** A whole number >= 1, or undefined when not given. */
+function count(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number >= 1, got ${JSON.stringify(value)}`);
+  return n;
+}
+
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): RunnerConfig {
   const { values } = parseArgs({
     args: argv,
@@ -70,6 +84,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       id: { type: "string" },
       provider: { type: "string" },
       concurrency: { type: "string" },
+      threads: { type: "string" },
       "lease-seconds": { type: "string" },
       "model-cache": { type: "string" },
       "model-cache-mb": { type: "string" },
@@ -95,6 +110,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     runnerId: values.id ?? env.RUNNER_ID ?? `${hostname()}-${process.pid}`,
     executionProvider: provider,
     concurrency: Math.floor(number(values.concurrency ?? env.RUNNER_CONCURRENCY, "concurrency", 2, 1)),
+    threads: count(values.threads ?? env.RUNNER_THREADS, "threads"),
     leaseSeconds: Math.floor(number(values["lease-seconds"] ?? env.LEASE_SECONDS, "lease seconds", 120, 10)),
     modelCacheDir: values["model-cache"] ?? env.MODEL_CACHE_DIR ?? join(homedir(), ".cache", "cellseg", "models"),
     modelCacheBytes: number(values["model-cache-mb"] ?? env.MODEL_CACHE_MB, "model cache size", 2048, 1) * 1024 * 1024,

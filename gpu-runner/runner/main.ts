@@ -1,5 +1,6 @@
 // npm run runner: pulls jobs from WORKER_URL with RUNNER_TOKEN until SIGTERM/SIGINT.
 import * as ort from "onnxruntime-node";
+import { limitMaskThreads } from "../engine/masks/mask-threads.ts";
 import { CONFIG_HELP, readConfig } from "./config.ts";
 import { internalApi } from "./internal-api.ts";
 import { ModelCache } from "./model-cache.ts";
@@ -19,9 +20,12 @@ try {
 }
 
 const backends = ort.listSupportedBackends().map((b) => `${b.name}${b.bundled ? "" : " (not installed)"}`);
-console.error(`[runner] onnxruntime-node ${ort.env.versions.common}; backends: ${backends.join(", ")}; asked for: ${config.executionProvider}`);
+const threads = config.threads ? `; ${config.threads} thread${config.threads > 1 ? "s" : ""} a session and for masks` : "";
+console.error(`[runner] onnxruntime-node ${ort.env.versions.common}; backends: ${backends.join(", ")}; asked for: ${config.executionProvider}${threads}`);
 
-const runner = new Runner(config, internalApi(config), new ModelCache(config.modelCacheDir, config.modelCacheBytes, config.executionProvider));
+limitMaskThreads(config.threads);
+const models = new ModelCache(config.modelCacheDir, config.modelCacheBytes, config.executionProvider, config.threads);
+const runner = new Runner(config, internalApi(config), models);
 let signals = 0;
 const onSignal = (signal: string) => {
   if (++signals > 1) process.exit(130); // a second Ctrl-C: leave now, leases will expire

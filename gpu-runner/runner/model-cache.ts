@@ -17,13 +17,16 @@ export class ModelCache {
   private readonly dir: string;
   private readonly maxBytes: number;
   private readonly provider: ExecutionProviderChoice;
+  private readonly threads: number | undefined;
   private readonly sessions = new Map<string, Promise<LoadedModel>>();
   private readonly downloads = new Map<string, Promise<string>>();
 
-  constructor(dir: string, maxBytes: number, provider: ExecutionProviderChoice) {
+  /** `threads`: each session's onnxruntime threads (engine/model.ts); undefined: onnxruntime's choice. */
+  constructor(dir: string, maxBytes: number, provider: ExecutionProviderChoice, threads?: number) {
     this.dir = dir;
     this.maxBytes = maxBytes;
     this.provider = provider;
+    this.threads = threads;
     mkdirSync(dir, { recursive: true });
   }
 
@@ -74,7 +77,9 @@ export class ModelCache {
     const key = `${model.id}@${model.version}`;
     let loaded = this.sessions.get(key);
     if (!loaded) {
-      loaded = this.read(api, model).then(({ onnx, manifest }) => loadModelFromBytes(onnx, manifest, { executionProvider: this.provider }));
+      loaded = this.read(api, model).then(({ onnx, manifest }) =>
+        loadModelFromBytes(onnx, manifest, { executionProvider: this.provider, threads: this.threads }),
+      );
       loaded.catch(() => this.sessions.delete(key));
       this.sessions.set(key, loaded);
       if (this.sessions.size > LOADED_SESSIONS) {

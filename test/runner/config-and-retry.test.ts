@@ -1,5 +1,13 @@
-import { describe, expect, it } from "vitest";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as ort from "onnxruntime-node";
+import { describe, expect, it, vi } from "vitest";
+import { defaultThreadCount, limitMaskThreads } from "../../gpu-runner/engine/masks/mask-threads.ts";
+import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
 import { readConfig } from "../../gpu-runner/runner/config.ts";
+import type { InternalApi } from "../../gpu-runner/runner/internal-api.ts";
+import { ModelCache } from "../../gpu-runner/runner/model-cache.ts";
 import { segmentParams } from "../../gpu-runner/runner/predict-job.ts";
 import { TransientError, withRetry } from "../../common/retry.ts";
 import { leasedPrediction } from "../../schema/internal-api.ts";
@@ -17,6 +25,48 @@ describe("runner configuration", () => {
     expect(() => readConfig([], { WORKER_URL: "http://x" })).toThrow(/RUNNER_TOKEN/);
     expect(() => readConfig(["--provider", "tpu"], env)).toThrow(/auto, cuda, webgpu or cpu/);
     expect(() => readConfig(["--lease-seconds", "5"], env)).toThrow(/lease seconds must be a number >= 10/);
+  });
+
+  it("reads the threads of each session and of the masks from --threads or RUNNER_THREADS, none by default", () => {
+    expect(readConfig([], env).threads).toBeUndefined();
+    expect(readConfig([], { ...env, RUNNER_THREADS: "" }).threads).toBeUndefined();
+    expect(readConfig([], { ...env, RUNNER_THREADS: "3" }).threads).toBe(3);
+    expect(readConfig(["--threads", "1"], { ...env, RUNNER_THREADS: "3" }).threads).toBe(1);
+  });
+
+  it("refuses threads that are not a whole number of at least 1", () => {
+    for (const bad of ["0", "-1", "1.5", "two", "Infinity"]) {
+      expect(() => readConfig([`--threads=${bad}`], env)).toThrow(`threads must be a whole number >= 1, got ${JSON.stringify(bad)}`);
+      expect(() => readConfig([], { ...env, RUNNER_THREADS: bad })).toThrow(/threads must be a whole number >= 1/);
+    }
+  });
+
+  it("gives the model cache's sessions that many intra-op threads and one inter-op thread", async () => {
+    const { onnx, manifest } = buildReferenceModel();
+    const files: Record<string, Uint8Array> = { onnx, manifest: new TextEncoder().encode(JSON.stringify(manifest)) };
+    const api = { download: async (url: string) => files[url]! } as unknown as InternalApi;
+    const model = { id: "m", version: "1", name: "reference", files: { onnx: "onnx", manifest: "manifest" } };
+    const create = vi.spyOn(ort.InferenceSession, "create");
+    try {
+      const dir = mkdtempSync(join(tmpdir(), "models-"));
+      await new ModelCache(join(dir, "two"), 2 ** 20, "cpu", 2).session(api, model as never);
+      expect(create.mock.calls[0]![1]).toMatchObject({ intraOpNumThreads: 2, interOpNumThreads: 1, executionProviders: ["cpu"] });
+      await new ModelCache(join(dir, "default"), 2 ** 20, "cpu").session(api, model as never);
+      expect(create.mock.calls[1]![1]).not.toHaveProperty("intraOpNumThreads");
+    } finally {
+      create.mockRestore();
+    }
+  });
+
+  it("caps the mask tracing's threads for the process when given, else leaves the machine's", () => {
+    const machine = defaultThreadCount();
+    try {
+      limitMaskThreads(1);
+      expect(defaultThreadCount()).toBe(1);
+    } finally {
+      limitMaskThreads(undefined);
+    }
+    expect(defaultThreadCount()).toBe(machine);
   });
 });
 

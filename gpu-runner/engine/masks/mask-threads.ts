@@ -37,8 +37,19 @@ export const CONTROL_FAILED = 2; // 1 once a worker threw
 /** A worker making no progress for this long is taken as dead rather than waited on forever. */
 const STALL_LIMIT_MS = 60_000;
 
+let threadLimit: number | undefined;
+
+/**
+ * Threads the masks use where their parameters name none: `limitMaskThreads`'s, else the machine's
+ * available parallelism.
+ */
 export function defaultThreadCount(): number {
-  return availableParallelism();
+  return threadLimit ?? availableParallelism();
+}
+
+/** Sets that default for this process (a runner's --threads); undefined restores the machine's. */
+export function limitMaskThreads(threads: number | undefined): void {
+  threadLimit = threads;
 }
 
 export function sharedFloat32(length: number): Float32Array {
