@@ -5,7 +5,7 @@
 // public model for it, schema/model-recommendations.ts).
 import type { Modality } from "../schema/modality.ts";
 import type { DecodedImage } from "./decode/index.ts";
-import type { ImageRegions } from "./decode/region.ts";
+import { cutRegion, type ImageRegions } from "./decode/region.ts";
 
 /**
  * A colour image has colour when a tenth of its pixels have a saturation, (max - min) / max over
@@ -166,7 +166,19 @@ export async function readSample(
   windows = sampleWindows(source.width, source.height),
 ): Promise<DecodedImage> {
   const samples: DecodedImage[] = [];
-  for (const window of windows) samples.push(await source.readRegion(window.x, window.y, window.width, window.height));
+  const left = Math.min(...windows.map((w) => w.x));
+  const top = Math.min(...windows.map((w) => w.y));
+  const right = Math.max(...windows.map((w) => w.x + w.width));
+  const bottom = Math.max(...windows.map((w) => w.y + w.height));
+  if ((right - left) * (bottom - top) <= windows.reduce((sum, w) => sum + w.width * w.height, 0)) {
+    // Windows that overlap (a small image) are cut from one read of their union: read one by one, a
+    // tiled file's tiles under the overlaps would be fetched and decoded again for each.
+    const union = await source.readRegion(left, top, right - left, bottom - top);
+    const all = Array.from({ length: union.channels }, (_, c) => c);
+    for (const w of windows) samples.push(cutRegion(union, w.x - left, w.y - top, w.width, w.height, all));
+  } else {
+    for (const window of windows) samples.push(await source.readRegion(window.x, window.y, window.width, window.height));
+  }
   return sideBySide(samples);
 }
 

@@ -152,6 +152,18 @@ export const modelRecord = z
 const progress = {
   progress: z.number().min(0).max(1),
   stage: z.string().nullable(),
+  blocks: z
+    .object({
+      total: count,
+      done: count.meta({ description: "Blocks segmented (or found to be glass) so far" }),
+      glass: count.meta({ description: "Of those done, blocks with no signal, which skipped the network" }),
+    })
+    .nullable()
+    .optional()
+    .meta({
+      description:
+        "A whole slide segmented block by block: its blocks, done by any free runner. Absent or null for an image segmented in one pass, and for trainings.",
+    }),
 };
 
 const jobTimes = {

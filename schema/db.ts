@@ -182,7 +182,11 @@ export const models = sqliteTable(
  * measurement (a runner's: an imported segmentation's intensities, read from its image) are made
  * by the service for an image or a segmentation.
  */
-export const JOB_KINDS = ["prediction", "training", "conversion", "preview", "measurement"] as const;
+/**
+ * `block`: one block of a block-wise prediction (its parent), leased by any runner like a job (the
+ * same rows, lease, attempts and sweep) and never shown as a job of its own.
+ */
+export const JOB_KINDS = ["prediction", "training", "conversion", "preview", "measurement", "block"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 export const JOB_STATUSES = ["SUBMITTED", "STARTED", "COMPLETED", "FAILED"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -241,9 +245,19 @@ export const jobs = sqliteTable(
      * bound plus fetching and uploading). Null: none (conversions, run by the worker itself).
      */
     timeLimitSeconds: integer("time_limit_seconds"),
+    /** A block's prediction: the block's lease ends when its prediction is no longer running. */
+    parentJobId: text("parent_job_id"),
+    /** A block's place in its prediction's grid, in raster order (engine/blocks/block-grid.ts). */
+    blockIndex: integer("block_index"),
+    /** A block-wise prediction's blocks: all of them, those done, and those of them that were glass (no signal, not segmented). */
+    blocksTotal: integer("blocks_total"),
+    blocksDone: integer("blocks_done"),
+    blocksGlass: integer("blocks_glass"),
   },
   (t) => [
     index("jobs_org_kind_status").on(t.orgId, t.kind, t.status),
+    uniqueIndex("jobs_parent_block").on(t.parentJobId, t.blockIndex),
+    index("jobs_kind_status").on(t.kind, t.status),
     index("jobs_status_lease").on(t.status, t.leaseExpiresAt),
     index("jobs_org_created").on(t.orgId, t.createdAt),
   ],

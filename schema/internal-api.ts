@@ -39,6 +39,51 @@ export const predictionResult = z.object({
   timings: z.record(z.string(), z.number()).optional(),
 });
 
+/**
+ * What every block of a block-wise prediction shares (engine/blocks/segment-blocks.ts BlockPlan):
+ * the survey's normalisation, modality and diameter, and the grid's core side and margin, from
+ * which each block's rectangles are computed again (engine/blocks/block-grid.ts) rather than sent.
+ */
+export const blockPlan = z.object({
+  width: z.number().int().min(1),
+  height: z.number().int().min(1),
+  core_side: z.number().int().min(1),
+  margin: z.number().int().min(0),
+  rows: z.number().int().min(1),
+  columns: z.number().int().min(1),
+  /** The diameter (px) blocks run at. */
+  diameter: z.number().positive(),
+  survey: z.object({
+    normalization: z.object({ low: z.array(z.number()), high: z.array(z.number()) }),
+    /** The request's or the estimate's diameter; absent: the model's own (no rescaling). */
+    diameter: z.number().positive().optional(),
+    modality: modalityDecision.optional(),
+    diameter_estimate: z.record(z.string(), z.number().optional()).optional(),
+  }),
+});
+export type BlockPlan = z.infer<typeof blockPlan>;
+
+/** Most blocks one prediction may be cut into (a runner refuses a plan past it as the input's fault). */
+export const MAX_BLOCKS_PER_PREDICTION = 10_000;
+
+/** The first attempt of a block-wise prediction on a file read at random ends with its plan: its blocks become block tasks. */
+export const blockPlanResult = z.object({
+  block_plan: blockPlan.refine((plan) => plan.rows * plan.columns <= MAX_BLOCKS_PER_PREDICTION, {
+    message: `a prediction has at most ${MAX_BLOCKS_PER_PREDICTION} blocks`,
+  }),
+  timings: z.record(z.string(), z.number()).optional(),
+});
+
+/** A block task's: what it kept (its cells went to its signed URL), and whether it was glass. */
+export const blockResult = z.object({
+  block_cells: z.number().int().min(0),
+  kept_area: z.number().min(0),
+  glass: z.boolean(),
+  timings: z.record(z.string(), z.number()).optional(),
+  /** Where its network ran (absent for glass). */
+  execution_provider: z.string().optional(),
+});
+
 export const trainingResult = z.object({
   steps: z.number().int().min(0),
   seconds: z.number().min(0).optional(),
@@ -61,7 +106,7 @@ export const measurementResult = z.object({
 
 export const completeBody = z.object({
   lease_token: leaseToken,
-  result: z.union([predictionResult, trainingResult, previewResult, measurementResult]),
+  result: z.union([predictionResult, trainingResult, previewResult, measurementResult, blockPlanResult, blockResult]),
 });
 
 export const failBody = z.object({
@@ -80,6 +125,8 @@ export type PredictionResult = z.infer<typeof predictionResult>;
 export type TrainingResult = z.infer<typeof trainingResult>;
 export type PreviewResult = z.infer<typeof previewResult>;
 export type MeasurementResult = z.infer<typeof measurementResult>;
+export type BlockPlanResult = z.infer<typeof blockPlanResult>;
+export type BlockResult = z.infer<typeof blockResult>;
 
 /** What POST /jobs/lease (and /jobs/{id}/urls) answers: a job with signed URLs for its data. */
 const signedImage = z.object({
@@ -114,6 +161,15 @@ const leaseCommon = {
 /** The model a prediction or training runs (a preview job runs none). */
 const leasedModel = z.object({ id: z.string(), name: z.string(), version: z.string(), files: modelFiles });
 
+/** The request's parameters as the API validated them (see leasedPrediction). */
+const leasedParams = z
+  .object({
+    ...segmentParams.shape,
+    diameter: z.union([z.number().min(0), z.literal("auto"), z.null()]).optional(),
+    cell_expansion_px: z.number().positive().optional(),
+  })
+  .default({});
+
 export const leasedPrediction = z.object({
   ...leaseCommon,
   kind: z.literal("prediction"),
@@ -124,19 +180,46 @@ export const leasedPrediction = z.object({
    * limits (schema/work-limits.ts) are not part of the shape: a job queued before a limit was
    * lowered must still parse, so that the runner fails it with the reason instead of never leasing it.
    */
-  params: z
-    .object({
-      ...segmentParams.shape,
-      diameter: z.union([z.number().min(0), z.literal("auto"), z.null()]).optional(),
-      cell_expansion_px: z.number().positive().optional(),
-    })
-    .default({}),
+  params: leasedParams,
   image: signedImage,
   /**
    * preview_url: where the image's preview tile archive goes (schema/preview-tiles.ts), sent only
    * while the image has none.
    */
   output: z.object({ segmentation_id: z.string(), artifact_url: z.string(), preview_url: z.string().optional() }),
+  /**
+   * Present once every block task of a block-wise prediction is done: this attempt merges their
+   * parts (in grid order) into the artifact and the preview instead of segmenting.
+   */
+  merge: z
+    .object({
+      plan: blockPlan,
+      parts: z.array(z.object({ cells_url: z.string(), preview_url: z.string().optional() })),
+      kept_area: z.number().min(0),
+      glass_blocks: z.number().int().min(0),
+      /** Milliseconds per stage, summed over the blocks. */
+      timings: z.record(z.string(), z.number()),
+      /** Where the blocks' networks ran. */
+      execution_providers: z.array(z.string()),
+    })
+    .optional(),
+});
+
+/**
+ * One block of a block-wise prediction (engine/blocks/): read its rectangle by range requests,
+ * segment it with the plan's survey, and write the cells its core keeps (and, while the image has
+ * no preview, its core's share of one) for the prediction's merge.
+ */
+export const leasedBlock = z.object({
+  ...leaseCommon,
+  kind: z.literal("block"),
+  prediction_id: z.string(),
+  model: leasedModel,
+  params: leasedParams,
+  image: signedImage,
+  plan: blockPlan,
+  block: z.object({ index: z.number().int().min(0), total: z.number().int().min(1) }),
+  output: z.object({ cells_url: z.string(), preview_url: z.string().optional() }),
 });
 
 /** The dashboard's preview of an image, made once: decode it and store its tile archive. */
@@ -173,9 +256,10 @@ export const leasedTraining = z.object({
   output: z.object({ model_id: z.string(), files: modelFiles }),
 });
 
-export const leasedJob = z.discriminatedUnion("kind", [leasedPrediction, leasedTraining, leasedPreview, leasedMeasurement]);
+export const leasedJob = z.discriminatedUnion("kind", [leasedPrediction, leasedTraining, leasedPreview, leasedMeasurement, leasedBlock]);
 export type LeasedJob = z.infer<typeof leasedJob>;
 export type LeasedPrediction = z.infer<typeof leasedPrediction>;
 export type LeasedTraining = z.infer<typeof leasedTraining>;
 export type LeasedPreview = z.infer<typeof leasedPreview>;
 export type LeasedMeasurement = z.infer<typeof leasedMeasurement>;
+export type LeasedBlock = z.infer<typeof leasedBlock>;

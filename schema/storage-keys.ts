@@ -27,6 +27,20 @@ export function artifactKey(orgId: string, segmentationId: string): string {
 }
 
 /**
+ * What one block of a fanned-out prediction wrote for the merge: its kept cells (an ROI artifact of
+ * them alone) and its share of the image's preview (preview-reduction.ts). Under the segmentation's
+ * prefix, so a failed prediction's sweep or a deletion takes them; the merge removes them once the
+ * artifact is written.
+ */
+export function blockPartKey(orgId: string, segmentationId: string, blockIndex: number, part: "cells" | "preview"): string {
+  return `${segmentationPrefix(orgId, segmentationId)}blocks/${blockIndex}.${part}.bin`;
+}
+
+export function blockPartsPrefix(orgId: string, segmentationId: string): string {
+  return `${segmentationPrefix(orgId, segmentationId)}blocks/`;
+}
+
+/**
  * An imported segmentation's artifact once a runner measured its intensities from the image: a new
  * object, so exports reading the import's own artifact meanwhile read it whole.
  */

@@ -46,6 +46,24 @@ export class PreviewReduction {
     }
   }
 
+  /** Adds a part's share made by previewShare for an image of this size. */
+  addShare(share: Uint8Array): void {
+    const aligned = share.byteOffset % 4 === 0 ? share : share.slice();
+    const [left, top, across, down, channels] = new Int32Array(aligned.buffer, aligned.byteOffset, 5);
+    const { reducedWidth, reducedHeight } = this;
+    if (channels !== this.channels || left! < 0 || top! < 0 || left! + across! > reducedWidth || top! + down! > reducedHeight) {
+      throw new Error(`a preview share of ${across}x${down} boxes at (${left}, ${top}), ${channels} channel(s), does not fit this preview`);
+    }
+    if (aligned.length !== 20 + 4 * channels! * across! * down!) throw new Error("a preview share's length does not match its header");
+    const sums = new Float32Array(aligned.buffer, aligned.byteOffset + 20, channels! * across! * down!);
+    for (let c = 0; c < channels!; c++)
+      for (let row = 0; row < down!; row++) {
+        const into = (c * reducedHeight + top! + row) * reducedWidth + left!;
+        const from = (c * down! + row) * across!;
+        for (let column = 0; column < across!; column++) this.sums[into + column]! += sums[from + column]!;
+      }
+  }
+
   /** The preview archive, once every pixel was added. */
   tiles(): Uint8Array {
     const { factor, reducedWidth: w, reducedHeight: h, width, height } = this;
@@ -63,3 +81,31 @@ export class PreviewReduction {
     return previewTiles(reduced, { factor, width, height });
   }
 }
+
+/**
+ * A part's share of the finest level, for a preview summed elsewhere (a fanned-out prediction's
+ * blocks each give theirs, and its merge adds them with addShare): the sums of the boxes its
+ * rectangle touches, after a header of five 32-bit integers (first box column and row, boxes
+ * across and down, channels). Boxes on a seam get a partial sum from each side.
+ */
+export function previewShare(imageWidth: number, imageHeight: number, part: DecodedImage, { x, y, from }: PreviewPart): Uint8Array {
+  const factor = previewFactors(imageWidth, imageHeight)[0]!;
+  const channels = Math.min(3, part.channels);
+  const left = Math.floor((x + from.x) / factor);
+  const top = Math.floor((y + from.y) / factor);
+  const across = Math.floor((x + from.x + from.width - 1) / factor) - left + 1;
+  const down = Math.floor((y + from.y + from.height - 1) / factor) - top + 1;
+  const bytes = new Uint8Array(SHARE_HEADER_BYTES + 4 * channels * across * down);
+  new Int32Array(bytes.buffer, 0, 5).set([left, top, across, down, channels]);
+  const sums = new Float32Array(bytes.buffer, SHARE_HEADER_BYTES);
+  const plane = part.width * part.height;
+  for (let c = 0; c < channels; c++)
+    for (let row = from.y; row < from.y + from.height; row++) {
+      const at = c * plane + row * part.width;
+      const box = (c * down + Math.floor((y + row) / factor) - top) * across - left;
+      for (let column = from.x; column < from.x + from.width; column++) sums[box + Math.floor((x + column) / factor)]! += part.data[at + column]!;
+    }
+  return bytes;
+}
+
+const SHARE_HEADER_BYTES = 5 * 4;

@@ -1,11 +1,11 @@
 // A prediction: fetch the image and model, segment, upload the ROI artifact, report the counts.
 import { requestedDiameter } from "../../schema/api.ts";
 import { diameterRefusal, expansionReachRefusal, readCapBytes } from "../../schema/work-limits.ts";
-import type { LeasedPrediction } from "../../schema/internal-api.ts";
+import { type BlockPlan as BlockPlanWire, type LeasedPrediction, MAX_BLOCKS_PER_PREDICTION } from "../../schema/internal-api.ts";
 import { encodeRoiArtifact, RoiArtifactAccumulator } from "../../schema/roi-artifact-writer.ts";
 import type { Roi } from "../../schema/roi.ts";
-import { segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
-import { countedSource, openImageRegions } from "../../common/decode/region-reader.ts";
+import { type BlockPlan, planBlocks, segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
+import { countedSource, type ImageRegions, openImageRegions } from "../../common/decode/region-reader.ts";
 import { InputError } from "../engine/faults.ts";
 import { attachCells } from "../engine/cell-expansion.ts";
 import { attachIntensity, distinctChannels } from "../engine/intensity.ts";
@@ -115,7 +115,7 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
  * at submission; a job queued before a limit was lowered, or whose file gives a pixel size that
  * makes the expansion reach too far, ends here.
  */
-export function withinWorkLimits(job: LeasedPrediction): ReturnType<typeof cellExpansion> {
+export function withinWorkLimits(job: Pick<LeasedPrediction, "params" | "image">): ReturnType<typeof cellExpansion> {
   const refusal = diameterRefusal(requestedDiameter(job.params.diameter));
   if (refusal) throw new InputError(refusal);
   return cellExpansion(job);
@@ -127,7 +127,7 @@ export function withinWorkLimits(job: LeasedPrediction): ReturnType<typeof cellE
  * when the job asks for none. One that reaches past MAX_EXPANSION_REACH_PX is the input's fault
  * (a file calibrated at 1e-4 µm makes 1 µm reach 10,000 px), refused before any work.
  */
-export function cellExpansion(job: LeasedPrediction): { distance: number; sx: number; sy: number } | null {
+export function cellExpansion(job: Pick<LeasedPrediction, "params" | "image">): { distance: number; sx: number; sy: number } | null {
   const { cell_expansion_um: um, cell_expansion_px: px, pixel_size_um: given } = job.params;
   if (px !== undefined) {
     const refusal = expansionReachRefusal({ px });
@@ -178,10 +178,40 @@ async function uploadArtifact(
 }
 
 /**
+ * Whether any rectangle of the file can be read without decoding what comes before it: a TIFF's
+ * tiles and strips are found through its offsets, a PNG or JPEG is one stream.
+ */
+function readsAtRandom(regions: ImageRegions): boolean {
+  return regions.format === "tiff";
+}
+
+/** The plan as the worker keeps it for the block tasks (schema/internal-api.ts blockPlan). */
+function wirePlan(plan: BlockPlan): BlockPlanWire {
+  const { survey } = plan;
+  return {
+    width: plan.width,
+    height: plan.height,
+    core_side: plan.coreSide,
+    margin: plan.margin,
+    rows: plan.grid.rows,
+    columns: plan.grid.columns,
+    diameter: plan.diameter,
+    survey: {
+      normalization: survey.normalization,
+      ...(survey.diameter !== undefined && { diameter: survey.diameter }),
+      ...(survey.modality && { modality: survey.modality }),
+      ...(survey.diameterEstimate && { diameter_estimate: { ...survey.diameterEstimate } }),
+    },
+  };
+}
+
+/**
  * An image too large for one pass: read by range requests a block at a time (the file is never
- * downloaded whole) and segmented block by block (engine/blocks/), its preview summed from the
- * blocks as they are read. The cells, not the pixels, are held until the artifact is written, as
- * its encoded chunks (RoiArtifactAccumulator).
+ * downloaded whole). A file read at random is surveyed and planned here, and its blocks become
+ * block tasks that every free runner leases (block-job.ts), merged by the prediction's last attempt
+ * (block-merge.ts); a file read in sequence is segmented block by block here. Either way the
+ * preview is summed from the blocks as they are read, and the cells, not the pixels, are held until
+ * the artifact is written, as its encoded chunks (RoiArtifactAccumulator).
  */
 async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext, expansion: ReturnType<typeof cellExpansion>) {
   const started = performance.now();
@@ -195,7 +225,18 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext, ex
   const params = segmentParams(job.params, model.manifest.channels);
   const missing = params.channels?.find((c) => c >= regions.channels);
   if (missing !== undefined) throw new InputError(`params.channels asks for channel ${missing + 1}; the image has ${regions.channels}`);
-  // The cells are encoded into the artifact's chunks as the blocks release them: held as bytes, not objects.
+  if (readsAtRandom(regions)) {
+    ctx.progress(0.01, "survey");
+    const surveyStarted = performance.now();
+    const plan = await planBlocks(regions, model, params, { memoryBudgetBytes: ctx.blockMemoryBytes, cellExpansion: expansion ?? undefined });
+    if (plan.grid.blocks.length > MAX_BLOCKS_PER_PREDICTION) {
+      throw new InputError(`the image would be cut into ${plan.grid.blocks.length} blocks, past the ${MAX_BLOCKS_PER_PREDICTION} a prediction may have`);
+    }
+    return { block_plan: wirePlan(plan), timings: { open_ms: Math.round(openedMs), survey_ms: Math.round(performance.now() - surveyStarted) } };
+  }
+  // A file read in sequence (a PNG's one zlib stream) is segmented here, every block in turn: a block
+  // task elsewhere would decode the stream from its start again. The cells are encoded into the
+  // artifact's chunks as the blocks release them: held as bytes, not objects.
   const artifact = new RoiArtifactAccumulator({
     imageWidth: regions.width,
     imageHeight: regions.height,
@@ -239,7 +280,7 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext, ex
 }
 
 /** What a prediction reports: counts, size, the diameter it ran at (the job's or the estimate), and milliseconds per stage. */
-function predictionResult(
+export function predictionResult(
   result: { confluency: number; width: number; height: number; diameter: number; modality?: ModalityDecision; timings: Record<string, number> },
   roiCount: number,
   around: { fetch: number; decode: number; total: number },

@@ -14,6 +14,8 @@ import type { ModelCache } from "./model-cache.ts";
 import { runMeasurement } from "./measure-job.ts";
 import { runPreview } from "./preview-job.ts";
 import { runPrediction } from "./predict-job.ts";
+import { runBlock } from "./block-job.ts";
+import { runMerge } from "./block-merge.ts";
 import { sleep } from "../../common/retry.ts";
 import { runTraining } from "./train-job.ts";
 
@@ -200,7 +202,9 @@ function timeLimitTimer(job: LeasedJob, stop: AbortController): ReturnType<typeo
 function run(job: LeasedJob, ctx: JobContext) {
   switch (job.kind) {
     case "prediction":
-      return runPrediction(job, ctx);
+      return job.merge ? runMerge(job, ctx) : runPrediction(job, ctx);
+    case "block":
+      return runBlock(job, ctx);
     case "training":
       return runTraining(job, ctx);
     case "preview":

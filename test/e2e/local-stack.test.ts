@@ -7,6 +7,7 @@ import { decode as decodePng, encode as encodePng } from "fast-png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stackClient, syntheticNuclei } from "../fixtures/nuclei-grid.ts";
 import { formatMeasurement } from "../../schema/measurements.ts";
+import { encodeTiff } from "../fixtures/tiff-writer.ts";
 
 let stack: LocalStack;
 
@@ -22,11 +23,31 @@ const { api, postJson } = stackClient(() => stack);
 
 async function upload(name: string, width: number, height: number): Promise<{ id: string; nuclei: number; data: Uint16Array }> {
   const { data, count } = syntheticNuclei(width, height);
+  const id = await uploadFile(name, encodePng({ width, height, data, depth: 16, channels: 1 }));
+  return { id, nuclei: count, data };
+}
+
+async function uploadFile(name: string, bytes: Uint8Array): Promise<string> {
   const form = new FormData();
-  form.append("file", new File([encodePng({ width, height, data, depth: 16, channels: 1 }) as Uint8Array<ArrayBuffer>], name));
+  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], name));
   const { image } = await api<{ image: { id: string; upload_status: string } }>("/upload", { method: "POST", body: form });
   expect(image.upload_status).toBe("ready");
-  return { id: image.id, nuclei: count, data };
+  return image.id;
+}
+
+/** The same pixels as a tiled TIFF, which any runner reads a block of at random. */
+const tiledTiff = (data: Uint16Array, width: number, height: number) =>
+  encodeTiff([{ width, height, samplesPerPixel: 1, values: data, kind: "uint16", tile: { width: 128, height: 128 } }]);
+
+type Features = { geometry: unknown; properties: Record<string, unknown> }[];
+/** A segmentation's cells as GeoJSON features, without their ids (which name the segmentation). */
+async function exportedCells(segmentationId: string): Promise<Features> {
+  const geojson = (await (
+    await fetch(`${stack.api}/export/${segmentationId}/rois.geojson?columns=roi_index&columns=area_px&columns=intensity`, {
+      headers: { Authorization: `Bearer ${stack.key}` },
+    })
+  ).json()) as { features: (Features[number] & { id?: string })[] };
+  return geojson.features.map(({ geometry, properties }) => ({ geometry, properties }));
 }
 
 /**
@@ -181,6 +202,81 @@ describe("the local stack", () => {
     expect(decodePng(new Uint8Array(await tile.arrayBuffer()))).toMatchObject({ width: 256, height: 512 });
     await stopRunner(runner);
   }, 180_000);
+
+  it("fans a tiled TIFF's blocks out over two runners, and merges them into the cells one runner makes block by block", async () => {
+    // Runners that treat 0.1 MP as large, with memory for blocks of the smallest size (256-px cores):
+    // 768 x 512 is 6 blocks, as for the PNG, which a runner reads in sequence and segments itself.
+    const small = { SINGLE_PASS_MP: "0.1", BLOCK_MEMORY_MB: "4", RUNNER_CONCURRENCY: "1" };
+    const runners = [stack.startRunner({ ...small, RUNNER_ID: "fan-out-a" }), stack.startRunner({ ...small, RUNNER_ID: "fan-out-b" })];
+    const { data, count } = syntheticNuclei(768, 512);
+    const tiffId = await uploadFile("mosaic-tiled.tif", tiledTiff(data, 768, 512));
+    const pngId = await uploadFile("mosaic-same.png", encodePng({ width: 768, height: 512, data, depth: 16, channels: 1 }));
+
+    const { prediction_id: fanned } = await postJson<{ prediction_id: string }>("/predict", { image_id: tiffId, model_id: "cpsam" });
+    const seen: unknown[] = [];
+    const done = await until(
+      async () => {
+        const p = await api(`/predict/${fanned}`);
+        if (p.blocks) seen.push(p.blocks);
+        return p;
+      },
+      finished,
+      180_000,
+    );
+    expect(done).toMatchObject({ status: "COMPLETED", progress: 1, blocks: { total: 6, done: 6, glass: 0 } });
+    expect(done.cell_count).toBeGreaterThanOrEqual(Math.round(count * 0.9));
+    expect(done.cell_count).toBeLessThanOrEqual(Math.round(count * 1.1));
+    // Its progress counted blocks while they ran; both runners leased some of them.
+    expect(seen.some((b) => (b as { done: number }).done < 6)).toBe(true);
+    const holders = stack.sql(`SELECT DISTINCT lease_holder FROM jobs WHERE parent_job_id = '${fanned}' AND status = 'COMPLETED'`);
+    expect(holders.map((h) => h.lease_holder).sort()).toEqual(["fan-out-a", "fan-out-b"]);
+
+    const { prediction_id: inTurn } = await postJson<{ prediction_id: string }>("/predict", { image_id: pngId, model_id: "cpsam" });
+    const single = await until(() => api(`/predict/${inTurn}`), finished, 180_000);
+    expect(single).toMatchObject({ status: "COMPLETED", blocks: null });
+    // The same cells, in the same order, with the same outlines and intensities.
+    const [merged, alone] = [await exportedCells(done.segmentation_id as string), await exportedCells(single.segmentation_id as string)];
+    expect(merged.length).toBe(alone.length);
+    expect(merged).toEqual(alone);
+    await expectIntensities(done.segmentation_id as string, data, 768);
+    // The blocks' parts are gone once the artifact is written.
+    expect(stack.sql(`SELECT count(*) AS n FROM jobs WHERE parent_job_id = '${fanned}' AND status <> 'COMPLETED'`)[0]!.n).toBe(0);
+    await Promise.all(runners.map(stopRunner));
+  }, 420_000);
+
+  it("redoes only the blocks a killed runner held, and skips the network on glass", async () => {
+    const small = { SINGLE_PASS_MP: "0.1", BLOCK_MEMORY_MB: "4", RUNNER_CONCURRENCY: "1", LEASE_SECONDS: "10" };
+    const { data } = syntheticNuclei(768, 512);
+    const imageId = await uploadFile("killed-mid-slide.tif", tiledTiff(data, 768, 512));
+    const doomed = stack.startRunner({ ...small, RUNNER_ID: "killed-runner" });
+    const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: imageId, model_id: "cpsam" });
+    // Once the plan is in, the runner's next lease is a block (it runs one job at a time): killed a
+    // moment later, it holds one.
+    await until(
+      () => api(`/predict/${prediction_id}`),
+      (p) => Boolean(p.blocks),
+      120_000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    doomed.kill("SIGKILL");
+    await new Promise((resolve) => doomed.once("exit", resolve));
+    const survivor = stack.startRunner({ ...small, RUNNER_ID: "survivor" });
+    const done = await until(() => api(`/predict/${prediction_id}`), finished, 240_000);
+    expect(done).toMatchObject({ status: "COMPLETED", blocks: { total: 6, done: 6 } });
+    // The block it held ran twice; none ran more than that, and every block is counted once.
+    const attempts = stack.sql(`SELECT block_index, attempts FROM jobs WHERE parent_job_id = '${prediction_id}' ORDER BY block_index`);
+    expect(attempts).toHaveLength(6);
+    expect(attempts.some((b) => b.attempts === 2)).toBe(true);
+    expect(attempts.every((b) => (b.attempts as number) <= 2)).toBe(true);
+
+    // A slide of nothing but glass: every block is found empty and none runs the network.
+    const glass = await uploadFile("glass.tif", tiledTiff(new Uint16Array(1024 * 1024), 1024, 1024));
+    const empty = await postJson<{ prediction_id: string }>("/predict", { image_id: glass, model_id: "cpsam", diameter: 30 });
+    const blank = await until(() => api(`/predict/${empty.prediction_id}`), finished, 120_000);
+    expect(blank).toMatchObject({ status: "COMPLETED", cell_count: 0 });
+    expect((blank.blocks as { glass: number; total: number }).glass).toBe((blank.blocks as { total: number }).total);
+    await stopRunner(survivor);
+  }, 420_000);
 
   it("grows each nucleus into a cell without overlaps, and measures the cytoplasm's own pixels, in one pass and block by block", async () => {
     const image = await upload("cells.png", 512, 384);

@@ -6,7 +6,7 @@ import { blockGrid } from "../../gpu-runner/engine/blocks/block-grid.ts";
 import { cutRegion } from "../../common/decode/region.ts";
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { previewTiles } from "../../gpu-runner/engine/preview.ts";
-import { PreviewReduction } from "../../gpu-runner/engine/preview-reduction.ts";
+import { PreviewReduction, previewShare } from "../../gpu-runner/engine/preview-reduction.ts";
 import { readPreviewHeader, tileRange } from "../../schema/preview-tiles.ts";
 
 function pattern(width: number, height: number, channels: number): DecodedImage {
@@ -64,5 +64,24 @@ describe("a preview summed from parts", () => {
     expect(geometry(index.levels)).toEqual(geometry(expected.levels));
     expect(index.levels[0]!.factor).toBe(2);
     expect(largestTileDifference(whole, summed)).toBeLessThanOrEqual(1);
+  });
+
+  it("is the same when each block gives its share elsewhere and the shares are added (a fanned-out prediction's merge)", () => {
+    // Blocks read with margins, their cores cutting the finest level's boxes (factor 2 here).
+    const image = pattern(8200, 2100, 1);
+    const all = [0];
+    const reduction = new PreviewReduction(image.width, image.height, image.channels);
+    for (const { core, read } of blockGrid(image.width, image.height, 1000, 37).blocks) {
+      const region = cutRegion(image, read.x, read.y, read.width, read.height, all);
+      const from = { x: core.x - read.x, y: core.y - read.y, width: core.width, height: core.height };
+      reduction.addShare(previewShare(image.width, image.height, region, { x: read.x, y: read.y, from }));
+    }
+    expect(largestTileDifference(reduction.tiles(), inParts(image, 1000))).toBe(0);
+  }, 60_000);
+
+  it("refuses a share that does not fit its preview", () => {
+    const image = pattern(600, 400, 1);
+    const share = previewShare(1200, 800, image, { x: 600, y: 400, from: { x: 0, y: 0, width: 600, height: 400 } });
+    expect(() => new PreviewReduction(600, 400, 1).addShare(share)).toThrow(/does not fit this preview/);
   });
 });

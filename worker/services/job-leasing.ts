@@ -1,10 +1,13 @@
 // How a runner gets work: pull a wake-up from the GPU queue, start an attempt on the job row it
-// names, ack the message. A message whose job cannot be started (done, or taken) is stale and is
+// names, ack the message; when the queue offers no job, lease a block task of a block-wise
+// prediction (block-tasks.ts), whose rows need no wake-up. Jobs come first, so a small prediction
+// submitted while a slide's blocks run starts as soon as a runner finishes its block. A message whose job cannot be started (done, or taken) is stale and is
 // acked too; the row, not the message, decides. A runner that hangs up (its request's signal
 // aborts: a shutdown, a crash) stops the wait, and a lease granted as it hung up is withdrawn, so
 // no job sits leased to nobody until its lease expires.
 import type { Bindings } from "../env.ts";
 import { gpuJobQueue } from "../queues/gpu-job-queue.ts";
+import { leaseBlockTask } from "./block-tasks.ts";
 import { type Job, startAttempt, sweepJobs, withdrawAttempt } from "./jobs.ts";
 import { settings } from "./settings.ts";
 
@@ -27,16 +30,19 @@ export async function leaseNextJob(env: Bindings, holder: string, options: Lease
   for (;;) {
     if (signal?.aborted) return null;
     const message = await queue.pull(leaseMs);
+    let job: Job | null = null;
     if (message) {
-      const job = await startAttempt(env.DB, message.body.job_id, holder, leaseMs);
+      job = await startAttempt(env.DB, message.body.job_id, holder, leaseMs);
       await queue.ack(message.leaseId);
-      if (job && signal?.aborted) {
-        await withdrawAttempt(env, job.id, job.leaseToken!);
-        return null;
-      }
-      if (job) return job;
-      continue;
+    } else {
+      job = await leaseBlockTask(env, holder, leaseMs);
     }
+    if (job && signal?.aborted) {
+      await withdrawAttempt(env, job.id, job.leaseToken!);
+      return null;
+    }
+    if (job) return job;
+    if (message) continue;
     const interval = POLL_INTERVAL_MS[env.JOB_QUEUE_MODE] ?? POLL_INTERVAL_MS.cloudflare;
     if (Date.now() + interval > deadline) return null;
     await new Promise((resolve) => setTimeout(resolve, interval));

@@ -22,6 +22,7 @@ function running(job: Job) {
   return {
     progress: job.status === "COMPLETED" ? 1 : (job.progress ?? 0),
     stage: job.stage ?? (job.status === "SUBMITTED" ? "queued" : null),
+    blocks: job.blocksTotal === null ? null : { total: job.blocksTotal, done: job.blocksDone ?? 0, glass: job.blocksGlass ?? 0 },
   };
 }
 

@@ -12,7 +12,7 @@
 // hold a lease that the sweep (cron and every lease call) takes back once it runs out, so a runner
 // or an isolate that dies mid-job never leaves it STARTED. Every SUBMITTED job has a queue message
 // as its wake-up; the message is only a hint, so a duplicate or stale one is harmless.
-import { and, desc, eq, inArray, isNotNull, lt, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNotNull, lt, ne, type SQL, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { images, isRetryableFault, jobs, type JobFault, type JobKind } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
@@ -43,14 +43,24 @@ export class JobFaultError extends Error {
   }
 }
 
-/** The wake-up: conversions go to the worker's own queue, GPU jobs to the runners'. */
-async function wakeUp(env: Bindings, job: Pick<Job, "id" | "kind">, delaySeconds = 0): Promise<void> {
+/**
+ * The wake-up: conversions go to the worker's own queue, GPU jobs to the runners'. Block tasks have
+ * none: a runner's lease call looks for them in their rows once the queue offers no job
+ * (block-tasks.ts), so a slide's hundreds of blocks never stand in the queue before another
+ * organization's jobs.
+ */
+export async function wakeUp(env: Bindings, job: Pick<Job, "id" | "kind">, delaySeconds = 0): Promise<void> {
+  if (job.kind === "block") return;
   if (job.kind === "conversion") await env.CONVERSIONS.send({ job_id: job.id }, { contentType: "json", ...(delaySeconds > 0 && { delaySeconds }) });
   else await gpuJobQueue(env).send({ job_id: job.id });
 }
 
-/** A conversion that failed for good leaves its image failed with the reason, and no bytes no one can use. */
+/**
+ * A conversion that failed for good leaves its image failed with the reason, and no bytes no one can
+ * use; a block that failed for good fails its prediction with the block's reason (failBlockParent).
+ */
 async function afterFailed(env: Bindings, job: Job): Promise<void> {
+  if (job.kind === "block") return failBlockParent(env, job);
   if (job.kind !== "conversion" || !job.imageId) return;
   const [image] = await database(env.DB)
     .update(images)
@@ -325,6 +335,54 @@ export function pixelsOf(image: { width: number | null; height: number | null })
 }
 
 /**
+ * A block-wise prediction while its blocks run: STARTED, held by no lease (so no sweep takes it
+ * back), its blocks counted in blocks_total. Its time limit still runs (the sweep fails it past it).
+ */
+export const waitingForBlocks = sql`(${jobs.status} = 'STARTED' AND ${jobs.blocksTotal} IS NOT NULL AND ${jobs.leaseToken} IS NULL)`;
+
+/** SQL: the block's prediction is still waiting for its blocks (a block of an ended prediction has nothing to do). */
+const parentWaiting = sql`EXISTS (SELECT 1 FROM jobs AS parent WHERE parent.id = ${jobs.parentJobId}
+  AND parent.status = 'STARTED' AND parent.blocks_total IS NOT NULL AND parent.lease_token IS NULL)`;
+
+/** The reason a block-wise prediction fails with when one of its blocks does. */
+function blockFailureReason(block: Pick<Job, "blockIndex" | "reason">, total: number | null): string {
+  return `Block ${(block.blockIndex ?? 0) + 1} of ${total ?? "?"} failed: ${block.reason ?? "no reason given"}`;
+}
+
+/**
+ * A block failed for good (its input, or out of attempts): its prediction fails with the block's
+ * reason and fault, and its other blocks end with it (a running one hears it at its next heartbeat).
+ */
+async function failBlockParent(env: Bindings, block: Job): Promise<void> {
+  if (!block.parentJobId) return;
+  const parent = await getJobById(env.DB, block.parentJobId);
+  const db = database(env.DB);
+  await db.batch([
+    db
+      .update(jobs)
+      .set({ status: "FAILED", reason: blockFailureReason(block, parent?.blocksTotal ?? null), fault: block.fault, finishedAt: Date.now() })
+      .where(and(eq(jobs.id, block.parentJobId), waitingForBlocks)),
+    failBlocksOfEndedPredictions(env.DB, block.parentJobId),
+  ]);
+}
+
+/** Ends the active blocks of predictions no longer waiting for them (one prediction's, or all). */
+function failBlocksOfEndedPredictions(d1: D1Database, parentId?: string) {
+  return database(d1)
+    .update(jobs)
+    .set({
+      status: "FAILED",
+      reason: "Its prediction ended before this block was done",
+      fault: "input",
+      finishedAt: Date.now(),
+      leaseToken: null,
+      leaseHolder: null,
+      leaseExpiresAt: null,
+    })
+    .where(and(eq(jobs.kind, "block"), inArray(jobs.status, ACTIVE), parentId ? eq(jobs.parentJobId, parentId) : undefined, sql`NOT ${parentWaiting}`));
+}
+
+/**
  * SUBMITTED -> STARTED for one holder (a runner, or the worker itself for a conversion); null if
  * someone else got there first, the job is done, it is not of one of `kinds`, or its time limit
  * has run out (a job whose earlier attempt ran past it is never run again: the sweep fails it).
@@ -340,8 +398,9 @@ export async function startAttempt(d1: D1Database, id: string, holder: string, l
       leaseToken: randomToken(24),
       leaseExpiresAt: now + leaseMs,
       startedAt: sql`coalesce(${jobs.startedAt}, ${now})`,
-      progress: 0,
-      stage: "leased",
+      // A block-wise prediction leased again once its blocks are done keeps their progress: it merges them.
+      progress: sql`CASE WHEN ${jobs.blocksTotal} IS NULL THEN 0 ELSE ${jobs.progress} END`,
+      stage: sql`CASE WHEN ${jobs.blocksTotal} IS NULL THEN 'leased' ELSE 'merging' END`,
     })
     .where(and(eq(jobs.id, id), eq(jobs.status, "SUBMITTED"), inArray(jobs.kind, kinds), sql`NOT ${pastTimeLimit(now)}`))
     .returning();
@@ -421,7 +480,7 @@ export async function heartbeat(d1: D1Database, id: string, leaseToken: string, 
   const [job] = await database(d1)
     .update(jobs)
     .set({ leaseExpiresAt: now + leaseMs, ...(progress !== undefined && { progress }), ...(stage !== undefined && { stage }) })
-    .where(and(holding(id, leaseToken), sql`NOT ${pastTimeLimit(now)}`))
+    .where(and(holding(id, leaseToken), sql`NOT ${pastTimeLimit(now)}`, sql`(${jobs.parentJobId} IS NULL OR ${parentWaiting})`))
     .returning();
   return job ?? null;
 }
@@ -526,8 +585,10 @@ export async function sweepJobs(env: Bindings): Promise<void> {
   const stale = await db
     .update(jobs)
     .set({ enqueuedAt: now })
-    .where(and(eq(jobs.status, "SUBMITTED"), lt(jobs.enqueuedAt, now - settings(env).wakeUpResendSeconds * 1000)))
+    .where(and(eq(jobs.status, "SUBMITTED"), ne(jobs.kind, "block"), lt(jobs.enqueuedAt, now - settings(env).wakeUpResendSeconds * 1000)))
     .returning();
+  // Blocks whose prediction failed (its time limit, a sibling block) or ended otherwise stop here too.
+  await failBlocksOfEndedPredictions(env.DB);
   for (const job of expired) {
     const holder = holders.find((h) => h.id === job.id)?.holder;
     if (holder) console.warn(`job ${job.id}: the lease of attempt ${job.attempts} held by ${holder} expired; the job is ${job.status}`);

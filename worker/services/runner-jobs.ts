@@ -6,6 +6,8 @@ import { getTableColumns, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { jobs, models, segmentations } from "../../schema/db.ts";
 import type {
+  BlockPlan,
+  BlockResult,
   completeBody,
   LeasedJob,
   LeasedPrediction,
@@ -24,7 +26,16 @@ import { getVisibleModel, type Model } from "./models.ts";
 import { signStorageUrl, type StorageTarget } from "./signed-urls.ts";
 import { trainingInput, trainingLabels, trainingSummary } from "./trainings.ts";
 import { learnedNothing } from "../../schema/training-outcome.ts";
-import { artifactIndexKey, artifactKey, imagePreviewKey, measuredArtifactKey, MODEL_FILES, trainedModelPrefix } from "../../schema/storage-keys.ts";
+import { blocksOf, completeBlock, planBlockTasks, removeBlockParts } from "./block-tasks.ts";
+import {
+  artifactIndexKey,
+  artifactKey,
+  blockPartKey,
+  imagePreviewKey,
+  measuredArtifactKey,
+  MODEL_FILES,
+  trainedModelPrefix,
+} from "../../schema/storage-keys.ts";
 import { getSegmentation } from "./segmentations.ts";
 
 function modelFiles(env: Bindings, origin: string, prefix: string, method: "GET" | "PUT", attempt?: StorageTarget["attempt"]) {
@@ -45,13 +56,17 @@ async function modelPayload(env: Bindings, origin: string, model: Model) {
  * ever have it.
  */
 export async function runnerPayload(env: Bindings, origin: string, job: Job): Promise<LeasedJob> {
-  const timeLeft = timeLeftSeconds(job);
+  // A block runs within its prediction's time limit.
+  const parent = job.kind === "block" ? await getJobById(env.DB, job.parentJobId!) : null;
+  if (job.kind === "block" && parent?.status !== "STARTED") throw new JobFaultError("input", "Its prediction ended before this block was done");
+  const timed = parent ?? job;
+  const timeLeft = timeLeftSeconds(timed);
   const lease = {
     job_id: job.id,
     attempt: job.attempts,
     lease_token: job.leaseToken!,
     lease_expires_at: job.leaseExpiresAt!,
-    ...(timeLeft !== null && { time_limit: { seconds: job.timeLimitSeconds!, left_seconds: timeLeft } }),
+    ...(timeLeft !== null && { time_limit: { seconds: timed.timeLimitSeconds!, left_seconds: timeLeft } }),
   };
   /** Outputs are written only while this attempt holds the lease. */
   const attempt = { jobId: job.id, number: job.attempts };
@@ -86,19 +101,39 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
   const model = await getVisibleModel(env.DB, job.orgId, job.modelId!);
   if (!model) throw new JobFaultError("input", `Model ${job.modelId} was deleted before the job could run`);
   const base = { ...lease, model: await modelPayload(env, origin, model) };
+  // The image's preview is made once, by whichever job decodes the image first (a block-wise
+  // prediction's blocks each give their share, which its merge sums).
+  const hasPreview = async () => (await env.BUCKET.head(imagePreviewKey(job.orgId, job.imageId!))) !== null;
+  const predictionOf = parent ?? job;
+  const params = (predictionOf.input as { params?: LeasedPrediction["params"] } | null)?.params ?? {};
+  const blockPlan = (predictionOf.input as { block_plan?: BlockPlan } | null)?.block_plan;
+  if (job.kind === "block") {
+    const partUrl = (part: "cells" | "preview") =>
+      signStorageUrl(env, origin, { method: "PUT", key: blockPartKey(job.orgId, job.segmentationId!, job.blockIndex!, part), attempt });
+    return {
+      ...base,
+      kind: "block",
+      prediction_id: parent!.id,
+      params,
+      image: await imageInput(job.imageId!),
+      plan: blockPlan!,
+      block: { index: job.blockIndex!, total: parent!.blocksTotal! },
+      output: { cells_url: await partUrl("cells"), ...(!(await hasPreview()) && { preview_url: await partUrl("preview") }) },
+    };
+  }
   if (job.kind === "prediction") {
-    // The image's preview is made once, by whichever job decodes the image first.
-    const hasPreview = (await env.BUCKET.head(imagePreviewKey(job.orgId, job.imageId!))) !== null;
+    const previewWanted = !(await hasPreview());
     return {
       ...base,
       kind: "prediction",
-      params: (job.input as { params?: LeasedPrediction["params"] } | null)?.params ?? {},
+      params,
       image: await imageInput(job.imageId!),
       output: {
         segmentation_id: job.segmentationId!,
         artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!), attempt }),
-        ...(!hasPreview && { preview_url: await previewUrl() }),
+        ...(previewWanted && { preview_url: await previewUrl() }),
       },
+      ...(blockPlan && job.blocksTotal !== null && { merge: await mergeInput(env, origin, job, blockPlan, previewWanted) }),
     };
   }
   const input = trainingInput(job);
@@ -114,6 +149,35 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
     kind: "training",
     training: { examples, steps: input.steps, ...(input.max_seconds && { max_seconds: input.max_seconds }) },
     output: { model_id: job.resultModelId!, files: await modelFiles(env, origin, trainedModelPrefix(job.resultModelId!), "PUT", attempt) },
+  };
+}
+
+/**
+ * What the merge of a block-wise prediction reads: its blocks' parts in grid order (their preview
+ * shares only where every block wrote one) and their results summed.
+ */
+async function mergeInput(env: Bindings, origin: string, job: Job, plan: BlockPlan, previewWanted: boolean): Promise<NonNullable<LeasedPrediction["merge"]>> {
+  const blocks = await blocksOf(env, job);
+  if (blocks.length !== job.blocksTotal || blocks.some((b) => b.status !== "COMPLETED")) {
+    throw new JobFaultError("service", `only ${blocks.filter((b) => b.status === "COMPLETED").length} of ${job.blocksTotal} blocks are done`);
+  }
+  const results = blocks.map((b) => b.result as BlockResult);
+  const timings: Record<string, number> = {};
+  for (const result of results) for (const [stage, ms] of Object.entries(result.timings ?? {})) timings[stage] = (timings[stage] ?? 0) + ms;
+  const get = (block: Job, part: "cells" | "preview") =>
+    signStorageUrl(env, origin, { method: "GET", key: blockPartKey(job.orgId, job.segmentationId!, block.blockIndex!, part) });
+  const previews =
+    previewWanted &&
+    (await Promise.all(blocks.map((b) => env.BUCKET.head(blockPartKey(job.orgId, job.segmentationId!, b.blockIndex!, "preview"))))).every(Boolean);
+  const parts = [];
+  for (const block of blocks) parts.push({ cells_url: await get(block, "cells"), ...(previews && { preview_url: await get(block, "preview") }) });
+  return {
+    plan,
+    parts,
+    kept_area: results.reduce((sum, r) => sum + r.kept_area, 0),
+    glass_blocks: results.filter((r) => r.glass).length,
+    timings,
+    execution_providers: [...new Set(results.flatMap((r) => (r.execution_provider ? [r.execution_provider] : [])))],
   };
 }
 
@@ -225,6 +289,11 @@ function segmentationPixelSize(job: Job, image: Image) {
 }
 
 export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof completeBody>): Promise<Job> {
+  if ("block_plan" in body.result) return planBlockTasks(env, job, body.lease_token, body.result);
+  if (job.kind === "block") {
+    if (!("block_cells" in body.result)) throw new HttpError(422, "A block's result needs block_cells, kept_area and glass");
+    return completeBlock(env, job, body.lease_token, body.result);
+  }
   // The completing lease repeating itself (its answer was lost) hears success again; a late
   // attempt of the same job, whose lease ran out and was taken over, is refused.
   const held = await isLeaseToken(job, body.lease_token);
@@ -291,7 +360,10 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
   // One D1 batch is one transaction: the job and its result row are recorded together or not at all.
   const [completed] = await env.DB.batch([env.DB.prepare(complete.sql).bind(...complete.params), recordResult]);
   const now = (await getJobById(env.DB, job.id))!;
-  if (completed.results.length === 1 || (now.status === "COMPLETED" && (await isLeaseToken(now, body.lease_token)))) return now;
+  if (completed.results.length === 1 || (now.status === "COMPLETED" && (await isLeaseToken(now, body.lease_token)))) {
+    if (job.blocksTotal !== null) await removeBlockParts(env, job);
+    return now;
+  }
   // Lost a race with another completion or a lease sweep.
   throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${now.status}); its result was not recorded`);
 }

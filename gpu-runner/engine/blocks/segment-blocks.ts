@@ -15,8 +15,9 @@ import { measureIntensity } from "../intensity.ts";
 import { segmentImage } from "../segment.ts";
 import type { DiameterEstimate, SegmentParams, SegmentStage } from "../segment.ts";
 import { blockGrid, contains } from "./block-grid.ts";
-import type { Block } from "./block-grid.ts";
-import { SURVEY_WINDOW, surveyImage } from "./image-survey.ts";
+import type { Block, BlockGrid } from "./block-grid.ts";
+import { blockIsGlass } from "./glass.ts";
+import { type ImageSurvey, SURVEY_WINDOW, surveyImage } from "./image-survey.ts";
 import type { RegionSource } from "./region-source.ts";
 import { RasterOrderQueue } from "./raster-order.ts";
 import { expansionReachPx } from "../../../schema/work-limits.ts";
@@ -77,6 +78,8 @@ export interface BlockwiseResult {
   diameterEstimate?: DiameterEstimate;
   modality?: ModalityDecision;
   blocks: number;
+  /** Blocks with no signal, which skipped the network and the masks. */
+  glassBlocks: number;
   coreSide: number;
   margin: number;
   /** Milliseconds per stage, summed over blocks, plus reading, the survey and the intensities. */
@@ -127,34 +130,35 @@ export function bandLayout(
 
 const mebibytes = (bytes: number) => Math.ceil(bytes / 2 ** 20);
 
-export async function segmentInBlocks(
-  source: RegionSource,
-  model: LoadedModel,
-  params: Partial<SegmentParams>,
-  options: BlockwiseOptions,
-): Promise<BlockwiseResult> {
+/** What every block of an image shares: the survey's modality, normalisation and diameter, and the grid. */
+export interface BlockPlan {
+  width: number;
+  height: number;
+  survey: ImageSurvey;
+  /** The diameter (px) blocks run at: the survey's, else the model's. */
+  diameter: number;
+  coreSide: number;
+  margin: number;
+  grid: BlockGrid;
+}
+
+export interface PlanOptions {
+  coreSide?: number;
+  memoryBudgetBytes?: number;
+  cellExpansion?: BlockwiseOptions["cellExpansion"];
+}
+
+/**
+ * Surveys the image and cuts it into blocks sized to the memory budget, the margins wide enough for
+ * the survey's diameter and the cell expansion. A row-sequential source is told to keep a band of
+ * rows, so blocks read one after another decode each row once.
+ */
+export async function planBlocks(source: RegionSource, model: LoadedModel, params: Partial<SegmentParams>, options: PlanOptions = {}): Promise<BlockPlan> {
   const { width, height } = source;
-  const report = (fraction: number, stage: string) => options.onProgress?.(Math.min(1, Math.max(0, fraction)), stage);
-  const timings: BlockwiseResult["timings"] = {
-    read: 0,
-    survey: 0,
-    normalize: 0,
-    diameter: 0,
-    rescale: 0,
-    network: 0,
-    masks: 0,
-    rois: 0,
-    intensity: 0,
-    cells: 0,
-  };
-  report(0, "survey");
   const budget = options.memoryBudgetBytes ?? DEFAULT_BLOCK_MEMORY_BYTES;
   // The survey's windows of one row share their rows: kept, they are decoded once.
   if (source.rowBytes && source.keepRows) source.keepRows(Math.min(SURVEY_WINDOW, Math.floor(budget / source.rowBytes)));
-  let started = performance.now();
   const survey = await surveyImage(source, model, params);
-  timings.survey = performance.now() - started;
-
   const diameter = survey.diameter ?? model.manifest.diameter;
   const expansion = options.cellExpansion;
   const reach = expansion ? expansionReachPx(expansion.distance, expansion.sx, expansion.sy) : 0;
@@ -169,64 +173,168 @@ export async function segmentInBlocks(
   } else {
     coreSide = options.coreSide ?? coreSideFor(budget, margin, networkScale);
   }
-  const grid = blockGrid(width, height, coreSide, margin);
-  const blockParams: Partial<SegmentParams> = {
-    ...params,
-    diameter: survey.diameter,
-    ...(survey.modality && { modality: survey.modality.modality }),
-  };
-  const queue = new RasterOrderQueue(width);
+  return { width, height, survey, diameter, coreSide, margin, grid: blockGrid(width, height, coreSide, margin) };
+}
+
+/** The parameters every block runs with: the request's, with the survey's diameter and modality fixed. */
+export function blockParams(plan: Pick<BlockPlan, "survey">, params: Partial<SegmentParams>): Partial<SegmentParams> {
+  const { survey } = plan;
+  return { ...params, diameter: survey.diameter, ...(survey.modality && { modality: survey.modality.modality }) };
+}
+
+export interface BlockCells {
+  /** The cells whose centroid lies in the block's core, in image coordinates, unnumbered and in no particular order. */
+  cells: Roi[];
+  /** Sum of their areas. */
+  keptArea: number;
+  /** The block had no signal: neither the network nor the masks ran (glass.ts). */
+  glass: boolean;
+  timings: Partial<BlockwiseResult["timings"]>;
+}
+
+export interface BlockOptions {
+  onRead?: BlockwiseOptions["onRead"];
+  measureIntensity?: boolean;
+  cellExpansion?: BlockwiseOptions["cellExpansion"];
+}
+
+/**
+ * One block: read its rectangle, skip it if it is glass, else segment it as a whole image with the
+ * plan's normalisation and keep the cells whose centroid lies in its core. What a block task of a
+ * fanned-out prediction runs, and each step of segmentInBlocks.
+ */
+export async function segmentBlock(
+  source: RegionSource,
+  block: Block,
+  plan: Pick<BlockPlan, "survey" | "diameter">,
+  model: LoadedModel,
+  params: Partial<SegmentParams>,
+  options: BlockOptions = {},
+): Promise<BlockCells> {
+  const { read, core } = block;
+  const timings: BlockCells["timings"] = {};
+  let started = performance.now();
+  const region = await source.readRegion(read.x, read.y, read.width, read.height);
+  timings.read = performance.now() - started;
+  options.onRead?.(region, block);
+  const runParams = blockParams(plan, params);
+  if (blockIsGlass(region, model.manifest, runParams.channels, runParams.modality ?? "auto", plan.survey.normalization, plan.diameter)) {
+    return { cells: [], keptArea: 0, glass: true, timings };
+  }
+  const result = await segmentImage(region, model, runParams, { normalization: plan.survey.normalization });
+  Object.assign(timings, result.timings);
+  started = performance.now();
+  const intensities = options.measureIntensity ? measureIntensity(region, result.labels, result.rois.length) : undefined;
+  timings.intensity = performance.now() - started;
+  const expansion = options.cellExpansion;
+  if (expansion) {
+    started = performance.now();
+    attachCells(result.rois, region, result.labels, expansion.distance, expansion.sx, expansion.sy);
+    timings.cells = performance.now() - started;
+  }
+  const cells: Roi[] = [];
   let keptArea = 0;
+  for (const roi of result.rois) {
+    if (!contains(core, roi.centroid_x + read.x, roi.centroid_y + read.y)) continue;
+    keptArea += roi.area_px;
+    if (intensities) roi.intensity = intensities[roi.index];
+    cells.push(inImage(roi, read.x, read.y));
+  }
+  return { cells, keptArea, glass: false, timings };
+}
+
+export async function segmentInBlocks(
+  source: RegionSource,
+  model: LoadedModel,
+  params: Partial<SegmentParams>,
+  options: BlockwiseOptions,
+): Promise<BlockwiseResult> {
+  const report = (fraction: number, stage: string) => options.onProgress?.(Math.min(1, Math.max(0, fraction)), stage);
+  const timings: BlockwiseResult["timings"] = {
+    read: 0,
+    survey: 0,
+    normalize: 0,
+    diameter: 0,
+    rescale: 0,
+    network: 0,
+    masks: 0,
+    rois: 0,
+    intensity: 0,
+    cells: 0,
+  };
+  report(0, "survey");
+  const started = performance.now();
+  const plan = await planBlocks(source, model, params, options);
+  timings.survey = performance.now() - started;
+  const { grid } = plan;
+  const merge = new BlockMerge(grid);
+  let keptArea = 0;
+  let glass = 0;
   report(0.05, "blocks");
 
   for (const [index, block] of grid.blocks.entries()) {
-    const { read, core } = block;
-    started = performance.now();
-    const region = await source.readRegion(read.x, read.y, read.width, read.height);
-    timings.read += performance.now() - started;
-    options.onRead?.(region, block);
-    const result = await segmentImage(region, model, blockParams, { normalization: survey.normalization });
-    for (const [stage, ms] of Object.entries(result.timings)) timings[stage as SegmentStage] += ms;
-    started = performance.now();
-    const intensities = options.measureIntensity ? measureIntensity(region, result.labels, result.rois.length) : undefined;
-    timings.intensity += performance.now() - started;
-    if (expansion) {
-      started = performance.now();
-      attachCells(result.rois, region, result.labels, expansion.distance, expansion.sx, expansion.sy);
-      timings.cells += performance.now() - started;
-    }
-    for (const roi of result.rois) {
-      const cx = roi.centroid_x + read.x;
-      const cy = roi.centroid_y + read.y;
-      if (!contains(core, cx, cy)) continue;
-      keptArea += roi.area_px;
-      if (intensities) roi.intensity = intensities[roi.index];
-      queue.add(inImage(roi, read.x, read.y));
-    }
-    const lastInRow = block.column === grid.columns - 1;
-    if (lastInRow) {
-      const nextRow = grid.blocks[index + 1];
-      const cells = nextRow ? queue.releaseAbove(nextRow.read.y) : queue.releaseAll();
-      if (cells.length > 0) await options.onCells(cells);
-    }
+    const kept = await segmentBlock(source, block, plan, model, params, options);
+    for (const [stage, ms] of Object.entries(kept.timings)) timings[stage as keyof typeof timings] += ms;
+    keptArea += kept.keptArea;
+    if (kept.glass) glass++;
+    const released = merge.add(index, kept.cells);
+    if (released.length > 0) await options.onCells(released);
     options.onBlock?.(block, index, grid.blocks.length);
     report(0.05 + (0.95 * (index + 1)) / grid.blocks.length, "blocks");
   }
 
+  const { survey } = plan;
   return {
-    width,
-    height,
-    cellCount: queue.released,
-    // Cells kept by neighbouring blocks may overlap by a few pixels at a seam.
-    confluency: Math.min(1, keptArea / (width * height)),
-    diameter,
+    width: plan.width,
+    height: plan.height,
+    cellCount: merge.released,
+    confluency: confluencyOf(keptArea, plan.width, plan.height),
+    diameter: plan.diameter,
     ...(survey.diameterEstimate && { diameterEstimate: survey.diameterEstimate }),
     ...(survey.modality && { modality: survey.modality }),
     blocks: grid.blocks.length,
-    coreSide,
-    margin,
+    glassBlocks: glass,
+    coreSide: plan.coreSide,
+    margin: plan.margin,
     timings,
   };
+}
+
+/** Cells kept by neighbouring blocks may overlap by a few pixels at a seam. */
+export function confluencyOf(keptArea: number, width: number, height: number): number {
+  return Math.min(1, keptArea / (width * height));
+}
+
+/**
+ * Puts the blocks' kept cells in raster order: blocks are added in grid order, and after the last
+ * block of a block row the cells that start above the next row's reads leave, numbered (no later
+ * block can hold a cell that starts above them). The one merge of the in-process loop and of a
+ * fanned-out prediction's parts, so both give the same artifact.
+ */
+export class BlockMerge {
+  private readonly grid: BlockGrid;
+  private readonly queue: RasterOrderQueue;
+  private nextIndex = 0;
+
+  constructor(grid: BlockGrid) {
+    this.grid = grid;
+    this.queue = new RasterOrderQueue(grid.blocks.reduce((right, b) => Math.max(right, b.core.x + b.core.width), 0));
+  }
+
+  /** Block `index`'s cells (the next block in grid order); returns the cells that may leave now. */
+  add(index: number, cells: Roi[]): Roi[] {
+    if (index !== this.nextIndex) throw new Error(`blocks must be merged in grid order: got block ${index}, expected ${this.nextIndex}`);
+    this.nextIndex++;
+    for (const cell of cells) this.queue.add(cell);
+    const block = this.grid.blocks[index]!;
+    if (block.column !== this.grid.columns - 1) return [];
+    const nextRow = this.grid.blocks[index + 1];
+    return nextRow ? this.queue.releaseAbove(nextRow.read.y) : this.queue.releaseAll();
+  }
+
+  get released(): number {
+    return this.queue.released;
+  }
 }
 
 /** A block's nucleus, and its cell if it has one, moved to image coordinates. */

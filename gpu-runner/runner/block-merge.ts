@@ -1,0 +1,79 @@
+// The last attempt of a block-wise prediction: every block task is done, and their parts become
+// the prediction's outputs. Each block's cells are read in grid order into the same merge the
+// in-process loop uses (segment-blocks.ts BlockMerge), so the artifact is the one a single runner
+// would have written: the same cells, in the same raster order, numbered alike. The preview's
+// finest level is the sum of the blocks' shares. Only cells are held, encoded, never pixels.
+import type { LeasedPrediction } from "../../schema/internal-api.ts";
+import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
+import { RoiArtifactAccumulator } from "../../schema/roi-artifact-writer.ts";
+import { blockGrid } from "../engine/blocks/block-grid.ts";
+import { BlockMerge, confluencyOf } from "../engine/blocks/segment-blocks.ts";
+import { PreviewReduction } from "../engine/preview-reduction.ts";
+import type { JobContext } from "./job-context.ts";
+import { predictionResult } from "./predict-job.ts";
+
+export async function runMerge(job: LeasedPrediction, ctx: JobContext) {
+  const started = performance.now();
+  const merge = job.merge!;
+  const { plan, parts } = merge;
+  const grid = blockGrid(plan.width, plan.height, plan.core_side, plan.margin);
+  if (grid.blocks.length !== parts.length) throw new Error(`the plan has ${grid.blocks.length} blocks, the merge ${parts.length} parts`);
+  const cells = new BlockMerge(grid);
+  let artifact: RoiArtifactAccumulator | undefined;
+  let preview: PreviewReduction | undefined;
+  ctx.progress(0.95, "merging");
+  for (const [index, part] of parts.entries()) {
+    const { header, rois } = await readRoiArtifact(new Blob([(await ctx.api.download(part.cells_url)) as Uint8Array<ArrayBuffer>]).stream());
+    artifact ??= new RoiArtifactAccumulator({
+      imageWidth: header.imageWidth,
+      imageHeight: header.imageHeight,
+      modelName: job.model.name,
+      modelVersion: job.model.version,
+      ...(header.channelNames && { channelNames: header.channelNames }),
+      ...(header.cells !== undefined && { cells: header.cells }),
+    });
+    const kept = [];
+    for await (const roi of rois) kept.push(roi);
+    for (const roi of cells.add(index, kept)) artifact.add(roi);
+    if (part.preview_url && job.output.preview_url) {
+      const share = await ctx.api.download(part.preview_url);
+      preview ??= new PreviewReduction(plan.width, plan.height, new Int32Array(share.buffer, share.byteOffset, 5)[4]!);
+      preview.addShare(share);
+    }
+    ctx.checkpoint();
+  }
+  const confluency = confluencyOf(merge.kept_area, plan.width, plan.height);
+  const mergedMs = performance.now() - started;
+  ctx.progress(0.98, "uploading");
+  const { output } = (await ctx.api.urls(job)) as LeasedPrediction;
+  await ctx.api.upload(output.artifact_url, new Blob(artifact!.finish(confluency) as Uint8Array<ArrayBuffer>[]));
+  if (preview && output.preview_url) {
+    // As for a whole image: a preview that cannot be made costs the viewer its picture, never the segmentation.
+    let tiles: Uint8Array | undefined;
+    try {
+      tiles = preview.tiles();
+    } catch (error) {
+      ctx.log(`[runner] ${job.job_id}: no preview (${(error as Error).message})`);
+    }
+    if (tiles) await ctx.api.upload(output.preview_url, tiles);
+  }
+  const { read_ms: read = 0, read_bytes: readBytes, ...stages } = merge.timings;
+  const blockStages = Object.fromEntries(Object.entries(stages).map(([key, ms]) => [key.replace(/_ms$/, ""), ms]));
+  const result = predictionResult(
+    {
+      confluency,
+      width: plan.width,
+      height: plan.height,
+      diameter: plan.diameter,
+      ...(plan.survey.modality && { modality: plan.survey.modality }),
+      timings: { ...blockStages, merge: mergedMs },
+    },
+    artifact!.roiCount,
+    { fetch: 0, decode: read, total: performance.now() - started },
+    merge.execution_providers.join(", ") || "none (every block was glass)",
+  );
+  return {
+    ...result,
+    timings: { ...result.timings, blocks: parts.length, glass_blocks: merge.glass_blocks, ...(readBytes !== undefined && { read_bytes: readBytes }) },
+  };
+}
