@@ -53,6 +53,33 @@ export async function submitWhenFree(http: Http, request: PredictionRequest, opt
   }
 }
 
+/** A block-wise prediction's blocks (a whole slide's, run by any free runner); null for one pass. */
+export type Blocks = NonNullable<PredictionRecord["blocks"]>;
+
+/** The stage the service gives a block-wise prediction while its blocks run: "blocks 7 of 12". */
+const BLOCKS_STAGE = /^blocks \d+ of \d+$/;
+
+/** While the blocks run: "blocks 7 of 12 done (3 glass)". */
+export function blocksDone(blocks: Blocks): string {
+  return `blocks ${blocks.done} of ${blocks.total} done (${blocks.glass} glass)`;
+}
+
+/** Once they have all run: "12 blocks, 3 of them glass". */
+export function blocksSummary(blocks: Pick<Blocks, "total" | "glass">): string {
+  return `${blocks.total} block${blocks.total === 1 ? "" : "s"}, ${blocks.glass === 0 ? "none" : blocks.glass} of them glass`;
+}
+
+/**
+ * What a progress line says of a prediction: `note`, its status and stage ("STARTED merging"), and
+ * while its blocks run, `detail`, the blocks done of all and how many of them were glass, in place
+ * of the stage's bare count. A note changes when the prediction moves on to something else; the
+ * detail with each block (a log gets a line for the one, not for every one of a slide's hundreds).
+ */
+export function predictionNote(p: Pick<PredictionRecord, "status" | "stage" | "blocks">): { note: string; detail?: string } {
+  if (p.blocks && (p.stage === null || BLOCKS_STAGE.test(p.stage))) return { note: p.status, detail: blocksDone(p.blocks) };
+  return { note: p.stage ? `${p.status} ${p.stage}` : p.status };
+}
+
 /** Polls until COMPLETED or FAILED, reporting each answer (progress, stage) on the way. */
 export async function pollPrediction(
   http: Http,

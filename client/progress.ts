@@ -1,11 +1,16 @@
 // Progress for people and for logs. On a terminal: one bar per thing in flight (bytes of an upload,
 // progress of a prediction) under an overall count of images, redrawn in place. Elsewhere (CI, a
-// file, a pipe): plain lines, one when something starts, changes stage or ends, and at each quarter.
+// file, a pipe): plain lines, one when something starts, changes stage or ends, and at each quarter
+// (a block-wise prediction's blocks done show on those lines, not on one line per block).
 import { formatBytes } from "./format.ts";
 
 export interface Bar {
-  /** `done` out of the bar's total; `note` says what is happening (a stage, a wait). */
-  update(done: number, note?: string): void;
+  /**
+   * `done` out of the bar's total; `note` says what is happening (a stage, a wait); `detail` adds
+   * what changes often within it (blocks done of all): shown after the note, it never makes a
+   * plain line of its own.
+   */
+  update(done: number, note?: string, detail?: string): void;
   /** Takes the bar away, leaving `message` as a line of its own. */
   finish(message: string): void;
 }
@@ -24,12 +29,15 @@ function amount(done: number, total: number, unit: "bytes" | "fraction"): string
   return unit === "bytes" ? `${formatBytes(done)} / ${formatBytes(total)}` : `${Math.round((done / (total || 1)) * 100)}%`;
 }
 
+const joined = (note: string, detail: string) => (note && detail ? `${note} ${detail}` : note || detail);
+
 interface Row {
   label: string;
   total: number;
   unit: "bytes" | "fraction";
   done: number;
   note: string;
+  detail: string;
 }
 
 class TerminalDisplay implements Display {
@@ -50,13 +58,16 @@ class TerminalDisplay implements Display {
   }
 
   bar(label: string, total: number, unit: "bytes" | "fraction"): Bar {
-    const row: Row = { label, total, unit, done: 0, note: "" };
+    const row: Row = { label, total, unit, done: 0, note: "", detail: "" };
     this.rows.add(row);
     this.schedule();
     return {
-      update: (done, note) => {
+      update: (done, note, detail) => {
         row.done = done;
-        if (note !== undefined) row.note = note;
+        if (note !== undefined) {
+          row.note = note;
+          row.detail = detail ?? "";
+        }
         this.schedule();
       },
       finish: (message) => {
@@ -96,7 +107,9 @@ class TerminalDisplay implements Display {
     const lines = this.overall ? [this.overall] : [];
     for (const row of this.rows) {
       const filled = Math.round(Math.min(1, row.done / (row.total || 1)) * WIDTH);
-      lines.push(`  ${row.label} [${"#".repeat(filled)}${"-".repeat(WIDTH - filled)}] ${amount(row.done, row.total, row.unit)} ${row.note}`);
+      lines.push(
+        `  ${row.label} [${"#".repeat(filled)}${"-".repeat(WIDTH - filled)}] ${amount(row.done, row.total, row.unit)} ${joined(row.note, row.detail)}`,
+      );
     }
     for (const line of lines) this.out.write(`${line.slice(0, columns - 1)}\n`);
     this.drawn = lines.length;
@@ -118,10 +131,11 @@ class PlainDisplay implements Display {
     let quarter = -1;
     let lastNote = "";
     return {
-      update: (done, note) => {
+      update: (done, note, detail) => {
         const reached = Math.floor((done / (total || 1)) * 4);
         const noteChanged = note !== undefined && note !== lastNote;
-        if (reached > quarter || noteChanged) this.log(`${label}: ${amount(done, total, unit)}${note ? ` ${note}` : ""}`);
+        const said = joined(note ?? "", detail ?? "");
+        if (reached > quarter || noteChanged) this.log(`${label}: ${amount(done, total, unit)}${said ? ` ${said}` : ""}`);
         quarter = Math.max(quarter, reached);
         if (note !== undefined) lastNote = note;
       },

@@ -25,6 +25,8 @@ export interface ImageProgress {
   prediction_id?: string;
   segmentation_id?: string;
   cell_count?: number;
+  /** A prediction made block by block: its blocks and how many were glass (the summary says so). */
+  blocks?: { total: number; glass: number };
   /** Exports on disk: `true`, or the `--columns` a CSV or GeoJSON was saved with (client/exports.ts, exportMark). */
   exports?: Partial<Record<ExportFormat, true | string>>;
 }

@@ -12,7 +12,7 @@ import { ApiError, type Http } from "./http.ts";
 import { OverlaySkipped, overlayFile, writeOverlay } from "./overlay.ts";
 import type { InputFile } from "./inputs.ts";
 import { InterruptedError, Interruption } from "./interruption.ts";
-import { pollPrediction, submitWhenFree, type WaitOptions } from "./predict.ts";
+import { type Blocks, blocksSummary, pollPrediction, predictionNote, submitWhenFree, type WaitOptions } from "./predict.ts";
 import type { Display } from "./progress.ts";
 import { type ImageProgress, ResumeState } from "./resume-state.ts";
 import { formatPixelSize } from "./format.ts";
@@ -51,6 +51,8 @@ export interface ImageOutcome {
   /** The service's id of the uploaded image (what `import` and `train` take); null if none yet. */
   imageId: string | null;
   cellCount: number | null;
+  /** A whole slide segmented block by block: its blocks, and how many were glass; null for one pass. */
+  blocks: Pick<Blocks, "total" | "glass"> | null;
   /** Where it failed and why. */
   error: string | null;
   /** Something to know about a success (the overlay skipped for a huge image). */
@@ -112,9 +114,9 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
     const sameFile = previous && previous.size === input.size && previous.mtime_ms === input.mtimeMs;
     let progress: ImageProgress = sameFile ? previous : { size: input.size, mtime_ms: input.mtimeMs, folder: previous?.folder ?? input.folder };
     if (progress.request !== request)
-      progress = { ...progress, request, prediction_id: undefined, segmentation_id: undefined, cell_count: undefined, exports: {} };
+      progress = { ...progress, request, prediction_id: undefined, segmentation_id: undefined, cell_count: undefined, blocks: undefined, exports: {} };
     if (progress.segmentation_id && !exportsDone(input, progress) && !(await exists(http, `/segmentation/${progress.segmentation_id}`))) {
-      progress = { ...progress, prediction_id: undefined, segmentation_id: undefined, exports: {} };
+      progress = { ...progress, prediction_id: undefined, segmentation_id: undefined, blocks: undefined, exports: {} };
     }
     if (progress.prediction_id && !progress.segmentation_id) {
       const prediction = await http.json<PredictionRecord>("GET", `/predict/${progress.prediction_id}`).catch((e) => (gone(e) ? null : Promise.reject(e)));
@@ -188,12 +190,16 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
       const done = await timed(input, () =>
         pollPrediction(http, predictionId, {
           ...wait,
-          onUpdate: (p) => bar.update(p.progress, p.stage ? `${p.status} ${p.stage}` : p.status),
+          onUpdate: (p) => {
+            const { note, detail } = predictionNote(p);
+            bar.update(p.progress, note, detail);
+          },
         }),
       );
       if (done.status === "FAILED") throw new Error(done.reason ?? "the prediction failed");
-      bar.finish(`${input.name}: ${done.cell_count} cells (prediction ${predictionId})`);
-      return record(input, { segmentation_id: done.segmentation_id!, cell_count: done.cell_count! });
+      const blocks = done.blocks ? { total: done.blocks.total, glass: done.blocks.glass } : undefined;
+      bar.finish(`${input.name}: ${done.cell_count} cells (prediction ${predictionId}${blocks ? `; ${blocksSummary(blocks)}` : ""})`);
+      return record(input, { segmentation_id: done.segmentation_id!, cell_count: done.cell_count!, blocks });
     } catch (error) {
       if (error instanceof InterruptedError) {
         bar.finish(`${input.name}: stopped${progress.prediction_id ? ` (prediction ${progress.prediction_id} goes on in the service)` : ""}`);
@@ -241,9 +247,10 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
 
   const outcomes: ImageOutcome[] = [];
   /** The image id is the one recorded, unless `uploaded` is false: an unfinished or refused upload's id names no usable image. */
-  const conclude = (input: InputFile, outcome: Omit<ImageOutcome, "input" | "ms" | "imageId">, uploaded = true) => {
-    const imageId = uploaded ? (state.get(input.path)?.image_id ?? null) : null;
-    outcomes.push({ input, ...outcome, imageId, ms: busy.get(input) ?? 0 });
+  const conclude = (input: InputFile, outcome: Omit<ImageOutcome, "input" | "ms" | "imageId" | "blocks">, uploaded = true) => {
+    const recorded = uploaded ? state.get(input.path) : undefined;
+    const blocks = outcome.cellCount !== null && recorded?.segmentation_id ? (recorded.blocks ?? null) : null;
+    outcomes.push({ input, ...outcome, imageId: recorded?.image_id ?? null, blocks, ms: busy.get(input) ?? 0 });
     display.count(++finished, options.inputs.length);
   };
 

@@ -3,9 +3,16 @@
 // exports), never a running total.
 import { join } from "node:path";
 import { formatSeconds, table } from "./format.ts";
+import { blocksSummary } from "./predict.ts";
 import type { ImageOutcome } from "./segment-run.ts";
 
 export const SUMMARY_COLUMNS = ["image", "image id", "result", "cells", "time", "output folder / reason"] as const;
+
+/** After the folder: a whole slide's blocks (how many, how many glass), and any note. */
+function notes(o: ImageOutcome): string {
+  const said = [o.blocks && blocksSummary(o.blocks), o.note].filter(Boolean);
+  return said.length ? ` (${said.join("; ")})` : "";
+}
 
 export function summaryTable(outcomes: ImageOutcome[], out: string): string {
   const rows = outcomes.map((o) => [
@@ -14,7 +21,7 @@ export function summaryTable(outcomes: ImageOutcome[], out: string): string {
     o.ok ? (o.alreadyDone ? "done (earlier run)" : "done") : o.interrupted ? "interrupted" : "FAILED",
     o.cellCount === null ? "" : String(o.cellCount),
     o.alreadyDone ? "" : formatSeconds(o.ms),
-    o.ok ? join(out, o.input.folder) + (o.note ? ` (${o.note})` : "") : o.interrupted ? "" : (o.error ?? ""),
+    o.ok ? join(out, o.input.folder) + notes(o) : o.interrupted ? "" : (o.error ?? ""),
   ]);
   const failed = outcomes.filter((o) => !o.ok && !o.interrupted).length;
   const stopped = outcomes.filter((o) => o.interrupted).length;

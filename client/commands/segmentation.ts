@@ -8,9 +8,10 @@ import type { Http } from "../http.ts";
 
 export const SEGMENTATION_HELP = `npm run client -- segmentation <segmentation-id> [--json]
 
-Shows one segmentation: its image, where it came from (a model, or an import), its cell count, and
-whether its cells' intensities are measured (an import's are measured from the image by a runner,
-typically seconds after the import: "measuring", then "measured", or "failed" with the reason).
+Shows one segmentation: its image, where it came from (a model, or an import), its cell count (for
+a whole slide segmented block by block, its blocks and how many were glass), and whether its cells'
+intensities are measured (an import's are measured from the image by a runner, typically seconds
+after the import: "measuring", then "measured", or "failed" with the reason).
   --json       print the record as JSON
 
 ${CONNECTION_HELP}`;
@@ -23,6 +24,17 @@ const MEASUREMENTS: Record<SegmentationRecord["measurements"]["status"], string>
   not_measured: "not measured (imported before imports were measured; geometry and shape columns only)",
 };
 
+/**
+ * A whole slide segmented block by block: how many blocks, how many of them glass (the runner's
+ * merge records both among the timings); "" for an image segmented in one pass.
+ */
+function blocksOf(s: SegmentationRecord): string {
+  const { blocks, glass_blocks: glass } = s.timings ?? {};
+  if (typeof blocks !== "number") return "";
+  if (typeof glass !== "number") return String(blocks);
+  return `${blocks}, ${glass === 0 ? "none" : glass} of them glass${glass ? " (no signal: the network skipped them)" : ""}`;
+}
+
 export function describeSegmentation(s: SegmentationRecord): string {
   const made = s.source === "import" ? "imported" : `${s.model_name ?? s.model_id} ${s.model_version ?? ""}`.trim();
   const measurements = MEASUREMENTS[s.measurements.status] + (s.measurements.detail ? `: ${s.measurements.detail}` : "");
@@ -31,6 +43,7 @@ export function describeSegmentation(s: SegmentationRecord): string {
     ["image", `${s.image_name} (${s.image_id}), ${s.width}x${s.height}`],
     ["made by", made],
     ["cells", `${s.cell_count}, confluency ${(100 * s.confluency).toFixed(1)}%`],
+    ["blocks", blocksOf(s)],
     ["diameter", s.diameter === null ? "" : `${Math.round(s.diameter * 10) / 10} px`],
     ["modality", s.modality ? `${s.modality.modality} (${s.modality.source})` : ""],
     ["pixel size", s.pixel_size ? describePixelSize(s.pixel_size.x_um, s.pixel_size.y_um, s.pixel_size.source) : "none (µm columns empty)"],

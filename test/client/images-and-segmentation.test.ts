@@ -1,6 +1,7 @@
 // `images` shows each image's cell count (its most recent segmentation's) and how many segmentations
 // it has; `segmentation <id>` shows one segmentation's state, its measurements' included, which the
-// import's message points at. Against a fake service: only the answers the commands read.
+// import's message points at, and a whole slide's blocks. Against a fake service: only the answers
+// the commands read.
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { imagesCommand } from "../../client/commands/images.ts";
@@ -111,5 +112,22 @@ describe("npm run client -- segmentation <id>", () => {
     await segmentationCommand(["seg_8", "--json"], shown.out, http);
     expect(JSON.parse(shown.text())).toMatchObject({ id: "seg_8", cell_count: 97 });
     await expect(segmentationCommand(["seg_404"], collect().out, http)).rejects.toThrow(/404/);
+  });
+
+  it("shows a whole slide's blocks and how many were glass", async () => {
+    const http = fakeService({
+      "/segmentation/seg_7": segmentation("seg_7", "img_a", 5120, { timings: { blocks: 12, glass_blocks: 3, merge: 2100 } }),
+      "/segmentation/seg_6": segmentation("seg_6", "img_a", 4000, { timings: { blocks: 6, glass_blocks: 0 } }),
+      "/segmentation/seg_5": segmentation("seg_5", "img_a", 98, { timings: { network: 900 } }),
+    });
+    let shown = collect();
+    await segmentationCommand(["seg_7"], shown.out, http);
+    expect(shown.text()).toContain("blocks        12, 3 of them glass (no signal: the network skipped them)");
+    shown = collect();
+    await segmentationCommand(["seg_6"], shown.out, http);
+    expect(shown.text()).toContain("blocks        6, none of them glass\n");
+    shown = collect();
+    await segmentationCommand(["seg_5"], shown.out, http);
+    expect(shown.text()).not.toContain("blocks");
   });
 });

@@ -7,6 +7,7 @@ import type { predictionView } from "../../services/job-views.ts";
 import type { Model } from "../../services/models.ts";
 import type { Segmentation } from "../../services/segmentations.ts";
 import { Bar, formatBytes, formatDate, Layout, type PageContext } from "../layout.tsx";
+import { predictionStage } from "../prediction-stage.ts";
 import { ZoomControls } from "./zoom-controls.tsx";
 import { StatusBadge } from "./images.tsx";
 
@@ -178,7 +179,7 @@ export function ImagePage(props: {
                 </td>
                 <td class="progress">
                   <Bar fraction={p.progress} />
-                  <span class="stage muted">{p.status === "FAILED" ? p.reason : p.stage}</span>
+                  <span class="stage muted">{predictionStage(p)}</span>
                 </td>
                 <td class="cells">{p.cell_count ?? "—"}</td>
                 <td class="actions">

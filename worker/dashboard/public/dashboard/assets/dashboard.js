@@ -1,6 +1,8 @@
 // @ts-check
 // cellseg dashboard: API keys, uploads, deletions, predictions and trainings. Plain JS, no build step.
 // Every state-changing call sends the session's CSRF token; the session cookie does the rest.
+import { predictionStage } from "./prediction-stage.js";
+
 const csrfToken = document.querySelector('meta[name="csrf-token"]')?.getAttribute("content") ?? "";
 
 /**
@@ -419,6 +421,7 @@ function setUpImageDeletes() {
  * @property {string} model_id
  * @property {number} progress 0 to 1
  * @property {string | null} [stage]
+ * @property {{ total: number, done: number, glass: number } | null} [blocks] a whole slide's blocks: all, done, and how many of those were glass
  * @property {string | null} [reason]
  * @property {number | null} [cell_count]
  * @property {string | null} [segmentation_id]
@@ -455,7 +458,7 @@ function renderPrediction(row, p) {
   row.dataset.status = p.status;
   cellOf(row, ".status").replaceChildren(el("span", { class: `badge ${p.status.toLowerCase()}` }, p.status.toLowerCase()));
   cellOf(row, ".progress .bar > div").style.width = `${(p.progress * 100).toFixed(0)}%`;
-  cellOf(row, ".progress .stage").textContent = p.status === "FAILED" ? (p.reason ?? "failed") : (p.stage ?? "");
+  cellOf(row, ".progress .stage").textContent = predictionStage(p);
   cellOf(row, ".cells").textContent = p.cell_count === null || p.cell_count === undefined ? "—" : String(p.cell_count);
   if (p.segmentation_id && !row.querySelector(".actions a")) {
     cellOf(row, ".actions").append(el("a", { class: "button small", href: `/dashboard/segmentations/${p.segmentation_id}` }, "View cells"));
