@@ -68,7 +68,7 @@ async function main(): Promise<void> {
   const memoryMb = values["memory-mb"] === undefined ? undefined : numberFlag(values["memory-mb"], "--memory-mb");
   const blockwise = blockSize !== undefined || regions.width * regions.height > SINGLE_PASS_PIXELS;
   let rois: Roi[];
-  let result: { width: number; height: number; confluency: number; timings: Record<string, number> };
+  let result: { width: number; height: number; confluency: number; timings: Record<string, number>; blocks?: number; glassBlocks?: number };
   if (blockwise) {
     rois = [];
     let lastReport = 0;
@@ -114,7 +114,7 @@ async function main(): Promise<void> {
     .map(([stage, ms]) => `${stage} ${ms.toFixed(0)} ms`)
     .join(", ");
   console.log(
-    `${basename(imagePath)}: ${result.width}x${result.height}x${regions.channels}, ${rois.length} cells, confluency ${(100 * result.confluency).toFixed(1)}%${blockwise ? " (block by block)" : ""}`,
+    `${basename(imagePath)}: ${result.width}x${result.height}x${regions.channels}, ${rois.length} cells, confluency ${(100 * result.confluency).toFixed(1)}%${blockwise ? ` (block by block: ${result.blocks} blocks, ${result.glassBlocks} of them glass)` : ""}`,
   );
   console.log(`model ${context.modelName} on ${model.executionProvider}; opened in ${(decodedAt - started).toFixed(0)} ms (incl. model load), ${timings}`);
   for (const path of Object.values(outputs)) console.log(`wrote ${path}`);
