@@ -31,6 +31,7 @@ import {
   artifactIndexKey,
   artifactKey,
   blockPartKey,
+  blockPartsPrefix,
   imagePreviewKey,
   measuredArtifactKey,
   MODEL_FILES,
@@ -166,9 +167,10 @@ async function mergeInput(env: Bindings, origin: string, job: Job, plan: BlockPl
   for (const result of results) for (const [stage, ms] of Object.entries(result.timings ?? {})) timings[stage] = (timings[stage] ?? 0) + ms;
   const get = (block: Job, part: "cells" | "preview") =>
     signStorageUrl(env, origin, { method: "GET", key: blockPartKey(job.orgId, job.segmentationId!, block.blockIndex!, part) });
-  const previews =
-    previewWanted &&
-    (await Promise.all(blocks.map((b) => env.BUCKET.head(blockPartKey(job.orgId, job.segmentationId!, b.blockIndex!, "preview"))))).every(Boolean);
+  // One listing (a thousand keys a call) rather than a HEAD per block: a slide's thousands of blocks
+  // would pass a request's subrequest limit.
+  const stored = previewWanted ? await storedKeys(env.BUCKET, blockPartsPrefix(job.orgId, job.segmentationId!)) : null;
+  const previews = stored !== null && blocks.every((b) => stored.has(blockPartKey(job.orgId, job.segmentationId!, b.blockIndex!, "preview")));
   const parts = [];
   for (const block of blocks) parts.push({ cells_url: await get(block, "cells"), ...(previews && { preview_url: await get(block, "preview") }) });
   return {
@@ -179,6 +181,18 @@ async function mergeInput(env: Bindings, origin: string, job: Job, plan: BlockPl
     timings,
     execution_providers: [...new Set(results.flatMap((r) => (r.execution_provider ? [r.execution_provider] : [])))],
   };
+}
+
+/** The keys stored under a prefix. */
+async function storedKeys(bucket: R2Bucket, prefix: string): Promise<Set<string>> {
+  const keys = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const listing = await bucket.list({ prefix, cursor });
+    for (const object of listing.objects) keys.add(object.key);
+    cursor = listing.truncated ? listing.cursor : undefined;
+  } while (cursor);
+  return keys;
 }
 
 /**
