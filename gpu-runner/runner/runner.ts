@@ -157,7 +157,15 @@ export class Runner {
       ctx.checkpoint();
       await this.api.complete(job, result);
       this.stats.completed++;
-      this.log(`[runner] ${job.kind} ${job.job_id} completed in ${Math.round(performance.now() - started)} ms`);
+      const ms = Math.round(performance.now() - started);
+      const planned = "block_plan" in result ? result.block_plan : undefined;
+      this.log(
+        planned
+          ? `[runner] prediction ${job.job_id} planned in ${ms} ms: ${planned.rows * planned.columns} blocks for any runner`
+          : job.kind === "block"
+            ? `[runner] block ${job.block.index + 1} of ${job.block.total} of prediction ${job.prediction_id} done in ${ms} ms`
+            : `[runner] ${job.kind} ${job.job_id} completed in ${ms} ms`,
+      );
     } catch (error) {
       await this.reportFailure(job, stop.signal.aborted ? stop.signal.reason : error);
     } finally {
