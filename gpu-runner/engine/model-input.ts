@@ -9,7 +9,7 @@
 // selected (or first) channels as they are.
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { modalityChannel, modalityColour, readModality } from "./modality.ts";
-import type { Modality, ModalityDecision } from "./modality.ts";
+import type { Modality, ModalityDecision, ModalityReading } from "./modality.ts";
 import { InputError } from "./faults.ts";
 import { MODALITY_COLOUR } from "./model.ts";
 import type { ModelReads } from "./model.ts";
@@ -18,6 +18,8 @@ export interface ModelInput {
   image: DecodedImage;
   /** Models that read the modality (one channel, or colour): the modality the input was made for, and how it was decided. */
   modality?: ModalityDecision;
+  /** With modality "auto" on such a model: what readModality made of the image, `sure` included (modality-by-network.ts checks an unsure one). */
+  reading?: ModalityReading;
 }
 
 export function modelInput(image: DecodedImage, model: ModelReads, selection: number[] | undefined, modality: Modality | "auto" = "auto"): ModelInput {
@@ -28,7 +30,7 @@ export function modelInput(image: DecodedImage, model: ModelReads, selection: nu
       ? { modality: reading.modality, source: "detected", reason: reading.reason }
       : { modality: modality as Modality, source: "given" };
     const data = model.channels === 1 ? modalityChannel(selected, decision.modality) : modalityColour(selected, decision.modality);
-    return { image: { ...selected, channels: model.channels, data }, modality: decision };
+    return { image: { ...selected, channels: model.channels, data }, modality: decision, ...(reading && { reading }) };
   }
   if (modality !== "auto" && modality !== "fluorescence")
     throw new InputError(`modality "${modality}" applies to one-channel and colour models; this model reads ${model.channels} channels as they are`);

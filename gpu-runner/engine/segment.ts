@@ -3,11 +3,12 @@
 import type { Roi } from "../../schema/roi.ts";
 import { medianObjectDiameter } from "../training/object-diameter.ts";
 import type { DecodedImage } from "../../common/decode/index.ts";
-import { estimateDiameterFromImage, MIN_ESTIMATED_DIAMETER } from "./diameter.ts";
+import { MIN_ESTIMATED_DIAMETER } from "./diameter.ts";
+import { diameterGuessFromInput } from "./diameter-guess.ts";
 import { runNetwork } from "./inference.ts";
 import { atImageResolution, computeMasks, DEFAULT_MASK_PARAMS, type MaskParams, type MaskResult } from "./masks/compute-masks.ts";
 import type { LoadedModel } from "./model.ts";
-import { modelInput } from "./model-input.ts";
+import { decidedModelInput } from "./modality-by-network.ts";
 import { MODALITIES } from "./modality.ts";
 import type { Modality, ModalityDecision } from "./modality.ts";
 import { channelBounds, normalizeWithBounds } from "./normalize.ts";
@@ -103,14 +104,6 @@ export interface DiameterEstimate {
  * first guess by more than this factor (Cellpose 1–3 rescale when the size model disagrees).
  */
 export const AUTO_DIAMETER_TOLERANCE = 1.2;
-/**
- * On stained histology the foreground average overestimates the nuclei (median 1.48x the labelled
- * diameter on 16 dsb2018 histology training images: stained tissue around the nuclei joins the
- * foreground). Its guess is divided by this, chosen on 40 histology training images (AP@0.5 with
- * auto diameter 0.629 / 0.647 / 0.661 / 0.651 for 1.25 / 1.4 / 1.6 / 1.8; 0.699 at the true diameter).
- */
-const HISTOLOGY_GUESS_DIVISOR = 1.6;
-
 /** Largest factor by which an image may be enlarged for the network (diameter much smaller than the model's). */
 const MAX_UPSCALE_PIXELS = 2 ** 28;
 
@@ -142,9 +135,10 @@ export async function segmentImage(
   let modality: ModalityDecision | undefined;
   if (options.preparedFor && image.channels !== manifest.channels)
     throw new Error(`a prepared image has the model's ${manifest.channels} channel(s), this one ${image.channels}`);
+  // An unsure modality reading runs the network on a small crop both ways first (modality-by-network.ts); its time counts as "normalize".
   ({ image: input, modality } = options.preparedFor
     ? { image: { ...image, data: image.data.slice() }, modality: { modality: options.preparedFor, source: "given" } }
-    : modelInput(image, manifest, p.channels, p.modality));
+    : await decidedModelInput(image, model, p));
   // The model's own defaults for this modality fill in what the request left out.
   const modelDefaults = modality ? manifest.maskDefaults?.[modality.modality] : undefined;
   if (modelDefaults) p = { ...DEFAULT_SEGMENT_PARAMS, ...modelDefaults, ...params };
@@ -170,13 +164,7 @@ export async function segmentImage(
   let estimate: DiameterEstimate | undefined;
   if (p.diameter === "auto") {
     let fromImage: number | undefined;
-    if (learned === undefined) {
-      // Inverted brightfield defeats the foreground average (diameter.ts); on histology and
-      // fluorescence the average did better (README, "Automatic diameter").
-      const countBlobs = modality?.modality === "brightfield";
-      const guess = estimateDiameterFromImage(channelMean(input.data, manifest.channels, width * height), width, height, { countBlobs });
-      fromImage = guess !== undefined && modality?.modality === "histology" ? guess / HISTOLOGY_GUESS_DIVISOR : guess;
-    }
+    if (learned === undefined) fromImage = diameterGuessFromInput(input.data, manifest.channels, width, height, modality?.modality);
     estimate = { fromImage, ...(learned !== undefined && { fromModel: learned }), fromMasks: undefined, passes: 1 };
     const guess = learned ?? fromImage;
     diameter = guess === undefined ? manifestDiameter : settle(guess);
@@ -275,14 +263,6 @@ export async function segmentImage(
   lap("rois");
   report(1, "done");
   return result;
-}
-
-/** Mean over the channels of a planar image (the data itself when it has one). */
-function channelMean(data: Float32Array, channels: number, plane: number): Float32Array {
-  if (channels === 1) return data;
-  const mean = new Float32Array(plane);
-  for (let c = 0; c < channels; c++) for (let i = 0; i < plane; i++) mean[i]! += data[c * plane + i]! / channels;
-  return mean;
 }
 
 function validate(p: SegmentParams): void {
