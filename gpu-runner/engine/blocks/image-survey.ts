@@ -5,12 +5,12 @@
 // one window rich in foreground. Blocks then run with these fixed, so a cell is scaled and sized
 // alike wherever the seams fall.
 import type { LoadedModel } from "../model.ts";
-import { modelInput } from "../model-input.ts";
+import { decidedModelInput } from "../modality-by-network.ts";
 import type { ModalityDecision, ModalityReading } from "../modality.ts";
 import { readModalityOfRegions, readSample, sampleWindows } from "../../../common/modality.ts";
 import { channelBounds } from "../normalize.ts";
 import type { ChannelBounds } from "../normalize.ts";
-import { segmentImage } from "../segment.ts";
+import { DEFAULT_SEGMENT_PARAMS, segmentImage } from "../segment.ts";
 import type { DiameterEstimate, SegmentParams } from "../segment.ts";
 import type { Rectangle } from "./block-grid.ts";
 import type { RegionSource } from "./region-source.ts";
@@ -48,7 +48,8 @@ export async function surveyModality(source: RegionSource): Promise<ModalityRead
 export async function surveyImage(source: RegionSource, model: LoadedModel, params: Partial<SegmentParams>): Promise<ImageSurvey> {
   const { manifest } = model;
   const windows = surveyWindows(source.width, source.height);
-  const { image: input, modality } = modelInput(await readSample(source, windows), manifest, params.channels, params.modality ?? "auto");
+  // An unsure reading of the samples is settled by the network, as for a whole image (modality-by-network.ts).
+  const { image: input, modality } = await decidedModelInput(await readSample(source, windows), model, { ...DEFAULT_SEGMENT_PARAMS, ...params });
   const normalization = channelBounds(input, manifest.normalization);
   const sampledPixels = windows.reduce((sum, w) => sum + w.width * w.height, 0);
   if (params.diameter !== "auto") return { ...(modality && { modality }), normalization, diameter: params.diameter, sampledPixels };
