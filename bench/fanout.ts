@@ -29,7 +29,12 @@
 // cores shared, not the fan-out's cost); and whether the two predictions found the same cells (the
 // CSV and GeoJSON exports compared line by line as text, the ids of the segmentation and the image
 // replaced: "same cells", or how many lines differ).
-// --glass F (default 0.7; 0 skips it): a third case, at the smallest side of --sides: the same mosaic
+// Before the first side, the machine's ceiling (bench/parallel-ceiling.ts): cpsam on a 2048² image
+// in one process of one thread, then in two side by side; the work two do against one is what any
+// fan-out over two one-thread runners can reach here, and the speed-up is also given as its share
+// of that (--no-ceiling skips it).
+// --glass F (default 0.7; 0 skips it): a third case, at the smallest side of --sides (or at
+// --glass-side N, one of them: on a larger slide the glass falls on more whole blocks): the same mosaic
 // with the right-hand F of its nucleus grid empty glass (background and noise only; cached as
 // mosaic-<side>-glass<F*100>.tif), segmented with one runner; its wall time as a fraction of the full
 // mosaic's (a) (target < 0.40), and its glass blocks.
@@ -61,8 +66,10 @@ import { ApiError, type Http } from "../client/http.ts";
 import { uploadImage } from "../client/upload.ts";
 import { SyntheticMosaic } from "../test/fixtures/mosaic.ts";
 import { writeTiledBigTiff } from "./tiled-bigtiff-file.ts";
+import { type Ceiling, parallelCeiling } from "./parallel-ceiling.ts";
 
-const USAGE = "npm run bench:fanout [-- --sides 8192,16384] [--glass 0.7] [--work DIR] [--keep] [--single-pass-mp N] [--block-memory-mb N]";
+const USAGE =
+  "npm run bench:fanout [-- --sides 8192,16384] [--glass 0.7] [--work DIR] [--keep] [--single-pass-mp N] [--block-memory-mb N] [--no-ceiling] [--glass-side N]";
 
 const { values } = parseArgs({
   options: {
@@ -72,6 +79,8 @@ const { values } = parseArgs({
     keep: { type: "boolean", default: false },
     "single-pass-mp": { type: "string" },
     "block-memory-mb": { type: "string" },
+    "no-ceiling": { type: "boolean", default: false },
+    "glass-side": { type: "string" },
     help: { type: "boolean", short: "h" },
   },
 });
@@ -101,7 +110,8 @@ for (const side of sides) {
     fail(`${side}² is segmented in one pass (single-pass size ${(singlePassPixels / 1e6).toFixed(1)} MP): no fan-out to measure; lower --single-pass-mp`);
   }
 }
-const glassSide = Math.min(...sides);
+const glassSide = values["glass-side"] === undefined ? Math.min(...sides) : Number(values["glass-side"]);
+if (!sides.includes(glassSide)) fail(`--glass-side must be one of --sides (its full mosaic's time is the reference), got ${values["glass-side"]}`);
 const work = values.work ?? join(tmpdir(), "cellseg-bench-fanout");
 const logs = join(work, "logs");
 const exportsDir = join(work, "exports");
@@ -469,6 +479,7 @@ async function main() {
 
   const cases: CaseResult[] = [];
   const perSide: SideResult[] = [];
+  let ceiling: Ceiling | undefined;
   const stack = await startStack({ leaseSeconds: 60 });
   try {
     const http = connect({ api: stack.api, key: stack.key }, { log: (m) => console.log(`  retrying: ${m}`) });
@@ -483,6 +494,13 @@ async function main() {
       return record.id;
     };
     for (const image of images) {
+      // What two one-thread processes gain over one on this machine, measured beside the cases.
+      if (ceiling === undefined && !values["no-ceiling"]) {
+        ceiling = await parallelCeiling();
+        console.log(
+          `the machine's ceiling: one engine process of one thread ${seconds(ceiling.aloneMs)} s, two side by side ${ceiling.togetherMs.map(seconds).join(" s and ")} s: ${ceiling.speedUp.toFixed(2)}x`,
+        );
+      }
       const a = await runCase(stack, http, { id: await upload(image.file), ...image }, "a", 1);
       const b = await runCase(stack, http, { id: await upload(image.file), ...image }, "b", 2);
       cases.push(a, b);
@@ -498,7 +516,8 @@ async function main() {
       perSide.push(side);
       console.log(
         `${image.side}²: speed-up (a)/(b) ${side.speed_up.toFixed(2)}x submit to COMPLETED, ${side.speed_up_own_times.toFixed(2)}x by the predictions' own times` +
-          ` (target >= 1.6x); the blocks' summed stage times ${side.stage_sums_b_over_a.toFixed(2)}x (a)'s; cells ${int(a.cells)} and ${int(b.cells)}: ${cellsVerdict(differing)}`,
+          ` (target >= 1.6x${ceiling ? `; this machine's ceiling ${ceiling.speedUp.toFixed(2)}x, of which the fan-out reached ${Math.round((100 * (side.speed_up - 1)) / (ceiling.speedUp - 1))} %` : ""})` +
+          `; the blocks' summed stage times ${side.stage_sums_b_over_a.toFixed(2)}x (a)'s; cells ${int(a.cells)} and ${int(b.cells)}: ${cellsVerdict(differing)}`,
       );
     }
     if (glassImage) {
@@ -556,6 +575,7 @@ async function main() {
         block_memory_mb: runnerEnv.BLOCK_MEMORY_MB ?? process.env.BLOCK_MEMORY_MB ?? null,
         model: MODEL,
         params: PARAMS,
+        ceiling: ceiling ?? null,
         sides: perSide,
         cases,
       },
