@@ -47,13 +47,29 @@ export function shrinkRegion(
   return out;
 }
 
-/** The stretch of one planar channel of width × height. */
-export function stretchOf(channel: Float32Array, width: number, height: number): Stretch {
+/** The values a stretch shows as 0 and 255. */
+export interface DisplayRange {
+  low: number;
+  high: number;
+}
+
+/** The display range of one planar channel of width × height: its percentiles on an overview. */
+export function displayRangeOf(channel: Float32Array, width: number, height: number): DisplayRange {
   const factor = Math.max(1, Math.ceil(Math.max(width, height) / STRETCH_OVERVIEW_SIDE));
   const overview = shrinkRegion(channel, width, height, factor, 0, 0, Math.ceil(width / factor), Math.ceil(height / factor));
   const [low, high] = percentiles(overview, [LOW_PERCENTILE, HIGH_PERCENTILE]) as [number, number];
+  return { low, high };
+}
+
+/** The stretch that shows `low` as 0 and `high` as 255 (a flat range: all 0). */
+export function stretchBetween({ low, high }: DisplayRange): Stretch {
   const spread = high - low;
   return { low, scale: spread > 0 ? 255 / spread : 0 };
+}
+
+/** The stretch of one planar channel of width × height. */
+export function stretchOf(channel: Float32Array, width: number, height: number): Stretch {
+  return stretchBetween(displayRangeOf(channel, width, height));
 }
 
 export function toBytes(values: Float32Array, { low, scale }: Stretch): Uint8Array {

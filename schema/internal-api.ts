@@ -60,6 +60,17 @@ export const blockPlan = z.object({
     modality: modalityDecision.optional(),
     diameter_estimate: z.record(z.string(), z.number().optional()).optional(),
   }),
+  /**
+   * How the image is shown, fixed once from the survey's sample windows: per shown channel (at most
+   * three) the values its 8-bit stretch maps to 0 and 255. The blocks' full-resolution tiles and the
+   * merge's preview pyramid use it, so zooming across levels keeps the contrast. Absent from older
+   * runners' plans: then no block writes full-resolution tiles.
+   */
+  display: z
+    .array(z.object({ low: z.number(), high: z.number() }))
+    .min(1)
+    .max(3)
+    .optional(),
 });
 export type BlockPlan = z.infer<typeof blockPlan>;
 
@@ -195,6 +206,12 @@ export const leasedPrediction = z.object({
     .object({
       plan: blockPlan,
       parts: z.array(z.object({ cells_url: z.string(), preview_url: z.string().optional() })),
+      /**
+       * Where the image's full-resolution manifest goes (schema/preview-tiles.ts
+       * fullResolutionManifest), sent only when every block wrote its tile pack and the image has
+       * no manifest yet.
+       */
+      full_manifest_url: z.string().optional(),
       kept_area: z.number().min(0),
       glass_blocks: z.number().int().min(0),
       /** Milliseconds per stage, summed over the blocks. */
@@ -208,7 +225,9 @@ export const leasedPrediction = z.object({
 /**
  * One block of a block-wise prediction (engine/blocks/): read its rectangle by range requests,
  * segment it with the plan's survey, and write the cells its core keeps (and, while the image has
- * no preview, its core's share of one) for the prediction's merge.
+ * no preview, its core's share of one) for the prediction's merge. full_url: where its core's
+ * full-resolution tile pack goes (engine/preview.ts fullResolutionTiles, stretched by the plan's
+ * display), sent only while the image has no full-resolution level and the plan has a display.
  */
 export const leasedBlock = z.object({
   ...leaseCommon,
@@ -219,7 +238,7 @@ export const leasedBlock = z.object({
   image: signedImage,
   plan: blockPlan,
   block: z.object({ index: z.number().int().min(0), total: z.number().int().min(1) }),
-  output: z.object({ cells_url: z.string(), preview_url: z.string().optional() }),
+  output: z.object({ cells_url: z.string(), preview_url: z.string().optional(), full_url: z.string().optional() }),
 });
 
 /** The dashboard's preview of an image, made once: decode it and store its tile archive. */

@@ -33,7 +33,23 @@ export const previewIndex = z.object({
   levels: z.array(previewLevel).min(1),
 });
 
+/**
+ * An image's full-resolution level, made by a fanned-out prediction (schema/storage-keys.ts
+ * imageFullPrefix): one tile archive per block core (one level of factor 1 covering the core, tiles
+ * of `tile` from its corner), the cores tiling the image in grid order. Tile (c, r) of block b lies
+ * at (b.x + c × tile, b.y + r × tile).
+ */
+export const fullResolutionManifest = z.object({
+  width: z.number().int().min(1),
+  height: z.number().int().min(1),
+  tile: z.number().int().min(1),
+  /** The grid's core side, which names the packs (imageFullTilesKey). */
+  core_side: z.number().int().min(1),
+  blocks: z.array(z.object({ x: z.number().int().min(0), y: z.number().int().min(0), width: z.number().int().min(1), height: z.number().int().min(1) })).min(1),
+});
+
 export type PreviewIndex = z.infer<typeof previewIndex>;
+export type FullResolutionManifest = z.infer<typeof fullResolutionManifest>;
 export type PreviewLevel = z.infer<typeof previewLevel>;
 
 /** Where a level's tile lies in the stored object, or null if the level or tile does not exist. */

@@ -3,6 +3,8 @@
 //
 //   orgs/<org>/images/<image>/original          an uploaded image, as uploaded
 //   orgs/<org>/images/<image>/preview.tiles     its dashboard preview (schema/preview-tiles.ts)
+//   orgs/<org>/images/<image>/full/             its full-resolution level, written by a fanned-out prediction:
+//                                               <core side>/<block>.tiles per block core, manifest.json naming them
 //   orgs/<org>/segmentations/<segmentation>/    a segmentation's outputs: rois.bin, rois.index.json once viewed (+ preview.png of old ones);
 //                                               an import's measured rois.measured.bin (and its index) replaces its rois.bin
 //   models/<model>/<version>/                   a model's files: model.onnx + model.json
@@ -14,6 +16,31 @@ export function imageKey(orgId: string, imageId: string): string {
 /** The dashboard's preview of an image, a tile archive (schema/preview-tiles.ts) made by a runner. */
 export function imagePreviewKey(orgId: string, imageId: string): string {
   return `orgs/${orgId}/images/${imageId}/preview.tiles`;
+}
+
+/** An image's full-resolution level (tile packs and manifest): deleting the image sweeps this prefix. */
+export function imageFullPrefix(orgId: string, imageId: string): string {
+  return `orgs/${orgId}/images/${imageId}/full/`;
+}
+
+/**
+ * One block core's full-resolution tile pack (a tile archive of one level, factor 1, covering the
+ * core), named by the grid's core side as well: the cores follow from the image's size and the core
+ * side alone (block-grid.ts), so two predictions with different grids never overwrite each other's
+ * packs, and the manifest names the core side of its own.
+ */
+export function imageFullTilesKey(orgId: string, imageId: string, coreSide: number, blockIndex: number): string {
+  return `${imageFullTilesPrefix(orgId, imageId, coreSide)}${blockIndex}.tiles`;
+}
+
+/** The packs of one grid (the merge lists them to see that every block wrote its own). */
+export function imageFullTilesPrefix(orgId: string, imageId: string, coreSide: number): string {
+  return `${imageFullPrefix(orgId, imageId)}${coreSide}/`;
+}
+
+/** The full-resolution level's manifest (schema/preview-tiles.ts fullResolutionManifest), written by the merge once every pack is there. */
+export function imageFullManifestKey(orgId: string, imageId: string): string {
+  return `${imageFullPrefix(orgId, imageId)}manifest.json`;
 }
 
 /** Everything a segmentation owns lives under this prefix, so deleting it is one prefix sweep. */

@@ -3,6 +3,7 @@
 // so this holds 4 bytes a pixel of that level per channel shown, at most three), and the pyramid is
 // made from that level once every part was added (preview.ts). Each pixel must be added once.
 import type { DecodedImage } from "../../common/decode/index.ts";
+import type { DisplayRange } from "../../common/stretch.ts";
 import { previewFactors, previewTiles } from "./preview.ts";
 
 export interface PreviewPart {
@@ -64,8 +65,8 @@ export class PreviewReduction {
       }
   }
 
-  /** The preview archive, once every pixel was added. */
-  tiles(): Uint8Array {
+  /** The preview archive, once every pixel was added, stretched by `display` when given (else by its finest level's own). */
+  tiles(display?: DisplayRange[]): Uint8Array {
     const { factor, reducedWidth: w, reducedHeight: h, width, height } = this;
     const data = new Float32Array(this.sums.length);
     for (let c = 0; c < this.channels; c++)
@@ -78,7 +79,7 @@ export class PreviewReduction {
         }
       }
     const reduced: DecodedImage = { width: w, height: h, channels: this.channels, bitDepth: 32, sampleFormat: "float", data };
-    return previewTiles(reduced, { factor, width, height });
+    return previewTiles(reduced, { factor, width, height }, display);
   }
 }
 

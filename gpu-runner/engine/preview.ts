@@ -8,11 +8,13 @@
 // PREVIEW_MAX_PIXELS, else the first power-of-two reduction below it: stored bytes stay bounded)
 // to the coarsest whose long side fits COARSEST_MAX_SIDE, which the viewer loads first. Every tile
 // is box-averaged straight from the decoded image, so memory beyond it is one tile at a time plus
-// the PNGs; the stretch uses percentiles of one overview, so all levels and tiles match.
+// the PNGs; the stretch uses percentiles of one overview, so all levels and tiles match. A fanned-out
+// prediction fixes the stretch once, from its survey's sample windows (image-survey.ts display), for
+// its pyramid and its blocks' full-resolution tile packs (fullResolutionTiles) alike.
 import { encode as encodePng } from "fast-png";
 import { PREVIEW_TILE_SIDE, type PreviewLevel, writePreviewArchive } from "../../schema/preview-tiles.ts";
 import type { DecodedImage } from "../../common/decode/index.ts";
-import { shrinkRegion, stretchOf, toBytes, toRgb } from "../../common/stretch.ts";
+import { type DisplayRange, displayRangeOf, shrinkRegion, stretchBetween, toBytes, toRgb } from "../../common/stretch.ts";
 
 /** The finest level holds at most this many pixels (4096 × 4096); larger images start reduced. */
 export const PREVIEW_MAX_PIXELS = 4096 * 4096;
@@ -40,14 +42,29 @@ export interface PreviewSource {
   height: number;
 }
 
+/** The planes a preview shows: the first three channels at most. */
+function shownPlanes(image: DecodedImage): Float32Array[] {
+  const plane = image.width * image.height;
+  return Array.from({ length: Math.min(image.channels, 3) }, (_, c) => image.data.subarray(c * plane, (c + 1) * plane));
+}
+
+/** The display range of each shown channel of an image (or of a sample of one). */
+export function displayRanges(image: DecodedImage): DisplayRange[] {
+  return shownPlanes(image).map((p) => displayRangeOf(p, image.width, image.height));
+}
+
 /**
  * The preview tile archive of a decoded image (made before anything normalises its pixels in place),
- * or of the finest level of a larger one already reduced (preview-reduction.ts, block by block).
+ * or of the finest level of a larger one already reduced (preview-reduction.ts, block by block),
+ * stretched by `display` when given (one range per shown channel), else by the image's own.
  */
-export function previewTiles(image: DecodedImage, full: PreviewSource = { factor: 1, width: image.width, height: image.height }): Uint8Array {
-  const plane = image.width * image.height;
-  const planes = Array.from({ length: Math.min(image.channels, 3) }, (_, c) => image.data.subarray(c * plane, (c + 1) * plane));
-  const stretches = planes.map((p) => stretchOf(p, image.width, image.height));
+export function previewTiles(
+  image: DecodedImage,
+  full: PreviewSource = { factor: 1, width: image.width, height: image.height },
+  display?: DisplayRange[],
+): Uint8Array {
+  const planes = shownPlanes(image);
+  const stretches = stretchesFor(image, display);
   const levels: Omit<PreviewLevel, "tiles">[] = [];
   const tiles: Uint8Array[][] = [];
   for (const factor of previewFactors(full.width, full.height)) {
@@ -71,4 +88,41 @@ export function previewTiles(image: DecodedImage, full: PreviewSource = { factor
     tiles.push(pngs);
   }
   return writePreviewArchive({ width: full.width, height: full.height, tile: PREVIEW_TILE_SIDE, levels }, tiles);
+}
+
+function stretchesFor(image: DecodedImage, display: DisplayRange[] | undefined) {
+  const ranges = display ?? displayRanges(image);
+  if (ranges.length !== Math.min(image.channels, 3)) throw new Error(`${ranges.length} display range(s) for ${Math.min(image.channels, 3)} shown channel(s)`);
+  return ranges.map(stretchBetween);
+}
+
+/**
+ * One rectangle of an image at full resolution, as a tile archive of one level of factor 1 that
+ * covers the rectangle alone (index width and height are the rectangle's; tiles of
+ * PREVIEW_TILE_SIDE from its corner), stretched by `display`: a fanned-out block's core, which the
+ * viewer draws where the pyramid's finest level is coarser than the screen.
+ */
+export function fullResolutionTiles(image: DecodedImage, rect: { x: number; y: number; width: number; height: number }, display: DisplayRange[]): Uint8Array {
+  const planes = shownPlanes(image);
+  const stretches = stretchesFor(image, display);
+  const columns = Math.ceil(rect.width / PREVIEW_TILE_SIDE);
+  const rows = Math.ceil(rect.height / PREVIEW_TILE_SIDE);
+  const pngs: Uint8Array[] = [];
+  for (let row = 0; row < rows; row++) {
+    for (let column = 0; column < columns; column++) {
+      const [x0, y0] = [rect.x + column * PREVIEW_TILE_SIDE, rect.y + row * PREVIEW_TILE_SIDE];
+      const [x1, y1] = [Math.min(rect.x + rect.width, x0 + PREVIEW_TILE_SIDE), Math.min(rect.y + rect.height, y0 + PREVIEW_TILE_SIDE)];
+      const channels = planes.map((p, c) => toBytes(cut(p, image.width, x0, y0, x1, y1), stretches[c]!));
+      pngs.push(encodeTile(channels, x1 - x0, y1 - y0));
+    }
+  }
+  const level = { factor: 1, width: rect.width, height: rect.height, columns, rows };
+  return writePreviewArchive({ width: rect.width, height: rect.height, tile: PREVIEW_TILE_SIDE, levels: [level] }, [pngs]);
+}
+
+/** The rectangle [x0, x1) × [y0, y1) of one planar channel. */
+function cut(channel: Float32Array, width: number, x0: number, y0: number, x1: number, y1: number): Float32Array {
+  const out = new Float32Array((x1 - x0) * (y1 - y0));
+  for (let y = y0; y < y1; y++) out.set(channel.subarray(y * width + x0, y * width + x1), (y - y0) * (x1 - x0));
+  return out;
 }

@@ -1,7 +1,8 @@
 // One block of a block-wise prediction, leased like any job: read the block's rectangle by range
 // requests, segment it with the plan's survey (engine/blocks/segment-blocks.ts segmentBlock), and
 // write the cells its core keeps, in raster order, as an ROI artifact of their own for the
-// prediction's merge (block-merge.ts), with the block's share of the image's preview while it has none.
+// prediction's merge (block-merge.ts), with the block's share of the image's preview while it has
+// none, and its core at full resolution as a tile pack while the image has no full-resolution level.
 import { readCapBytes } from "../../schema/work-limits.ts";
 import type { BlockPlan, BlockResult, LeasedBlock } from "../../schema/internal-api.ts";
 import type { Roi } from "../../schema/roi.ts";
@@ -11,6 +12,7 @@ import { RasterOrderQueue } from "../engine/blocks/raster-order.ts";
 import { segmentBlock } from "../engine/blocks/segment-blocks.ts";
 import type { DiameterEstimate } from "../engine/segment.ts";
 import { previewShare } from "../engine/preview-reduction.ts";
+import { fullResolutionTiles } from "../engine/preview.ts";
 import { countedSource, openImageRegions } from "../../common/decode/region-reader.ts";
 import type { JobContext } from "./job-context.ts";
 import { channelNames, concatChunks, segmentParams, withinWorkLimits } from "./predict-job.ts";
@@ -43,6 +45,7 @@ export async function runBlock(job: LeasedBlock, ctx: JobContext): Promise<Block
   }
   ctx.checkpoint();
   let preview: Uint8Array | undefined;
+  let full: Uint8Array | undefined;
   const kept = await segmentBlock(
     regions,
     block,
@@ -52,13 +55,16 @@ export async function runBlock(job: LeasedBlock, ctx: JobContext): Promise<Block
     {
       measureIntensity: true,
       cellExpansion: expansion ?? undefined,
+      // Made from the pixels as read, before segmenting.
       onRead: (region, { read, core }) => {
-        if (job.output.preview_url)
-          preview = previewShare(plan.width, plan.height, region, {
-            x: read.x,
-            y: read.y,
-            from: { x: core.x - read.x, y: core.y - read.y, width: core.width, height: core.height },
-          });
+        const from = { x: core.x - read.x, y: core.y - read.y, width: core.width, height: core.height };
+        if (job.output.preview_url) preview = previewShare(plan.width, plan.height, region, { x: read.x, y: read.y, from });
+        // As the preview: tiles that cannot be made cost the viewer its full resolution, never the segmentation.
+        try {
+          if (job.output.full_url && plan.display) full = fullResolutionTiles(region, from, plan.display);
+        } catch (error) {
+          ctx.log(`[runner] ${job.job_id}: no full-resolution tiles (${(error as Error).message})`);
+        }
       },
     },
   );
@@ -81,6 +87,7 @@ export async function runBlock(job: LeasedBlock, ctx: JobContext): Promise<Block
   );
   await ctx.api.upload(output.cells_url, cells);
   if (preview && output.preview_url) await ctx.api.upload(output.preview_url, preview);
+  if (full && output.full_url) await ctx.api.upload(output.full_url, full);
   const timings = Object.fromEntries(Object.entries(kept.timings).map(([stage, ms]) => [`${stage}_ms`, Math.round(ms)]));
   return {
     block_cells: kept.cells.length,

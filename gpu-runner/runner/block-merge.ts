@@ -2,8 +2,11 @@
 // the prediction's outputs. Each block's cells are read in grid order into the same merge the
 // in-process loop uses (segment-blocks.ts BlockMerge), so the artifact is the one a single runner
 // would have written: the same cells, in the same raster order, numbered alike. The preview's
-// finest level is the sum of the blocks' shares. Only cells are held, encoded, never pixels.
+// finest level is the sum of the blocks' shares, stretched by the plan's display; when every block
+// wrote its core's full-resolution tile pack, a manifest naming them makes them the image's
+// full-resolution level. Only cells are held, encoded, never pixels.
 import type { LeasedPrediction } from "../../schema/internal-api.ts";
+import { type FullResolutionManifest, PREVIEW_TILE_SIDE } from "../../schema/preview-tiles.ts";
 import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
 import { RoiArtifactAccumulator } from "../../schema/roi-artifact-writer.ts";
 import { blockGrid } from "../engine/blocks/block-grid.ts";
@@ -45,13 +48,25 @@ export async function runMerge(job: LeasedPrediction, ctx: JobContext) {
   const confluency = confluencyOf(merge.kept_area, plan.width, plan.height);
   const mergedMs = performance.now() - started;
   ctx.progress(0.98, "uploading");
-  const { output } = (await ctx.api.urls(job)) as LeasedPrediction;
+  const renewed = (await ctx.api.urls(job)) as LeasedPrediction;
+  const { output } = renewed;
   await ctx.api.upload(output.artifact_url, new Blob(artifact!.finish(confluency) as Uint8Array<ArrayBuffer>[]));
+  const manifestUrl = renewed.merge?.full_manifest_url;
+  if (manifestUrl) {
+    const manifest: FullResolutionManifest = {
+      width: plan.width,
+      height: plan.height,
+      tile: PREVIEW_TILE_SIDE,
+      core_side: plan.core_side,
+      blocks: grid.blocks.map(({ core }) => core),
+    };
+    await ctx.api.upload(manifestUrl, new TextEncoder().encode(JSON.stringify(manifest)));
+  }
   if (preview && output.preview_url) {
     // As for a whole image: a preview that cannot be made costs the viewer its picture, never the segmentation.
     let tiles: Uint8Array | undefined;
     try {
-      tiles = preview.tiles();
+      tiles = preview.tiles(plan.display);
     } catch (error) {
       ctx.log(`[runner] ${job.job_id}: no preview (${(error as Error).message})`);
     }

@@ -202,6 +202,7 @@ function wirePlan(plan: BlockPlan): BlockPlanWire {
       ...(survey.modality && { modality: survey.modality }),
       ...(survey.diameterEstimate && { diameter_estimate: { ...survey.diameterEstimate } }),
     },
+    ...(survey.display && { display: survey.display.map(({ low, high }) => ({ low, high })) }),
   };
 }
 
@@ -266,7 +267,7 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext, ex
     // As for a whole image: a preview that cannot be made costs the viewer its picture, never the segmentation.
     let tiles: Uint8Array | undefined;
     try {
-      tiles = preview.tiles();
+      tiles = preview.tiles(result.display);
     } catch (error) {
       ctx.log(`[runner] ${job.job_id}: no preview (${(error as Error).message})`);
     }

@@ -1,13 +1,14 @@
 // A preview job: decode the image and store its preview tile archive for the dashboard's viewer.
 // An image above the single-pass size is read by range requests a part at a time and its preview
-// summed from the parts (preview-reduction.ts), so no image is held whole.
+// summed from the parts (preview-reduction.ts), so no image is held whole, and stretched as its
+// sample windows show it, as a block-wise prediction's survey finds it.
 import type { LeasedPreview, PreviewResult } from "../../schema/internal-api.ts";
 import { readPreviewHeader } from "../../schema/preview-tiles.ts";
 import { blockGrid } from "../engine/blocks/block-grid.ts";
 import { countedSource, openImageRegions } from "../../common/decode/region-reader.ts";
 import { readCapBytes } from "../../schema/work-limits.ts";
-import { previewTiles } from "../engine/preview.ts";
-import { type ModalityReading, readModality, readModalityOfRegions } from "../../common/modality.ts";
+import { displayRanges, previewTiles } from "../engine/preview.ts";
+import { type ModalityReading, readModality, readSample } from "../../common/modality.ts";
 import { PreviewReduction } from "../engine/preview-reduction.ts";
 import { fetchImage } from "./fetch-image.ts";
 import { decodeInThread } from "./input-thread/input-thread.ts";
@@ -53,8 +54,11 @@ async function previewInParts(job: LeasedPreview, ctx: JobContext): Promise<Prev
   // Read at most k x the file through the worker, as a prediction (work-limits.ts).
   const source = await ctx.api.rangeSource(job.image.url, renewedImageUrl(job, ctx));
   const regions = await openImageRegions(countedSource(source, readCapBytes(source.size)));
-  // Decided on the sample windows a block-wise prediction's survey reads, before the parts.
-  const modality = await readModalityOfRegions(regions);
+  // Decided on the sample windows a block-wise prediction's survey reads, before the parts; so is the
+  // stretch, which a fanned-out prediction's full-resolution tiles then share (image-survey.ts display).
+  const sample = await readSample(regions);
+  const display = displayRanges(sample);
+  const modality = readModality(sample);
   const reduction = new PreviewReduction(regions.width, regions.height, regions.channels);
   const { blocks } = blockGrid(regions.width, regions.height, PREVIEW_PART_SIDE, 0);
   const shown = Array.from({ length: Math.min(3, regions.channels) }, (_, c) => c);
@@ -64,5 +68,5 @@ async function previewInParts(job: LeasedPreview, ctx: JobContext): Promise<Prev
     ctx.checkpoint();
     ctx.progress((0.8 * (i + 1)) / blocks.length, "reading");
   }
-  return { archive: reduction.tiles(), modality };
+  return { archive: reduction.tiles(display), modality };
 }

@@ -105,6 +105,19 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
 
 const finished = (p: Record<string, unknown>) => p.status === "COMPLETED" || p.status === "FAILED";
 
+/** A dashboard session's cookie: a sign-in link is spent by the POST of its page's button, from the dashboard's own origin. */
+async function dashboardCookie(): Promise<string> {
+  const link = new URL(await stack.loginLink());
+  const signIn = await fetch(new URL("/dashboard/login", link), {
+    method: "POST",
+    body: new URLSearchParams({ token: link.searchParams.get("token")! }),
+    headers: { Origin: link.origin },
+    redirect: "manual",
+  });
+  expect(signIn.status).toBe(303);
+  return signIn.headers.get("set-cookie")!.split(";")[0]!;
+}
+
 /**
  * A stopping runner still answers the lease request it has open, and hands back what that brings;
  * waiting for it to exit keeps it from leasing (and releasing) the next test's job.
@@ -184,16 +197,7 @@ describe("the local stack", () => {
     // Each cell's intensities, taken from the block that kept it, are those of its pixels in the whole image.
     await expectIntensities(done.segmentation_id as string, image.data, 768);
     // The image's first segmentation also made its preview, summed from the blocks as they were read.
-    // A sign-in link is spent by the POST of its page's button, from the dashboard's own origin.
-    const link = new URL(await stack.loginLink());
-    const signIn = await fetch(new URL("/dashboard/login", link), {
-      method: "POST",
-      body: new URLSearchParams({ token: link.searchParams.get("token")! }),
-      headers: { Origin: link.origin },
-      redirect: "manual",
-    });
-    expect(signIn.status).toBe(303);
-    const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
+    const cookie = await dashboardCookie();
     const origin = new URL(stack.api).origin;
     const preview = await (await fetch(`${origin}/dashboard/api/images/${image.id}/preview`, { headers: { cookie } })).json();
     expect(preview).toMatchObject({ status: "ready", index: { width: 768, height: 512, levels: [{ factor: 1, columns: 2, rows: 1 }] } });
@@ -241,6 +245,30 @@ describe("the local stack", () => {
     await expectIntensities(done.segmentation_id as string, data, 768);
     // The blocks' parts are gone once the artifact is written.
     expect(stack.sql(`SELECT count(*) AS n FROM jobs WHERE parent_job_id = '${fanned}' AND status <> 'COMPLETED'`)[0]!.n).toBe(0);
+    // The blocks also wrote the image's full-resolution level, core by core, with the stretch the
+    // merge's preview uses: here (768 x 512) the preview's finest level is full resolution too, so
+    // the last core's tile is that level's pixels there.
+    const cookie = await dashboardCookie();
+    const origin = new URL(stack.api).origin;
+    type Core = { x: number; y: number; width: number; height: number };
+    const preview = (await (await fetch(`${origin}/dashboard/api/images/${tiffId}/preview`, { headers: { cookie } })).json()) as { full: { blocks: Core[] } };
+    expect(preview).toMatchObject({ status: "ready", index: { levels: [{ factor: 1 }] }, full: { tile: 512 } });
+    const cores = preview.full.blocks;
+    expect(cores).toHaveLength(6);
+    const last = cores[5]!;
+    const png = async (path: string) => {
+      const response = await fetch(`${origin}/dashboard/api/images/${tiffId}/${path}`, { headers: { cookie } });
+      expect(response.headers.get("content-type")).toBe("image/png");
+      return decodePng(new Uint8Array(await response.arrayBuffer()));
+    };
+    const full = await png("full/5/0/0");
+    expect([full.width, full.height]).toEqual([last.width, last.height]);
+    const finest = await png(`preview/0/${Math.floor(last.x / 512)}/${Math.floor(last.y / 512)}`);
+    const same = Array.from({ length: last.height }, (_, y) =>
+      Array.from({ length: last.width }, (_, x) => finest.data[((last.y % 512) + y) * finest.width + (last.x % 512) + x]),
+    ).flat();
+    expect(Array.from(full.data)).toEqual(same);
+    expect(full.data.some((v) => v > 0) && full.data.some((v) => v < 255)).toBe(true);
     await Promise.all(runners.map(stopRunner));
   }, 420_000);
 

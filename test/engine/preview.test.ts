@@ -2,7 +2,7 @@
 // resolution (bounded in pixels) down to an overview of at most 1024 px on its long side.
 import { decode as decodePng } from "fast-png";
 import { describe, expect, it } from "vitest";
-import { COARSEST_MAX_SIDE, PREVIEW_MAX_PIXELS, previewFactors, previewTiles } from "../../gpu-runner/engine/preview.ts";
+import { COARSEST_MAX_SIDE, displayRanges, fullResolutionTiles, PREVIEW_MAX_PIXELS, previewFactors, previewTiles } from "../../gpu-runner/engine/preview.ts";
 import { readPreviewHeader, tileRange } from "../../schema/preview-tiles.ts";
 
 function image(width: number, height: number, channels: number, value: (c: number, x: number, y: number) => number) {
@@ -66,5 +66,57 @@ describe("previewTiles", () => {
     expect([two.data[right], two.data[right + 1], two.data[right + 2]]).toEqual([255, 0, 255]);
     const three = tile(previewTiles(image(8, 8, 4, (c) => c * 10 + 1)), 0, 0, 0);
     expect(three.channels).toBe(3);
+  });
+});
+
+describe("fullResolutionTiles", () => {
+  it("packs a block's core at full resolution, tiled from the core's corner, under the given stretch", () => {
+    // A 1300 x 900 block read with its margin; its core is 1100 x 600 from (100, 50) of it.
+    const value = (x: number, y: number) => (x * 7 + y * 3) % 300;
+    const region = image(1300, 900, 1, (_c, x, y) => value(x, y));
+    const core = { x: 100, y: 50, width: 1100, height: 600 };
+    const pack = fullResolutionTiles(region, core, [{ low: 10, high: 265 }]);
+    const { index } = readPreviewHeader(pack);
+    expect(index).toMatchObject({ width: 1100, height: 600, tile: 512, levels: [{ factor: 1, width: 1100, height: 600, columns: 3, rows: 2 }] });
+    // Every pixel of every tile is the core's, stretched: 10 -> 0, 265 -> 255, clipped beyond.
+    for (let row = 0; row < 2; row++) {
+      for (let column = 0; column < 3; column++) {
+        const decoded = tile(pack, 0, column, row);
+        expect([decoded.width, decoded.height]).toEqual([Math.min(512, 1100 - 512 * column), Math.min(512, 600 - 512 * row)]);
+        expect(decoded.channels).toBe(1);
+        let wrong = 0;
+        for (let y = 0; y < decoded.height; y++)
+          for (let x = 0; x < decoded.width; x++) {
+            const v = value(core.x + 512 * column + x, core.y + 512 * row + y);
+            if (decoded.data[y * decoded.width + x] !== Math.max(0, Math.min(255, v - 10))) wrong++;
+          }
+        expect(wrong).toBe(0);
+      }
+    }
+  });
+
+  it("shows up to three channels as the pyramid does, and refuses a display of the wrong channel count", () => {
+    const region = image(20, 10, 4, (c, x) => c * 100 + x);
+    const display = [
+      { low: 0, high: 255 },
+      { low: 100, high: 355 },
+      { low: 200, high: 455 },
+    ];
+    const decoded = tile(fullResolutionTiles(region, { x: 5, y: 2, width: 10, height: 6 }, display), 0, 0, 0);
+    expect([decoded.width, decoded.height, decoded.channels]).toEqual([10, 6, 3]);
+    expect(Array.from(decoded.data.subarray(0, 3))).toEqual([5, 5, 5]);
+    expect(() => fullResolutionTiles(region, { x: 0, y: 0, width: 4, height: 4 }, display.slice(0, 1))).toThrow(/1 display range/);
+  });
+
+  it("gives the pyramid the same contrast when it is given the same display", () => {
+    const dim = image(64, 32, 1, (_c, x) => 1000 + x);
+    const display = displayRanges(dim);
+    expect(display).toHaveLength(1);
+    // Its own range by default; a fixed one when given.
+    expect(tile(previewTiles(dim), 0, 0, 0).data).toEqual(tile(previewTiles(dim, undefined, display), 0, 0, 0).data);
+    const fixed = tile(previewTiles(dim, undefined, [{ low: 1000, high: 1255 }]), 0, 0, 0);
+    expect(fixed.data[0]).toBe(0);
+    expect(fixed.data[63]).toBe(63);
+    expect(fixed.data).toEqual(tile(fullResolutionTiles(dim, { x: 0, y: 0, width: 64, height: 32 }, [{ low: 1000, high: 1255 }]), 0, 0, 0).data);
   });
 });

@@ -20,6 +20,8 @@ import { ImageDecodeError } from "../../common/decode/index.ts";
 import { MAX_READ_FACTOR } from "../../schema/work-limits.ts";
 import { encodePng } from "./helpers/png-writer.ts";
 import { encodeTiff } from "../fixtures/tiff-writer.ts";
+import { displayRanges } from "../../gpu-runner/engine/preview.ts";
+import { readSample } from "../../common/modality.ts";
 
 async function referenceModel(diameter: number) {
   const { onnx, manifest } = buildReferenceModel({ diameter, channels: 1, tileSize: 128 });
@@ -194,6 +196,9 @@ describe("segmentInBlocks", () => {
     expect(result.diameterEstimate).toBeDefined();
     expect(Math.abs(Math.log(result.diameter / whole.diameter))).toBeLessThan(Math.log(1.2));
     expect(result.modality).toEqual({ modality: "fluorescence", source: "detected", reason: expect.any(String) });
+    // How the image is shown: the stretch of the same sample windows a preview job reads (preview-job.ts).
+    expect(result.display).toEqual(displayRanges(await readSample(inMemoryRegions(image))));
+    expect(result.display![0]!.high).toBeGreaterThan(result.display![0]!.low);
     const labels = await renderLabels(640, 480, each(rois));
     expect(averagePrecision(scene.labels, labels).ap[0]).toBeGreaterThanOrEqual(0.9);
   });

@@ -27,11 +27,11 @@ interface BlockLease {
   prediction_id: string;
   block: { index: number; total: number };
   plan: ReturnType<typeof plan>;
-  output: { cells_url: string; preview_url?: string };
+  output: { cells_url: string; preview_url?: string; full_url?: string };
 }
 
-async function predict(org: TestOrg): Promise<string> {
-  const image = await uploadImage(org);
+async function predict(org: TestOrg, imageId?: string): Promise<string> {
+  const image = imageId ? { id: imageId } : await uploadImage(org);
   const response = await call("/predict", { key: org.key, json: { image_id: image.id, model_id: "cpsam" } });
   expect(response.status).toBe(202);
   return (await json(response)).prediction_id as string;
@@ -44,8 +44,8 @@ async function plannedPrediction(org: TestOrg, rows = 1, columns = 2): Promise<s
   return id;
 }
 
-async function completePlan(job: { job_id: string; lease_token: string }, rows: number, columns: number): Promise<void> {
-  const planned = await runner(`/jobs/${job.job_id}/complete`, { lease_token: job.lease_token, result: { block_plan: plan(rows, columns) } });
+async function completePlan(job: { job_id: string; lease_token: string }, rows: number, columns: number, extra: Record<string, unknown> = {}): Promise<void> {
+  const planned = await runner(`/jobs/${job.job_id}/complete`, { lease_token: job.lease_token, result: { block_plan: { ...plan(rows, columns), ...extra } } });
   expect(planned.status).toBe(200);
 }
 
@@ -200,5 +200,64 @@ describe("a block-wise prediction's blocks", () => {
     expect(JSON.stringify(listed)).not.toContain(block!.job_id);
     expect(JSON.stringify(listed)).toContain(id);
     await completeBlock(block!);
+  });
+
+  it("write the image's full-resolution level when their plan fixes how it is shown, once, and only when every block wrote its pack", async () => {
+    const org = await createOrg();
+    const imageId = (await uploadImage(org)).id;
+    const display = { display: [{ low: 0, high: 255 }] };
+    const put = (url: string, body: Uint8Array) => call(url, { method: "PUT", body, headers: { "Content-Length": String(body.length) } });
+    /** Plans a prediction of the image in 1 x 2 blocks, leases them, and writes the packs of those in `packed`. */
+    const plannedBlocks = async (packed: number[], extra: Record<string, unknown> = display) => {
+      const id = await predict(org, imageId);
+      await completePlan(await leaseJob(id), 1, 2, extra);
+      const blocks = await leaseAll();
+      for (const block of blocks)
+        if (packed.includes(block.block.index)) expect((await put(block.output.full_url!, new Uint8Array([block.block.index]))).status).toBe(200);
+      for (const block of blocks) expect((await completeBlock(block)).status).toBe(200);
+      return { id, blocks };
+    };
+    type Merge = { lease_token: string; output: { artifact_url: string }; merge: { full_manifest_url?: string } };
+    const mergeOf = async (id: string) => {
+      const merge = await json<Merge>(await runner("/jobs/lease", { runner_id: "runner-m", wait_seconds: 1 }));
+      await put(merge.output.artifact_url, new Uint8Array([1, 2, 3, 4]));
+      return {
+        merge,
+        complete: async () => {
+          const done = await runner(`/jobs/${id}/complete`, { lease_token: merge.lease_token, result: { roi_count: 2, confluency: 0.2, width: 8, height: 6 } });
+          expect(done.status).toBe(200);
+        },
+      };
+    };
+
+    // A plan without a display (an older runner's) asks for no packs.
+    const older = await plannedBlocks([], {});
+    expect(older.blocks.map((b) => b.output.full_url)).toEqual([undefined, undefined]);
+    await (await mergeOf(older.id)).complete();
+
+    // One block wrote no pack (its tiles could not be made): the merge writes no manifest.
+    const partial = await plannedBlocks([0]);
+    expect(partial.blocks.every((b) => b.output.full_url !== undefined)).toBe(true);
+    const unwritten = await mergeOf(partial.id);
+    expect(unwritten.merge.merge.full_manifest_url).toBeUndefined();
+    await unwritten.complete();
+
+    // Every block wrote its pack, named by the grid's core side: the merge writes the manifest.
+    const complete = await plannedBlocks([0, 1]);
+    const stored = await env.BUCKET.list({ prefix: `orgs/${org.id}/images/${imageId}/full/` });
+    expect(stored.objects.map((o) => o.key).sort()).toEqual([
+      `orgs/${org.id}/images/${imageId}/full/4/0.tiles`,
+      `orgs/${org.id}/images/${imageId}/full/4/1.tiles`,
+    ]);
+    const written = await mergeOf(complete.id);
+    const manifestUrl = written.merge.merge.full_manifest_url!;
+    expect(manifestUrl).toEqual(expect.any(String));
+    expect((await put(manifestUrl, new TextEncoder().encode("{}"))).status).toBe(200);
+    await written.complete();
+
+    // The image has its level now: later predictions' blocks and merges are not asked again.
+    const later = await plannedBlocks([]);
+    expect(later.blocks.map((b) => b.output.full_url)).toEqual([undefined, undefined]);
+    expect((await mergeOf(later.id)).merge.merge.full_manifest_url).toBeUndefined();
   });
 });

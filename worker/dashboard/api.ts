@@ -21,7 +21,7 @@ import { recentPredictions } from "../services/jobs.ts";
 import { getSegmentation, segmentationRecords, segmentationsOfImage } from "../services/segmentations.ts";
 import { outlineGrid, outlineTile } from "../services/outline-tiles.ts";
 import { cellValues, MAX_PLOTTED_CELLS, plotColumns } from "../services/cell-values.ts";
-import { previewIndexOf, previewJobOf, previewState, previewTile, requestPreview } from "../services/previews.ts";
+import { fullResolutionOf, fullResolutionTile, previewIndexOf, previewJobOf, previewState, previewTile, requestPreview } from "../services/previews.ts";
 import { usage } from "../services/usage.ts";
 import { validate } from "../validation.ts";
 import { legacySegmentationPreviewKey } from "../../schema/storage-keys.ts";
@@ -31,6 +31,7 @@ const outlineTilePath = pathId.extend({ column: z.coerce.number().int().min(0), 
 const columnName = z.string().min(1).max(100);
 const valuesQuery = z.object({ x: columnName, y: columnName.optional(), max_cells: z.coerce.number().int().min(1).max(MAX_PLOTTED_CELLS).optional() });
 const tilePath = pathId.extend({ level: z.coerce.number().int().min(0), column: z.coerce.number().int().min(0), row: z.coerce.number().int().min(0) });
+const fullTilePath = pathId.extend({ block: z.coerce.number().int().min(0), column: z.coerce.number().int().min(0), row: z.coerce.number().int().min(0) });
 
 async function segmentationOf(c: Context<AppEnv>, id: string) {
   const segmentation = await getSegmentation(c.env.DB, c.get("org").id, id);
@@ -61,11 +62,12 @@ export const dashboardApi = new Hono<AppEnv>()
       segmentations: await segmentationRecords(c.env.DB, org.id, await segmentationsOfImage(c.env.DB, org.id, id)),
     });
   })
-  // The image's preview: its tile index once made, else where making it stands ("none": never asked).
+  // The image's preview: its tile index once made (with, for a slide predicted block-wise, its
+  // full-resolution level's tile side and block cores), else where making it stands ("none": never asked).
   .get("/images/:id/preview", validate("param", pathId), async (c) => {
     const image = await imageOf(c, c.req.valid("param").id);
-    const index = await previewIndexOf(c.env, image);
-    if (index) return c.json({ status: "ready", index });
+    const [index, full] = await Promise.all([previewIndexOf(c.env, image), fullResolutionOf(c.env, image)]);
+    if (index) return c.json({ status: "ready", index, ...(full && { full: { tile: full.tile, blocks: full.blocks } }) });
     const job = await previewJobOf(c.env.DB, image);
     return c.json(job ? previewState(job) : { status: "none" });
   })
@@ -80,6 +82,13 @@ export const dashboardApi = new Hono<AppEnv>()
     const tile = await previewTile(c.env, await imageOf(c, id), level, column, row);
     if (!tile) throw new HttpError(404, `Image ${id} has no preview tile ${level}/${column}/${row}`);
     // A preview is made once and never changes: the browser keeps its tiles.
+    return new Response(tile, { headers: { "Content-Type": "image/png", "Cache-Control": "private, max-age=86400, immutable" } });
+  })
+  .get("/images/:id/full/:block/:column/:row", validate("param", fullTilePath), async (c) => {
+    const { id, block, column, row } = c.req.valid("param");
+    const tile = await fullResolutionTile(c.env, await imageOf(c, id), block, column, row);
+    if (!tile) throw new HttpError(404, `Image ${id} has no full-resolution tile ${block}/${column}/${row}`);
+    // Written once, never changed (a later prediction writes no other): the browser keeps its tiles.
     return new Response(tile, { headers: { "Content-Type": "image/png", "Cache-Control": "private, max-age=86400, immutable" } });
   })
   .get("/segmentation/:id/preview.png", validate("param", pathId), async (c) => {

@@ -10,7 +10,7 @@ import { newId } from "./crypto.ts";
 import { database } from "./database.ts";
 import { after, newestFirst, type PageRequest, toPage } from "./pages.ts";
 import { storageCapReached, storedRecords } from "./storage-cap.ts";
-import { imageKey, imagePreviewKey, segmentationPrefix } from "../../schema/storage-keys.ts";
+import { imageFullPrefix, imageKey, imagePreviewKey, segmentationPrefix } from "../../schema/storage-keys.ts";
 
 export type Image = typeof images.$inferSelect;
 
@@ -116,6 +116,7 @@ export async function deleteImage(env: Bindings, image: Image): Promise<void> {
       .abort()
       .catch(() => undefined);
   await env.BUCKET.delete([image.r2Key, imagePreviewKey(image.orgId, image.id)]);
+  await deletePrefix(env.BUCKET, imageFullPrefix(image.orgId, image.id));
   const owned = await db
     .select({ id: segmentations.id })
     .from(segmentations)

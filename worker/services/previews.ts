@@ -1,7 +1,16 @@
 // The dashboard's image previews: tile archives (schema/preview-tiles.ts) a runner makes once per
 // image, either for a preview job (requested when the dashboard uploads or shows an image that has
 // none) or beside the image's first segmentation. Read here with R2 range reads, a tile at a time.
-import { PREVIEW_INDEX_MAX_BYTES, type PreviewIndex, readPreviewHeader, tileRange } from "../../schema/preview-tiles.ts";
+// A slide predicted block-wise also has a full-resolution level: a tile archive per block core and a
+// manifest naming the cores (schema/preview-tiles.ts fullResolutionManifest), read the same way.
+import {
+  type FullResolutionManifest,
+  fullResolutionManifest,
+  PREVIEW_INDEX_MAX_BYTES,
+  type PreviewIndex,
+  readPreviewHeader,
+  tileRange,
+} from "../../schema/preview-tiles.ts";
 import { and, eq } from "drizzle-orm";
 import { jobs } from "../../schema/db.ts";
 import type { Bindings } from "../env.ts";
@@ -9,7 +18,7 @@ import { HttpError } from "../errors.ts";
 import { database } from "./database.ts";
 import { getImage, type Image } from "./images.ts";
 import { createPreviewJob, type Job, tooManyJobsInHand } from "./jobs.ts";
-import { imagePreviewKey } from "../../schema/storage-keys.ts";
+import { imageFullManifestKey, imageFullTilesKey, imagePreviewKey } from "../../schema/storage-keys.ts";
 import { MODALITIES, type Modality } from "../../schema/modality.ts";
 
 async function header(bucket: R2Bucket, key: string): Promise<{ index: PreviewIndex; dataStart: number } | null> {
@@ -33,6 +42,30 @@ export async function previewTile(
   const key = imagePreviewKey(image.orgId, image.id);
   const found = await header(env.BUCKET, key);
   const range = found && tileRange(found.index, found.dataStart, level, column, row);
+  if (!range) return null;
+  return (await env.BUCKET.get(key, { range }))?.body ?? null;
+}
+
+/** The image's full-resolution level's manifest, or null when it has none. */
+export async function fullResolutionOf(env: Bindings, image: Pick<Image, "orgId" | "id">): Promise<FullResolutionManifest | null> {
+  const object = await env.BUCKET.get(imageFullManifestKey(image.orgId, image.id));
+  if (!object) return null;
+  return fullResolutionManifest.parse(await object.json());
+}
+
+/** One full-resolution tile of block `block`'s core as a stream, or null when there is no such tile. */
+export async function fullResolutionTile(
+  env: Bindings,
+  image: Pick<Image, "orgId" | "id">,
+  block: number,
+  column: number,
+  row: number,
+): Promise<ReadableStream | null> {
+  const manifest = await fullResolutionOf(env, image);
+  if (!manifest || block >= manifest.blocks.length) return null;
+  const key = imageFullTilesKey(image.orgId, image.id, manifest.core_side, block);
+  const found = await header(env.BUCKET, key);
+  const range = found && tileRange(found.index, found.dataStart, 0, column, row);
   if (!range) return null;
   return (await env.BUCKET.get(key, { range }))?.body ?? null;
 }

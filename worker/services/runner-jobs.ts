@@ -32,6 +32,9 @@ import {
   artifactKey,
   blockPartKey,
   blockPartsPrefix,
+  imageFullManifestKey,
+  imageFullTilesKey,
+  imageFullTilesPrefix,
   imagePreviewKey,
   measuredArtifactKey,
   MODEL_FILES,
@@ -105,6 +108,10 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
   // The image's preview is made once, by whichever job decodes the image first (a block-wise
   // prediction's blocks each give their share, which its merge sums).
   const hasPreview = async () => (await env.BUCKET.head(imagePreviewKey(job.orgId, job.imageId!))) !== null;
+  // Its full-resolution level likewise, by the first fanned-out prediction whose plan fixed a display
+  // stretch: each block writes its core's tile pack, the merge the manifest naming them.
+  const fullWanted = async (plan: BlockPlan | undefined) =>
+    plan?.display !== undefined && !(await env.BUCKET.head(imageFullManifestKey(job.orgId, job.imageId!)));
   const predictionOf = parent ?? job;
   const params = (predictionOf.input as { params?: LeasedPrediction["params"] } | null)?.params ?? {};
   const blockPlan = (predictionOf.input as { block_plan?: BlockPlan } | null)?.block_plan;
@@ -119,7 +126,17 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
       image: await imageInput(job.imageId!),
       plan: blockPlan!,
       block: { index: job.blockIndex!, total: parent!.blocksTotal! },
-      output: { cells_url: await partUrl("cells"), ...(!(await hasPreview()) && { preview_url: await partUrl("preview") }) },
+      output: {
+        cells_url: await partUrl("cells"),
+        ...(!(await hasPreview()) && { preview_url: await partUrl("preview") }),
+        ...((await fullWanted(blockPlan)) && {
+          full_url: await signStorageUrl(env, origin, {
+            method: "PUT",
+            key: imageFullTilesKey(job.orgId, job.imageId!, blockPlan!.core_side, job.blockIndex!),
+            attempt,
+          }),
+        }),
+      },
     };
   }
   if (job.kind === "prediction") {
@@ -134,7 +151,10 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
         artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!), attempt }),
         ...(previewWanted && { preview_url: await previewUrl() }),
       },
-      ...(blockPlan && job.blocksTotal !== null && { merge: await mergeInput(env, origin, job, blockPlan, previewWanted) }),
+      ...(blockPlan &&
+        job.blocksTotal !== null && {
+          merge: await mergeInput(env, origin, job, blockPlan, { preview: previewWanted, full: await fullWanted(blockPlan), attempt }),
+        }),
     };
   }
   const input = trainingInput(job);
@@ -155,9 +175,16 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
 
 /**
  * What the merge of a block-wise prediction reads: its blocks' parts in grid order (their preview
- * shares only where every block wrote one) and their results summed.
+ * shares only where every block wrote one) and their results summed; and where the image's
+ * full-resolution manifest goes, when it is wanted and every block wrote its tile pack.
  */
-async function mergeInput(env: Bindings, origin: string, job: Job, plan: BlockPlan, previewWanted: boolean): Promise<NonNullable<LeasedPrediction["merge"]>> {
+async function mergeInput(
+  env: Bindings,
+  origin: string,
+  job: Job,
+  plan: BlockPlan,
+  wanted: { preview: boolean; full: boolean; attempt: StorageTarget["attempt"] },
+): Promise<NonNullable<LeasedPrediction["merge"]>> {
   const blocks = await blocksOf(env, job);
   if (blocks.length !== job.blocksTotal || blocks.some((b) => b.status !== "COMPLETED")) {
     throw new JobFaultError("service", `only ${blocks.filter((b) => b.status === "COMPLETED").length} of ${job.blocksTotal} blocks are done`);
@@ -169,13 +196,18 @@ async function mergeInput(env: Bindings, origin: string, job: Job, plan: BlockPl
     signStorageUrl(env, origin, { method: "GET", key: blockPartKey(job.orgId, job.segmentationId!, block.blockIndex!, part) });
   // One listing (a thousand keys a call) rather than a HEAD per block: a slide's thousands of blocks
   // would pass a request's subrequest limit.
-  const stored = previewWanted ? await storedKeys(env.BUCKET, blockPartsPrefix(job.orgId, job.segmentationId!)) : null;
+  const stored = wanted.preview ? await storedKeys(env.BUCKET, blockPartsPrefix(job.orgId, job.segmentationId!)) : null;
   const previews = stored !== null && blocks.every((b) => stored.has(blockPartKey(job.orgId, job.segmentationId!, b.blockIndex!, "preview")));
+  const packs = wanted.full ? await storedKeys(env.BUCKET, imageFullTilesPrefix(job.orgId, job.imageId!, plan.core_side)) : null;
+  const full = packs !== null && blocks.every((b) => packs.has(imageFullTilesKey(job.orgId, job.imageId!, plan.core_side, b.blockIndex!)));
   const parts = [];
   for (const block of blocks) parts.push({ cells_url: await get(block, "cells"), ...(previews && { preview_url: await get(block, "preview") }) });
   return {
     plan,
     parts,
+    ...(full && {
+      full_manifest_url: await signStorageUrl(env, origin, { method: "PUT", key: imageFullManifestKey(job.orgId, job.imageId!), attempt: wanted.attempt }),
+    }),
     kept_area: results.reduce((sum, r) => sum + r.kept_area, 0),
     glass_blocks: results.filter((r) => r.glass).length,
     timings,

@@ -14,6 +14,8 @@ import { DEFAULT_SEGMENT_PARAMS, segmentImage } from "../segment.ts";
 import type { DiameterEstimate, SegmentParams } from "../segment.ts";
 import type { Rectangle } from "./block-grid.ts";
 import type { RegionSource } from "./region-source.ts";
+import type { DisplayRange } from "../../../common/stretch.ts";
+import { displayRanges } from "../preview.ts";
 
 /** Windows per side of the sampling grid, and their side in pixels (16 windows of 512²: 4 MP sampled). */
 const SURVEY_GRID = 4;
@@ -33,6 +35,11 @@ export interface ImageSurvey {
   diameterWindow?: Rectangle;
   /** Pixels read to measure all this. */
   sampledPixels: number;
+  /**
+   * How the image is shown (the 8-bit stretch of each shown channel, preview.ts), from the raw
+   * sample windows: a fanned-out prediction's pyramid and full-resolution tiles all use it.
+   */
+  display?: DisplayRange[];
 }
 
 /** A grid of square windows spread evenly over the image (overlapping where it is small). */
@@ -49,10 +56,13 @@ export async function surveyImage(source: RegionSource, model: LoadedModel, para
   const { manifest } = model;
   const windows = surveyWindows(source.width, source.height);
   // An unsure reading of the samples is settled by the network, as for a whole image (modality-by-network.ts).
-  const { image: input, modality } = await decidedModelInput(await readSample(source, windows), model, { ...DEFAULT_SEGMENT_PARAMS, ...params });
+  const sample = await readSample(source, windows);
+  // Taken before the model input is made from the sample.
+  const display = displayRanges(sample);
+  const { image: input, modality } = await decidedModelInput(sample, model, { ...DEFAULT_SEGMENT_PARAMS, ...params });
   const normalization = channelBounds(input, manifest.normalization);
   const sampledPixels = windows.reduce((sum, w) => sum + w.width * w.height, 0);
-  if (params.diameter !== "auto") return { ...(modality && { modality }), normalization, diameter: params.diameter, sampledPixels };
+  if (params.diameter !== "auto") return { ...(modality && { modality }), normalization, diameter: params.diameter, sampledPixels, display };
 
   // The window with the brightest model input (nuclei are bright in what the model reads) holds the
   // most cells to measure; the estimate runs there at its own size, centred on that sample.
@@ -73,6 +83,7 @@ export async function surveyImage(source: RegionSource, model: LoadedModel, para
     ...(estimated.diameterEstimate && { diameterEstimate: estimated.diameterEstimate }),
     diameterWindow,
     sampledPixels: sampledPixels + diameterWindow.width * diameterWindow.height,
+    display,
   };
 }
 

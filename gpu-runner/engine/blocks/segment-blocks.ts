@@ -22,6 +22,7 @@ import type { RegionSource } from "./region-source.ts";
 import { RasterOrderQueue } from "./raster-order.ts";
 import { expansionReachPx } from "../../../schema/work-limits.ts";
 import { InputError } from "../faults.ts";
+import type { DisplayRange } from "../../../common/stretch.ts";
 
 /**
  * Bytes a block pixel costs at the network's scale: the model input, the network's three output
@@ -82,6 +83,8 @@ export interface BlockwiseResult {
   glassBlocks: number;
   coreSide: number;
   margin: number;
+  /** How the image is shown, from the survey's sample windows (image-survey.ts): its preview's stretch. */
+  display?: DisplayRange[];
   /** Milliseconds per stage, summed over blocks, plus reading, the survey and the intensities. */
   timings: Record<SegmentStage | "read" | "survey" | "intensity" | "cells", number>;
 }
@@ -296,6 +299,7 @@ export async function segmentInBlocks(
     glassBlocks: glass,
     coreSide: plan.coreSide,
     margin: plan.margin,
+    ...(survey.display && { display: survey.display }),
     timings,
   };
 }

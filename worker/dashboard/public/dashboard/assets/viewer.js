@@ -5,7 +5,11 @@
 //
 // The preview is a pyramid of 512-px tiles (schema/preview-tiles.ts): the coarsest level is loaded
 // whole and always drawn underneath; the level that matches the zoom is fetched a visible tile at a
-// time, and tiles far from view are forgotten, so a large image costs only what is on screen.
+// time, and tiles far from view are forgotten, so a large image costs only what is on screen. A
+// slide predicted block-wise also has a full-resolution level (the finest level of its pyramid is
+// at most 4096², worker/services/previews.ts): a tile pack per block core, whose tiles are drawn over
+// the pyramid's once the view shows more than half the image's resolution, so at full zoom the
+// outlines lie over the image's own pixels.
 //
 // Outlines come the same way: the cells of 1024-px tiles of the image (worker/services/outline-tiles.ts,
 // the rois.geojson export's features cut by where each cell's bounding box starts), asked for as
@@ -28,11 +32,15 @@ import { setUpEditing } from "./viewer-edit.js";
  */
 /** @typedef {Record<string, unknown> & { roi_index: RoiIndex }} CellProps */
 /** @typedef {{ type: "Feature", properties: CellProps, geometry: { type: "Polygon", coordinates: Point[][] } }} Feature */
-/** A loaded (or loading) preview tile. */
-/** @typedef {{ image: HTMLImageElement, ready: boolean, level: number }} PreviewTile */
+/** A loaded (or loading) preview tile; `used`: the last draw that wanted it. */
+/** @typedef {{ image: HTMLImageElement, ready: boolean, level: number, used: number }} PreviewTile */
 /** One level of the preview pyramid (schema/preview-tiles.ts): image pixels per tile pixel, tiles across and down. */
 /** @typedef {{ factor: number, columns: number, rows: number }} PyramidLevel */
 /** @typedef {{ tile: number, levels: PyramidLevel[] }} Pyramid */
+/** A block's core in image pixels. */
+/** @typedef {{ x: number, y: number, width: number, height: number }} Core */
+/** The full-resolution level: tiles of `tile` image pixels from each core's corner (tile (c, r) of core b at b.x + c × tile, b.y + r × tile). */
+/** @typedef {{ tile: number, blocks: Core[] }} FullLevel */
 /**
  * An outline tile: its cells, one path of those not deleted, and, with a plot's range chosen,
  * the paths split by it (`marked`, made once per range).
@@ -61,10 +69,22 @@ const view = { scale: 1, x: 0, y: 0 }; // screen = image * scale + (x, y), in CS
 let legacyPreview = null;
 /** The tile index once the image's preview exists. @type {Pyramid | null} */
 let pyramid = null;
-/** "level/column/row" -> { image, ready }, oldest first (a Map keeps insertion order). @type {Map<string, PreviewTile>} */
+/** The full-resolution level, when the image has one. @type {FullLevel | null} */
+let fullLevel = null;
+/** The cache's level of full-resolution tiles. */
+const FULL = -1;
+/**
+ * The full-resolution level is drawn where fewer image pixels than this fall along a device pixel
+ * (more than half the image's resolution on screen; further out the pyramid's finest level is close
+ * enough, and a screenful of full-resolution tiles would be hundreds).
+ */
+const FULL_RESOLUTION_BELOW = 2;
+/** "level/column/row" (or "full/block/column/row") -> { image, ready }, oldest first (a Map keeps insertion order). @type {Map<string, PreviewTile>} */
 const tiles = new Map();
 const MAX_TILES = 160;
 let tilesLoaded = 0;
+/** Counts the draws: a tile the current draw wants is never forgotten. */
+let drawGeneration = 0;
 /** Outline tiles: the grid the server cuts, then "column/row" -> { cells, path, ready }, oldest first. */
 /** @type {OutlineGrid | null} */
 let outlineGrid = null;
@@ -104,12 +124,16 @@ const opacity = optionalById("outline-opacity", HTMLInputElement);
  * @param {Pyramid} pyramid
  */
 function levelForZoom(pyramid) {
-  const imagePixelsPerScreenPixel = 1 / (view.scale * (window.devicePixelRatio || 1));
+  const imagePixelsPerScreenPixel = imagePixelsPerDevicePixel();
   let chosen = 0;
   pyramid.levels.forEach((level, i) => {
     if (level.factor <= imagePixelsPerScreenPixel) chosen = i;
   });
   return chosen;
+}
+
+function imagePixelsPerDevicePixel() {
+  return 1 / (view.scale * (window.devicePixelRatio || 1));
 }
 
 /**
@@ -121,30 +145,69 @@ function levelForZoom(pyramid) {
  * @returns {PreviewTile}
  */
 function tile(pyramid, level, column, row) {
-  const key = `${level}/${column}/${row}`;
+  return cachedTile(`${level}/${column}/${row}`, `/dashboard/api/images/${imageId}/preview/${level}/${column}/${row}`, level, () => {
+    if (pyramid.levels[level]?.factor === pyramid.levels[0]?.factor) root.dataset.finestTilesLoaded = String(Number(root.dataset.finestTilesLoaded ?? 0) + 1);
+  });
+}
+
+/**
+ * A tile of the cache, or asked for now from `src` (it draws again once loaded). The oldest tiles
+ * beyond MAX_TILES are forgotten, except the coarsest level's and those this draw wants.
+ * @param {string} key
+ * @param {string} src
+ * @param {number} level the pyramid's level, or FULL
+ * @param {() => void} onLoad
+ * @returns {PreviewTile}
+ */
+function cachedTile(key, src, level, onLoad) {
   let entry = tiles.get(key);
   if (entry) {
     tiles.delete(key); // most recently used last
     tiles.set(key, entry);
+    entry.used = drawGeneration;
     return entry;
   }
-  const made = { image: new Image(), ready: false, level };
+  const made = { image: new Image(), ready: false, level, used: drawGeneration };
   entry = made;
   made.image.onload = () => {
     made.ready = true;
     tilesLoaded++;
-    if (pyramid.levels[level]?.factor === pyramid.levels[0]?.factor) root.dataset.finestTilesLoaded = String(Number(root.dataset.finestTilesLoaded ?? 0) + 1);
+    onLoad();
     root.dataset.tilesLoaded = String(tilesLoaded);
     scheduleDraw();
   };
-  entry.image.src = `/dashboard/api/images/${imageId}/preview/${level}/${column}/${row}`;
+  entry.image.src = src;
   tiles.set(key, entry);
-  const coarsest = pyramid.levels.length - 1;
+  const coarsest = pyramid ? pyramid.levels.length - 1 : 0;
   for (const [k, e] of tiles) {
     if (tiles.size <= MAX_TILES) break;
-    if (e.level !== coarsest) tiles.delete(k);
+    if (e.level !== coarsest && e.used !== drawGeneration) tiles.delete(k);
   }
   return entry;
+}
+
+/**
+ * Draws the full-resolution tiles in view, of each block core that meets it, asking for those not
+ * yet loaded.
+ * @param {FullLevel} full
+ */
+function drawFullResolution(full) {
+  const { x0, y0, x1, y1 } = visibleRegion();
+  const side = full.tile;
+  full.blocks.forEach((core, block) => {
+    if (core.x >= x1 || core.y >= y1 || core.x + core.width <= x0 || core.y + core.height <= y0) return;
+    const lastColumn = Math.min(Math.ceil(core.width / side) - 1, Math.floor((x1 - core.x) / side));
+    const lastRow = Math.min(Math.ceil(core.height / side) - 1, Math.floor((y1 - core.y) / side));
+    for (let row = Math.max(0, Math.floor((y0 - core.y) / side)); row <= lastRow; row++) {
+      for (let column = Math.max(0, Math.floor((x0 - core.x) / side)); column <= lastColumn; column++) {
+        const src = `/dashboard/api/images/${imageId}/full/${block}/${column}/${row}`;
+        const { image, ready } = cachedTile(`full/${block}/${column}/${row}`, src, FULL, () => {
+          root.dataset.fullTilesLoaded = String(Number(root.dataset.fullTilesLoaded ?? 0) + 1);
+        });
+        if (ready) ctx.drawImage(image, core.x + column * side, core.y + row * side, image.naturalWidth, image.naturalHeight);
+      }
+    }
+  });
 }
 
 /**
@@ -271,6 +334,7 @@ function zoomAt(factor, sx, sy) {
 }
 
 function draw() {
+  drawGeneration++;
   const wereTooMany = outlinesTooMany;
   requestOutlines(); // the tiles of a new view start loading; each draws again when it comes
   if (wereTooMany !== outlinesTooMany) updateStatus();
@@ -287,7 +351,11 @@ function draw() {
     const level = levelForZoom(pyramid);
     drawLevel(pyramid, coarsest);
     if (level !== coarsest) drawLevel(pyramid, level);
-    root.dataset.levelFactor = String(pyramid.levels[level]?.factor);
+    // Past the finest level, once the screen shows more than half the image's resolution: the image's own pixels.
+    const finest = pyramid.levels[0]?.factor ?? 1;
+    const full = fullLevel && finest > 1 && imagePixelsPerDevicePixel() < Math.min(finest, FULL_RESOLUTION_BELOW) ? fullLevel : null;
+    if (full) drawFullResolution(full);
+    root.dataset.levelFactor = String(full ? 1 : pyramid.levels[level]?.factor);
   } else if (legacyPreview) ctx.drawImage(legacyPreview, 0, 0, width, height);
   const line = outlineWidth() / view.scale;
   let drawn = 0;
@@ -549,7 +617,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * page asks at once; an image uploaded through the API is asked for here). Says why when there is none.
  */
 async function loadPyramid() {
-  /** @type {{ status: string, index?: Pyramid, reason?: string }} the preview's state: none, a job's status, ready or failed */
+  /** @type {{ status: string, index?: Pyramid, full?: FullLevel, reason?: string }} the preview's state: none, a job's status, ready or failed */
   let state = await api(`/images/${imageId}/preview`);
   while (state.status === "none") {
     try {
@@ -569,10 +637,12 @@ async function loadPyramid() {
     state = await api(`/images/${imageId}/preview`);
   }
   if (state.status === "ready") {
-    /** @type {Pyramid | undefined} */
-    const index = state.index ?? /** @type {typeof state} */ (await api(`/images/${imageId}/preview`)).index;
+    const ready = state.index ? state : /** @type {typeof state} */ (await api(`/images/${imageId}/preview`));
+    const index = ready.index;
     if (!index) throw new Error("the preview is ready but has no tile index");
     pyramid = index;
+    fullLevel = ready.full ?? null;
+    if (fullLevel) root.dataset.fullResolution = String(fullLevel.blocks.length);
     root.dataset.preview = "ready";
     root.dataset.levels = String(index.levels.length);
     const coarsest = index.levels.length - 1;
