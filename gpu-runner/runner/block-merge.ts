@@ -13,7 +13,7 @@ import { blockGrid } from "../engine/blocks/block-grid.ts";
 import { BlockMerge, confluencyOf } from "../engine/blocks/segment-blocks.ts";
 import { PreviewReduction } from "../engine/preview-reduction.ts";
 import type { JobContext } from "./job-context.ts";
-import { predictionResult } from "./predict-job.ts";
+import { predictionResult, uploadSummedPreview } from "./predict-job.ts";
 
 export async function runMerge(job: LeasedPrediction, ctx: JobContext) {
   const started = performance.now();
@@ -62,16 +62,7 @@ export async function runMerge(job: LeasedPrediction, ctx: JobContext) {
     };
     await ctx.api.upload(manifestUrl, new TextEncoder().encode(JSON.stringify(manifest)));
   }
-  if (preview && output.preview_url) {
-    // As for a whole image: a preview that cannot be made costs the viewer its picture, never the segmentation.
-    let tiles: Uint8Array | undefined;
-    try {
-      tiles = preview.tiles(plan.display);
-    } catch (error) {
-      ctx.log(`[runner] ${job.job_id}: no preview (${(error as Error).message})`);
-    }
-    if (tiles) await ctx.api.upload(output.preview_url, tiles);
-  }
+  if (preview && output.preview_url) await uploadSummedPreview(job, ctx, preview, plan.display, output.preview_url);
   const { read_ms: read = 0, read_bytes: readBytes, ...stages } = merge.timings;
   const blockStages = Object.fromEntries(Object.entries(stages).map(([key, ms]) => [key.replace(/_ms$/, ""), ms]));
   const result = predictionResult(

@@ -178,6 +178,26 @@ async function uploadArtifact(
 }
 
 /**
+ * The preview summed from an image's parts, uploaded. As for a whole image, a preview that cannot
+ * be made (an extreme aspect ratio) costs the viewer its picture, never the segmentation.
+ */
+export async function uploadSummedPreview(
+  job: LeasedPrediction,
+  ctx: JobContext,
+  preview: PreviewReduction,
+  display: Parameters<PreviewReduction["tiles"]>[0],
+  url: string,
+): Promise<void> {
+  let tiles: Uint8Array | undefined;
+  try {
+    tiles = preview.tiles(display);
+  } catch (error) {
+    ctx.log(`[runner] ${job.job_id}: no preview (${(error as Error).message})`);
+  }
+  if (tiles) await ctx.api.upload(url, tiles);
+}
+
+/**
  * Whether any rectangle of the file can be read without decoding what comes before it: a TIFF's
  * tiles and strips are found through its offsets, a PNG or JPEG is one stream.
  */
@@ -263,16 +283,7 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext, ex
   ctx.progress(0.9, "uploading");
   const { output } = (await ctx.api.urls(job)) as LeasedPrediction;
   await ctx.api.upload(output.artifact_url, new Blob(artifact.finish(result.confluency) as Uint8Array<ArrayBuffer>[]));
-  if (preview && output.preview_url) {
-    // As for a whole image: a preview that cannot be made costs the viewer its picture, never the segmentation.
-    let tiles: Uint8Array | undefined;
-    try {
-      tiles = preview.tiles(result.display);
-    } catch (error) {
-      ctx.log(`[runner] ${job.job_id}: no preview (${(error as Error).message})`);
-    }
-    if (tiles) await ctx.api.upload(output.preview_url, tiles);
-  }
+  if (preview && output.preview_url) await uploadSummedPreview(job, ctx, preview, result.display, output.preview_url);
   const { read, ...stages } = result.timings;
   const timings = { fetch: openedMs, decode: read, total: performance.now() - started };
   const reported = predictionResult({ ...result, timings: stages }, artifact.roiCount, timings, model.executionProvider);
