@@ -25,7 +25,6 @@ import { type ModelInput, modelInput } from "./model-input.ts";
 import type { Modality, ModalityDecision, ModalityReading } from "./modality.ts";
 import { channelBounds, normalizeWithBounds } from "./normalize.ts";
 import { resizePlanar } from "./resize.ts";
-import type { SegmentParams } from "./segment.ts";
 
 /** Side (px at the network's scale) of the centred crop each way is run on: one call of the network, 1/4 of a 1024² image's. */
 export const PROBE_SIDE = 512;
@@ -42,7 +41,15 @@ const PLAUSIBLE_SIZE_FACTOR = 3;
 const REASON_LIMIT = 300;
 
 /** The segmentation parameters the check reads. */
-export type ProbeParams = Pick<SegmentParams, "channels" | "modality" | "diameter" | "batchSize" | "tileOverlap"> & { threads?: number };
+/** What of segmentImage's parameters (segment.ts SegmentParams, not imported: segment.ts imports this module) the check uses. */
+export interface ProbeParams {
+  diameter: "auto" | number | undefined;
+  channels: number[] | undefined;
+  modality: Modality | "auto";
+  batchSize: number;
+  tileOverlap: number;
+  threads?: number;
+}
 
 /** How one way of reading the crop did: scoreWay's measures. */
 export interface WayScore {

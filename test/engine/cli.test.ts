@@ -46,7 +46,7 @@ describe("command-line tools", () => {
     const result = run("segment.ts", [...common, "--block-size", "64", "--out", blocks]);
     expect(result.stderr).not.toMatch(/^segment:/m);
     expect(result.stdout).toMatch(/block 9\/9/);
-    expect(result.stdout).toMatch(/cells, confluency .*\(block by block\)/);
+    expect(result.stdout).toMatch(/cells, confluency .*\(block by block: 9 blocks, 0 of them glass\)/);
     const read = (folder: string) => decodeImage(new Uint8Array(readFileSync(join(folder, "cells_masks.png")))).data;
     const count = (labels: Float32Array) => Math.max(...labels);
     expect(count(read(blocks))).toBe(count(read(whole)));
