@@ -526,11 +526,14 @@ describe("the dashboard in a browser", () => {
     form.append("file", new Blob([JSON.stringify({ type: "FeatureCollection", features: squares })], { type: "application/geo+json" }), "dense.geojson");
     const imported = await fetch(`${stack.api}/segmentation`, { method: "POST", headers: { Authorization: `Bearer ${stack.key}` }, body: form });
     expect(imported.status).toBe(201);
-    expect(((await imported.json()) as { cell_count: number }).cell_count).toBe(90_000);
+    const { cell_count, segmentation_id: segmentationId } = (await imported.json()) as { cell_count: number; segmentation_id: string };
+    expect(cell_count).toBe(90_000);
 
+    // This segmentation's tiles only: the last test's viewer, still open, loads its own cells anew
+    // when a runner has measured that import's intensities.
     const tilesAsked: string[] = [];
     const onRequest = (request: { url(): string }) => {
-      const match = /\/outlines\/(\d+\/\d+)$/.exec(request.url());
+      const match = new RegExp(`/segmentation/${segmentationId}/outlines/(\\d+/\\d+)$`).exec(request.url());
       if (match) tilesAsked.push(match[1]!);
     };
     page.on("request", onRequest);
