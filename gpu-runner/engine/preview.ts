@@ -11,10 +11,10 @@
 // the PNGs; the stretch uses percentiles of one overview, so all levels and tiles match. A fanned-out
 // prediction fixes the stretch once, from its survey's sample windows (image-survey.ts display), for
 // its pyramid and its blocks' full-resolution tile packs (fullResolutionTiles) alike.
-import { encode as encodePng } from "fast-png";
 import { PREVIEW_TILE_SIDE, type PreviewLevel, writePreviewArchive } from "../../schema/preview-tiles.ts";
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { type DisplayRange, displayRangeOf, shrinkRegion, stretchBetween, toBytes, toRgb } from "../../common/stretch.ts";
+import { encodePng8 } from "./png-encode.ts";
 
 /** The finest level holds at most this many pixels (4096 × 4096); larger images start reduced. */
 export const PREVIEW_MAX_PIXELS = 4096 * 4096;
@@ -31,8 +31,8 @@ export function previewFactors(width: number, height: number): number[] {
 }
 
 function encodeTile(channels: Uint8Array[], width: number, height: number): Uint8Array {
-  if (channels.length === 1) return encodePng({ width, height, data: channels[0]!, depth: 8, channels: 1 });
-  return encodePng({ width, height, data: toRgb(channels, width * height), depth: 8, channels: 3 });
+  if (channels.length === 1) return encodePng8(channels[0]!, width, height, 1);
+  return encodePng8(toRgb(channels, width * height), width, height, 3);
 }
 
 /** What an image given to previewTiles stands for: a full image of width × height, reduced by `factor` (1: itself). */

@@ -15,6 +15,14 @@ import { PreviewReduction } from "../engine/preview-reduction.ts";
 import type { JobContext } from "./job-context.ts";
 import { predictionResult, uploadSummedPreview } from "./predict-job.ts";
 
+/**
+ * Parts downloaded ahead of the one being merged: the round trips overlap the merging, and a part
+ * (a block's cells and preview share) is a few MB at most.
+ */
+const PARTS_AHEAD = 4;
+/** A merged part's place in the download list, so that its bytes can be collected. */
+const DONE = Promise.resolve([new Uint8Array(0), null] as [Uint8Array, null]);
+
 export async function runMerge(job: LeasedPrediction, ctx: JobContext) {
   const started = performance.now();
   const merge = job.merge!;
@@ -25,8 +33,18 @@ export async function runMerge(job: LeasedPrediction, ctx: JobContext) {
   let artifact: RoiArtifactAccumulator | undefined;
   let preview: PreviewReduction | undefined;
   ctx.progress(0.95, "merging");
-  for (const [index, part] of parts.entries()) {
-    const { header, rois } = await readRoiArtifact(new Blob([(await ctx.api.download(part.cells_url)) as Uint8Array<ArrayBuffer>]).stream());
+  const withPreview = Boolean(job.output.preview_url);
+  const download = (part: (typeof parts)[number]) => {
+    const both = Promise.all([ctx.api.download(part.cells_url), part.preview_url && withPreview ? ctx.api.download(part.preview_url) : null]);
+    both.catch(() => undefined); // awaited in its turn; a part that fails while another is awaited must not go unhandled
+    return both;
+  };
+  const downloads = parts.slice(0, PARTS_AHEAD).map(download);
+  for (let index = 0; index < parts.length; index++) {
+    const [cellBytes, share] = await downloads[index]!;
+    if (index + PARTS_AHEAD < parts.length) downloads.push(download(parts[index + PARTS_AHEAD]!));
+    downloads[index] = DONE;
+    const { header, rois } = await readRoiArtifact(new Blob([cellBytes as Uint8Array<ArrayBuffer>]).stream());
     artifact ??= new RoiArtifactAccumulator({
       imageWidth: header.imageWidth,
       imageHeight: header.imageHeight,
@@ -38,8 +56,7 @@ export async function runMerge(job: LeasedPrediction, ctx: JobContext) {
     const kept = [];
     for await (const roi of rois) kept.push(roi);
     for (const roi of cells.add(index, kept)) artifact.add(roi);
-    if (part.preview_url && job.output.preview_url) {
-      const share = await ctx.api.download(part.preview_url);
+    if (share) {
       preview ??= new PreviewReduction(plan.width, plan.height, new Int32Array(share.buffer, share.byteOffset, 5)[4]!);
       preview.addShare(share);
     }
