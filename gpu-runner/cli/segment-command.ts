@@ -14,6 +14,7 @@ import type { Roi } from "../../schema/roi.ts";
 import { SINGLE_PASS_PIXELS, segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
 import { fileSource, openImageRegions } from "../../common/decode/region-reader.ts";
 import type { ExecutionProviderChoice } from "../engine/model.ts";
+import type { ModalityDecision } from "../engine/modality.ts";
 import { chooseModel } from "../engine/model-choice.ts";
 import { surveyModality } from "../engine/blocks/image-survey.ts";
 import { recommendedModel } from "../../schema/model-recommendations.ts";
@@ -68,7 +69,16 @@ async function main(): Promise<void> {
   const memoryMb = values["memory-mb"] === undefined ? undefined : numberFlag(values["memory-mb"], "--memory-mb");
   const blockwise = blockSize !== undefined || regions.width * regions.height > SINGLE_PASS_PIXELS;
   let rois: Roi[];
-  let result: { width: number; height: number; confluency: number; timings: Record<string, number>; blocks?: number; glassBlocks?: number };
+  let result: {
+    width: number;
+    height: number;
+    confluency: number;
+    timings: Record<string, number>;
+    diameter: number;
+    modality?: ModalityDecision;
+    blocks?: number;
+    glassBlocks?: number;
+  };
   if (blockwise) {
     rois = [];
     let lastReport = 0;
@@ -116,6 +126,11 @@ async function main(): Promise<void> {
   console.log(
     `${basename(imagePath)}: ${result.width}x${result.height}x${regions.channels}, ${rois.length} cells, confluency ${(100 * result.confluency).toFixed(1)}%${blockwise ? ` (block by block: ${result.blocks} blocks, ${result.glassBlocks} of them glass)` : ""}`,
   );
+  // Block by block, the survey's sample windows decide the modality and diameter for every block, and on a slide that is
+  // mostly glass they may see little tissue: the line shows what they decided.
+  const decided = result.modality;
+  const modality = decided ? `modality ${decided.modality} (${decided.source}${decided.reason ? `: ${decided.reason}` : ""}), ` : "";
+  console.log(`${modality}diameter ${result.diameter.toFixed(1)} px`);
   console.log(`model ${context.modelName} on ${model.executionProvider}; opened in ${(decodedAt - started).toFixed(0)} ms (incl. model load), ${timings}`);
   for (const path of Object.values(outputs)) console.log(`wrote ${path}`);
 }
