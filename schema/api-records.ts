@@ -113,6 +113,10 @@ export const trainingMetrics = z
     fine_tuned: apPair.meta({ description: "The model returned (the base weights when fine-tuning never beat them)" }),
     chosen_step: count.meta({ description: "The training step whose weights were returned; 0 means the base weights" }),
     note: z.string().meta({ description: "What happened, in words" }),
+    recipe: z.string().max(200).optional().meta({
+      description:
+        'How the base was fine-tuned, chosen from the images: "standard: Cellpose augmentation", or on stained histology "stained: colour input, stain variants, microscope augmentation"; absent from trainings recorded before it was reported',
+    }),
     evidence: trainingEvidence.optional().meta({
       description: "What the guard weighed before keeping the fine-tuned weights; absent from trainings recorded before it was reported",
     }),

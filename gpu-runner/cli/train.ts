@@ -15,7 +15,7 @@ import { loadCheckpoint, saveCheckpoint } from "../training/checkpoint.ts";
 import type { TrainingState } from "../training/checkpoint.ts";
 import { describeHardware } from "../training/hardware.ts";
 import { type ImageVariants, readLabelledDirectory, setOfImage, variantSource } from "../training/labelled-images.ts";
-import { SLIDE_VARIANTS, slideVariant } from "../training/stain-augment.ts";
+import { SLIDE_VARIANTS, slideVariants } from "../training/stain-augment.ts";
 import { exportModel, writeModel } from "../training/model-export.ts";
 import { networkReads } from "../training/network-input.ts";
 import { prepareImages } from "../training/prepare-image.ts";
@@ -125,7 +125,7 @@ const holdOutUnits: HoldOutUnits[] = (values["hold-out-by"] ?? []).map((rule) =>
 });
 // --slide-variants N: every stained-histology image also trains as N copies with other stain
 // amounts, focus and JPEG compression (training/stain-augment.ts); held-out images get none.
-const slideVariants = positiveInteger(values["slide-variants"], "slide-variants", 0);
+const slideVariantCount = positiveInteger(values["slide-variants"], "slide-variants", 0);
 const validationPerSet = positiveInteger(values["validation-per-set"], "validation-per-set", 6);
 // What the network reads: "channel" (one channel made for the image's modality) or "colour" (three
 // planes made for it, engine/README.md "Colour models"). Absent: the --from model's or the
@@ -184,10 +184,7 @@ const { config } = state;
 
 // Data, read as the network reads it, and the fixed hold-out.
 const reads = networkReads(config.network.inputChannels);
-const variants: ImageVariants | undefined =
-  slideVariants > 0
-    ? { count: slideVariants, modality: "histology", make: (decoded, id, k) => slideVariant(decoded, new SeededRandom(seed + k * 7919 + idHash(id))) }
-    : undefined;
+const variants: ImageVariants | undefined = slideVariantCount > 0 ? slideVariants(slideVariantCount, seed) : undefined;
 const allPairs = dataDirs.flatMap((dir) => {
   if (!existsSync(join(dir, "images")) || !existsSync(join(dir, "labels"))) fail(`${dir} has no images/ and labels/ folders`);
   return readLabelledDirectory(dir, reads, variants);
@@ -329,13 +326,6 @@ if (finished && heldOut.length > 0) {
 }
 writeRecord(finished);
 console.log(`${isTty ? "\n" : ""}done at step ${state.step}; model in ${outDir}/${name}.onnx`);
-
-/** A stable number for an id (FNV-1a), so each image's variants do not depend on the order images are read in. */
-function idHash(id: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193) >>> 0;
-  return hash;
-}
 
 function imageSampling(value: string): ImageSampling {
   const sampling = IMAGE_SAMPLINGS.find((s) => s === value);

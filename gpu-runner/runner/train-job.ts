@@ -101,7 +101,7 @@ async function trainFrom(folder: string, job: LeasedTraining, ctx: JobContext) {
   });
   const { memory } = result;
   ctx.log(
-    `training ${job.job_id}: ${result.steps} steps on ${result.executionProvider} at a peak learning rate of ${result.learningRate}; prepared images held at most ${Math.ceil(memory.peakBytes / 2 ** 20)} of ${Math.ceil(memory.budgetBytes / 2 ** 20)} MiB, ${memory.preparations} preparations for ${pairs.length} images`,
+    `training ${job.job_id}: ${result.steps} steps on ${result.executionProvider} at a peak learning rate of ${result.learningRate}, recipe ${result.recipe}; prepared images held at most ${Math.ceil(memory.peakBytes / 2 ** 20)} of ${Math.ceil(memory.budgetBytes / 2 ** 20)} MiB, ${memory.preparations} preparations for ${pairs.length} images`,
   );
   ctx.progress(0.95, "uploading");
   // The output URLs signed at lease time have long expired after a long training: ask for fresh ones.
@@ -119,6 +119,7 @@ async function trainFrom(folder: string, job: LeasedTraining, ctx: JobContext) {
       fine_tuned: { ap50: validation.apAfter ?? null, ap75: validation.ap75After ?? null },
       chosen_step: validation.chosenStep,
       note: validation.note,
+      recipe: result.recipe,
       ...(validation.evidence && { evidence: evidenceRecord(validation.evidence, validation.candidateStep) }),
     },
     timings: { fetch_ms: Math.round(fetchedMs), train_ms: Math.round(result.seconds * 1000), total_ms: Math.round(performance.now() - started) },

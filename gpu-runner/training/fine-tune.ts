@@ -6,13 +6,20 @@
 // returned only where the gain's 95% bootstrap interval lies above zero (gain-evidence.ts). A run
 // that scores lower, or higher by what could be noise, returns the base weights unchanged and says
 // so, with how much it saw (images, objects, tiles) and the gain's interval.
+// Recipe: pairs that are mostly stained histology train a colour network (a one-channel base
+// widened) with slide variants and the microscope augmentation; others train the base as it is
+// (fine-tune-recipe.ts). The base is always scored, and kept, as it is served.
 import { readFileSync } from "node:fs";
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { parseManifest } from "../engine/model.ts";
-import type { ExecutionProvider, ExecutionProviderChoice, ModelManifest } from "../engine/model.ts";
+import type { ExecutionProvider, ExecutionProviderChoice, ModelManifest, ModelReads } from "../engine/model.ts";
+import type { Modality } from "../engine/modality.ts";
+import { expandToColour } from "../network/colour-weights.ts";
 import { weightsFromModel } from "../network/weights-from-model.ts";
-import { toModelInput } from "./labelled-images.ts";
-import type { LabelledImage } from "./labelled-images.ts";
+import { fineTuneRecipe } from "./fine-tune-recipe.ts";
+import { slideVariants } from "./stain-augment.ts";
+import { labelledVariant, toModelInput, variantCount } from "./labelled-images.ts";
+import type { ImageVariants, LabelledImage } from "./labelled-images.ts";
 import { exportModel } from "./model-export.ts";
 import type { PreparedImage } from "./augment.ts";
 import { prepareImage, preparingDiameters } from "./prepare-image.ts";
@@ -22,7 +29,7 @@ import { fineTuneNote, keepsLearnedSize, stepsThatFit } from "./fine-tune-guard.
 import { gainEvidence } from "./gain-evidence.ts";
 import type { GainEvidence } from "./gain-evidence.ts";
 import { trainLoop } from "./train-loop.ts";
-import type { LoopOptions } from "./train-loop.ts";
+import type { LoopOptions, ValidationScores } from "./train-loop.ts";
 import { defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "./training-config.ts";
 import { freshTrainingState, Trainer } from "./trainer.ts";
 import { autoDiameterAp, validationAp } from "./validate.ts";
@@ -31,7 +38,6 @@ import { validationIds } from "./validation-split.ts";
 import { InputError } from "../engine/faults.ts";
 import { medianObjectDiameter } from "./object-diameter.ts";
 import { manifestReadsAs, networkReads } from "./network-input.ts";
-import type { PreparedSize } from "./prepared-image-cache.ts";
 
 function medianOf(values: number[]): number | undefined {
   if (values.length === 0) return undefined;
@@ -95,6 +101,8 @@ export interface FineTuneResult {
   executionProvider: ExecutionProvider;
   /** The schedule's peak learning rate: the request's, else the base manifest's, else the trainer's default. */
   learningRate: number;
+  /** How it trained, in words (fine-tune-recipe.ts): "standard: Cellpose augmentation", or on stained pairs "stained: colour input, stain variants, microscope augmentation". */
+  recipe: string;
   /**
    * Mean AP@0.5 over the held-out pairs (undefined when none could be held out): of the base
    * (apBefore), of the returned weights (apAfter), of the weights after the last step (apLastStep);
@@ -125,6 +133,50 @@ function loadBase(base: FineTuneRequest["base"]): { onnx: Uint8Array; manifest: 
   return { onnx: new Uint8Array(readFileSync(`${stem}.onnx`)), manifest: parseManifest(readFileSync(`${stem}.json`, "utf8"), `${stem}.json`) };
 }
 
+/** The base as the result when no fine-tuned weights beat it: its own bytes and manifest, under the new model's name. */
+function keptBaseModel(
+  base: { onnx: Uint8Array; manifest: ModelManifest },
+  name: string,
+  version: string,
+  provenance: ModelManifest["provenance"],
+): { onnx: Uint8Array; manifest: ModelManifest } {
+  // The base's own start for diameter "auto" was learnt from other images; the user's are weighed below.
+  const { trainedObjectDiameter: _, ...manifest } = base.manifest;
+  return { onnx: base.onnx, manifest: { ...manifest, name, version, provenance } };
+}
+
+/** A pair as the network reads it (one channel or colour, made for its modality). */
+function asLabelled(id: string, { image, labels }: TrainingPair, reads: ModelReads): LabelledImage {
+  const { data, channels, modality } = toModelInput(image, reads);
+  return { id, width: image.width, height: image.height, image: data, channels, labels, modality };
+}
+
+/** What the first pass over the pairs learns of each. */
+interface ScannedPair {
+  width: number;
+  height: number;
+  /** The decoded image's channels (slide variants need colour). */
+  imageChannels: number;
+  modality: Modality;
+  /** Median object diameter of its labels (0: no objects). */
+  diameter: number;
+}
+
+/** A training image: pair `pair` as given (variant 0) or its slide variant `variant`. */
+interface TrainingEntry {
+  pair: number;
+  variant: number;
+}
+
+/** Each training pair, followed by the slide variants it gets; each is drawn from as an image of its own. */
+function trainingEntries(trainIndices: readonly number[], scanned: readonly ScannedPair[], variants: ImageVariants | undefined): TrainingEntry[] {
+  return trainIndices.flatMap((pair) => {
+    const { modality, imageChannels } = scanned[pair]!;
+    const copies = variants ? variantCount(variants, modality, imageChannels) : 0;
+    return Array.from({ length: 1 + copies }, (_, variant) => ({ pair, variant }));
+  });
+}
+
 /**
  * Steps timed before a time-only budget is turned into a schedule length. They are timed after the
  * first step, which also pays onnxruntime's one-off costs (buffer allocation on the first run) and,
@@ -141,22 +193,22 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   if (request.pairs.length === 0) throw new Error("fine-tuning needs at least one (image, labels) pair");
 
   const base = loadBase(request.base);
-  const { network, params } = weightsFromModel(base.onnx);
+  const baseWeights = weightsFromModel(base.onnx);
   // One-channel and colour models both train; the manifest says which the network's channels hold.
-  const reads = networkReads(network.inputChannels);
-  if (!manifestReadsAs(base.manifest, network.inputChannels))
+  const baseReads = networkReads(baseWeights.network.inputChannels);
+  if (!manifestReadsAs(base.manifest, baseWeights.network.inputChannels))
     throw new Error(
-      `${base.manifest.name}'s manifest (channels ${base.manifest.channels}${base.manifest.input ? `, input ${base.manifest.input}` : ""}) does not describe its network, which reads ${network.inputChannels} channel(s)${reads.input ? ` (${reads.input})` : ""}`,
+      `${base.manifest.name}'s manifest (channels ${base.manifest.channels}${base.manifest.input ? `, input ${base.manifest.input}` : ""}) does not describe its network, which reads ${baseWeights.network.inputChannels} channel(s)${baseReads.input ? ` (${baseReads.input})` : ""}`,
     );
   const budgetBytes = request.memoryBudgetBytes ?? DEFAULT_TRAINING_MEMORY_BYTES;
   const ids = request.pairs.map((_, i) => `custom/${String(i).padStart(5, "0")}`);
-  const labelled = async (i: number): Promise<LabelledImage> => {
-    const { image, labels } = await request.pairs[i]!();
-    if (labels.length !== image.width * image.height)
-      throw new InputError(`pair ${i}: labels hold ${labels.length} values for a ${image.width}x${image.height} image`);
-    const { data, channels, modality } = toModelInput(image, reads);
-    return { id: ids[i]!, width: image.width, height: image.height, image: data, channels, labels, modality };
+  const readPair = async (i: number): Promise<TrainingPair> => {
+    const pair = await request.pairs[i]!();
+    if (pair.labels.length !== pair.image.width * pair.image.height)
+      throw new InputError(`pair ${i}: labels hold ${pair.labels.length} values for a ${pair.image.width}x${pair.image.height} image`);
+    return pair;
   };
+  const labelled = async (i: number, reads: ModelReads): Promise<LabelledImage> => asLabelled(ids[i]!, await readPair(i), reads);
   const seed = request.seed ?? 1;
   const fraction = request.validationFraction ?? 0.2;
   const held = ids.length >= 2 ? validationIds(ids, fraction, seed) : new Set<string>();
@@ -164,38 +216,58 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   // One pair cannot be split: the user still gets before/after figures, on the image trained on.
   const onTrainingImage = ids.length === 1 && fraction > 0;
 
-  // One pass over the pairs, one at a time: sizes and object diameters, and the first training
-  // images prepared while they fit the budget (so a job that fits reads each image once).
-  const sizes: PreparedSize[] = [];
-  const measured: number[] = [];
+  // One pass over the pairs, one at a time: sizes, object diameters and modalities, and the first
+  // training images prepared while they fit the budget (so a job that fits reads each image once).
+  const scanned: ScannedPair[] = [];
   const preparedInScan = new Map<number, PreparedImage>();
   let scanBytes = 0;
   for (let i = 0; i < ids.length; i++) {
-    const pair = await labelled(i);
-    sizes.push({ width: pair.width, height: pair.height, channels: pair.channels });
-    measured.push(medianObjectDiameter(pair.labels));
+    const read = await readPair(i);
+    const pair = asLabelled(ids[i]!, read, baseReads);
+    const diameter = medianObjectDiameter(pair.labels);
+    scanned.push({ width: pair.width, height: pair.height, imageChannels: read.image.channels, modality: pair.modality, diameter });
     const bytes = preparedImageBytes(pair.width, pair.height, pair.channels);
-    if (!held.has(ids[i]!) && measured[i]! > 0 && scanBytes + bytes <= budgetBytes) {
-      preparedInScan.set(i, prepareImage(pair, base.manifest.diameter, measured[i]));
+    if (!held.has(ids[i]!) && diameter > 0 && scanBytes + bytes <= budgetBytes) {
+      preparedInScan.set(i, prepareImage(pair, base.manifest.diameter, diameter));
       scanBytes += bytes;
     }
   }
-  const heldOut: ValidationImage[] = (onTrainingImage ? [0] : ids.flatMap((id, i) => (held.has(id) ? [i] : [])))
-    .filter((i) => measured[i]! > 0)
-    .map((i) => ({ id: ids[i]!, diameter: measured[i]!, load: () => labelled(i) }));
-  const trainIds = trainIndices.map((i) => ids[i]!);
+  const measured = scanned.map((p) => p.diameter);
+  // Chosen from every pair's modality, so known only once all are read.
+  const recipe = fineTuneRecipe(
+    scanned.map((p) => p.modality),
+    baseWeights.network.inputChannels,
+  );
+  const widened = recipe.inputChannels !== baseWeights.network.inputChannels;
+  const { network, params } = widened ? expandToColour(baseWeights.network, baseWeights.params) : baseWeights;
+  const reads = networkReads(network.inputChannels);
+  // The scan read the images as the base reads them; a widened network reads them again, in colour.
+  if (widened) preparedInScan.clear();
+  const variants = recipe.slideVariants > 0 ? slideVariants(recipe.slideVariants, seed) : undefined;
+
+  const heldOutIndices = (onTrainingImage ? [0] : ids.flatMap((id, i) => (held.has(id) ? [i] : []))).filter((i) => measured[i]! > 0);
+  const heldOutAs = (as: ModelReads): ValidationImage[] => heldOutIndices.map((i) => ({ id: ids[i]!, diameter: measured[i]!, load: () => labelled(i, as) }));
+  const heldOut = heldOutAs(reads);
+  const baseHeldOut = widened ? heldOutAs(baseReads) : heldOut;
   const trainDiameters = preparingDiameters(
-    trainIds,
+    trainIndices.map((i) => ids[i]!),
     trainIndices.map((i) => measured[i]!),
   );
+  const diameterOf = new Map(trainIndices.map((i, k) => [i, trainDiameters[k]!]));
+  const entries = trainingEntries(trainIndices, scanned, variants);
   const images = new PreparedImageCache(
-    trainIds,
-    trainIndices.map((i) => sizes[i]!),
+    entries.map(({ pair, variant }) => (variant ? `${ids[pair]}~${variant}` : ids[pair]!)),
+    entries.map(({ pair }) => ({ width: scanned[pair]!.width, height: scanned[pair]!.height, channels: reads.channels })),
     budgetBytes,
-    async (k) => prepareImage(await labelled(trainIndices[k]!), base.manifest.diameter, trainDiameters[k]),
+    async (k) => {
+      const { pair: i, variant } = entries[k]!;
+      const read = await readPair(i);
+      const pair = asLabelled(ids[i]!, read, reads);
+      return prepareImage(variant && variants ? labelledVariant(pair, read.image, reads, variants, variant) : pair, base.manifest.diameter, diameterOf.get(i));
+    },
   );
-  trainIndices.forEach((i, k) => {
-    const prepared = preparedInScan.get(i);
+  entries.forEach(({ pair, variant }, k) => {
+    const prepared = variant ? undefined : preparedInScan.get(pair);
     if (prepared) images.offer(k, prepared);
   });
   preparedInScan.clear();
@@ -205,6 +277,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const config = defaultTrainingConfig(plannedSteps, {
     network,
     seed,
+    augmentation: recipe.augmentation,
     modelDiameter: base.manifest.diameter,
     cropSize: base.manifest.tileSize,
     batchSize: request.batchSize ?? 4,
@@ -219,15 +292,17 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const trainer = await Trainer.create(state, images, { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 }, request.executionProvider);
 
   const validationTimes: number[] = [];
-  const validate = heldOut.length
-    ? async (weights: Float32Array) => {
-        const validationStarted = performance.now();
-        const scores = await validationAp(config, weights, heldOut);
-        validationTimes.push((performance.now() - validationStarted) / 1000);
-        return scores;
-      }
-    : undefined;
-  const baseScores = validate ? await validate(params) : undefined;
+  const timed = async (score: () => Promise<ValidationScores>) => {
+    const validationStarted = performance.now();
+    const scores = await score();
+    validationTimes.push((performance.now() - validationStarted) / 1000);
+    return scores;
+  };
+  const validate = heldOut.length ? (weights: Float32Array) => timed(() => validationAp(config, weights, heldOut)) : undefined;
+  // The base is scored as it is served (one channel where the candidate was widened to colour),
+  // so the guard weighs what the user would get against what they have.
+  const baseConfig = { ...config, network: baseWeights.network };
+  const baseScores = validate ? await timed(() => validationAp(baseConfig, baseWeights.params, baseHeldOut)) : undefined;
   const apBefore = baseScores?.ap50.mean;
   // The loop keeps the best validated fine-tuned weights (the candidate); whether they beat the
   // base by more than noise is decided after the run, on the evidence of both.
@@ -295,14 +370,22 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const apAfter = returnedScores?.ap50.mean;
   const ap75Before = baseScores?.ap75?.mean;
   const ap75After = returnedScores?.ap75?.mean;
-  const returned = !validate ? state.params : chosenStep === 0 ? params : loop.bestParams;
+  // Kept, the base comes back as it was given: its own network, bytes and reading (one channel,
+  // where the candidate was widened to colour).
+  const keptBase = validate !== undefined && chosenStep === 0;
+  const returned = keptBase
+    ? { config: baseConfig, params: baseWeights.params, heldOut: baseHeldOut }
+    : { config, params: validate ? loop.bestParams : state.params, heldOut };
   const note = fineTuneNote({ evidence, candidateStep, steps: state.step, apLastStep, onTrainingImage });
-  const model = exportModel(config, returned, request.name ?? `${base.manifest.name}-finetuned`, request.version ?? new Date().toISOString(), {
-    source: `fine-tuned from ${base.manifest.name}@${base.manifest.version} by this project's trainer, weights of step ${validate ? chosenStep : state.step} of ${state.step} on ${trainIndices.length} images`,
+  const name = request.name ?? `${base.manifest.name}-finetuned`;
+  const version = request.version ?? new Date().toISOString();
+  const provenance = {
+    source: `fine-tuned from ${base.manifest.name}@${base.manifest.version}${keptBase || !widened ? "" : " (its one-channel first layer spread over three colour planes)"} by this project's trainer, weights of step ${validate ? chosenStep : state.step} of ${state.step} on ${trainIndices.length} images`,
     license: base.manifest.provenance.license,
     trainedOn: [...(base.manifest.provenance.trainedOn ?? []), `${trainIndices.length} user images`],
     createdAt: new Date().toISOString(),
-  });
+  };
+  const model = keptBase ? keptBaseModel(base, name, version, provenance) : exportModel(config, returned.params, name, version, provenance);
   // The base's mask defaults were chosen for its flows; the fine-tuned network's are of the same kind.
   if (base.manifest.maskDefaults) model.manifest.maskDefaults = base.manifest.maskDefaults;
   // Fine-tuning the result again starts from the same network, so it keeps the base's rate.
@@ -315,8 +398,8 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   let sizeNote = "";
   if (learnedDiameter !== undefined && heldOut.length) {
     const maskDefaults = base.manifest.maskDefaults;
-    const withSize = await autoDiameterAp(config, returned, heldOut, { trainedObjectDiameter: learnedDiameter, maskDefaults });
-    const withEstimate = await autoDiameterAp(config, returned, heldOut, { maskDefaults });
+    const withSize = await autoDiameterAp(returned.config, returned.params, returned.heldOut, { trainedObjectDiameter: learnedDiameter, maskDefaults });
+    const withEstimate = await autoDiameterAp(returned.config, returned.params, returned.heldOut, { maskDefaults });
     const keep = keepsLearnedSize(withSize, withEstimate);
     if (keep) model.manifest.trainedObjectDiameter = learnedDiameter;
     // The note's one pair of scores is the base's and the returned weights' above; the two "auto"
@@ -331,6 +414,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     steps: state.step,
     seconds: trainedSeconds,
     memory: images.stats(),
+    recipe: recipe.name,
     executionProvider: trainer.executionProvider,
     learningRate: config.schedule.peak,
     validation: {

@@ -86,14 +86,22 @@ export function pairImageWithLabels(
   }
   const labels = labelsFromImage(labelImage);
   const { data, channels, modality } = toModelInput(decoded, reads);
-  const pairs: LabelledImage[] = [{ id, width: decoded.width, height: decoded.height, image: data, channels, labels, modality }];
-  if (variants && modality === variants.modality && decoded.channels >= 3) {
-    for (let k = 1; k <= variants.count; k++) {
-      const variant = toModelInput(variants.make(decoded, id, k), reads, modality);
-      pairs.push({ id: `${id}~${k}`, width: decoded.width, height: decoded.height, image: variant.data, channels, labels, modality });
-    }
-  }
-  return pairs;
+  const pair: LabelledImage = { id, width: decoded.width, height: decoded.height, image: data, channels, labels, modality };
+  const copies = variants
+    ? Array.from({ length: variantCount(variants, modality, decoded.channels) }, (_, k) => labelledVariant(pair, decoded, reads, variants, k + 1))
+    : [];
+  return [pair, ...copies];
+}
+
+/** How many variants an image gets: those of the variants' modality, in colour (a stain needs its colours), get them all. */
+export function variantCount(variants: ImageVariants, modality: Modality, imageChannels: number): number {
+  return modality === variants.modality && imageChannels >= 3 ? variants.count : 0;
+}
+
+/** Variant k (from 1) of a labelled image, made from its decoded image and read for the image's own modality. */
+export function labelledVariant(pair: LabelledImage, decoded: DecodedImage, reads: ModelReads, variants: ImageVariants, k: number): LabelledImage {
+  const variant = toModelInput(variants.make(decoded, pair.id, k), reads, pair.modality);
+  return { ...pair, id: `${pair.id}~${k}`, image: variant.data };
 }
 
 /** Every image in <dir>/images that has a label image in <dir>/labels, sorted by name, as a model that reads `reads` gets it (with its variants, if asked). */

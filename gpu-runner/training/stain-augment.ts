@@ -11,7 +11,8 @@
 // Each variant draws its changes from a seeded generator, so a run makes the same variants again.
 import jpeg from "jpeg-js";
 import type { DecodedImage } from "../../common/decode/index.ts";
-import type { SeededRandom } from "./random.ts";
+import type { ImageVariants } from "./labelled-images.ts";
+import { SeededRandom } from "./random.ts";
 
 export interface StainVariantSettings {
   /** Each stain's amount is multiplied by a factor drawn from this range. */
@@ -146,4 +147,20 @@ export function slideVariant(image: DecodedImage, random: SeededRandom, settings
   if (random.next() < settings.blurChance) variant = gaussianBlur(variant, random.uniform(settings.blurSigma[0], settings.blurSigma[1]));
   if (random.next() < settings.jpegChance) variant = jpegRoundTrip(variant, random.uniform(settings.jpegQuality[0], settings.jpegQuality[1]));
   return variant;
+}
+
+/**
+ * Training copies of stained images (labelled-images.ts): image `id`'s k-th copy is drawn from a
+ * generator of its own, so it does not depend on which images are read, nor in which order. The
+ * train CLI's --slide-variants and fine-tuning on stained pairs (fine-tune-recipe.ts) make them alike.
+ */
+export function slideVariants(count: number, seed: number): ImageVariants {
+  return { count, modality: "histology", make: (decoded, id, k) => slideVariant(decoded, new SeededRandom(seed + k * 7919 + idHash(id))) };
+}
+
+/** A stable number for an id (FNV-1a). */
+function idHash(id: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193) >>> 0;
+  return hash;
 }

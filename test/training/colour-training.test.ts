@@ -1,6 +1,7 @@
 // Training a colour model (3 channels made for the modality, manifest input "modality-colour"):
 // stained images are read as the engine makes them, prepared and cropped with their three channels,
-// trained on, and fine-tuned by the runner's entry point into a model whose manifest says colour.
+// trained on, and fine-tuned by the runner's entry point into a model whose manifest says colour,
+// from a colour base or from a one-channel base widened for stained pairs (fine-tune-recipe.ts).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,8 +10,11 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { loadModelFromBytes } from "../../gpu-runner/engine/model.ts";
 import { parameterLayout } from "../../gpu-runner/network/parameter-layout.ts";
-import { MICROSCOPE_AUGMENTATION } from "../../gpu-runner/training/augment.ts";
+import { segmentImage } from "../../gpu-runner/engine/segment.ts";
+import { weightsFromModel } from "../../gpu-runner/network/weights-from-model.ts";
+import { CELLPOSE_AUGMENTATION, MICROSCOPE_AUGMENTATION } from "../../gpu-runner/training/augment.ts";
 import { fineTune } from "../../gpu-runner/training/fine-tune.ts";
+import { fineTuneRecipe } from "../../gpu-runner/training/fine-tune-recipe.ts";
 import { initialParameters } from "../../gpu-runner/training/initial-parameters.ts";
 import { readLabelledDirectory } from "../../gpu-runner/training/labelled-images.ts";
 import { exportModel } from "../../gpu-runner/training/model-export.ts";
@@ -126,7 +130,10 @@ describe("training a colour network", () => {
       validations: 1,
     });
     expect(result.steps).toBe(2);
-    expect(result.memory.peakBytes).toBe(2 * preparedImageBytes(SIZE, SIZE, 3));
+    // Stained pairs: the two training images and their slide variants, each drawn from as an image of its own.
+    expect(result.recipe).toBe("stained: stain variants, microscope augmentation");
+    expect(result.memory.peakBytes % preparedImageBytes(SIZE, SIZE, 3)).toBe(0);
+    expect(result.memory.peakBytes).toBeLessThanOrEqual(6 * preparedImageBytes(SIZE, SIZE, 3));
     expect(result.manifest).toMatchObject({ name: "tiny-colour-finetuned", channels: 3, input: "modality-colour" });
     expect(result.validation.apBefore).toBeGreaterThanOrEqual(0);
     const served = await loadModelFromBytes(result.onnx, result.manifest, { executionProvider: "cpu", log: () => {} });
@@ -140,5 +147,73 @@ describe("training a colour network", () => {
     await expect(fineTune({ base: { onnx: base.onnx, manifest: withoutInput }, pairs: [() => stainedNuclei(1)], budget: { steps: 1 } })).rejects.toThrow(
       /plain-rgb's manifest \(channels 3\) does not describe its network, which reads 3 channel\(s\) \(modality-colour\)/,
     );
+  });
+});
+
+describe("fine-tuning a one-channel base on stained pairs", () => {
+  const oneChannel = { ...TINY_NETWORK, inputChannels: 1 };
+  const base = exportModel(
+    defaultTrainingConfig(10, { network: oneChannel, cropSize: 32, modelDiameter: 12 }),
+    initialParameters(parameterLayout(oneChannel), 5),
+    "tiny",
+    "0",
+    { source: "test" },
+  );
+  const stainedPairs = (count: number) => Array.from({ length: count }, (_, k) => () => stainedNuclei(k + 1));
+
+  it("trains a colour version of the base on the pairs and their slide variants, which the engine serves", async () => {
+    const result = await fineTune({ base, pairs: stainedPairs(3), budget: { steps: 4 }, batchSize: 4, threads: 1, validationFraction: 0 });
+    expect(result.recipe).toBe("stained: colour input, stain variants, microscope augmentation");
+    expect(result.manifest).toMatchObject({ name: "tiny-finetuned", channels: 3, input: "modality-colour", tileSize: 32, diameter: 12 });
+    expect(result.manifest.provenance.source).toMatch(/its one-channel first layer spread over three colour planes/);
+    expect(weightsFromModel(result.onnx).network.inputChannels).toBe(3);
+    // 16 crops from 3 images read in colour and 6 variants: some variants were drawn (nothing is dropped within the default budget).
+    expect(result.memory.preparations).toBeGreaterThan(3);
+    expect(result.memory.preparations).toBeLessThanOrEqual(9);
+    expect(result.memory.peakBytes).toBe(result.memory.preparations * preparedImageBytes(SIZE, SIZE, 3));
+    const served = await loadModelFromBytes(result.onnx, result.manifest, { executionProvider: "cpu", log: () => {} });
+    const segmented = await segmentImage(stainedNuclei(9).image, served, { diameter: 12 });
+    expect(segmented.labels.length).toBe(SIZE * SIZE);
+    await served.session.release();
+  });
+
+  it("scores the base as served, reading one channel, and returns it unchanged when the colour model does not beat it", async () => {
+    // The untrained tiny base finds no nuclei, nor does its colour version after two steps: no gain.
+    const result = await fineTune({ base, pairs: stainedPairs(5), budget: { steps: 2 }, batchSize: 2, threads: 1, validations: 1 });
+    expect(result.recipe).toBe("stained: colour input, stain variants, microscope augmentation");
+    expect(result.validation).toMatchObject({ apBefore: 0, chosenStep: 0, heldOut: 1 });
+    expect(result.validation.evidence?.verdict).toBe("no_gain");
+    expect(result.onnx).toBe(base.onnx);
+    expect(result.manifest).toEqual({ ...base.manifest, name: "tiny-finetuned", version: result.manifest.version, provenance: result.manifest.provenance });
+    expect(result.manifest.provenance.source).toMatch(/weights of step 0 of 2/);
+  });
+
+  it("keeps the standard recipe and one channel on fluorescence pairs", async () => {
+    const fluorescence = (seed: number) => () => {
+      const { image, labels } = syntheticNuclei(SIZE, SIZE, 6, seed);
+      return { image: { width: SIZE, height: SIZE, channels: 1, bitDepth: 32, sampleFormat: "float", data: image } satisfies DecodedImage, labels };
+    };
+    const result = await fineTune({ base, pairs: [1, 2, 3].map(fluorescence), budget: { steps: 2 }, batchSize: 2, threads: 1, validationFraction: 0 });
+    expect(result.recipe).toBe("standard: Cellpose augmentation");
+    expect(result.manifest.channels).toBe(1);
+    expect(result.manifest.input).toBeUndefined();
+    expect(result.memory.preparations).toBe(3);
+  });
+});
+
+describe("fineTuneRecipe", () => {
+  it("gives the stained recipe when most pairs are stained histology, widening only a one-channel base", () => {
+    expect(fineTuneRecipe(["histology", "histology", "fluorescence"], 1)).toMatchObject({
+      inputChannels: 3,
+      slideVariants: 2,
+      augmentation: { ...MICROSCOPE_AUGMENTATION, zoomRange: 0.8 },
+    });
+    expect(fineTuneRecipe(["histology"], 3)).toMatchObject({ name: "stained: stain variants, microscope augmentation", inputChannels: 3 });
+    expect(fineTuneRecipe(["histology", "brightfield"], 1)).toEqual({
+      name: "standard: Cellpose augmentation",
+      inputChannels: 1,
+      slideVariants: 0,
+      augmentation: CELLPOSE_AUGMENTATION,
+    });
   });
 });

@@ -49,6 +49,7 @@ describe("fineTune", () => {
       expect(ap).toBeLessThanOrEqual(1);
     }
     expect(result.manifest).toMatchObject({ name: "tiny-finetuned", channels: 1, tileSize: 32, diameter: 12 });
+    expect(result.recipe).toBe("standard: Cellpose augmentation");
     // The training objects' size is given to the model only where it beats the image's own estimate
     // on the held-out pairs; this untrained network finds nothing either way, and a tie keeps the estimate.
     expect(result.manifest.trainedObjectDiameter).toBeUndefined();

@@ -1,0 +1,47 @@
+// How fine-tuning trains, chosen from the pairs it is given. Stained histology gets cpsam-histology's
+// recipe (gpu-runner/models/cpsam-histology/README.md): a one-channel base widened to read colour
+// (network/colour-weights.ts: at step 0 it segments as the base does), so the stain's colour
+// reaches the network; two slide variants per training image (stain-augment.ts), since a handful of
+// crops from one or two slides shows one stain and one scanner; and the microscope augmentation
+// with a zoom of 0.6-1.4. On TNBC, fine-tuning cpsam the standard way on 8 crops of 2 slides took
+// the other slides from AP@0.5 0.296 to 0.492, while the training run with that recipe (on more
+// images: dsb2018's histology and 22 TNBC crops) scored 0.726 on held-out slides after 250 steps.
+// Other modalities keep the standard recipe.
+import type { Modality } from "../engine/modality.ts";
+import { CELLPOSE_AUGMENTATION, MICROSCOPE_AUGMENTATION } from "./augment.ts";
+import type { AugmentSettings } from "./augment.ts";
+
+export interface FineTuneRecipe {
+  /** In words, for the result and the runner's log. */
+  name: string;
+  /** Input channels of the network trained: the base's, or 3 where a one-channel base is widened to colour. */
+  inputChannels: number;
+  /** Slide variants per stained training image (0: none). */
+  slideVariants: number;
+  augmentation: AugmentSettings;
+}
+
+/** cpsam-histology's per-crop transforms: the train CLI's --augmentation microscope --zoom-range 0.8. */
+export const STAINED_AUGMENTATION: AugmentSettings = { ...MICROSCOPE_AUGMENTATION, zoomRange: 0.8 };
+
+/** cpsam-histology's --slide-variants. */
+export const STAINED_SLIDE_VARIANTS = 2;
+
+const COLOUR_CHANNELS = 3;
+
+/** A set is stained when most of its pairs are (the engine's modality of each image, readModality). */
+export function isStained(modalities: readonly Modality[]): boolean {
+  return 2 * modalities.filter((m) => m === "histology").length > modalities.length;
+}
+
+export function fineTuneRecipe(modalities: readonly Modality[], baseInputChannels: number): FineTuneRecipe {
+  if (!isStained(modalities))
+    return { name: "standard: Cellpose augmentation", inputChannels: baseInputChannels, slideVariants: 0, augmentation: CELLPOSE_AUGMENTATION };
+  const widened = baseInputChannels !== COLOUR_CHANNELS;
+  return {
+    name: `stained: ${widened ? "colour input, " : ""}stain variants, microscope augmentation`,
+    inputChannels: COLOUR_CHANNELS,
+    slideVariants: STAINED_SLIDE_VARIANTS,
+    augmentation: STAINED_AUGMENTATION,
+  };
+}
