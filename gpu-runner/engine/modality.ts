@@ -22,8 +22,10 @@ export { detectModality, type ModalityReading, readModality } from "../../common
 /** The one channel a one-channel nuclei model reads for this modality: see the file comment. */
 export function modalityChannel(image: DecodedImage, modality: Modality): Float32Array {
   const plane = image.width * image.height;
-  const out = new Float32Array(plane);
-  for (let c = 0; c < image.channels; c++) for (let i = 0; i < plane; i++) out[i]! += image.data[c * plane + i]! / image.channels;
+  // One channel is copied as it is (the caller normalises in place): a whole slide's glass blocks
+  // are made into model input only to be found glass, and a copy costs a fraction of the mean.
+  const out = image.channels === 1 ? image.data.slice(0, plane) : new Float32Array(plane);
+  if (image.channels > 1) for (let c = 0; c < image.channels; c++) for (let i = 0; i < plane; i++) out[i]! += image.data[c * plane + i]! / image.channels;
   if (modality !== "fluorescence") {
     let max = -Infinity;
     for (let i = 0; i < plane; i++) if (out[i]! > max) max = out[i]!;
