@@ -664,11 +664,15 @@ function loadLegacyPreview() {
   });
 }
 
+/**
+ * The part of the image on screen, in image pixels: between the canvas's edges, or the image's own
+ * where they lie inside the canvas (zoomed out, or panned past a corner), so that only tiles in view are asked for.
+ */
 function visibleRegion() {
   const x0 = Math.max(0, -view.x / view.scale);
   const y0 = Math.max(0, -view.y / view.scale);
-  const x1 = Math.min(width, x0 + canvas.clientWidth / view.scale);
-  const y1 = Math.min(height, y0 + canvas.clientHeight / view.scale);
+  const x1 = Math.min(width, (canvas.clientWidth - view.x) / view.scale);
+  const y1 = Math.min(height, (canvas.clientHeight - view.y) / view.scale);
   return { x0, y0, x1: Math.max(x0, x1), y1: Math.max(y0, y1) };
 }
 
