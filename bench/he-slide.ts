@@ -2,7 +2,7 @@
 //   [--reference <onnx>|<name>] [--provider cpu|webgpu|cuda|auto] [--memory-mb N] [--work DIR] [--clean]
 // Issue #33 item 5, its second half: does a whole slide of H&E go through the block-wise path with
 // the histology model within 1.5 GB? The slide is made of real H&E: the crops in DIR/images/ (TNBC,
-// /work/shared/data/nuclei/tnbc: 512² RGB PNGs at 40x), tiled over a few irregular islands of tissue
+// <nuclei>/tnbc: 512² RGB PNGs at 40x), tiled over a few irregular islands of tissue
 // covering --tissue of a --side² slide, on white-ish glass with the noise of a scanner's camera. It
 // is rendered a rectangle at a time, never held whole, and written as an uncompressed tiled 8-bit
 // RGB BigTIFF (bench/tiled-bigtiff-file.ts; 3 GiB at 32768², cached under $TMPDIR by its parameters,
@@ -14,8 +14,7 @@
 // s/MP over the whole slide, blocks and glass blocks, cells, and the modality and diameter the
 // survey decided. With --reference, the ratio of s/MP to the reference's, both measured in this run
 // (the shared machine's speed drifts between runs). Target: peak RSS <= 1.5 GB (1.5e9 bytes) with
-// the histology model (default: the trainer's training-runs/cpsam-histology/run/cpsam-histology.onnx
-// where it exists, else cpsam).
+// the histology model (default: the public cpsam-histology).
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
@@ -28,7 +27,6 @@ import type { RegionSource } from "../gpu-runner/engine/blocks/region-source.ts"
 import { SINGLE_PASS_PIXELS } from "../gpu-runner/engine/blocks/segment-blocks.ts";
 import { writeTiledBigTiff } from "./tiled-bigtiff-file.ts";
 
-const HISTOLOGY_RUN = fileURLToPath(new URL("../training-runs/cpsam-histology/run/cpsam-histology.onnx", import.meta.url));
 const SEGMENT_CLI = fileURLToPath(new URL("../gpu-runner/cli/segment.ts", import.meta.url));
 const TARGET_BYTES = 1.5e9;
 
@@ -353,7 +351,7 @@ async function slideFile(slide: HeSlide, crops: Crops, seed: number): Promise<st
 const mib = (bytes: number) => (Number.isNaN(bytes) ? "-" : `${(bytes / 2 ** 20).toFixed(0)} MiB`);
 
 async function main(): Promise<void> {
-  if (!values.data) throw new Error("--data DIR is required: a folder whose images/ hold H&E crops (e.g. /work/shared/data/nuclei/tnbc)");
+  if (!values.data) throw new Error("--data DIR is required: a folder whose images/ hold H&E crops (e.g. <nuclei>/tnbc, TNBC's crops)");
   const side = Number(values.side);
   const seed = Number(values.seed);
   // The CLI segments an image of at most the single-pass size whole: no blocks to measure.
@@ -363,7 +361,7 @@ async function main(): Promise<void> {
     );
   const crops = loadCrops(values.data);
   const slide = new HeSlide(side, Number(values.tissue), crops, seed);
-  const model = values.model ?? (existsSync(HISTOLOGY_RUN) ? HISTOLOGY_RUN : "cpsam");
+  const model = values.model ?? "cpsam-histology";
   const megapixels = (side * side) / 1e6;
   console.log(
     `bench:he-slide: ${side}² (${megapixels.toFixed(0)} MP, ${((3 * side * side) / 1e9).toFixed(2)} GB as raw RGB), ${slide.islands.length} islands of tissue over ${(100 * slide.tissue).toFixed(1)} % of it, ` +
