@@ -1,14 +1,20 @@
 // Which public model to use for which images: the one place that says it. GET /models shows each
 // public model's modalities (`recommended_for`), and every client that picks a model for an image
 // (the dashboard's predict form, `npm run client -- segment --model auto`, `npm run segment`)
-// picks by the image's detected modality from here. Chosen on the models' figures per modality on
-// images that chose nothing (docs/models.md): cpsam-large is better on stained histology and
-// brightfield, cpsam as good on fluorescence at a quarter of the time.
+// picks by the image's detected modality from here. Chosen on the models' AP@0.5 per modality on
+// held-out images that chose nothing (docs/models.md):
+// - stained histology: cpsam-histology, the best on both collections, TNBC slides it never trained
+//   on 0.666 (cpsam 0.343, cpsam-large 0.415) and DSB2018's stained images 0.624 (0.593, 0.620),
+//   at 1.2x cpsam's network time, about a quarter of cpsam-large's;
+// - brightfield: cpsam-large, 0.835 (cpsam 0.755);
+// - fluorescence: cpsam, as good or better (BBBC039 0.893, Kromp 0.955, DSB2018 0.834) at a
+//   quarter of cpsam-large's time.
 import type { Modality } from "./modality.ts";
 
 export const RECOMMENDED_MODALITIES: Readonly<Record<string, readonly Modality[]>> = {
   cpsam: ["fluorescence"],
-  "cpsam-large": ["histology", "brightfield"],
+  "cpsam-large": ["brightfield"],
+  "cpsam-histology": ["histology"],
 };
 
 /** The public model for images of this modality; cpsam, the default, where none is named or the modality is unknown. */

@@ -27,7 +27,7 @@ const USAGE = `usage: npm run admin -- <command> [--env staging|production]
   member list <org-slug>
   member remove <org-slug> <email>
   login-link <org-slug> [--url U]    prints a one-time dashboard sign-in URL as the last line (15 minutes, single use)
-  models upload              puts each committed public model (gpu-runner/models/cpsam, cpsam-large) where its row points`;
+  models upload              puts each committed public model (gpu-runner/models/cpsam, cpsam-large, cpsam-histology) where its row points`;
 
 function intOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;

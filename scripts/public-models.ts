@@ -12,6 +12,7 @@ export const BASE_MODEL_DIR = process.env.CELLSEG_BASE_MODEL_DIR ?? "gpu-runner/
 export const PUBLIC_MODEL_DIRS: Readonly<Record<string, string>> = {
   cpsam: BASE_MODEL_DIR,
   "cpsam-large": "gpu-runner/models/cpsam-large",
+  "cpsam-histology": "gpu-runner/models/cpsam-histology",
 };
 
 /** The model's two files, or null when its weights are not committed. */

@@ -37,8 +37,8 @@ Exits 0 only if every image was segmented and exported.
   --out DIR               where the exports go (required)
   --model ID|auto         model to segment with (default: auto, each image's public model as the service
                           recommends it for the image's modality, read here from the file: cpsam for
-                          fluorescence, cpsam-large for stained histology and brightfield; see
-                          \`npm run client -- models\`)
+                          fluorescence, cpsam-large for brightfield, cpsam-histology for stained
+                          histology; see \`npm run client -- models\`)
   --diameter D            object diameter in pixels, ${MIN_DIAMETER_PX} to ${MAX_DIAMETER_PX}; 0 or auto: estimate it (the default)
   --channels A,B          Cellpose's channels: segment A, nucleus B; 1-based, 0 = grayscale
   --modality M            ${MODALITY_CHOICES.join(", ")}: what the one-channel model's input is made

@@ -19,7 +19,12 @@ const model = (id: string, isPublic: boolean, recommended: ModelRecord["recommen
   training: null,
   created_at: "2026-11-26T00:00:00.000Z",
 });
-const served = [model("cpsam", true, ["fluorescence"]), model("cpsam-large", true, ["histology", "brightfield"]), model("mine", false, [])];
+const served = [
+  model("cpsam", true, ["fluorescence"]),
+  model("cpsam-large", true, ["brightfield"]),
+  model("cpsam-histology", true, ["histology"]),
+  model("mine", false, []),
+];
 
 /** A 96x96 PNG of nuclei on a grid: `inside` and `outside` give a pixel's channel values. */
 function png(channels: 1 | 3, inside: number[], outside: number[]): string {
@@ -37,14 +42,15 @@ function png(channels: 1 | 3, inside: number[], outside: number[]): string {
 
 describe("the model chosen for an image with --model auto", () => {
   it("is the public model the service lists as recommended for the modality, cpsam where none is", () => {
-    expect(modelFor("histology", served)).toBe("cpsam-large");
+    expect(modelFor("histology", served)).toBe("cpsam-histology");
+    expect(modelFor("brightfield", served)).toBe("cpsam-large");
     expect(modelFor("fluorescence", served)).toBe("cpsam");
     expect(modelFor(null, served)).toBe("cpsam");
   });
 
   it("reads the modality from the file and says why", async () => {
     const stained = await chooseModelForFile(png(3, [90, 60, 150], [230, 170, 200]), served);
-    expect(stained.modelId).toBe("cpsam-large");
+    expect(stained.modelId).toBe("cpsam-histology");
     expect(stained.reason).toMatch(/^histology: stained/);
     const fluorescent = await chooseModelForFile(png(1, [200], [10]), served);
     expect(fluorescent).toEqual({ modelId: "cpsam", reason: expect.stringMatching(/^fluorescence: a dark field/) });

@@ -163,11 +163,16 @@ describe("the local stack", () => {
     await stopRunner(runner);
   }, 240_000);
 
-  it("lists both public models with their trade-off, and segments with cpsam-large when a prediction names it", async () => {
-    const models = await api<{ id: string; is_public: boolean; description: string }[]>("/models");
+  it("lists the three public models with their trade-off and the modalities each is for, and segments with cpsam-large and cpsam-histology when a prediction names them", async () => {
+    const models = await api<{ id: string; is_public: boolean; description: string; recommended_for: string[] }[]>("/models");
     const shared = models.filter((m) => m.is_public);
-    expect(shared.map((m) => m.id)).toEqual(["cpsam", "cpsam-large"]); // the fast default first
-    for (const model of shared) expect(model.description).toMatch(/histology [0-9.]+.* s\/MP/);
+    // The fast default first, then in the order they were released.
+    expect(shared.map((m) => [m.id, m.recommended_for])).toEqual([
+      ["cpsam", ["fluorescence"]],
+      ["cpsam-large", ["brightfield"]],
+      ["cpsam-histology", ["histology"]],
+    ]);
+    for (const model of shared) expect(model.description).toMatch(/histology [0-9.]+.*Network .* on 2 CPU cores/);
     const runner = stack.startRunner();
     const image = await upload("nuclei-for-the-large-model.png", 384, 320);
     const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam-large" });
@@ -175,6 +180,23 @@ describe("the local stack", () => {
     expect(done).toMatchObject({ status: "COMPLETED", model_id: "cpsam-large" });
     expect(done.cell_count).toBeGreaterThanOrEqual(Math.round(image.nuclei * 0.8));
     expect(done.cell_count).toBeLessThanOrEqual(Math.round(image.nuclei * 1.2));
+
+    // The same nuclei as purple haematoxylin on pink tissue, as 8-bit RGB: cpsam-histology's weights,
+    // put where its row points as npm start puts them, segment them.
+    const width = 384;
+    const height = 320;
+    const { data, count } = syntheticNuclei(width, height);
+    const rgb = new Uint8Array(3 * width * height);
+    for (let i = 0; i < width * height; i++) {
+      const v = (data[i]! - 300) / 3000;
+      rgb.set([230 - 150 * v, 170 - 120 * v, 205 - 60 * v].map(Math.round), 3 * i);
+    }
+    const stained = await uploadFile("stained-nuclei.png", encodePng({ width, height, data: rgb, depth: 8, channels: 3 }));
+    const histology = await postJson<{ prediction_id: string }>("/predict", { image_id: stained, model_id: "cpsam-histology" });
+    const segmented = await until(() => api(`/predict/${histology.prediction_id}`), finished, 120_000);
+    expect(segmented).toMatchObject({ status: "COMPLETED", model_id: "cpsam-histology" });
+    expect(segmented.cell_count).toBeGreaterThanOrEqual(Math.round(count * 0.8));
+    expect(segmented.cell_count).toBeLessThanOrEqual(Math.round(count * 1.2));
     await stopRunner(runner);
   }, 240_000);
 

@@ -78,8 +78,12 @@ describe("command-line tools", () => {
     writeFileSync(join(dir, "stained.png"), encode({ width: 180, height: 140, depth: 8, channels: 3, data: rgb }));
     const stained = run("segment.ts", [join(dir, "stained.png"), "--provider", "cpu", "--out", join(dir, "auto-histology")]);
     expect(stained.status).toBe(0);
-    expect(stained.stdout).toMatch(/^model cpsam-large: recommended for histology \(stained/m);
-    expect(stained.stdout).toMatch(/model cpsam-large@/);
+    expect(stained.stdout).toMatch(/^model cpsam-histology: recommended for histology \(stained/m);
+    expect(stained.stdout).toMatch(/model cpsam-histology@1/);
+    // It finds the 20 nuclei.
+    const cells = Number(/stained\.png: 180x140x3, (\d+) cells/.exec(stained.stdout)?.[1]);
+    expect(cells).toBeGreaterThanOrEqual(18);
+    expect(cells).toBeLessThanOrEqual(22);
   }, 60_000);
 
   it("segment explains a missing image and bad options", () => {

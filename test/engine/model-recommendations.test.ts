@@ -3,8 +3,8 @@ import { MODALITIES } from "../../schema/modality.ts";
 import { RECOMMENDED_MODALITIES, recommendedFor, recommendedModel } from "../../schema/model-recommendations.ts";
 
 describe("the public model recommended for an image", () => {
-  it("is cpsam-large for stained histology and brightfield, cpsam for fluorescence and for an unknown modality", () => {
-    expect(recommendedModel("histology")).toBe("cpsam-large");
+  it("is cpsam-histology for stained histology, cpsam-large for brightfield, cpsam for fluorescence and for an unknown modality", () => {
+    expect(recommendedModel("histology")).toBe("cpsam-histology");
     expect(recommendedModel("brightfield")).toBe("cpsam-large");
     expect(recommendedModel("fluorescence")).toBe("cpsam");
     expect(recommendedModel(null)).toBe("cpsam");

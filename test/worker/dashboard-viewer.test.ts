@@ -158,7 +158,7 @@ describe("the image's preview", () => {
       json: { lease_token: job.lease_token, result: { preview_bytes: ARCHIVE.length, levels: 1, modality } },
     });
     expect(done.status).toBe(200);
-    expect(await offered()).toBe("cpsam-large");
+    expect(await offered()).toBe("cpsam-histology");
     expect(await (await dashboardCall(session, `/images/${image.id}`)).text()).toContain("(recommended for histology)");
   });
 

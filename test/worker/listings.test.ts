@@ -142,6 +142,27 @@ describe("GET /predictions and GET /jobs", () => {
   });
 });
 
+describe("GET /models", () => {
+  it("lists the three public models, each with the modalities it is the one to use for and its trade-off", async () => {
+    const org = await createOrg();
+    const models = await json<{ id: string; is_public: boolean; version: string; recommended_for: string[]; description: string }[]>(
+      await call("/models", { key: org.key }),
+    );
+    const shared = models.filter((m) => m.is_public);
+    expect(Object.fromEntries(shared.map((m) => [m.id, m.recommended_for]))).toEqual({
+      cpsam: ["fluorescence"],
+      "cpsam-large": ["brightfield"],
+      "cpsam-histology": ["histology"],
+    });
+    const histology = shared.find((m) => m.id === "cpsam-histology")!;
+    expect(histology.version).toBe("1");
+    expect(histology.description).toMatch(/^For stained histology \(H&E and the like\)/);
+    expect(histology.description).toContain("TNBC slides it never trained on 0.666 (cpsam 0.343, cpsam-large 0.415)");
+    // cpsam-large no longer claims stained histology, and says which model is better there.
+    expect(shared.find((m) => m.id === "cpsam-large")!.description).toMatch(/^For brightfield: .*cpsam-histology 0\.624 is better/);
+  });
+});
+
 describe("GET /models/{id}", () => {
   it("answers a public model and the organization's own", async () => {
     const org = await createOrg();
@@ -162,7 +183,8 @@ describe("GET /models/{id}", () => {
     const org = await createOrg();
     const recommended = async (id: string) => ((await json(await call(`/models/${id}`, { key: org.key }))) as { recommended_for: string[] }).recommended_for;
     expect(await recommended("cpsam")).toEqual(["fluorescence"]);
-    expect(await recommended("cpsam-large")).toEqual(["histology", "brightfield"]);
+    expect(await recommended("cpsam-large")).toEqual(["brightfield"]);
+    expect(await recommended("cpsam-histology")).toEqual(["histology"]);
   });
 });
 
