@@ -25,6 +25,7 @@ import { parseArgs } from "node:util";
 import { type DecodedImage, decodeImage } from "../common/decode/index.ts";
 import type { RegionSource } from "../gpu-runner/engine/blocks/region-source.ts";
 import { SINGLE_PASS_PIXELS } from "../gpu-runner/engine/blocks/segment-blocks.ts";
+import { mix32 } from "../test/fixtures/mosaic.ts";
 import { writeTiledBigTiff } from "./tiled-bigtiff-file.ts";
 
 const SEGMENT_CLI = fileURLToPath(new URL("../gpu-runner/cli/segment.ts", import.meta.url));
@@ -45,15 +46,7 @@ const { values } = parseArgs({
   },
 });
 
-/** A 32-bit integer hash of two coordinates and a salt (Wang-style mixing). */
-function mix(x: number, y: number, salt: number): number {
-  let h = Math.imul(x, 0x27d4eb2d) ^ Math.imul(y, 0x165667b1) ^ Math.imul(salt + 1, 0x9e3779b9);
-  h = Math.imul(h ^ (h >>> 15), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
-}
-
-const unit = (x: number, y: number, salt: number) => mix(x, y, salt) / 4294967296;
+const unit = (x: number, y: number, salt: number) => mix32(x, y, salt) / 4294967296;
 
 /** Glass as a scanner sees it: bright, slightly tinted, never quite colourless or flat. */
 const GLASS = [235, 230, 235];
@@ -223,14 +216,14 @@ class HeSlide {
       for (let x = x0; x < x0 + w; ) {
         const tx = Math.floor(x / pitch);
         const end = Math.min(x0 + w, (tx + 1) * pitch);
-        const group = mix(tx >> 1, ty >> 1, this.seed);
+        const group = mix32(tx >> 1, ty >> 1, this.seed);
         const crop = planes[group % planes.length]!;
         const flipX = (tx & 1) ^ ((group >>> 16) & 1);
         const flipY = (ty & 1) ^ ((group >>> 17) & 1);
         const cropRow = flipY ? pitch - 1 - row : row;
         for (; x < end; x++) {
           const i = out + x - x0;
-          const glassNoise = mix(x, y, this.seed + 1);
+          const glassNoise = mix32(x, y, this.seed + 1);
           const a = alpha[x - x0]!;
           const col = x - tx * pitch;
           const cropCol = flipX ? pitch - 1 - col : col;

@@ -2,27 +2,17 @@
 // IEND). Each row is filtered with Sub (a byte less the same channel's byte one pixel to its left),
 // which suits images that change smoothly, and deflated by Node's native zlib. A JavaScript
 // deflate (fast-png's, through pako) made encoding most of a fanned-out block's time around its
-// stages and most of the merge's serial time; native zlib does the same in a fraction of it.
-import { crc32, deflateSync } from "node:zlib";
+// stages and most of the merge's serial time; native zlib does the same in a fraction of it. The
+// framing (signature, chunks) is the service's: schema/png-chunks.ts.
+import { deflateSync } from "node:zlib";
+import { PNG_SIGNATURE, pngChunk } from "../../schema/png-chunks.ts";
 
-const SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
 /** PNG colour types: gray, and red, green, blue. */
 const COLOUR_TYPE = { 1: 0, 3: 2 } as const;
 /** The Sub filter's number, the first byte of each filtered row. */
 const FILTER_SUB = 1;
 /** zlib's default: previews are written once and read many times. */
 const DEFLATE_LEVEL = 6;
-
-/** One chunk: its length, its type, its data, and the CRC-32 of type and data. */
-function chunk(type: string, data: Uint8Array): Uint8Array {
-  const out = new Uint8Array(12 + data.length);
-  const view = new DataView(out.buffer);
-  view.setUint32(0, data.length);
-  for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
-  out.set(data, 8);
-  view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
-  return out;
-}
 
 /** An 8-bit PNG of `channels` interleaved samples a pixel (1: gray, 3: RGB). */
 export function encodePng8(data: Uint8Array, width: number, height: number, channels: 1 | 3): Uint8Array {
@@ -41,7 +31,12 @@ export function encodePng8(data: Uint8Array, width: number, height: number, chan
   view.setUint32(0, width);
   view.setUint32(4, height);
   header.set([8, COLOUR_TYPE[channels], 0, 0, 0], 8); // bit depth, colour type, deflate, adaptive filtering, no interlace
-  const parts = [SIGNATURE, chunk("IHDR", header), chunk("IDAT", deflateSync(filtered, { level: DEFLATE_LEVEL })), chunk("IEND", new Uint8Array(0))];
+  const parts = [
+    PNG_SIGNATURE,
+    pngChunk("IHDR", header),
+    pngChunk("IDAT", deflateSync(filtered, { level: DEFLATE_LEVEL })),
+    pngChunk("IEND", new Uint8Array(0)),
+  ];
   const png = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
   let at = 0;
   for (const part of parts) {

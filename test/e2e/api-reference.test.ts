@@ -3,7 +3,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
+import { launchChromium } from "./chromium.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 
@@ -14,11 +15,7 @@ let profile: string;
 beforeAll(async () => {
   stack = await startStack();
   profile = mkdtempSync(join(tmpdir(), "cellseg-chromium-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  context = await launchChromium(profile);
 }, 180_000);
 
 afterAll(async () => {

@@ -5,14 +5,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encode as encodePng } from "fast-png";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
+import { launchChromium } from "./chromium.ts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { createHash, randomBytes } from "node:crypto";
 import { nucleusCentres, syntheticNuclei, syntheticNucleiLabels } from "../fixtures/nuclei-grid.ts";
 import { inSight, layoutProblems, WINDOW_SIZES } from "./layout-checks.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 /** Larger than one bitmap: its preview is three levels of 512-px tiles (5 × 3 at full resolution). */
 const LARGE = { width: 2600, height: 1100 };
 const SHOTS = "/tmp/cellseg-dashboard";
@@ -29,22 +29,7 @@ beforeAll(async () => {
   stack.startRunner();
   profile = mkdtempSync(join(tmpdir(), "cellseg-chromium-"));
   files = mkdtempSync(join(tmpdir(), "cellseg-files-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-    viewport: { width: 1440, height: 900 },
-    acceptDownloads: true,
-  });
+  context = await launchChromium(profile, { viewport: { width: 1440, height: 900 }, acceptDownloads: true });
   page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(30_000);
   // A script error on any page fails the test that caused it (see afterEach).

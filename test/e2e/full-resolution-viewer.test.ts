@@ -9,14 +9,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decode as decodePng } from "fast-png";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
+import { launchChromium } from "./chromium.ts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { type Nucleus, SyntheticMosaic } from "../fixtures/mosaic.ts";
 import { stackClient } from "../fixtures/nuclei-grid.ts";
 import { encodeTiff } from "../fixtures/tiff-writer.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 /** Next to the dashboard test's screenshots (test/e2e/dashboard.test.ts). */
 const SHOTS = "/tmp/cellseg-dashboard";
 /**
@@ -60,25 +60,7 @@ const { api, postJson } = stackClient(() => stack);
 beforeAll(async () => {
   profile = mkdtempSync(join(tmpdir(), "cellseg-chromium-"));
   // The file is made while the stack and the browser start.
-  [stack, context, tiff] = await Promise.all([
-    startStack(),
-    chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      viewport: { width: 1440, height: 900 },
-    }),
-    mosaicTiff(),
-  ]);
+  [stack, context, tiff] = await Promise.all([startStack(), launchChromium(profile, { viewport: { width: 1440, height: 900 } }), mosaicTiff()]);
   // One runner is enough: a TIFF is read at random, so its plan becomes block tasks however many
   // runners there are (gpu-runner/runner/predict-job.ts). Its block memory gives 1088-px cores at
   // a diameter of 18 px (a block of 1160² at cpsam's 24 px: 64 bytes a pixel, times (24/18)²).
