@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encode as encodePng } from "fast-png";
 import type { BrowserContext, Page } from "playwright-core";
-import { launchChromium } from "./chromium.ts";
+import { collectPageErrors, launchChromium } from "./chromium.ts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { createHash, randomBytes } from "node:crypto";
@@ -33,8 +33,7 @@ beforeAll(async () => {
   page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(30_000);
   // A script error on any page fails the test that caused it (see afterEach).
-  page.on("pageerror", (error) => pageErrors.push(error.message));
-  page.on("console", (message) => message.type() === "error" && !message.text().startsWith("Failed to load resource") && pageErrors.push(message.text()));
+  collectPageErrors(page, pageErrors);
 }, 180_000);
 
 afterEach(() => {

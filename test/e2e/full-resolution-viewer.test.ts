@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decode as decodePng } from "fast-png";
 import type { BrowserContext, Page } from "playwright-core";
-import { launchChromium } from "./chromium.ts";
+import { collectPageErrors, launchChromium } from "./chromium.ts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { type Nucleus, SyntheticMosaic } from "../fixtures/mosaic.ts";
@@ -67,8 +67,7 @@ beforeAll(async () => {
   runner = stack.startRunner({ BLOCK_MEMORY_MB: "160" });
   page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(30_000);
-  page.on("pageerror", (error) => pageErrors.push(error.message));
-  page.on("console", (message) => message.type() === "error" && !message.text().startsWith("Failed to load resource") && pageErrors.push(message.text()));
+  collectPageErrors(page, pageErrors);
 }, 180_000);
 
 afterEach(() => {
