@@ -1,5 +1,5 @@
 // npm run bench:fanout [-- --sides 8192,16384] [--glass 0.7] [--work DIR] [--keep]
-//                         [--single-pass-mp N] [--block-memory-mb N]
+//                         [--single-pass-mp N] [--block-memory-mb N] [--no-ceiling] [--one-runner-only]
 // A block-wise prediction fanned out over runners (issue #34): does a second runner make a whole
 // slide faster, what does a block cost beyond the single-runner path, and does glass cost nothing?
 //
@@ -44,6 +44,9 @@
 //   npm run bench:fanout -- --sides 2048 --glass 0.7 --single-pass-mp 1 --block-memory-mb 64
 // A side segmented in one pass (side² at most the single-pass size, default 16.8 MP) is refused: it
 // has no fan-out to measure.
+// --one-runner-only: case (a) alone for each side, no two-runner case and no ceiling: what the glass
+// case needs, when a large side's two-runner figure is not wanted (32768² with one runner is half an
+// hour of a 2-core machine).
 // --work DIR: the mosaics, runner logs (logs/), exports (exports/) and fanout-results.json (default
 // $TMPDIR/cellseg-bench-fanout). --keep keeps the downloaded exports (removed after the comparison
 // otherwise; the mosaics are always kept as the cache). No ../shared needed. `wrangler dev` reloads
@@ -80,6 +83,7 @@ const { values } = parseArgs({
     "single-pass-mp": { type: "string" },
     "block-memory-mb": { type: "string" },
     "no-ceiling": { type: "boolean", default: false },
+    "one-runner-only": { type: "boolean", default: false },
     "glass-side": { type: "string" },
     help: { type: "boolean", short: "h" },
   },
@@ -495,13 +499,17 @@ async function main() {
     };
     for (const image of images) {
       // What two one-thread processes gain over one on this machine, measured beside the cases.
-      if (ceiling === undefined && !values["no-ceiling"]) {
+      if (ceiling === undefined && !values["no-ceiling"] && !values["one-runner-only"]) {
         ceiling = await parallelCeiling();
         console.log(
           `the machine's ceiling: one engine process of one thread ${seconds(ceiling.aloneMs)} s, two side by side ${ceiling.togetherMs.map(seconds).join(" s and ")} s: ${ceiling.speedUp.toFixed(2)}x`,
         );
       }
       const a = await runCase(stack, http, { id: await upload(image.file), ...image }, "a", 1);
+      if (values["one-runner-only"]) {
+        cases.push(a);
+        continue;
+      }
       const b = await runCase(stack, http, { id: await upload(image.file), ...image }, "b", 2);
       cases.push(a, b);
       const differing = await compareExports(http, a, b);
