@@ -4,7 +4,7 @@
 // picks by the image's detected modality from here. Chosen on the models' AP@0.5 per modality on
 // held-out images that chose nothing (docs/models.md):
 // - stained histology: cpsam-histology, the best on both collections, TNBC slides it never trained
-//   on 0.666 (cpsam 0.343, cpsam-large 0.415) and DSB2018's stained images 0.624 (0.593, 0.620),
+//   on 0.706 (cpsam 0.419, cpsam-large 0.453) and DSB2018's stained images 0.632 (0.589, 0.621),
 //   at 1.2x cpsam's network time, about a quarter of cpsam-large's;
 // - brightfield: cpsam-large, 0.835 (cpsam 0.755);
 // - fluorescence: cpsam, as good or better (BBBC039 0.893, Kromp 0.955, DSB2018 0.834) at a

@@ -4,7 +4,7 @@ import type { Roi } from "../../schema/roi.ts";
 import { medianObjectDiameter } from "../training/object-diameter.ts";
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { MIN_ESTIMATED_DIAMETER } from "./diameter.ts";
-import { diameterGuessFromInput } from "./diameter-guess.ts";
+import { diameterGuessFromInput, firstPassDiameter } from "./diameter-guess.ts";
 import { runNetwork } from "./inference.ts";
 import { atImageResolution, computeMasks, DEFAULT_MASK_PARAMS, type MaskParams, type MaskResult } from "./masks/compute-masks.ts";
 import type { LoadedModel } from "./model.ts";
@@ -166,7 +166,7 @@ export async function segmentImage(
     let fromImage: number | undefined;
     if (learned === undefined) fromImage = diameterGuessFromInput(input.data, manifest.channels, width, height, modality?.modality);
     estimate = { fromImage, ...(learned !== undefined && { fromModel: learned }), fromMasks: undefined, passes: 1 };
-    const guess = learned ?? fromImage;
+    const guess = learned ?? firstPassDiameter(fromImage, modality?.modality, manifestDiameter);
     diameter = guess === undefined ? manifestDiameter : settle(guess);
   }
   lap("diameter");

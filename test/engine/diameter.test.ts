@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { blockMean, blockMeanFromTable, estimateDiameterFromImage, summedAreaTable } from "../../gpu-runner/engine/diameter.ts";
+import { firstPassDiameter, HISTOLOGY_FIRST_PASS_FLOOR } from "../../gpu-runner/engine/diameter-guess.ts";
 import { normalizeImage } from "../../gpu-runner/engine/normalize.ts";
 import { medianObjectDiameter } from "../../gpu-runner/training/object-diameter.ts";
 import { renderInvertedBrightfield } from "./helpers/synthetic-brightfield.ts";
@@ -93,5 +94,23 @@ describe("estimateDiameterFromImage", () => {
 
   it("rejects a plane whose length does not match its size", () => {
     expect(() => estimateDiameterFromImage(new Float32Array(10), 5, 5)).toThrow(/expected 5x5/);
+  });
+});
+
+describe("firstPassDiameter", () => {
+  it("runs the first pass on stained histology at no less than 0.75 of the model's diameter, where pale nuclei would break into specks", () => {
+    expect(firstPassDiameter(6.5, "histology", 24)).toBe(HISTOLOGY_FIRST_PASS_FLOOR * 24);
+    expect(HISTOLOGY_FIRST_PASS_FLOOR).toBe(0.75);
+  });
+
+  it("keeps a histology guess above the floor, and every guess of other modalities, as it is", () => {
+    expect(firstPassDiameter(40, "histology", 24)).toBe(40);
+    expect(firstPassDiameter(6.5, "fluorescence", 24)).toBe(6.5);
+    expect(firstPassDiameter(6.5, "brightfield", 24)).toBe(6.5);
+    expect(firstPassDiameter(6.5, undefined, 24)).toBe(6.5);
+  });
+
+  it("leaves an image with no guess to the model's own scale", () => {
+    expect(firstPassDiameter(undefined, "histology", 24)).toBeUndefined();
   });
 });

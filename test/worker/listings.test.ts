@@ -157,9 +157,9 @@ describe("GET /models", () => {
     const histology = shared.find((m) => m.id === "cpsam-histology")!;
     expect(histology.version).toBe("1");
     expect(histology.description).toMatch(/^For stained histology \(H&E and the like\)/);
-    expect(histology.description).toContain("TNBC slides it never trained on 0.666 (cpsam 0.343, cpsam-large 0.415)");
+    expect(histology.description).toContain("TNBC slides it never trained on 0.706 (cpsam 0.419, cpsam-large 0.453)");
     // cpsam-large no longer claims stained histology, and says which model is better there.
-    expect(shared.find((m) => m.id === "cpsam-large")!.description).toMatch(/^For brightfield: .*cpsam-histology 0\.624 is better/);
+    expect(shared.find((m) => m.id === "cpsam-large")!.description).toMatch(/^For brightfield: .*cpsam-histology 0\.632 is better/);
   });
 });
 
