@@ -7,6 +7,7 @@
 // the other slides from AP@0.5 0.296 to 0.492, while the training run with that recipe (on more
 // images: dsb2018's histology and 22 TNBC crops) scored 0.726 on held-out slides after 250 steps.
 // Other modalities keep the standard recipe.
+import type { ModelManifest } from "../engine/model.ts";
 import type { Modality } from "../engine/modality.ts";
 import { CELLPOSE_AUGMENTATION, MICROSCOPE_AUGMENTATION } from "./augment.ts";
 import type { AugmentSettings } from "./augment.ts";
@@ -19,6 +20,8 @@ export interface FineTuneRecipe {
   /** Slide variants per stained training image (0: none). */
   slideVariants: number;
   augmentation: AugmentSettings;
+  /** Mask defaults the fine-tuned model is served with, over the base's (none: the base's alone). */
+  maskDefaults?: ModelManifest["maskDefaults"];
 }
 
 /** cpsam-histology's per-crop transforms: the train CLI's --augmentation microscope --zoom-range 0.8. */
@@ -26,6 +29,13 @@ export const STAINED_AUGMENTATION: AugmentSettings = { ...MICROSCOPE_AUGMENTATIO
 
 /** cpsam-histology's --slide-variants. */
 export const STAINED_SLIDE_VARIANTS = 2;
+
+/**
+ * cpsam-histology's mask defaults (its manifest's maskDefaults.histology, chosen on its selection
+ * slides and images): a colour network trained this way draws flows that the flow-error check
+ * helps, where cpsam's one-channel histology defaults turn it off.
+ */
+export const STAINED_MASK_DEFAULTS: NonNullable<ModelManifest["maskDefaults"]> = { histology: { cellprobThreshold: 0, flowThreshold: 0.4, minSize: 30 } };
 
 const COLOUR_CHANNELS = 3;
 
@@ -43,5 +53,6 @@ export function fineTuneRecipe(modalities: readonly Modality[], baseInputChannel
     inputChannels: COLOUR_CHANNELS,
     slideVariants: STAINED_SLIDE_VARIANTS,
     augmentation: STAINED_AUGMENTATION,
+    maskDefaults: STAINED_MASK_DEFAULTS,
   };
 }

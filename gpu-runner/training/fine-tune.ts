@@ -386,8 +386,10 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     createdAt: new Date().toISOString(),
   };
   const model = keptBase ? keptBaseModel(base, name, version, provenance) : exportModel(config, returned.params, name, version, provenance);
-  // The base's mask defaults were chosen for its flows; the fine-tuned network's are of the same kind.
-  if (base.manifest.maskDefaults) model.manifest.maskDefaults = base.manifest.maskDefaults;
+  // The base's mask defaults were chosen for its flows; the fine-tuned network's are of the same
+  // kind, except where its recipe trained it as another model was (the stained recipe: cpsam-histology's).
+  const maskDefaults = keptBase ? base.manifest.maskDefaults : { ...base.manifest.maskDefaults, ...recipe.maskDefaults };
+  if (maskDefaults && Object.keys(maskDefaults).length > 0) model.manifest.maskDefaults = maskDefaults;
   // Fine-tuning the result again starts from the same network, so it keeps the base's rate.
   if (base.manifest.fineTuneLearningRate) model.manifest.fineTuneLearningRate = base.manifest.fineTuneLearningRate;
   // The training objects' size becomes the model's start for diameter "auto" only where it
@@ -397,7 +399,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const learnedDiameter = medianOf(trainIndices.map((i) => measured[i]!).filter((d) => d > 0));
   let sizeNote = "";
   if (learnedDiameter !== undefined && heldOut.length) {
-    const maskDefaults = base.manifest.maskDefaults;
+    const maskDefaults = model.manifest.maskDefaults;
     const withSize = await autoDiameterAp(returned.config, returned.params, returned.heldOut, { trainedObjectDiameter: learnedDiameter, maskDefaults });
     const withEstimate = await autoDiameterAp(returned.config, returned.params, returned.heldOut, { maskDefaults });
     const keep = keepsLearnedSize(withSize, withEstimate);

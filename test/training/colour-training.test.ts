@@ -2,7 +2,7 @@
 // stained images are read as the engine makes them, prepared and cropped with their three channels,
 // trained on, and fine-tuned by the runner's entry point into a model whose manifest says colour,
 // from a colour base or from a one-channel base widened for stained pairs (fine-tune-recipe.ts).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encode } from "fast-png";
@@ -14,7 +14,7 @@ import { segmentImage } from "../../gpu-runner/engine/segment.ts";
 import { weightsFromModel } from "../../gpu-runner/network/weights-from-model.ts";
 import { CELLPOSE_AUGMENTATION, MICROSCOPE_AUGMENTATION } from "../../gpu-runner/training/augment.ts";
 import { fineTune } from "../../gpu-runner/training/fine-tune.ts";
-import { fineTuneRecipe } from "../../gpu-runner/training/fine-tune-recipe.ts";
+import { fineTuneRecipe, STAINED_MASK_DEFAULTS } from "../../gpu-runner/training/fine-tune-recipe.ts";
 import { initialParameters } from "../../gpu-runner/training/initial-parameters.ts";
 import { readLabelledDirectory } from "../../gpu-runner/training/labelled-images.ts";
 import { exportModel } from "../../gpu-runner/training/model-export.ts";
@@ -167,6 +167,8 @@ describe("fine-tuning a one-channel base on stained pairs", () => {
     expect(result.manifest).toMatchObject({ name: "tiny-finetuned", channels: 3, input: "modality-colour", tileSize: 32, diameter: 12 });
     expect(result.manifest.provenance.source).toMatch(/its one-channel first layer spread over three colour planes/);
     expect(weightsFromModel(result.onnx).network.inputChannels).toBe(3);
+    // Served with cpsam-histology's mask defaults on histology, the recipe's model's own.
+    expect(result.manifest.maskDefaults).toEqual(STAINED_MASK_DEFAULTS);
     // 16 crops from 3 images read in colour and 6 variants: some variants were drawn (nothing is dropped within the default budget).
     expect(result.memory.preparations).toBeGreaterThan(3);
     expect(result.memory.preparations).toBeLessThanOrEqual(9);
@@ -202,13 +204,22 @@ describe("fine-tuning a one-channel base on stained pairs", () => {
 });
 
 describe("fineTuneRecipe", () => {
+  it("serves the stained recipe's models with cpsam-histology's own mask defaults", () => {
+    const manifest = JSON.parse(readFileSync("gpu-runner/models/cpsam-histology/cpsam-histology.json", "utf8"));
+    expect(STAINED_MASK_DEFAULTS).toEqual(manifest.maskDefaults);
+  });
+
   it("gives the stained recipe when most pairs are stained histology, widening only a one-channel base", () => {
     expect(fineTuneRecipe(["histology", "histology", "fluorescence"], 1)).toMatchObject({
       inputChannels: 3,
       slideVariants: 2,
       augmentation: { ...MICROSCOPE_AUGMENTATION, zoomRange: 0.8 },
     });
-    expect(fineTuneRecipe(["histology"], 3)).toMatchObject({ name: "stained: stain variants, microscope augmentation", inputChannels: 3 });
+    expect(fineTuneRecipe(["histology"], 3)).toMatchObject({
+      name: "stained: stain variants, microscope augmentation",
+      inputChannels: 3,
+      maskDefaults: { histology: { cellprobThreshold: 0, flowThreshold: 0.4, minSize: 30 } },
+    });
     expect(fineTuneRecipe(["histology", "brightfield"], 1)).toEqual({
       name: "standard: Cellpose augmentation",
       inputChannels: 1,
