@@ -47,6 +47,10 @@
 // --one-runner-only: case (a) alone for each side, no two-runner case and no ceiling: what the glass
 // case needs, when a large side's two-runner figure is not wanted (32768² with one runner is half an
 // hour of a 2-core machine).
+// --zeros-png SIDE: one more case, a SIDE² 8-bit grayscale PNG of zeros (a few hundred KB, cached as
+// zeros-<side>.png) with one runner: glass everywhere, which should take seconds, not the slide's
+// time (issue #34: "a 20000x20000 PNG of zeros ... should finish in seconds"). `--sides none --glass 0
+// --zeros-png 20000` runs it alone.
 // --work DIR: the mosaics, runner logs (logs/), exports (exports/) and fanout-results.json (default
 // $TMPDIR/cellseg-bench-fanout). --keep keeps the downloaded exports (removed after the comparison
 // otherwise; the mosaics are always kept as the cache). No ../shared needed. `wrangler dev` reloads
@@ -54,11 +58,13 @@
 // one can fail every lease until it is finished) spoils that case's times.
 import type { ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
+import { once } from "node:events";
 import { createReadStream, createWriteStream, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
+import { createDeflate } from "node:zlib";
 import { SINGLE_PASS_PIXELS } from "../gpu-runner/engine/blocks/segment-blocks.ts";
 import type { PredictionRecord, PredictionSubmission, SegmentationRecord } from "../schema/api-records.ts";
 import { type LocalStack, startStack } from "../scripts/local-stack.ts";
@@ -67,12 +73,13 @@ import { connect } from "../client/connection.ts";
 import { downloadExport, type ExportFormat, exportFile } from "../client/exports.ts";
 import { ApiError, type Http } from "../client/http.ts";
 import { uploadImage } from "../client/upload.ts";
+import { PNG_SIGNATURE, pngChunk } from "../schema/png-chunks.ts";
 import { SyntheticMosaic } from "../test/fixtures/mosaic.ts";
 import { writeTiledBigTiff } from "./tiled-bigtiff-file.ts";
 import { type Ceiling, parallelCeiling } from "./parallel-ceiling.ts";
 
 const USAGE =
-  "npm run bench:fanout [-- --sides 8192,16384] [--glass 0.7] [--work DIR] [--keep] [--single-pass-mp N] [--block-memory-mb N] [--no-ceiling] [--glass-side N]";
+  "npm run bench:fanout [-- --sides 8192,16384|none] [--glass 0.7] [--work DIR] [--keep] [--single-pass-mp N] [--block-memory-mb N] [--no-ceiling] [--glass-side N] [--one-runner-only] [--zeros-png SIDE]";
 
 const { values } = parseArgs({
   options: {
@@ -85,6 +92,7 @@ const { values } = parseArgs({
     "no-ceiling": { type: "boolean", default: false },
     "one-runner-only": { type: "boolean", default: false },
     "glass-side": { type: "string" },
+    "zeros-png": { type: "string" },
     help: { type: "boolean", short: "h" },
   },
 });
@@ -98,10 +106,14 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-const sides = values.sides.split(",").map((s) => Number(s.trim()));
-if (sides.length === 0 || sides.some((s) => !Number.isInteger(s) || s < 256)) fail(`--sides must be whole numbers of at least 256, got ${values.sides}`);
+const sides = values.sides === "none" ? [] : values.sides.split(",").map((s) => Number(s.trim()));
+if (sides.some((s) => !Number.isInteger(s) || s < 256)) fail(`--sides must be whole numbers of at least 256, or none, got ${values.sides}`);
 const glassFraction = Number(values.glass);
 if (!(glassFraction >= 0 && glassFraction < 1)) fail(`--glass must be a fraction from 0 (no glass case) to below 1, got ${values.glass}`);
+const zerosSide = values["zeros-png"] === undefined ? undefined : Number(values["zeros-png"]);
+if (zerosSide !== undefined && !(Number.isInteger(zerosSide) && zerosSide >= 256))
+  fail(`--zeros-png must be a side of at least 256, got ${values["zeros-png"]}`);
+if (sides.length === 0 && zerosSide === undefined) fail("nothing to measure: give --sides, or --sides none with --zeros-png");
 const runnerEnv: Record<string, string> = {
   ...(values["single-pass-mp"] !== undefined && { SINGLE_PASS_MP: values["single-pass-mp"] }),
   ...(values["block-memory-mb"] !== undefined && { BLOCK_MEMORY_MB: values["block-memory-mb"] }),
@@ -109,19 +121,22 @@ const runnerEnv: Record<string, string> = {
 const singlePassSetting = runnerEnv.SINGLE_PASS_MP ?? process.env.SINGLE_PASS_MP;
 const singlePassPixels = singlePassSetting ? Number(singlePassSetting) * 1e6 : SINGLE_PASS_PIXELS;
 if (!(singlePassPixels >= 0)) fail(`SINGLE_PASS_MP must be a number of megapixels, got ${singlePassSetting}`);
-for (const side of sides) {
+for (const side of zerosSide === undefined ? sides : [...sides, zerosSide]) {
   if (side * side <= singlePassPixels) {
     fail(`${side}² is segmented in one pass (single-pass size ${(singlePassPixels / 1e6).toFixed(1)} MP): no fan-out to measure; lower --single-pass-mp`);
   }
 }
 const glassSide = values["glass-side"] === undefined ? Math.min(...sides) : Number(values["glass-side"]);
-if (!sides.includes(glassSide)) fail(`--glass-side must be one of --sides (its full mosaic's time is the reference), got ${values["glass-side"]}`);
+if (glassFraction > 0 && !sides.includes(glassSide))
+  fail(`--glass-side must be one of --sides (its full mosaic's time is the reference), got ${values["glass-side"]}`);
 const work = values.work ?? join(tmpdir(), "cellseg-bench-fanout");
 const logs = join(work, "logs");
 const exportsDir = join(work, "exports");
 mkdirSync(logs, { recursive: true });
 
 const POLL_MS = 250;
+/** IDAT chunk size of the zeros PNG (writers use 8 KiB to 1 MiB). */
+const IDAT_BYTES = 2 ** 20;
 const MODEL = "cpsam";
 /** The prediction's parameters: none, as `npm run client -- segment` sends without flags (diameter "auto"). */
 const PARAMS: Record<string, unknown> = {};
@@ -145,7 +160,7 @@ interface BlockRow {
 
 interface CaseResult {
   side: number;
-  label: "a" | "b" | "glass";
+  label: "a" | "b" | "glass" | "zeros";
   runners: number;
   glass_fraction: number;
   file: string;
@@ -217,6 +232,35 @@ async function mosaicFile(side: number, glass: number): Promise<{ file: string; 
       ` (${cached ? "cached" : `written in ${seconds(performance.now() - started)} s`})`,
   );
   return { file, truth };
+}
+
+/**
+ * A side² 8-bit grayscale PNG of zeros, every row unfiltered: a few hundred KB that inflate to side²
+ * bytes (the issue's "20000x20000 PNG of zeros"), written unless the work dir has it.
+ */
+async function zerosPngFile(side: number): Promise<string> {
+  const file = join(work, `zeros-${side}.png`);
+  if (!existsSync(file)) {
+    const deflate = createDeflate({ level: 9 });
+    const compressed: Buffer[] = [];
+    deflate.on("data", (chunk: Buffer) => compressed.push(chunk));
+    const ended = once(deflate, "end");
+    const row = new Uint8Array(side + 1); // filter byte 0, then side zeros; never changed, so one buffer serves every write
+    for (let y = 0; y < side; y++) if (!deflate.write(row)) await once(deflate, "drain");
+    deflate.end();
+    await ended;
+    const data = Buffer.concat(compressed);
+    const header = new Uint8Array(13);
+    new DataView(header.buffer).setUint32(0, side);
+    new DataView(header.buffer).setUint32(4, side);
+    header[8] = 8; // bit depth; grayscale, deflate, filter method 0, no interlace
+    const chunks = [PNG_SIGNATURE, pngChunk("IHDR", header)];
+    for (let at = 0; at < data.length; at += IDAT_BYTES) chunks.push(pngChunk("IDAT", data.subarray(at, at + IDAT_BYTES)));
+    chunks.push(pngChunk("IEND", new Uint8Array(0)));
+    writeFileSync(file, Buffer.concat(chunks));
+  }
+  console.log(`image ${file}: ${side}² of zeros, 8-bit grayscale PNG, ${mib(statSync(file).size)}`);
+  return file;
 }
 
 /** Starts `count` runners of one thread on the stack, their output in logs/; resolves once each has printed its first line. */
@@ -397,9 +441,14 @@ async function runCase(
   return result;
 }
 
+function caseName(c: CaseResult): string {
+  if (c.label === "glass") return `${Math.round(c.glass_fraction * 100)} % glass, 1 runner`;
+  if (c.label === "zeros") return "PNG of zeros, 1 runner";
+  return `(${c.label}) ${c.runners} runner${c.runners > 1 ? "s" : ""} of 1 thread`;
+}
+
 function printCase(r: CaseResult) {
-  const what =
-    r.label === "glass" ? `${Math.round(r.glass_fraction * 100)} % glass, 1 runner` : `(${r.label}) ${r.runners} runner${r.runners > 1 ? "s" : ""} of 1 thread`;
+  const what = caseName(r);
   console.log(
     `${r.side}² ${what}: submit to COMPLETED ${seconds(r.wall_ms)} s; the prediction's own started to finished ${seconds(r.started_to_finished_ms)} s` +
       ` (queued ${seconds(r.queued_ms)} s); ${int(r.cells)} cells of ${int(r.truth)} true`,
@@ -480,6 +529,7 @@ async function main() {
   const images = [];
   for (const side of sides) images.push({ side, glass: 0, ...(await mosaicFile(side, 0)) });
   const glassImage = glassFraction > 0 ? { side: glassSide, glass: glassFraction, ...(await mosaicFile(glassSide, glassFraction)) } : null;
+  const zerosImage = zerosSide === undefined ? null : { side: zerosSide, glass: 1, truth: 0, file: await zerosPngFile(zerosSide) };
 
   const cases: CaseResult[] = [];
   const perSide: SideResult[] = [];
@@ -537,6 +587,13 @@ async function main() {
           ` ${seconds(full.wall_ms)} s with 1 runner (target < 0.40); ${g.glass_blocks} of ${g.blocks} blocks glass`,
       );
     }
+    if (zerosImage) {
+      const z = await runCase(stack, http, { id: await upload(zerosImage.file), ...zerosImage }, "zeros", 1);
+      cases.push(z);
+      console.log(
+        `${zerosSide}² PNG of zeros: submit to COMPLETED ${seconds(z.wall_ms)} s (plan ${seconds(z.plan_ms)} s, blocks ${seconds(z.blocks_ms)} s, merge ${seconds(z.merge_phase_ms)} s); ${z.glass_blocks} of ${z.blocks} blocks glass, ${int(z.cells)} cells`,
+      );
+    }
   } finally {
     await stack.stop();
     if (!values.keep) rmSync(exportsDir, { recursive: true, force: true });
@@ -546,17 +603,17 @@ async function main() {
   const rows = [
     ["side", "case", "wall s", "own s", "cells", "blocks (glass)", "plan s", "merge ms", "overhead ms/block", "against (a)"],
     ...cases.map((c) => {
-      const full = cases.find((x) => x.side === c.side && x.label === "a")!;
+      const full = cases.find((x) => x.side === c.side && x.label === "a");
       const side = perSide.find((s) => s.side === c.side);
       const versus =
-        c.label === "a"
-          ? "-"
-          : c.label === "b"
-            ? `speed-up ${side!.speed_up.toFixed(2)}x, ${side!.same_cells ? "same cells" : "cells differ"}`
-            : `${(c.wall_ms / full.wall_ms).toFixed(2)} of the time`;
+        c.label === "b"
+          ? `speed-up ${side!.speed_up.toFixed(2)}x, ${side!.same_cells ? "same cells" : "cells differ"}`
+          : c.label === "glass" && full
+            ? `${(c.wall_ms / full.wall_ms).toFixed(2)} of the time`
+            : "-";
       return [
         `${c.side}²`,
-        c.label === "glass" ? `${Math.round(c.glass_fraction * 100)} % glass, 1 runner` : `(${c.label}) ${c.runners} runner${c.runners > 1 ? "s" : ""}`,
+        caseName(c),
         seconds(c.wall_ms),
         seconds(c.started_to_finished_ms),
         int(c.cells),
