@@ -645,8 +645,10 @@ async function main() {
     }),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  console.log("\nsummary (1 thread a runner)");
-  for (const row of rows) console.log(`  ${row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ")}`);
+  if (cases.length > 0) {
+    console.log("\nsummary (1 thread a runner)");
+    for (const row of rows) console.log(`  ${row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ")}`);
+  }
   const out = join(work, "fanout-results.json");
   writeFileSync(
     out,
