@@ -3,9 +3,8 @@
 // (network/colour-weights.ts: at step 0 it segments as the base does), so the stain's colour
 // reaches the network; two slide variants per training image (stain-augment.ts), since a handful of
 // crops from one or two slides shows one stain and one scanner; and the microscope augmentation
-// with a zoom of 0.6-1.4. On TNBC, fine-tuning cpsam the standard way on 8 crops of 2 slides took
-// the other slides from AP@0.5 0.296 to 0.492, while the training run with that recipe (on more
-// images: dsb2018's histology and 22 TNBC crops) scored 0.726 on held-out slides after 250 steps.
+// with a zoom of 0.6-1.4; the model is served with cpsam-histology's mask defaults. Why, and what
+// it gains on a collection no public model learned: docs/benchmarks.md, bench:finetune (TNBC).
 // Other modalities keep the standard recipe.
 import type { ModelManifest } from "../engine/model.ts";
 import type { Modality } from "../engine/modality.ts";
