@@ -106,6 +106,8 @@ export class Runner {
   }
 
   async process(job: LeasedJob): Promise<void> {
+    // Which runner works on which block of a slide is otherwise only in the jobs table.
+    if (job.kind === "block") this.log(`[runner] block ${job.block.index + 1} of ${job.block.total} of prediction ${job.prediction_id} leased`);
     const stop = new AbortController();
     this.inFlight.add(stop);
     let progress = 0;

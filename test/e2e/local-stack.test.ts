@@ -4,7 +4,7 @@ import { type ChildProcess, execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { decode as decodePng, encode as encodePng } from "fast-png";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { stackClient, syntheticNuclei } from "../fixtures/nuclei-grid.ts";
 import { formatMeasurement } from "../../schema/measurements.ts";
 import { encodeTiff } from "../fixtures/tiff-writer.ts";
@@ -123,14 +123,27 @@ async function dashboardCookie(): Promise<string> {
  * waiting for it to exit keeps it from leasing (and releasing) the next test's job.
  */
 async function stopRunner(runner: ChildProcess): Promise<void> {
+  if (runner.exitCode !== null || runner.signalCode !== null) return;
   const exited = new Promise((resolve) => runner.once("exit", resolve));
   runner.kill("SIGTERM");
   await exited;
 }
 
+/** Every runner a test starts; whatever it leaves running (a failed test stops early) is stopped after it. */
+const started: ChildProcess[] = [];
+const startRunner = (env?: Record<string, string>, stdio?: "pipe"): ChildProcess => {
+  const runner = stack.startRunner(env, stdio);
+  started.push(runner);
+  return runner;
+};
+
+afterEach(async () => {
+  await Promise.all(started.splice(0).map(stopRunner));
+}, 60_000);
+
 describe("the local stack", () => {
   it("takes an image from upload to COMPLETED with its cells counted and exported", async () => {
-    const runner = stack.startRunner();
+    const runner = startRunner();
     const image = await upload("nuclei.png", 512, 384);
     const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam" });
     const done = await until(() => api(`/predict/${prediction_id}`), finished, 120_000);
@@ -173,7 +186,7 @@ describe("the local stack", () => {
       ["cpsam-histology", ["histology"]],
     ]);
     for (const model of shared) expect(model.description).toMatch(/histology [0-9.]+.*Network .* on 2 CPU cores/);
-    const runner = stack.startRunner();
+    const runner = startRunner();
     const image = await upload("nuclei-for-the-large-model.png", 384, 320);
     const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam-large" });
     const done = await until(() => api(`/predict/${prediction_id}`), finished, 120_000);
@@ -202,7 +215,7 @@ describe("the local stack", () => {
 
   it("segments an image above the runner's single-pass size block by block, read in parts, its cells whole and once", async () => {
     // A runner that treats 0.1 MP as large and has memory for blocks of the smallest size (256-px cores).
-    const runner = stack.startRunner({ SINGLE_PASS_MP: "0.1", BLOCK_MEMORY_MB: "4" });
+    const runner = startRunner({ SINGLE_PASS_MP: "0.1", BLOCK_MEMORY_MB: "4" });
     const image = await upload("mosaic.png", 768, 512);
     const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam" });
     const done = await until(() => api(`/predict/${prediction_id}`), finished, 120_000);
@@ -233,7 +246,7 @@ describe("the local stack", () => {
     // Runners that treat 0.1 MP as large, with memory for blocks of the smallest size (256-px cores):
     // 768 x 512 is 6 blocks, as for the PNG, which a runner reads in sequence and segments itself.
     const small = { SINGLE_PASS_MP: "0.1", BLOCK_MEMORY_MB: "4", RUNNER_CONCURRENCY: "1" };
-    const runners = [stack.startRunner({ ...small, RUNNER_ID: "fan-out-a" }), stack.startRunner({ ...small, RUNNER_ID: "fan-out-b" })];
+    const runners = [startRunner({ ...small, RUNNER_ID: "fan-out-a" }), startRunner({ ...small, RUNNER_ID: "fan-out-b" })];
     const { data, count } = syntheticNuclei(768, 512);
     const tiffId = await uploadFile("mosaic-tiled.tif", tiledTiff(data, 768, 512));
     const pngId = await uploadFile("mosaic-same.png", encodePng({ width: 768, height: 512, data, depth: 16, channels: 1 }));
@@ -298,27 +311,34 @@ describe("the local stack", () => {
     const small = { SINGLE_PASS_MP: "0.1", BLOCK_MEMORY_MB: "4", RUNNER_CONCURRENCY: "1", LEASE_SECONDS: "10" };
     const { data } = syntheticNuclei(768, 512);
     const imageId = await uploadFile("killed-mid-slide.tif", tiledTiff(data, 768, 512));
-    const doomed = stack.startRunner({ ...small, RUNNER_ID: "killed-runner" });
-    const steady = stack.startRunner({ ...small, RUNNER_ID: "steady-runner" });
+    // The doomed runner's log (stderr) says when it leases a block; it is killed at that line, long before
+    // the block (hundreds of ms of reading and network) could be done.
+    const doomed = startRunner({ ...small, RUNNER_ID: "killed-runner" }, "pipe");
+    doomed.stdout!.pipe(process.stdout);
+    const leased = new Promise<number>((resolve) => {
+      let log = "";
+      doomed.stderr!.on("data", (chunk: Buffer) => {
+        process.stderr.write(chunk);
+        log += chunk.toString();
+        const line = /\[runner\] block (\d+) of \d+ of prediction \S+ leased/.exec(log);
+        if (line && doomed.kill("SIGKILL")) resolve(Number(line[1]) - 1);
+      });
+    });
+    const steady = startRunner({ ...small, RUNNER_ID: "steady-runner" });
     const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: imageId, model_id: "cpsam" });
-    // Once the plan is in, each runner's next lease is a block (they run one job at a time): killed a
-    // moment later, the doomed one holds a block while the other works on its own.
-    await until(
-      () => api(`/predict/${prediction_id}`),
-      (p) => Boolean(p.blocks),
-      120_000,
-    );
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    doomed.kill("SIGKILL");
-    await new Promise((resolve) => doomed.once("exit", resolve));
+    const lost = await Promise.race([
+      leased,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the doomed runner leased no block within 120 s")), 120_000)),
+    ]);
+    await new Promise((resolve) => (doomed.exitCode !== null || doomed.signalCode !== null ? resolve(null) : doomed.once("exit", resolve)));
     const done = await until(() => api(`/predict/${prediction_id}`), finished, 240_000);
     expect(done).toMatchObject({ status: "COMPLETED", blocks: { total: 6, done: 6 } });
-    // The block it held ran twice; none ran more than that, and every block is counted once.
+    // The block it held ran twice, the second time by the other runner; every other block ran once.
     const attempts = stack.sql(`SELECT block_index, attempts, lease_holder FROM jobs WHERE parent_job_id = '${prediction_id}' ORDER BY block_index`);
     expect(attempts).toHaveLength(6);
-    expect(attempts.filter((b) => b.attempts === 2)).toHaveLength(1);
+    expect(attempts.filter((b) => b.attempts === 2).map((b) => b.block_index)).toEqual([lost]);
     expect(attempts.every((b) => (b.attempts as number) <= 2)).toBe(true);
-    expect(attempts.every((b) => b.lease_holder === "steady-runner" || b.attempts === 1)).toBe(true);
+    expect(attempts.filter((b) => b.attempts === 2).every((b) => b.lease_holder === "steady-runner")).toBe(true);
 
     // A slide of nothing but glass: every block is found empty and none runs the network.
     const glass = await uploadFile("glass.tif", tiledTiff(new Uint16Array(1024 * 1024), 1024, 1024));
@@ -333,7 +353,7 @@ describe("the local stack", () => {
     const image = await upload("cells.png", 512, 384);
     // Nuclei 22 px across, 40 px apart: grown by 12 px, neighbours compete for the pixels between them.
     const grown = async (runnerEnv: Record<string, string>) => {
-      const runner = stack.startRunner(runnerEnv);
+      const runner = startRunner(runnerEnv);
       const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", {
         image_id: image.id,
         model_id: "cpsam",
@@ -403,7 +423,7 @@ describe("the local stack", () => {
   }, 300_000);
 
   it("fails a prediction whose channels the image lacks at once, with the reason", async () => {
-    const runner = stack.startRunner();
+    const runner = startRunner();
     const image = await upload("gray.png", 128, 128);
     const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam", params: { channels: [3, 0] } });
     const done = await until(() => api(`/predict/${prediction_id}`), finished, 120_000);
@@ -412,7 +432,7 @@ describe("the local stack", () => {
   }, 180_000);
 
   it("trains a model on a segmented image, lists it, and predicts with it", async () => {
-    const runner = stack.startRunner();
+    const runner = startRunner();
     const image = await upload("train.png", 256, 256);
     const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam" });
     expect(await until(() => api(`/predict/${prediction_id}`), finished, 120_000)).toMatchObject({ status: "COMPLETED" });
@@ -430,21 +450,21 @@ describe("the local stack", () => {
   }, 420_000);
 
   it("a runner killed mid-job loses nothing: the next lease completes the job, once", async () => {
-    const doomed = stack.startRunner({ RUNNER_ID: "doomed" });
+    const doomed = startRunner({ RUNNER_ID: "doomed" });
     const image = await upload("big.png", 2048, 2048);
     const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: image.id, model_id: "cpsam" });
     // A runner of an earlier test, stopping, may lease it first and hand it back: wait for the doomed one to hold it.
     // Which runner holds a job is in the jobs table only (no API shows runners to users): read it
     // there, with the status and attempts of the same moment.
-    const started = await until(
+    const held = await until(
       async () => stack.sql(`SELECT status, attempts, lease_holder FROM jobs WHERE id = '${prediction_id}'`)[0] ?? {},
       (p) => p.lease_holder === "doomed" || p.status === "COMPLETED" || p.status === "FAILED",
       60_000,
     );
-    expect(started).toMatchObject({ status: "STARTED", lease_holder: "doomed", attempts: 1 });
+    expect(held).toMatchObject({ status: "STARTED", lease_holder: "doomed", attempts: 1 });
     doomed.kill("SIGKILL");
 
-    stack.startRunner();
+    startRunner();
     const done = await until(() => api(`/predict/${prediction_id}`), finished, 180_000);
     expect(done).toMatchObject({ status: "COMPLETED", attempts: 2 });
     const [{ n }] = stack.sql(`SELECT count(*) AS n FROM segmentations WHERE job_id = '${prediction_id}'`) as { n: number }[];
