@@ -13,7 +13,7 @@ import type { Roi } from "../schema/roi.ts";
 import { renderLabels, ScanPolygon } from "../common/geometry/roi-raster.ts";
 import { averagePrecision } from "../gpu-runner/engine/average-precision.ts";
 import { segmentInBlocks } from "../gpu-runner/engine/blocks/segment-blocks.ts";
-import { startMaskThreads } from "../gpu-runner/engine/masks/mask-threads.ts";
+import { startComputeThread } from "../gpu-runner/engine/compute-thread/compute-thread.ts";
 import type { ExecutionProviderChoice } from "../gpu-runner/engine/model.ts";
 import { chooseModel } from "../gpu-runner/engine/model-choice.ts";
 import { segmentImage } from "../gpu-runner/engine/segment.ts";
@@ -84,7 +84,7 @@ function parent(): void {
 }
 
 async function child(size: number): Promise<void> {
-  void startMaskThreads();
+  void startComputeThread();
   const mosaic = new SyntheticMosaic(size, size);
   const model = await chooseModel(values.model, values.provider as ExecutionProviderChoice);
   const kept: Roi[] = [];

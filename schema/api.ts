@@ -3,7 +3,7 @@ import { z } from "zod";
 import { IMAGE_STATUSES, JOB_STATUSES } from "./db.ts";
 import { MICROSCOPE_PIXEL_SIZE_UM } from "./image-formats/calibration.ts";
 import { modalityParam } from "./modality.ts";
-import { MAX_DIAMETER_PX, MAX_EXPANSION_REACH_PX, MIN_DIAMETER_PX } from "./work-limits.ts";
+import { CELLPROB_THRESHOLD_RANGE, FLOW_THRESHOLD_RANGE, MAX_DIAMETER_PX, MAX_EXPANSION_REACH_PX, MAX_NITER, MIN_DIAMETER_PX } from "./work-limits.ts";
 
 const id = z.string().min(1).max(100);
 
@@ -47,10 +47,32 @@ export const segmentParams = z
     diameter: diameter.optional().meta({
       description: `Object diameter in pixels, ${MIN_DIAMETER_PX} to ${MAX_DIAMETER_PX} (the limits: it multiplies the work; past them 422); 0, null or "auto" (or leaving it out): estimated from the image`,
     }),
-    cellprob_threshold: z.number().min(-20).max(20).optional(),
-    flow_threshold: z.number().min(0).max(10).optional(),
+    cellprob_threshold: z
+      .number()
+      .min(CELLPROB_THRESHOLD_RANGE.min)
+      .max(CELLPROB_THRESHOLD_RANGE.max)
+      .optional()
+      .meta({
+        description: `Pixels whose cell-probability logit is above this are traced (default 0); ${CELLPROB_THRESHOLD_RANGE.min} to ${CELLPROB_THRESHOLD_RANGE.max}, the range of the logits (Cellpose's documentation)`,
+      }),
+    flow_threshold: z
+      .number()
+      .min(FLOW_THRESHOLD_RANGE.min)
+      .max(FLOW_THRESHOLD_RANGE.max)
+      .optional()
+      .meta({
+        description: `Masks whose flow error is above this are dropped (default: the model's, Cellpose's 0.4; 0 turns the check off); at most ${FLOW_THRESHOLD_RANGE.max}`,
+      }),
     min_size: z.number().int().min(0).optional(),
-    niter: z.number().int().min(1).max(10000).optional(),
+    niter: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_NITER, { error: `niter is at most ${MAX_NITER}, ten times Cellpose's default of 200 (it multiplies the mask stage's work)` })
+      .optional()
+      .meta({
+        description: `Flow steps at the network's scale (default 200, Cellpose's); at most ${MAX_NITER}. They multiply the work with the pixels and the diameter: past the work a prediction may do, 422 naming the parameter`,
+      }),
     augment: z.boolean().optional().meta({
       description: "Cellpose's test-time augmentation: the network also runs on mirrored copies and averages them (4x the network time; default false)",
     }),

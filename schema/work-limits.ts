@@ -60,11 +60,34 @@ export function diameterRefusal(diameter: number | undefined): string | null {
 }
 
 /**
+ * Flow steps (Cellpose's `niter`) a prediction may name, counted at the network's scale. Cellpose
+ * runs 200 (its default, kept here) and its documentation suggests more for long or large ROIs;
+ * 2000 is ten times that. The steps multiply the mask stage's work: every foreground pixel takes
+ * each of them, and on a pass that shrank the image (objects above the model's diameter) the
+ * steps are taken at the image's resolution, niter × diameter / model diameter of them
+ * (masks/compute-masks.ts). The issue that set this found 10,000 at 300 px: 125,000 steps a pixel.
+ */
+export const DEFAULT_NITER = 200;
+export const MAX_NITER = 2000;
+/**
+ * The cell-probability threshold's range: the network's logits lie between about -6 and +6
+ * (Cellpose's documentation of `cellprob_threshold`), so past them every pixel, or none, is
+ * foreground; below -6 the mask stage only traces background.
+ */
+export const CELLPROB_THRESHOLD_RANGE = { min: -6, max: 6 } as const;
+/**
+ * The flow-error threshold's range: Cellpose documents 0 to 1 (0.4 by default; 0 turns the check
+ * off); above about 1 no mask with a coherent flow is dropped, so 3 leaves room and nothing more.
+ */
+export const FLOW_THRESHOLD_RANGE = { min: 0, max: 3 } as const;
+
+/**
  * Time limits of the runners' jobs, from the time they take now. A prediction runs at 1.3-1.7 s a
  * megapixel block by block on a shared 2-core CPU (docs/benchmarks.md, bench:big; 4.6 s/MP end to end for a
  * 4200² upload on the local stack, fetching and decoding included); the limit allows 10 s a
  * megapixel, 4 times that again with test-time augmentation (4x the network), and the enlargement's
  * square for a diameter below cpsam's 24 px (an estimated one: the largest it may have, 3x), plus 5 minutes for fetching the model and the image.
+ * The mask stage is priced by its steps on top (predictionPrice).
  * A preview or a measurement decodes and reads the image (a fraction of a prediction's time).
  * No job runs past 4 hours: a 32768² slide predicts in 30 minutes on 2 cores.
  */
@@ -72,30 +95,111 @@ export const TIME_LIMITS = {
   baseSeconds: 300,
   predictionSecondsPerMegapixel: 10,
   readSecondsPerMegapixel: 2,
+  /**
+   * Seconds a megapixel costs per flow or diffusion step in the mask stage, every pixel taking
+   * them: 234 s a megapixel at 125,000 steps on one thread (the issue's measurement, every pixel
+   * foreground), 1.9 ms, rounded up. Two threads took 32 s for 1 MP at 125,000 steps here.
+   */
+  maskSecondsPerMegapixelStep: 0.002,
   maxSeconds: 4 * 3600,
   /** The diameter the network's speed was measured at (cpsam's). */
   networkDiameterPx: 24,
 } as const;
 
-export interface TimedWork {
-  kind: "prediction" | "preview" | "measurement";
-  /** The image's pixels; unknown: the longest limit. */
-  pixels: number | null;
-  /** A prediction's parameters that multiply its time. */
-  augment?: boolean;
+/** A prediction's parameters that multiply its work; left out: the defaults (diameter: estimated). */
+export interface PricedParams {
   diameter?: number;
+  augment?: boolean;
+  niter?: number;
+  /** 0 turns the flow-error check off; left out, the model's default may run it. */
+  flowThreshold?: number;
+}
+
+/** What a prediction's parameters make of the work on each megapixel of its image. */
+export interface PredictionPrice {
+  /** Network pixels per image pixel: the enlargement's square, 4x with augment. */
+  networkFactor: number;
+  /** Flow steps per foreground pixel at the image's resolution. */
+  flowSteps: number;
+  /** Heat-diffusion steps per pixel of the flow-error check: about 4 diameters (2 x the mask's box sides); 0 with it off. */
+  checkSteps: number;
+  secondsPerMegapixel: number;
+}
+
+function priceAt(diameter: number, params: PricedParams): PredictionPrice {
+  const { networkDiameterPx: model, predictionSecondsPerMegapixel, maskSecondsPerMegapixelStep } = TIME_LIMITS;
+  const networkFactor = Math.max(1, model / diameter) ** 2 * (params.augment ? 4 : 1);
+  const flowSteps = (params.niter ?? DEFAULT_NITER) * Math.max(1, diameter / model);
+  const checkSteps = params.flowThreshold === 0 ? 0 : 4 * diameter;
+  const secondsPerMegapixel = predictionSecondsPerMegapixel * networkFactor + maskSecondsPerMegapixelStep * (flowSteps + checkSteps);
+  return { networkFactor, flowSteps, checkSteps, secondsPerMegapixel };
+}
+
+/**
+ * The work a prediction's parameters price each megapixel at. An estimated diameter may come out
+ * anywhere from the model's over MAX_AUTO_ENLARGEMENT (the network's most work) to MAX_DIAMETER_PX
+ * (the masks' most steps): priced at the dearer end.
+ */
+export function predictionPrice(params: PricedParams): PredictionPrice {
+  if (params.diameter !== undefined) return priceAt(params.diameter, params);
+  const smallest = priceAt(TIME_LIMITS.networkDiameterPx / MAX_AUTO_ENLARGEMENT, params);
+  const largest = priceAt(MAX_DIAMETER_PX, params);
+  return smallest.secondsPerMegapixel >= largest.secondsPerMegapixel ? smallest : largest;
+}
+
+export type TimedWork = { kind: "preview" | "measurement"; pixels: number | null } | ({ kind: "prediction"; pixels: number | null } & PricedParams);
+
+/** A job's work in seconds, before the 4-h cap (null: the image's size is unknown). */
+function pricedSeconds(work: TimedWork): number | null {
+  if (work.pixels === null) return null;
+  const perMegapixel = work.kind === "prediction" ? predictionPrice(work).secondsPerMegapixel : TIME_LIMITS.readSecondsPerMegapixel;
+  return TIME_LIMITS.baseSeconds + (work.pixels / 1e6) * perMegapixel;
 }
 
 /** A job's time limit in seconds, counted from its first start across every attempt. */
 export function jobTimeLimitSeconds(work: TimedWork): number {
-  if (work.pixels === null) return TIME_LIMITS.maxSeconds;
-  const megapixels = work.pixels / 1e6;
-  let perMegapixel: number = TIME_LIMITS.readSecondsPerMegapixel;
-  if (work.kind === "prediction") {
-    const enlargement = work.diameter ? Math.max(1, TIME_LIMITS.networkDiameterPx / work.diameter) : MAX_AUTO_ENLARGEMENT;
-    perMegapixel = TIME_LIMITS.predictionSecondsPerMegapixel * (work.augment ? 4 : 1) * enlargement ** 2;
+  const seconds = pricedSeconds(work);
+  return seconds === null ? TIME_LIMITS.maxSeconds : Math.min(TIME_LIMITS.maxSeconds, Math.ceil(seconds));
+}
+
+/** A parameter of a prediction past its work budget, and why (a 422's `loc` and `msg`). */
+export interface WorkRefusal {
+  param: keyof PricedParams;
+  msg: string;
+}
+
+const PARAM_NAMES: Record<keyof PricedParams, string> = { diameter: "diameter", augment: "augment", niter: "niter", flowThreshold: "flow_threshold" };
+
+/**
+ * Why a prediction's parameters price it past the work a job may do, or null. The budget is the
+ * 4-h limit; an image whose size alone, at the defaults, already costs more (a whole slide, which
+ * the time limit then caps) may not be made dearer by its parameters. The parameter named is the
+ * one whose default would save the most.
+ */
+export function predictionWorkRefusal(pixels: number | null, params: PricedParams): WorkRefusal | null {
+  if (pixels === null) return null;
+  const seconds = pricedSeconds({ kind: "prediction", pixels, ...params })!;
+  const atDefaults = pricedSeconds({ kind: "prediction", pixels })!;
+  if (seconds <= Math.max(TIME_LIMITS.maxSeconds, atDefaults)) return null;
+  let param: keyof PricedParams = "niter";
+  let best = Number.POSITIVE_INFINITY;
+  for (const name of Object.keys(PARAM_NAMES) as (keyof PricedParams)[]) {
+    if (params[name] === undefined) continue;
+    const without = pricedSeconds({ kind: "prediction", pixels, ...params, [name]: undefined })!;
+    if (without < best) {
+      best = without;
+      param = name;
+    }
   }
-  return Math.min(TIME_LIMITS.maxSeconds, Math.ceil(TIME_LIMITS.baseSeconds + megapixels * perMegapixel));
+  const price = predictionPrice(params);
+  const hours = (s: number) => +(s / 3600).toPrecision(2);
+  return {
+    param,
+    msg:
+      `${PARAM_NAMES[param]} ${params[param]} prices this prediction of ${+(pixels / 1e6).toPrecision(3)} MP at about ${hours(seconds)} h of work ` +
+      `(${Math.round(price.flowSteps)} flow steps a pixel, ${+price.networkFactor.toPrecision(3)}x the network's pixels), past the ` +
+      `${hours(TIME_LIMITS.maxSeconds)} h a prediction may take: lower it, or segment a smaller region`,
+  };
 }
 
 /**

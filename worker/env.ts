@@ -17,6 +17,8 @@ export interface Bindings {
   /** Optional: how old a SUBMITTED job's wake-up may get before it is sent again (default 600). */
   WAKE_UP_RESEND_SECONDS?: string;
   JOB_MAX_ATTEMPTS: string;
+  /** Optional: every job's time limit is multiplied by this (default 1). */
+  TIME_LIMIT_SCALE?: string;
   MAX_UPLOAD_BYTES: string;
   /** How people sign in to the dashboard: "link" (one-time links from `npm run admin -- login-link`) or "access" (Cloudflare Access). */
   DASHBOARD_SIGN_IN: "link" | "access";

@@ -4,7 +4,14 @@ import { parseArgs } from "node:util";
 import type { ModelRecord } from "../../schema/api-records.ts";
 import { segmentParams } from "../../schema/api.ts";
 import { MODALITIES } from "../../schema/modality.ts";
-import { expansionReachRefusal, MAX_DIAMETER_PX, MAX_EXPANSION_REACH_PX, MIN_DIAMETER_PX } from "../../schema/work-limits.ts";
+import {
+  CELLPROB_THRESHOLD_RANGE,
+  expansionReachRefusal,
+  FLOW_THRESHOLD_RANGE,
+  MAX_DIAMETER_PX,
+  MAX_EXPANSION_REACH_PX,
+  MIN_DIAMETER_PX,
+} from "../../schema/work-limits.ts";
 import { FLAG_OF_FIELD, inClientWords } from "../api-words.ts";
 import { CLOUDFLARE_BODY_LIMIT, DEFAULT_RESUMABLE_ABOVE } from "../body-limit.ts";
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connect, UsageError } from "../connection.ts";
@@ -44,9 +51,9 @@ Exits 0 only if every image was segmented and exported.
   --modality M            ${MODALITY_CHOICES.join(", ")}: what the one-channel model's input is made
                           for (default auto: detected from the pixels; brightfield and histology
                           are inverted so nuclei read bright)
-  --cellprob-threshold T  Cellpose's cell probability threshold, -20 to 20 (default: the model's;
+  --cellprob-threshold T  Cellpose's cell probability threshold, ${CELLPROB_THRESHOLD_RANGE.min} to ${CELLPROB_THRESHOLD_RANGE.max} (default: the model's;
                           lower finds more, fainter cells)
-  --flow-threshold T      Cellpose's flow error threshold, 0 to 10 (default: the model's; higher
+  --flow-threshold T      Cellpose's flow error threshold, ${FLOW_THRESHOLD_RANGE.min} to ${FLOW_THRESHOLD_RANGE.max} (default: the model's; higher
                           keeps more irregular shapes)
   --min-size PX           drop cells smaller than PX pixels (default: the model's)
   --augment               Cellpose's test-time augmentation (4x the network time)

@@ -22,7 +22,7 @@ import { writeLabelPng } from "../engine/outputs/label-png.ts";
 import { PNG_MAX_LABEL } from "../../schema/label-png-limit.ts";
 import { writeLabelTiff } from "../engine/outputs/label-tiff-file.ts";
 import { writeMeasurementsCsv, writeRoisGeoJson } from "../engine/outputs/rois-files.ts";
-import { startMaskThreads } from "../engine/masks/mask-threads.ts";
+import { startComputeThread } from "../engine/compute-thread/compute-thread.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
 import { MASK_FLAG_OPTIONS, maskParamsFromFlags, numberFlag } from "./mask-flags.ts";
 
@@ -50,9 +50,9 @@ async function main(): Promise<void> {
   else if (values.diameter !== "none") params.diameter = numberFlag(values.diameter, "--diameter");
   if (values.channels !== undefined) params.channels = values.channels.split(",").map((c) => numberFlag(c, "--channels"));
 
-  // The mask worker threads start now, while the model loads and the image decodes, rather than at
-  // the first mask reconstruction, which would then run mostly on this thread alone.
-  void startMaskThreads();
+  // The compute thread and its mask threads start now, while the model loads and the image decodes,
+  // rather than at the first mask reconstruction, which would then run mostly on one thread.
+  void startComputeThread();
   const started = performance.now();
   const file = await fileSource(imagePath);
   const regions = await openImageRegions(file, values.page === undefined ? {} : { page: numberFlag(values.page, "--page") });

@@ -20,6 +20,8 @@ export interface InferenceOptions {
    */
   flipAverage?: boolean;
   onProgress?: (fraction: number) => void;
+  /** Stops the pass before its next batch (a batch in onnxruntime runs to its end). */
+  signal?: AbortSignal;
 }
 
 /** Mirror variants of a tile: bit 0 mirrors x (left-right), bit 1 mirrors y (top-bottom). */
@@ -158,6 +160,7 @@ export async function runNetwork(
   const rowWeight = axisWeights(rows.starts, paddedHeight, rowEdge);
   const columnWeight = axisWeights(columns.starts, paddedWidth, columnEdge);
   for (let first = 0; first < positions.length; first += batchSize) {
+    options.signal?.throwIfAborted();
     const batch = positions.slice(first, first + batchSize);
     const { out, dispose } = await runBatch(batch);
     for (let b = 0; b < batch.length; b++) {

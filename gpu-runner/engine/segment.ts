@@ -6,7 +6,8 @@ import type { DecodedImage } from "../../common/decode/index.ts";
 import { MIN_ESTIMATED_DIAMETER } from "./diameter.ts";
 import { diameterGuessFromInput, firstPassDiameter } from "./diameter-guess.ts";
 import { runNetwork } from "./inference.ts";
-import { atImageResolution, computeMasks, DEFAULT_MASK_PARAMS, type MaskParams, type MaskResult } from "./masks/compute-masks.ts";
+import { computeMasksInThread } from "./compute-thread/compute-thread.ts";
+import { atImageResolution, DEFAULT_MASK_PARAMS, type MaskParams, type MaskResult } from "./masks/compute-masks.ts";
 import type { LoadedModel } from "./model.ts";
 import { decidedModelInput } from "./modality-by-network.ts";
 import { MODALITIES } from "./modality.ts";
@@ -16,7 +17,7 @@ import type { ChannelBounds } from "./normalize.ts";
 import { resizePlanar } from "./resize.ts";
 import { confluency, measureRois } from "../../common/geometry/roi-measure.ts";
 import { InputError } from "./faults.ts";
-import { MAX_AUTO_ENLARGEMENT, MAX_DIAMETER_PX } from "../../schema/work-limits.ts";
+import { MAX_AUTO_ENLARGEMENT, MAX_DIAMETER_PX, MAX_NITER } from "../../schema/work-limits.ts";
 
 export interface SegmentParams extends MaskParams {
   /**
@@ -83,6 +84,8 @@ export interface SegmentOptions {
    * a block of a larger image is scaled as the whole image is (blocks/image-survey.ts).
    */
   normalization?: ChannelBounds;
+  /** Stops the segmentation: its mask stage at once (its compute thread is terminated), the rest before its next stage. */
+  signal?: AbortSignal;
 }
 
 export interface DiameterEstimate {
@@ -113,7 +116,7 @@ export async function segmentImage(
   params: Partial<SegmentParams> = {},
   options: SegmentOptions = {},
 ): Promise<SegmentResult> {
-  const { onProgress, keepNetworkOutputs = false } = options;
+  const { onProgress, keepNetworkOutputs = false, signal } = options;
   validate({ ...DEFAULT_SEGMENT_PARAMS, ...params });
   let p: SegmentParams = { ...DEFAULT_SEGMENT_PARAMS, ...params };
   const { width, height } = image;
@@ -171,7 +174,6 @@ export async function segmentImage(
   }
   lap("diameter");
 
-  const plane = width * height;
   // Progress: 0.05..0.8 for network passes (split in two with "auto"), 0.8..0.95 for masks.
   const passShare = estimate ? 0.5 : 1;
   let pass = await networkPass(input.data, diameter, 0);
@@ -183,11 +185,11 @@ export async function segmentImage(
     report(0.05 + 0.75 * passShare, "diameter");
     let fromMasks: number | undefined;
     if (pass.scale < 1) {
-      // computeMasks rescales the flows in place; this pass's outputs may still make the final masks.
-      const small = computeMasks(pass.outputs.slice(0, 2 * pass.plane), pass.outputs.subarray(2 * pass.plane), pass.width, pass.height, p);
+      // The masks' thread takes a copy: this pass's outputs may still make the final masks.
+      const small = await computeMasksInThread(pass.outputs.slice(), pass.width, pass.height, p, signal);
       if (small.count > 0) fromMasks = medianObjectDiameter(small.labels) / pass.scale;
     } else {
-      masks = masksAtImageSize(pass);
+      masks = await masksAtImageSize(pass);
       lap("masks");
       if (masks.count > 0) fromMasks = medianObjectDiameter(masks.labels);
     }
@@ -210,7 +212,7 @@ export async function segmentImage(
   }
   input = undefined;
   report(0.8, "masks");
-  const { labels, count } = masks ?? masksAtImageSize(pass);
+  const { labels, count } = masks ?? (await masksAtImageSize(pass));
   lap("masks");
 
   /** Network outputs (planar [3, h, w]) with the image rescaled so that `at` becomes the model's diameter. */
@@ -221,6 +223,7 @@ export async function segmentImage(
     if (scaledWidth * scaledHeight * manifest.channels > MAX_UPSCALE_PIXELS) {
       throw new InputError(`diameter ${at} would rescale the image to ${scaledWidth}x${scaledHeight}, too large`);
     }
+    signal?.throwIfAborted();
     t = performance.now();
     let networkInput: Float32Array | undefined = scale === 1 ? data : resizePlanar(data, manifest.channels, width, height, scaledWidth, scaledHeight);
     lap("rescale");
@@ -231,20 +234,24 @@ export async function segmentImage(
       overlap: p.tileOverlap,
       flipAverage: p.augment,
       onProgress: progress,
+      signal,
     });
     networkInput = undefined;
     lap("network");
     return { outputs, scale, width: scaledWidth, height: scaledHeight, plane: scaledWidth * scaledHeight };
   }
 
-  /** Masks at the image's own resolution, as Cellpose resizes flows back before dynamics. */
-  function masksAtImageSize(pass: { outputs: Float32Array; scale: number; width: number; height: number }): MaskResult {
+  /**
+   * Masks at the image's own resolution, as Cellpose resizes flows back before dynamics. The
+   * outputs go to the masks' thread (handed over, not copied): the pass keeps none of them.
+   */
+  async function masksAtImageSize(pass: { outputs: Float32Array; scale: number; width: number; height: number }): Promise<MaskResult> {
     t = performance.now();
     const outputs = pass.scale === 1 ? pass.outputs : resizePlanar(pass.outputs, 3, pass.width, pass.height, width, height);
-    // computeMasks scales the flows in place.
+    pass.outputs = new Float32Array(0);
     if (keepNetworkOutputs) keptOutputs = outputs.slice();
     lap("rescale");
-    return computeMasks(outputs.subarray(0, 2 * plane), outputs.subarray(2 * plane), width, height, atImageResolution(p, pass.scale));
+    return computeMasksInThread(outputs, width, height, atImageResolution(p, pass.scale), signal);
   }
   report(0.95, "rois");
   const rois = measureRois(labels, width, height, count);
@@ -274,7 +281,7 @@ function validate(p: SegmentParams): void {
   if (!(p.flowThreshold >= 0)) problems.push("flowThreshold must be >= 0");
   if (!(Number.isInteger(p.minSize) && p.minSize >= 0)) problems.push("minSize must be a non-negative integer");
   if (!(p.maxSizeFraction > 0 && p.maxSizeFraction <= 1)) problems.push("maxSizeFraction must be in (0, 1]");
-  if (!(Number.isInteger(p.niter) && p.niter >= 0 && p.niter <= 10_000)) problems.push("niter must be an integer in 0..10000");
+  if (!(Number.isInteger(p.niter) && p.niter >= 0 && p.niter <= MAX_NITER)) problems.push(`niter must be an integer in 0..${MAX_NITER}`);
   if (!(Number.isInteger(p.batchSize) && p.batchSize >= 1 && p.batchSize <= 256)) problems.push("batchSize must be an integer in 1..256");
   if (!(p.tileOverlap >= 0 && p.tileOverlap < 0.5)) problems.push("tileOverlap must be in [0, 0.5)");
   if (typeof p.augment !== "boolean") problems.push("augment must be true or false");

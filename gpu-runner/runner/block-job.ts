@@ -55,6 +55,7 @@ export async function runBlock(job: LeasedBlock, ctx: JobContext): Promise<Block
     {
       measureIntensity: true,
       cellExpansion: expansion ?? undefined,
+      signal: ctx.signal,
       // Made from the pixels as read, before segmenting.
       onRead: (region, { read, core }) => {
         const from = { x: core.x - read.x, y: core.y - read.y, width: core.width, height: core.height };

@@ -10,8 +10,13 @@ export interface JobContext {
   models: ModelCache;
   /** Records progress (0..1) and stage; the loop reports them with its heartbeats. */
   progress(fraction: number, stage: string): void;
-  /** Throws if the job must stop (lease lost, runner shutting down). */
+  /** Throws if the job must stop (lease lost, runner shutting down, time limit). */
   checkpoint(): void;
+  /**
+   * Aborts when the job must stop: long stages take it and stop at once (the compute threads are
+   * terminated), instead of at the next checkpoint.
+   */
+  signal: AbortSignal;
   trainingSeconds: number;
   /** Where inference and training run: the runner's `--provider` (auto: CUDA, else WebGPU, else CPU). */
   executionProvider: ExecutionProviderChoice;

@@ -1,5 +1,6 @@
 // npm run runner: pulls jobs from WORKER_URL with RUNNER_TOKEN until SIGTERM/SIGINT.
 import * as ort from "onnxruntime-node";
+import { startComputeThread } from "../engine/compute-thread/compute-thread.ts";
 import { limitMaskThreads } from "../engine/masks/mask-threads.ts";
 import { CONFIG_HELP, readConfig } from "./config.ts";
 import { internalApi } from "./internal-api.ts";
@@ -24,6 +25,8 @@ const threads = config.threads ? `; ${config.threads} thread${config.threads > 1
 console.error(`[runner] onnxruntime-node ${ort.env.versions.common}; backends: ${backends.join(", ")}; asked for: ${config.executionProvider}${threads}`);
 
 limitMaskThreads(config.threads);
+// Masks are traced in a compute thread (the main loop keeps the heartbeats): started before the first job needs it.
+void startComputeThread();
 const models = new ModelCache(config.modelCacheDir, config.modelCacheBytes, config.executionProvider, config.threads);
 const runner = new Runner(config, internalApi(config), models);
 let signals = 0;

@@ -1,6 +1,6 @@
 // A prediction: fetch the image and model, segment, upload the ROI artifact, report the counts.
 import { requestedDiameter } from "../../schema/api.ts";
-import { diameterRefusal, expansionReachRefusal, readCapBytes } from "../../schema/work-limits.ts";
+import { diameterRefusal, expansionReachRefusal, predictionWorkRefusal, readCapBytes } from "../../schema/work-limits.ts";
 import { type BlockPlan as BlockPlanWire, type LeasedPrediction, MAX_BLOCKS_PER_PREDICTION } from "../../schema/internal-api.ts";
 import { encodeRoiArtifact, RoiArtifactAccumulator } from "../../schema/roi-artifact-writer.ts";
 import type { Roi } from "../../schema/roi.ts";
@@ -83,7 +83,10 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   const params = segmentParams(job.params, model.manifest.channels);
   const missing = params.channels?.find((c) => c >= image.channels);
   if (missing !== undefined) throw new InputError(`params.channels asks for channel ${missing + 1}; the image has ${image.channels}`);
-  const result = await segmentImage(image, model, params, { onProgress: (fraction, stage) => ctx.progress(0.1 + 0.8 * fraction, stage) });
+  const result = await segmentImage(image, model, params, {
+    onProgress: (fraction, stage) => ctx.progress(0.1 + 0.8 * fraction, stage),
+    signal: ctx.signal,
+  });
   ctx.checkpoint();
   // The cells' intensities from the decoded pixels, which segmenting left as they were (the network
   // reads a normalised copy).
@@ -116,8 +119,14 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
  * makes the expansion reach too far, ends here.
  */
 export function withinWorkLimits(job: Pick<LeasedPrediction, "params" | "image">): ReturnType<typeof cellExpansion> {
-  const refusal = diameterRefusal(requestedDiameter(job.params.diameter));
+  const { params, image } = job;
+  const diameter = requestedDiameter(params.diameter);
+  const refusal = diameterRefusal(diameter);
   if (refusal) throw new InputError(refusal);
+  const pixels = image.width !== null && image.height !== null ? image.width * image.height : null;
+  const priced = { diameter, augment: params.augment, niter: params.niter, flowThreshold: params.flow_threshold };
+  const overWork = predictionWorkRefusal(pixels, priced);
+  if (overWork) throw new InputError(overWork.msg);
   return cellExpansion(job);
 }
 
@@ -249,7 +258,11 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext, ex
   if (readsAtRandom(regions)) {
     ctx.progress(0.01, "survey");
     const surveyStarted = performance.now();
-    const plan = await planBlocks(regions, model, params, { memoryBudgetBytes: ctx.blockMemoryBytes, cellExpansion: expansion ?? undefined });
+    const plan = await planBlocks(regions, model, params, {
+      memoryBudgetBytes: ctx.blockMemoryBytes,
+      cellExpansion: expansion ?? undefined,
+      signal: ctx.signal,
+    });
     if (plan.grid.blocks.length > MAX_BLOCKS_PER_PREDICTION) {
       throw new InputError(`the image would be cut into ${plan.grid.blocks.length} blocks, past the ${MAX_BLOCKS_PER_PREDICTION} a prediction may have`);
     }
@@ -279,6 +292,7 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext, ex
     onProgress: (fraction, stage) => ctx.progress(0.05 + 0.85 * fraction, stage),
     measureIntensity: true,
     cellExpansion: expansion ?? undefined,
+    signal: ctx.signal,
   });
   ctx.progress(0.9, "uploading");
   const { output } = (await ctx.api.urls(job)) as LeasedPrediction;

@@ -146,6 +146,7 @@ export class Runner {
       checkpoint: () => {
         if (stop.signal.aborted) throw stop.signal.reason;
       },
+      signal: stop.signal,
     };
     const started = performance.now();
     const work = run(job, ctx);

@@ -22,8 +22,7 @@ import { constantTimeEqual, newId, randomToken } from "./crypto.ts";
 import { database } from "./database.ts";
 import { getImage, type Image, unusable } from "./images.ts";
 import { getSegmentation } from "./segmentations.ts";
-import { settings } from "./settings.ts";
-import { jobTimeLimitSeconds } from "../../schema/work-limits.ts";
+import { settings, timeLimitSeconds } from "./settings.ts";
 
 export type Job = typeof jobs.$inferSelect;
 
@@ -271,7 +270,7 @@ export async function createPreviewJob(env: Bindings, image: Pick<Image, "orgId"
   const { orgId, id: imageId } = image;
   const now = Date.now();
   const id = newId();
-  const timeLimit = jobTimeLimitSeconds({ kind: "preview", pixels: pixelsOf(image) });
+  const timeLimit = timeLimitSeconds(env, { kind: "preview", pixels: pixelsOf(image) });
   const query = new SQLiteAsyncDialect().sqlToQuery(
     sql`INSERT INTO jobs (id, org_id, kind, status, image_id, model_id, dedupe_key, attempts, max_attempts, created_at, enqueued_at, time_limit_seconds)
      SELECT ${id}, ${orgId}, 'preview', 'SUBMITTED', ${imageId}, NULL, ${`preview:${imageId}`}, 0, ${settings(env).maxAttempts}, ${now}, ${now}, ${timeLimit}
@@ -305,7 +304,7 @@ export function measurementJob(
 ): { statement: D1PreparedStatement; wakeUp: () => Promise<void> } {
   const id = newId();
   const now = Date.now();
-  const timeLimit = jobTimeLimitSeconds({ kind: "measurement", pixels: pixelsOf(segmentation) });
+  const timeLimit = timeLimitSeconds(env, { kind: "measurement", pixels: pixelsOf(segmentation) });
   const statement = env.DB.prepare(
     `INSERT INTO jobs (id, org_id, kind, status, image_id, model_id, segmentation_id, dedupe_key, attempts, max_attempts, created_at, enqueued_at,
                        time_limit_seconds)

@@ -5,7 +5,8 @@ import type { Bindings, Organization } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { getImage, type Image, unusable } from "./images.ts";
 import { pixelsOf, submitGpuJob, type SubmitOutcome, TRAINING_OVERHEAD_SECONDS, type TrainingInput } from "./jobs.ts";
-import { expansionReachRefusal, jobTimeLimitSeconds, MAX_EXPANSION_REACH_PX } from "../../schema/work-limits.ts";
+import { expansionReachRefusal, MAX_EXPANSION_REACH_PX, type PricedParams, predictionWorkRefusal } from "../../schema/work-limits.ts";
+import { timeLimitSeconds } from "./settings.ts";
 import { getVisibleModel } from "./models.ts";
 import { PLAN_LIMITS } from "./organizations.ts";
 import { chooseTrainingLabels } from "./trainings.ts";
@@ -39,6 +40,8 @@ export async function submitPrediction(env: Bindings, org: Organization, body: z
   const { diameter, ...rest } = body.params ?? {};
   const size = requestedDiameter(diameter);
   const params = size === undefined ? rest : { ...rest, diameter: size };
+  const priced: PricedParams = { diameter: size, augment: params.augment, niter: params.niter, flowThreshold: params.flow_threshold };
+  checkWork(image, body.params, priced);
   return submitGpuJob(env, org, {
     kind: "prediction",
     imageId: image.id,
@@ -49,8 +52,23 @@ export async function submitPrediction(env: Bindings, org: Organization, body: z
     dedupeKey: `prediction:${image.id}:${body.model_id}:${stableJson(params)}`,
     skipIfIdentical: ["SUBMITTED"],
     exclusive: true,
-    timeLimitSeconds: jobTimeLimitSeconds({ kind: "prediction", pixels: pixelsOf(image), augment: params.augment, diameter: size }),
+    timeLimitSeconds: timeLimitSeconds(env, { kind: "prediction", pixels: pixelsOf(image), ...priced }),
   });
+}
+
+const PRICED_PARAM_FIELDS: Record<keyof PricedParams, keyof NonNullable<z.infer<typeof predictionBody>["params"]>> = {
+  diameter: "diameter",
+  augment: "augment",
+  niter: "niter",
+  flowThreshold: "flow_threshold",
+};
+
+/** Parameters that price the prediction past the work a job may do: a 422 naming the one to lower, before anything is queued. */
+function checkWork(image: Image, params: z.infer<typeof predictionBody>["params"], priced: PricedParams): void {
+  const refusal = predictionWorkRefusal(pixelsOf(image), priced);
+  if (!refusal) return;
+  const field = PRICED_PARAM_FIELDS[refusal.param];
+  throw new HttpError(422, [{ loc: ["body", "params", field], msg: refusal.msg, type: "value_error", input: params?.[field] }]);
 }
 
 /**

@@ -52,7 +52,7 @@ export async function surveyModality(source: RegionSource): Promise<ModalityRead
   return readModalityOfRegions(source);
 }
 
-export async function surveyImage(source: RegionSource, model: LoadedModel, params: Partial<SegmentParams>): Promise<ImageSurvey> {
+export async function surveyImage(source: RegionSource, model: LoadedModel, params: Partial<SegmentParams>, signal?: AbortSignal): Promise<ImageSurvey> {
   const { manifest } = model;
   const windows = surveyWindows(source.width, source.height);
   // An unsure reading of the samples is settled by the network, as for a whole image (modality-by-network.ts).
@@ -75,7 +75,7 @@ export async function surveyImage(source: RegionSource, model: LoadedModel, para
     height: Math.min(side, source.height),
   };
   const region = await source.readRegion(diameterWindow.x, diameterWindow.y, diameterWindow.width, diameterWindow.height);
-  const estimated = await segmentImage(region, model, { ...params, ...(modality && { modality: modality.modality }) }, { normalization });
+  const estimated = await segmentImage(region, model, { ...params, ...(modality && { modality: modality.modality }) }, { normalization, signal });
   return {
     ...(modality && { modality }),
     normalization,

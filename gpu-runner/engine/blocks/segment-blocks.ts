@@ -67,6 +67,8 @@ export interface BlockwiseOptions {
    * are then segmented in its block as in the whole image.
    */
   cellExpansion?: { distance: number; sx: number; sy: number };
+  /** Stops the work: a block's mask stage at once, anything else before its next stage. */
+  signal?: AbortSignal;
 }
 
 export interface BlockwiseResult {
@@ -149,6 +151,7 @@ export interface PlanOptions {
   coreSide?: number;
   memoryBudgetBytes?: number;
   cellExpansion?: BlockwiseOptions["cellExpansion"];
+  signal?: AbortSignal;
 }
 
 /**
@@ -161,7 +164,7 @@ export async function planBlocks(source: RegionSource, model: LoadedModel, param
   const budget = options.memoryBudgetBytes ?? DEFAULT_BLOCK_MEMORY_BYTES;
   // The survey's windows of one row share their rows: kept, they are decoded once.
   if (source.rowBytes && source.keepRows) source.keepRows(Math.min(SURVEY_WINDOW, Math.floor(budget / source.rowBytes)));
-  const survey = await surveyImage(source, model, params);
+  const survey = await surveyImage(source, model, params, options.signal);
   const diameter = survey.diameter ?? model.manifest.diameter;
   const expansion = options.cellExpansion;
   const reach = expansion ? expansionReachPx(expansion.distance, expansion.sx, expansion.sy) : 0;
@@ -199,6 +202,7 @@ export interface BlockOptions {
   onRead?: BlockwiseOptions["onRead"];
   measureIntensity?: boolean;
   cellExpansion?: BlockwiseOptions["cellExpansion"];
+  signal?: AbortSignal;
 }
 
 /**
@@ -224,7 +228,7 @@ export async function segmentBlock(
   if (blockIsGlass(region, model.manifest, runParams.channels, runParams.modality ?? "auto", plan.survey.normalization, plan.diameter)) {
     return { cells: [], keptArea: 0, glass: true, timings };
   }
-  const result = await segmentImage(region, model, runParams, { normalization: plan.survey.normalization });
+  const result = await segmentImage(region, model, runParams, { normalization: plan.survey.normalization, signal: options.signal });
   Object.assign(timings, result.timings);
   started = performance.now();
   const intensities = options.measureIntensity ? measureIntensity(region, result.labels, result.rois.length) : undefined;

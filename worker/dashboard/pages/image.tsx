@@ -1,6 +1,7 @@
 import type { MaskDefaults } from "../../../schema/mask-defaults.ts";
 import { describePixelSize, MICROSCOPE_PIXEL_SIZE_UM } from "../../../schema/image-formats/calibration.ts";
 import { MODALITIES, type Modality } from "../../../schema/modality.ts";
+import { CELLPROB_THRESHOLD_RANGE, FLOW_THRESHOLD_RANGE } from "../../../schema/work-limits.ts";
 import { recommendedModel } from "../../../schema/model-recommendations.ts";
 import type { Image } from "../../services/images.ts";
 import type { predictionView } from "../../services/job-views.ts";
@@ -105,8 +106,13 @@ export function ImagePage(props: {
                 ))}
               </select>
             </label>
-            <NumberField name="cellprob_threshold" label="Cell probability threshold" min="-20" max="20" />
-            <NumberField name="flow_threshold" label="Flow threshold" min="0" max="10" />
+            <NumberField
+              name="cellprob_threshold"
+              label="Cell probability threshold"
+              min={String(CELLPROB_THRESHOLD_RANGE.min)}
+              max={String(CELLPROB_THRESHOLD_RANGE.max)}
+            />
+            <NumberField name="flow_threshold" label="Flow threshold" min={String(FLOW_THRESHOLD_RANGE.min)} max={String(FLOW_THRESHOLD_RANGE.max)} />
             <NumberField name="min_size" label="Minimum size (px)" step="1" min="0" />
             <NumberField
               name="pixel_size_um"
