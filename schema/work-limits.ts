@@ -98,9 +98,10 @@ export const TIME_LIMITS = {
   /**
    * Seconds a megapixel costs per flow or diffusion step in the mask stage, every pixel taking
    * them: 234 s a megapixel at 125,000 steps on one thread (the issue's measurement, every pixel
-   * foreground), 1.9 ms, rounded up. Two threads took 32 s for 1 MP at 125,000 steps here.
+   * foreground), 1.9 ms; two threads took 124 s for 4.2 MP at 25,000 steps (`npm run segment` on
+   * a 2-core machine, cpsam on 2048² synthetic nuclei, cellprob_threshold -6): 2.4 ms a thread. 3 ms leaves room.
    */
-  maskSecondsPerMegapixelStep: 0.002,
+  maskSecondsPerMegapixelStep: 0.003,
   maxSeconds: 4 * 3600,
   /** The diameter the network's speed was measured at (cpsam's). */
   networkDiameterPx: 24,
@@ -172,14 +173,14 @@ const PARAM_NAMES: Record<keyof PricedParams, string> = { diameter: "diameter", 
 
 /**
  * Why a prediction's parameters price it past the work a job may do, or null. The budget is the
- * 4-h limit; an image whose size alone, at the defaults, already costs more (a whole slide, which
- * the time limit then caps) may not be made dearer by its parameters. The parameter named is the
- * one whose default would save the most.
+ * 4-h limit; an image whose size alone, at its diameter and the other defaults, already costs more
+ * (a whole slide, which the time limit then caps) may not be made dearer by the other parameters.
+ * The parameter named is the one whose default would save the most.
  */
 export function predictionWorkRefusal(pixels: number | null, params: PricedParams): WorkRefusal | null {
   if (pixels === null) return null;
   const seconds = pricedSeconds({ kind: "prediction", pixels, ...params })!;
-  const atDefaults = pricedSeconds({ kind: "prediction", pixels })!;
+  const atDefaults = pricedSeconds({ kind: "prediction", pixels, diameter: params.diameter })!;
   if (seconds <= Math.max(TIME_LIMITS.maxSeconds, atDefaults)) return null;
   let param: keyof PricedParams = "niter";
   let best = Number.POSITIVE_INFINITY;
@@ -198,7 +199,7 @@ export function predictionWorkRefusal(pixels: number | null, params: PricedParam
     msg:
       `${PARAM_NAMES[param]} ${params[param]} prices this prediction of ${+(pixels / 1e6).toPrecision(3)} MP at about ${hours(seconds)} h of work ` +
       `(${Math.round(price.flowSteps)} flow steps a pixel, ${+price.networkFactor.toPrecision(3)}x the network's pixels), past the ` +
-      `${hours(TIME_LIMITS.maxSeconds)} h a prediction may take: lower it, or segment a smaller region`,
+      `${hours(TIME_LIMITS.maxSeconds)} h a prediction may take: ${param === "augment" ? "turn it off" : "lower it"}, or segment a smaller region`,
   };
 }
 

@@ -48,13 +48,13 @@ const runnerWith = (api: InternalApi) => new Runner(readConfig([], { WORKER_URL:
 const lease = { job_id: "job-1", attempt: 1, lease_token: "token", lease_expires_at: Date.now() + 120_000 };
 const image = { id: "img", name: "cells.png", format: "png", width: 8, height: 8, channels: 1, channel_names: null, url: "http://127.0.0.1:1/img" };
 
-function prediction(params: LeasedPrediction["params"], pixelSize: { x: number; y: number } | null = null): LeasedJob {
+function prediction(params: LeasedPrediction["params"], pixelSize: { x: number; y: number } | null = null, side = image.width): LeasedJob {
   return {
     ...lease,
     kind: "prediction",
     model: { id: "cpsam", name: "cpsam", version: "1", files: { onnx: "http://127.0.0.1:1/m.onnx", manifest: "http://127.0.0.1:1/m.json" } },
     params,
-    image: { ...image, pixel_size_um: pixelSize },
+    image: { ...image, width: side, height: side, pixel_size_um: pixelSize },
     output: { segmentation_id: "seg", artifact_url: "http://127.0.0.1:1/rois" },
   };
 }
@@ -87,6 +87,13 @@ describe("a prediction past the work limits", () => {
     ]);
     expect(calls).toEqual([]);
     expect(runner.stats).toMatchObject({ failed: 3, completed: 0 });
+  });
+
+  it("whose parameters price it past the 4-h limit (niter 2000 at 300 px on a 20000² slide) fails the same way, naming the parameter", async () => {
+    const { api, calls, failures } = recordingApi();
+    await runnerWith(api).process(prediction({ diameter: 300, niter: 2000 }, null, 20000));
+    expect(failures).toEqual([{ reason: expect.stringMatching(/^niter 2000 prices this prediction of 400 MP at about 9.9 h of work/), fault: "input" }]);
+    expect(calls).toEqual([]);
   });
 });
 

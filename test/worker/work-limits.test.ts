@@ -4,7 +4,7 @@
 // released, and never leased again (at-least-once delivery included).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { jobTimeLimitSeconds, MAX_DIAMETER_PX, MAX_EXPANSION_REACH_PX, MIN_DIAMETER_PX } from "../../schema/work-limits.ts";
+import { jobTimeLimitSeconds, MAX_DIAMETER_PX, MAX_EXPANSION_REACH_PX, MAX_NITER, MIN_DIAMETER_PX, TIME_LIMITS } from "../../schema/work-limits.ts";
 import { createPreviewJob, sweepJobs } from "../../worker/services/jobs.ts";
 import { getImage } from "../../worker/services/images.ts";
 import { gpuJobQueue } from "../../worker/queues/gpu-job-queue.ts";
@@ -50,6 +50,44 @@ describe("POST /predict refuses parameters past the work limits with 422", () =>
     });
     // At the limits, and 0 (estimate it), a prediction is queued.
     expect((await predict(org, image.id, { diameter: MAX_DIAMETER_PX })).status).toBe(202);
+  });
+
+  it("the issue's mask parameters, each past the range a user needs: niter, cellprob_threshold, flow_threshold", async () => {
+    const org = await createOrg();
+    const image = await uploadImage(org);
+    const response = await predict(org, image.id, { diameter: 300, niter: 10000, cellprob_threshold: -20, flow_threshold: 0 });
+    expect(response.status).toBe(422);
+    const { detail } = await json<{ detail: Issue[] }>(response);
+    expect(detail.map((issue) => issue.loc)).toEqual([
+      ["body", "params", "cellprob_threshold"],
+      ["body", "params", "niter"],
+    ]);
+    expect(detail[1]).toMatchObject({ msg: `niter is at most ${MAX_NITER}, ten times Cellpose's default of 200 (it multiplies the mask stage's work)`, input: 10000 });
+    expect((await refusal(await predict(org, image.id, { flow_threshold: 5 }))).loc).toEqual(["body", "params", "flow_threshold"]);
+    // At the ends of the ranges a prediction is queued, its time limit priced with its steps.
+    const { prediction_id } = await json<{ prediction_id: string }>(
+      await predict(org, image.id, { diameter: 300, niter: MAX_NITER, cellprob_threshold: -6, flow_threshold: 0 }),
+    );
+    const limit = jobTimeLimitSeconds({ kind: "prediction", pixels: 8 * 6, diameter: 300, niter: MAX_NITER, flowThreshold: 0 });
+    // 300 s + 48 px x (10 s x 1 + 0.003 s x 2000 x 300 / 24 flow steps a pixel) a megapixel
+    expect(limit).toBe(Math.ceil(300 + 48e-6 * (10 + 0.003 * 25000)));
+    expect(await jobRow(prediction_id)).toMatchObject({ time_limit_seconds: limit });
+  });
+
+  it("parameters that price a prediction past the 4-h limit, naming the one to lower; the image's size alone is capped, not refused", async () => {
+    const org = await createOrg();
+    const image = await uploadImage(org);
+    // A 20000² slide: 400 MP (the size is the record's; the work is priced from it before any pixel is read).
+    await env.DB.prepare("UPDATE images SET width = 20000, height = 20000 WHERE id = ?").bind(image.id).run();
+    const issue = await refusal(await predict(org, image.id, { diameter: 300, niter: MAX_NITER }));
+    expect(issue).toMatchObject({ loc: ["body", "params", "niter"], type: "value_error", input: MAX_NITER });
+    expect(issue.msg).toBe(
+      "niter 2000 prices this prediction of 400 MP at about 9.9 h of work (25000 flow steps a pixel, 1x the network's pixels), past the 4 h a prediction may take: lower it, or segment a smaller region",
+    );
+    expect((await refusal(await predict(org, image.id, { diameter: 12, augment: true }))).loc).toEqual(["body", "params", "augment"]);
+    // The same slide with the defaults (an estimated diameter may enlarge it 3x: 10 h): queued, its limit the longest a job has.
+    const { prediction_id } = await json<{ prediction_id: string }>(await predict(org, image.id, {}));
+    expect(await jobRow(prediction_id)).toMatchObject({ time_limit_seconds: TIME_LIMITS.maxSeconds });
   });
 
   it("a cell expansion reaching past 200 px: in pixels, or in µm at the given pixel size or the file's", async () => {
