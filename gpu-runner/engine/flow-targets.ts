@@ -3,8 +3,8 @@
 // step); the flow is the normalised central-difference gradient of T. After Cellpose's
 // dynamics.masks_to_flows_gpu / center_of_mass / get_centers (Stringer et al. 2021, current
 // version): centre = the mask pixel at the rounded mean position, or the mask pixel nearest to it;
-// n = 2 × max over masks of (bbox height + bbox width + 2), shared by all masks of the image.
-import { DiffusionScratch, diffuseInMask } from "./heat-diffusion.ts";
+// n = 2 × (bbox height + bbox width + 2) of each mask (heat-diffusion.ts, diffusionSteps).
+import { DiffusionScratch, diffuseInMask, diffusionSteps } from "./heat-diffusion.ts";
 import { labelBoxes, renumberInRasterOrder } from "../../common/geometry/label-image.ts";
 
 /** Network flow outputs are this multiple of these unit flows (Cellpose trains on 5 × flows). */
@@ -22,10 +22,6 @@ export function flowsFromLabels(labels: Uint32Array, width: number, height: numb
   const count = renumberInRasterOrder(compact);
   if (count === 0) return flows;
   const boxes = labelBoxes(compact, width, count);
-  let iterations = 0;
-  for (let k = 1; k <= count; k++) {
-    iterations = Math.max(iterations, 2 * (boxes.maxY[k]! - boxes.minY[k]! + 1 + boxes.maxX[k]! - boxes.minX[k]! + 1 + 2));
-  }
   const plane = width * height;
   const scratch = new DiffusionScratch();
   for (let k = 1; k <= count; k++) {
@@ -33,7 +29,7 @@ export function flowsFromLabels(labels: Uint32Array, width: number, height: numb
       y0 = boxes.minY[k]!;
     const w = boxes.maxX[k]! - x0 + 1,
       h = boxes.maxY[k]! - y0 + 1;
-    diffuseInMask(compact, width, k, x0, y0, w, h, iterations, scratch);
+    diffuseInMask(compact, width, k, x0, y0, w, h, diffusionSteps(w, h), scratch);
     // Central differences on the padded box, normalised to unit vectors, mask pixels only.
     const t = scratch.t;
     const stride = w + 2;

@@ -46,6 +46,29 @@ describe("flowsFromLabels (Cellpose's heat-diffusion flow targets)", () => {
     }
   });
 
+  it("diffuses each mask for its own box's steps: a ring around the whole image changes no other mask's flows", () => {
+    // The case in small: one object the size of the image once set every mask's step count.
+    const squares = emptyLabels(200, 200);
+    for (let k = 0; k < 25; k++) paintRect(squares, 20 + (k % 5) * 32, 20 + Math.floor(k / 5) * 32, 4, 4, k + 1);
+    const ringed = emptyLabels(200, 200);
+    ringed.labels.set(squares.labels);
+    for (let i = 0; i < 200; i++)
+      for (const [x, y] of [
+        [i, 0],
+        [i, 199],
+        [0, i],
+        [199, i],
+      ])
+        ringed.labels[y! * 200 + x!] = 99;
+    const alone = flowsFromLabels(squares.labels, 200, 200);
+    const withRing = flowsFromLabels(ringed.labels, 200, 200);
+    for (let i = 0; i < 200 * 200; i++) {
+      if (squares.labels[i] === 0) continue;
+      expect(withRing[i]).toBe(alone[i]);
+      expect(withRing[200 * 200 + i]).toBe(alone[200 * 200 + i]);
+    }
+  });
+
   it("does not depend on the label values used", () => {
     const scene = mixedScene();
     const relabelled = scene.labels.map((v) => (v === 0 ? 0 : 1000 + 7 * v));

@@ -3,7 +3,7 @@
 // masks whose mean squared difference exceeds the threshold are dropped. Masks are independent,
 // so with threads > 1 they are shared out in chunks (mask-threads.ts).
 import { labelBoxes } from "../../../common/geometry/label-image.ts";
-import { DiffusionScratch, diffuseInMask } from "../heat-diffusion.ts";
+import { DiffusionScratch, diffuseInMask, diffusionSteps } from "../heat-diffusion.ts";
 import { runChunks } from "./mask-threads.ts";
 
 /** Masks per chunk handed to a thread; masks differ in size, so chunks stay small for balance. */
@@ -17,16 +17,13 @@ export const FLOW_ERROR_CHUNK = 8;
 export function removeBadFlowMasks(labels: Uint32Array, count: number, unitFlows: Float32Array, width: number, threshold: number, threads = 1): number {
   if (count === 0) return 0;
   const boxes = maskBoxes(labels, width, count, threads > 1);
-  // Cellpose diffuses every mask of an image for the same number of steps, set by the largest box.
-  let iterations = 0;
-  for (let k = 1; k <= count; k++) iterations = Math.max(iterations, 2 * (boxes[4 * k + 2]! + boxes[4 * k + 3]! + 2));
   const errors = threads > 1 ? new Float64Array(new SharedArrayBuffer(8 * (count + 1))) : new Float64Array(count + 1);
   if (threads > 1) {
     const shared = new Uint32Array(new SharedArrayBuffer(4 * labels.length));
     shared.set(labels);
     const scratch = new DiffusionScratch();
     runChunks(
-      { kind: "flowError", labels: shared, unitFlows, boxes, errors, width, iterations, chunkSize: FLOW_ERROR_CHUNK },
+      { kind: "flowError", labels: shared, unitFlows, boxes, errors, width, chunkSize: FLOW_ERROR_CHUNK },
       Math.ceil(count / FLOW_ERROR_CHUNK),
       threads,
       (chunk) => {
@@ -35,7 +32,6 @@ export function removeBadFlowMasks(labels: Uint32Array, count: number, unitFlows
           unitFlows,
           boxes,
           width,
-          iterations,
           1 + chunk * FLOW_ERROR_CHUNK,
           Math.min(count, (chunk + 1) * FLOW_ERROR_CHUNK),
           errors,
@@ -44,7 +40,7 @@ export function removeBadFlowMasks(labels: Uint32Array, count: number, unitFlows
       },
     );
   } else {
-    flowErrorsRange(labels, unitFlows, boxes, width, iterations, 1, count, errors, new DiffusionScratch());
+    flowErrorsRange(labels, unitFlows, boxes, width, 1, count, errors, new DiffusionScratch());
   }
   const drop = new Uint8Array(count + 1);
   let removed = 0;
@@ -71,13 +67,15 @@ function maskBoxes(labels: Uint32Array, width: number, count: number, shared: bo
   return packed;
 }
 
-/** Mean squared flow error of masks first..last (inclusive) into errors[k]; the unit of work of a thread. */
+/**
+ * Mean squared flow error of masks first..last (inclusive) into errors[k]; the unit of work of a
+ * thread. Each mask diffuses for its own box's steps (diffusionSteps), as its flow targets do.
+ */
 export function flowErrorsRange(
   labels: Uint32Array,
   unitFlows: Float32Array,
   boxes: Int32Array,
   width: number,
-  iterations: number,
   first: number,
   last: number,
   errors: Float64Array,
@@ -90,7 +88,7 @@ export function flowErrorsRange(
       w = boxes[4 * k + 2]!,
       h = boxes[4 * k + 3]!;
     if (w === 0) continue;
-    diffuseInMask(labels, width, k, x0, y0, w, h, iterations, scratch);
+    diffuseInMask(labels, width, k, x0, y0, w, h, diffusionSteps(w, h), scratch);
     const { t, inside } = scratch;
     const stride = w + 2;
     let error = 0,

@@ -19,7 +19,6 @@ export type ChunkJob =
       boxes: Int32Array;
       errors: Float64Array;
       width: number;
-      iterations: number;
       chunkSize: number;
     };
 

@@ -25,10 +25,10 @@ parentPort!.on("message", (message: ChunkMessage) => {
       followFlowsRange(flows, width, height, foreground, iterations, chunk * chunkSize, Math.min(foreground.length, (chunk + 1) * chunkSize), ends);
     });
   } else {
-    const { labels, unitFlows, boxes, errors, width, iterations, chunkSize } = job;
+    const { labels, unitFlows, boxes, errors, width, chunkSize } = job;
     const count = errors.length - 1;
     claimChunks(message, (chunk) => {
-      flowErrorsRange(labels, unitFlows, boxes, width, iterations, 1 + chunk * chunkSize, Math.min(count, (chunk + 1) * chunkSize), errors, scratch);
+      flowErrorsRange(labels, unitFlows, boxes, width, 1 + chunk * chunkSize, Math.min(count, (chunk + 1) * chunkSize), errors, scratch);
     });
   }
   setImmediate(collectGarbage);
