@@ -3,8 +3,9 @@
 // step); the flow is the normalised central-difference gradient of T. After Cellpose's
 // dynamics.masks_to_flows_gpu / center_of_mass / get_centers (Stringer et al. 2021, current
 // version): centre = the mask pixel at the rounded mean position, or the mask pixel nearest to it;
-// n = 2 × (bbox height + bbox width + 2) of each mask (heat-diffusion.ts, diffusionSteps).
-import { DiffusionScratch, diffuseInMask, diffusionSteps } from "./heat-diffusion.ts";
+// n = 2 × (bbox height + bbox width + 2) of each mask (schema/work-limits.ts, diffusionSteps).
+import { DiffusionScratch, diffuseInMask } from "./heat-diffusion.ts";
+import { diffusionSteps } from "../../schema/work-limits.ts";
 import { labelBoxes, renumberInRasterOrder } from "../../common/geometry/label-image.ts";
 
 /** Network flow outputs are this multiple of these unit flows (Cellpose trains on 5 × flows). */

@@ -12,17 +12,6 @@
 // and reuses its buffers across masks instead of allocating per mask. Adding an exact zero to a
 // float leaves it unchanged, so skipping zero terms cannot change a single bit.
 
-/**
- * Steps of heat diffusion a mask of a w x h box gets: twice its box's extent, after Cellpose's
- * masks_to_flows_cpu, which diffuses each mask on its own (its GPU version gives every mask of an
- * image the largest mask's count, so one object the size of the image multiplied every other's
- * work: a 2449² ring around 93,025 squares of 4 px took 63.5 s to prepare instead of 0.23 s).
- * Past about this many steps the heat's gradient keeps its direction, which is all the flows use.
- */
-export function diffusionSteps(w: number, h: number): number {
-  return 2 * (w + h + 2);
-}
-
 /** Buffers for one mask's bounding box padded by one pixel; grown as larger masks come. */
 export class DiffusionScratch {
   inside = new Uint8Array(0);

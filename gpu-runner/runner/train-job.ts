@@ -94,6 +94,7 @@ async function trainFrom(folder: string, job: LeasedTraining, ctx: JobContext) {
     executionProvider: ctx.executionProvider,
     name: `${job.model.name}-finetuned`,
     version: "1",
+    signal: ctx.signal,
     onProgress: ({ fraction }) => {
       ctx.progress(0.1 + 0.85 * fraction, "training");
       ctx.checkpoint();

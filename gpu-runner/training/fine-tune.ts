@@ -22,7 +22,7 @@ import { labelledVariant, toModelInput, variantCount } from "./labelled-images.t
 import type { ImageVariants, LabelledImage } from "./labelled-images.ts";
 import { exportModel } from "./model-export.ts";
 import type { PreparedImage } from "./augment.ts";
-import { prepareImage, preparingDiameters } from "./prepare-image.ts";
+import { prepareImageInThread, preparingDiameters } from "./prepare-image.ts";
 import { PreparedImageCache, preparedImageBytes } from "./prepared-image-cache.ts";
 import type { PreparedImageCacheStats } from "./prepared-image-cache.ts";
 import { fineTuneNote, keepsLearnedSize, stepsThatFit } from "./fine-tune-guard.ts";
@@ -88,6 +88,8 @@ export interface FineTuneRequest {
   /** Validations of the held-out pairs during the run, besides the one before (default 4, the last at the end). */
   validations?: number;
   onProgress?: (progress: { step: number; totalSteps: number; loss: number; fraction: number }) => void;
+  /** Stops the preparation of an image at once (its compute thread is terminated). */
+  signal?: AbortSignal;
 }
 
 export interface FineTuneResult {
@@ -191,6 +193,8 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     throw new Error(`budget.steps must be a positive integer, got ${stepBudget}`);
   if (seconds !== undefined && !(seconds > 0)) throw new Error(`budget.seconds must be positive, got ${seconds}`);
   if (request.pairs.length === 0) throw new Error("fine-tuning needs at least one (image, labels) pair");
+  // The time budget counts from here: reading and preparing the pairs, and scoring the base, spend it too.
+  const started = performance.now();
 
   const base = loadBase(request.base);
   const baseWeights = weightsFromModel(base.onnx);
@@ -228,7 +232,7 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     scanned.push({ width: pair.width, height: pair.height, imageChannels: read.image.channels, modality: pair.modality, diameter });
     const bytes = preparedImageBytes(pair.width, pair.height, pair.channels);
     if (!held.has(ids[i]!) && diameter > 0 && scanBytes + bytes <= budgetBytes) {
-      preparedInScan.set(i, prepareImage(pair, base.manifest.diameter, diameter));
+      preparedInScan.set(i, await prepareImageInThread(pair, base.manifest.diameter, diameter, request.signal));
       scanBytes += bytes;
     }
   }
@@ -263,7 +267,8 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
       const { pair: i, variant } = entries[k]!;
       const read = await readPair(i);
       const pair = asLabelled(ids[i]!, read, reads);
-      return prepareImage(variant && variants ? labelledVariant(pair, read.image, reads, variants, variant) : pair, base.manifest.diameter, diameterOf.get(i));
+      const labelled = variant && variants ? labelledVariant(pair, read.image, reads, variants, variant) : pair;
+      return prepareImageInThread(labelled, base.manifest.diameter, diameterOf.get(i)!, request.signal);
     },
   );
   entries.forEach(({ pair, variant }, k) => {
@@ -312,7 +317,6 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   let firstStepSeconds = 0;
   let validationsDone = 0;
   let nextValidation = Math.ceil(plannedSteps / validations);
-  const started = performance.now();
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
   /**
    * Sets the schedule's length and the next validation from the timings so far: the steps that fit

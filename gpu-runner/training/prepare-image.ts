@@ -1,6 +1,7 @@
 // Turns a labelled image into what the crop sampler reads: percentile-normalised intensities, each
 // channel on its own (the engine's normalisation, as at inference), the engine's flow targets, the foreground mask, and
 // the scale that brings its objects to the model's diameter.
+import { flowsFromLabelsInThread } from "../engine/compute-thread/compute-thread.ts";
 import { flowsFromLabels } from "../engine/flow-targets.ts";
 import { normalizeImage } from "../engine/normalize.ts";
 import type { PreparedImage } from "./augment.ts";
@@ -11,9 +12,25 @@ import { InputError } from "../engine/faults.ts";
 
 /** objectDiameter: measured from the labels unless given (images without objects need it). */
 export function prepareImage(pair: LabelledImage, modelDiameter: number, objectDiameter = medianObjectDiameter(pair.labels)): PreparedImage {
-  const { width, height } = pair;
+  checkObjectDiameter(pair, objectDiameter);
+  return withFlows(pair, modelDiameter, objectDiameter, flowsFromLabels(pair.labels, pair.width, pair.height));
+}
+
+/**
+ * prepareImage with the flow targets (the costly part: heat diffusion in every mask) made in a
+ * compute thread, so a runner's main loop keeps its heartbeats and time limit; `signal` stops it.
+ */
+export async function prepareImageInThread(pair: LabelledImage, modelDiameter: number, objectDiameter: number, signal?: AbortSignal): Promise<PreparedImage> {
+  checkObjectDiameter(pair, objectDiameter);
+  return withFlows(pair, modelDiameter, objectDiameter, await flowsFromLabelsInThread(pair.labels, pair.width, pair.height, signal));
+}
+
+function checkObjectDiameter(pair: LabelledImage, objectDiameter: number): void {
   if (!(objectDiameter > 0)) throw new InputError(`${pair.id}: the label image has no objects, so its object size is unknown`);
-  const diameter = objectDiameter;
+}
+
+function withFlows(pair: LabelledImage, modelDiameter: number, diameter: number, flows: Float32Array): PreparedImage {
+  const { width, height } = pair;
   const { channels } = pair;
   const image = normalizeImage({ width, height, channels, bitDepth: 32, sampleFormat: "float", data: pair.image });
   const foreground = new Uint8Array(width * height);
@@ -24,7 +41,7 @@ export function prepareImage(pair: LabelledImage, modelDiameter: number, objectD
     height,
     channels,
     image,
-    flows: flowsFromLabels(pair.labels, width, height),
+    flows,
     foreground,
     scaleToModel: modelDiameter / diameter,
   };

@@ -5,7 +5,8 @@ import { FLOW_SCALE, flowsFromLabels } from "../../gpu-runner/engine/flow-target
 import { atImageResolution, computeMasks, DEFAULT_MASK_PARAMS, type MaskParams } from "../../gpu-runner/engine/masks/compute-masks.ts";
 import { removeBadFlowMasks } from "../../gpu-runner/engine/masks/flow-error.ts";
 import { fillHolesAndRemoveSmall } from "../../gpu-runner/engine/masks/holes-and-sizes.ts";
-import { DiffusionScratch, diffuseInMask, diffusionSteps } from "../../gpu-runner/engine/heat-diffusion.ts";
+import { DiffusionScratch, diffuseInMask } from "../../gpu-runner/engine/heat-diffusion.ts";
+import { diffusionSteps } from "../../schema/work-limits.ts";
 import { labelBoxes, renumberInRasterOrder } from "../../common/geometry/label-image.ts";
 import { chunksRunByWorkers, runChunks, sharedFloat32, sharedInt32, startMaskThreads } from "../../gpu-runner/engine/masks/mask-threads.ts";
 import { keepLargestComponents } from "../../common/geometry/label-largest-piece.ts";

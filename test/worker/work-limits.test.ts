@@ -62,7 +62,10 @@ describe("POST /predict refuses parameters past the work limits with 422", () =>
       ["body", "params", "cellprob_threshold"],
       ["body", "params", "niter"],
     ]);
-    expect(detail[1]).toMatchObject({ msg: `niter is at most ${MAX_NITER}, ten times Cellpose's default of 200 (it multiplies the mask stage's work)`, input: 10000 });
+    expect(detail[1]).toMatchObject({
+      msg: `niter is at most ${MAX_NITER}, ten times Cellpose's default of 200 (it multiplies the mask stage's work)`,
+      input: 10000,
+    });
     expect((await refusal(await predict(org, image.id, { flow_threshold: 5 }))).loc).toEqual(["body", "params", "flow_threshold"]);
     // At the ends of the ranges a prediction is queued, its time limit priced with its steps.
     const { prediction_id } = await json<{ prediction_id: string }>(

@@ -12,7 +12,8 @@ import { collectGeoJson, looksLikeJson } from "./geojson-file.ts";
 import { isImageJRoi } from "./imagej-roi-decoder.ts";
 import { collectImageJRoi, collectImageJRoiArchive } from "./imagej-roi-files.ts";
 import { labelsFromImageFile } from "./label-image-file.ts";
-import { MAX_IMPORT_FILE_BYTES, MAX_IMPORT_PIXELS } from "./limits.ts";
+import { MAX_IMPORT_DIFFUSION_WORK, MAX_IMPORT_FILE_BYTES, MAX_IMPORT_PIXELS } from "./limits.ts";
+import { diffusionWork } from "../../schema/work-limits.ts";
 import { objectsFromLabels } from "./objects.ts";
 import { OutlineCollector } from "./outlines.ts";
 import { isZip } from "./zip-entries.ts";
@@ -81,12 +82,27 @@ export function importAnnotation(bytes: Uint8Array, width: number, height: numbe
         "the label image is a binary mask (one value over separate pieces); a label image gives each object its own value (in Fiji: Analyze Particles with Show: Count Masks)",
       );
     }
-    return { format, rois: objects.rois, confluency: objects.confluency, labels: objects.labels };
+    return withinPreparationWork({ format, rois: objects.rois, confluency: objects.confluency, labels: objects.labels });
   }
   const collector = new OutlineCollector(width, height);
   if (format === "imagej-roi") collectImageJRoi(bytes, collector);
   else if (format === "imagej-roi-zip") collectImageJRoiArchive(bytes, collector);
   else collectGeoJson(bytes, collector);
   const objects = objectsFromLabels(collector.labels, width, height);
-  return { format, rois: objects.rois, confluency: objects.confluency, labels: objects.labels };
+  return withinPreparationWork({ format, rois: objects.rois, confluency: objects.confluency, labels: objects.labels });
+}
+
+/** Refuses objects whose flow targets would cost a training more than MAX_IMPORT_DIFFUSION_WORK, before anything is stored. */
+function withinPreparationWork(imported: ImportedAnnotation): ImportedAnnotation {
+  const work = diffusionWork(imported.rois);
+  if (work > MAX_IMPORT_DIFFUSION_WORK) {
+    let largest = imported.rois[0]!;
+    for (const roi of imported.rois) if (roi.bbox_w + roi.bbox_h > largest.bbox_w + largest.bbox_h) largest = roi;
+    throw new AnnotationImportError(
+      "limit_exceeded",
+      `training on these objects would take ${work.toExponential(1)} pixel-steps of heat diffusion to make their flows, past the limit of ${MAX_IMPORT_DIFFUSION_WORK.toExponential(0)} ` +
+        `(each object costs its area times twice its box's width and height; the largest, ${largest.bbox_w}x${largest.bbox_h} px, is likely not one cell)`,
+    );
+  }
+  return imported;
 }

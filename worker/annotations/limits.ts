@@ -41,6 +41,14 @@ export const MAX_ARCHIVE_INFLATED_BYTES = 64 * 1024 * 1024;
  * before the passes) and refused with "limit_exceeded".
  */
 export const MAX_IMPORT_CROSSINGS_PER_PIXEL = 4;
+/**
+ * Training on an import makes each object's flow targets by heat diffusion: its area times its
+ * steps (twice its box's extent; schema/work-limits.ts, diffusionWork). Compact cells covering the
+ * largest image cost about 5e8 pixel-steps; one object filling it, 6e10, about two and a half
+ * minutes of a runner's thread (2.5 ns a pixel-step). The limit, 1e10, keeps any import's
+ * preparation under about half a minute and admits a gland of 1000 px across (3e9).
+ */
+export const MAX_IMPORT_DIFFUSION_WORK = 1e10;
 export const MIN_IMPORT_CROSSINGS = 65_536;
 export const MAX_IMPORT_BOX_PIXELS = 2 ** 27;
 

@@ -3,7 +3,8 @@
 // masks whose mean squared difference exceeds the threshold are dropped. Masks are independent,
 // so with threads > 1 they are shared out in chunks (mask-threads.ts).
 import { labelBoxes } from "../../../common/geometry/label-image.ts";
-import { DiffusionScratch, diffuseInMask, diffusionSteps } from "../heat-diffusion.ts";
+import { DiffusionScratch, diffuseInMask } from "../heat-diffusion.ts";
+import { diffusionSteps } from "../../../schema/work-limits.ts";
 import { runChunks } from "./mask-threads.ts";
 
 /** Masks per chunk handed to a thread; masks differ in size, so chunks stay small for balance. */
@@ -27,16 +28,7 @@ export function removeBadFlowMasks(labels: Uint32Array, count: number, unitFlows
       Math.ceil(count / FLOW_ERROR_CHUNK),
       threads,
       (chunk) => {
-        flowErrorsRange(
-          shared,
-          unitFlows,
-          boxes,
-          width,
-          1 + chunk * FLOW_ERROR_CHUNK,
-          Math.min(count, (chunk + 1) * FLOW_ERROR_CHUNK),
-          errors,
-          scratch,
-        );
+        flowErrorsRange(shared, unitFlows, boxes, width, 1 + chunk * FLOW_ERROR_CHUNK, Math.min(count, (chunk + 1) * FLOW_ERROR_CHUNK), errors, scratch);
       },
     );
   } else {
@@ -69,7 +61,7 @@ function maskBoxes(labels: Uint32Array, width: number, count: number, shared: bo
 
 /**
  * Mean squared flow error of masks first..last (inclusive) into errors[k]; the unit of work of a
- * thread. Each mask diffuses for its own box's steps (diffusionSteps), as its flow targets do.
+ * thread. Each mask diffuses for its own box's steps (schema/work-limits.ts, diffusionSteps), as its flow targets do.
  */
 export function flowErrorsRange(
   labels: Uint32Array,

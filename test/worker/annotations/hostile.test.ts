@@ -321,8 +321,33 @@ describe("bounded work, whatever the counts allow", () => {
       detail:
         "feature 25: the objects' bounding boxes cover more than 134,217,728 pixels, counting overlaps, the most one import may (24 times this image); objects that overlap this much are not cells",
     });
-    // Within the budget they import: the last one drawn wins every pixel.
-    expect(importAnnotation(fullImageRectangles(24, 2560, 2160), 2560, 2160).rois).toHaveLength(1);
+    // Within the box budget they are drawn (the last one wins every pixel), and the one object left,
+    // as large as the image, is refused for what training on it would cost (the next test).
+    expect(refusal(fullImageRectangles(24, 2560, 2160), 2560, 2160).detail).toMatch(/^training on these objects would take 5\.2e\+10 pixel-steps/);
+  });
+
+  it("objects whose flow targets cost a training more than 1e10 pixel-steps are answered 422; the issue's ring around 93,025 small squares imports", () => {
+    // The issue's label image: a 2 px ring around the border of a 2449² image, and 93,025 squares of 4x4 px inside.
+    const side = 2449;
+    const labels = new Uint32Array(side * side);
+    for (let y = 0; y < side; y++) for (let x = 0; x < side; x++) if (x < 2 || y < 2 || x >= side - 2 || y >= side - 2) labels[y * side + x] = 1;
+    let next = 2;
+    for (let y = 4; y + 4 <= side - 4; y += 8)
+      for (let x = 4; x + 4 <= side - 4; x += 8) {
+        for (let dy = 0; dy < 4; dy++) labels.fill(next, (y + dy) * side + x, (y + dy) * side + x + 4);
+        next++;
+      }
+    expect(next - 2).toBe(93_025);
+    const tiff = encodeTiff([{ width: side, height: side, samplesPerPixel: 1, values: labels, kind: "uint32" }]);
+    expect(importAnnotation(tiff, side, side).rois).toHaveLength(93_026);
+    // The ring filled in: one object the size of the image, 6e6 pixels times 9,800 steps.
+    const filled = new Uint32Array(side * side).fill(1);
+    expect(refusal(encodeTiff([{ width: side, height: side, samplesPerPixel: 1, values: filled, kind: "uint32" }]), side, side)).toEqual({
+      kind: "limit_exceeded",
+      status: 422,
+      detail:
+        "training on these objects would take 5.9e+10 pixel-steps of heat diffusion to make their flows, past the limit of 1e+10 (each object costs its area times twice its box's width and height; the largest, 2449x2449 px, is likely not one cell)",
+    });
   });
 
   it('7,000 repeated "features" members (98 KB) are answered 422 at the second: no repeat clears the labels or buys the budgets again', () => {
