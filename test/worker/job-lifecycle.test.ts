@@ -184,6 +184,24 @@ describe("a runner that stops", () => {
     expect((await runner(`/jobs/${predictionId}/release`, { lease_token: leased.lease_token })).status).toBe(409);
   });
 
+  it("a released lease's URLs stay refused when the job is leased again under the same attempt number; the new lease's work", async () => {
+    const org = await createOrg();
+    const predictionId = await submit(org);
+    const released = await leaseJob(predictionId, "runner-stopping");
+    expect((await runner(`/jobs/${predictionId}/release`, { lease_token: released.lease_token })).status).toBe(200);
+    const next = await leaseJob(predictionId, "runner-b");
+    expect(next.attempt).toBe(released.attempt);
+    const put = (url: string) => call(url, { method: "PUT", body: new Uint8Array([9]), headers: { "Content-Length": "1" } });
+    const stale = await put(released.output.artifact_url);
+    expect(stale.status).toBe(409);
+    expect(await json(stale)).toEqual({ detail: `The lease this URL was signed for no longer holds job ${predictionId}; nothing was written` });
+    expect((await put(next.output.artifact_url)).status).toBe(200);
+    // Each lease names its own id, never its token.
+    const leaseOf = (url: string) => new URL(url).searchParams.get("lease");
+    expect(leaseOf(next.output.artifact_url)).not.toBe(leaseOf(released.output.artifact_url));
+    expect(next.output.artifact_url).not.toContain(next.lease_token);
+  });
+
   it("stops waiting for work: a job submitted after it left goes to the next runner, on attempt 1", async () => {
     const org = await createOrg();
     const hangUp = new AbortController();

@@ -1,5 +1,5 @@
 // A signed storage URL (SIGNED_URL_MODE = "worker") is good for the one thing it was signed for:
-// its role (an object, an upload's part, a job attempt's output) and its fields, length-prefixed,
+// its role (an object, an upload's part, a job lease's output) and its fields, length-prefixed,
 // are in the signed string. Joined by a separator, a job output's (job, attempt) once read as an
 // upload part's (empty image, upload, number), and only a database lookup stopped the swap (#35).
 import { env } from "cloudflare:workers";
@@ -14,7 +14,7 @@ const JOB = "job-1234";
 /** The URL with its role's query parameters replaced by `params`, signature and expiry kept. */
 function relabelled(url: string, params: Record<string, string>): string {
   const next = new URL(url);
-  for (const name of ["image", "upload", "part", "job", "attempt"]) next.searchParams.delete(name);
+  for (const name of ["image", "upload", "part", "job", "lease"]) next.searchParams.delete(name);
   for (const [name, value] of Object.entries(params)) next.searchParams.set(name, value);
   return next.toString();
 }
@@ -23,7 +23,7 @@ const verified = (url: string, method = "PUT") => verifyStorageUrl(env, new Requ
 const MISMATCH = { status: 403, detail: "Invalid signed URL: signature does not match" };
 
 describe("signed URL roles", () => {
-  const jobOutput: StorageTarget = { method: "PUT", key: KEY, attempt: { jobId: JOB, number: 1 } };
+  const jobOutput: StorageTarget = { method: "PUT", key: KEY, lease: { jobId: JOB, id: "1" } };
   const uploadPart: StorageTarget = { method: "PUT", key: KEY, part: { imageId: "", uploadId: JOB, number: 1 } };
 
   it("each URL verifies as what it was signed for", async () => {
@@ -41,7 +41,7 @@ describe("signed URL roles", () => {
   });
 
   it("an upload part's signature does not verify as a job output's", async () => {
-    const url = relabelled(await signStorageUrl(env, ORIGIN, uploadPart), { job: JOB, attempt: "1" });
+    const url = relabelled(await signStorageUrl(env, ORIGIN, uploadPart), { job: JOB, lease: "1" });
     await expect(verified(url)).rejects.toMatchObject(MISMATCH);
   });
 
@@ -50,13 +50,13 @@ describe("signed URL roles", () => {
     for (const target of [jobOutput, uploadPart])
       await expect(verified(relabelled(await signStorageUrl(env, ORIGIN, target), {}))).rejects.toMatchObject(MISMATCH);
     const plain = await signStorageUrl(env, ORIGIN, object);
-    await expect(verified(relabelled(plain, { job: "", attempt: "0" }))).rejects.toMatchObject(MISMATCH);
+    await expect(verified(relabelled(plain, { job: "", lease: "0" }))).rejects.toMatchObject(MISMATCH);
     await expect(verified(relabelled(plain, { image: "", upload: "", part: "0" }))).rejects.toMatchObject(MISMATCH);
   });
 
-  it("a URL naming both a part and an attempt is refused", async () => {
+  it("a URL naming both a part and a lease is refused", async () => {
     const url = new URL(await signStorageUrl(env, ORIGIN, jobOutput));
     url.searchParams.set("part", "1");
-    await expect(verified(url.toString())).rejects.toMatchObject({ status: 403, detail: "Invalid signed URL: names both an upload part and a job attempt" });
+    await expect(verified(url.toString())).rejects.toMatchObject({ status: 403, detail: "Invalid signed URL: names both an upload part and a job lease" });
   });
 });

@@ -3,7 +3,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../env.ts";
 import { HttpError } from "../errors.ts";
-import { attemptHoldsLease } from "../services/jobs.ts";
+import { leaseIsLive } from "../services/jobs.ts";
 import { verifyStorageUrl } from "../services/signed-urls.ts";
 import { receivePart } from "../services/uploads.ts";
 
@@ -57,9 +57,9 @@ storage.on(["GET", "HEAD", "PUT"], "/*", async (c) => {
     return c.json({ part_number: target.part.number, size: part.size }, 200, { ETag: part.etag });
   }
   if (!c.req.raw.body || c.req.header("Content-Length") === undefined) throw new HttpError(411, "A PUT needs a Content-Length");
-  // A runner whose lease ran out (and whose job may be another attempt's now) must not replace what that attempt writes.
-  if (target.attempt && !(await attemptHoldsLease(c.env.DB, target.attempt.jobId, target.attempt.number))) {
-    throw new HttpError(409, `Attempt ${target.attempt.number} of job ${target.attempt.jobId} no longer holds its lease; nothing was written`);
+  // A runner whose lease ran out or was handed back (and whose job may be another lease's now) must not replace what that lease writes.
+  if (target.lease && !(await leaseIsLive(c.env.DB, target.lease.jobId, target.lease.id))) {
+    throw new HttpError(409, `The lease this URL was signed for no longer holds job ${target.lease.jobId}; nothing was written`);
   }
   const stored = await c.env.BUCKET.put(target.key, c.req.raw.body);
   return c.json({ key: target.key, size: stored?.size ?? 0 }, 200, { ETag: stored?.httpEtag ?? "" });

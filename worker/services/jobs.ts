@@ -18,7 +18,7 @@ import { images, isRetryableFault, jobs, type JobFault, type JobKind } from "../
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { gpuJobQueue } from "../queues/gpu-job-queue.ts";
-import { constantTimeEqual, newId, randomToken } from "./crypto.ts";
+import { constantTimeEqual, newId, randomToken, sha256Hex } from "./crypto.ts";
 import { database } from "./database.ts";
 import { getImage, type Image, unusable } from "./images.ts";
 import { getSegmentation } from "./segmentations.ts";
@@ -443,16 +443,25 @@ export async function withdrawAttempt(env: Bindings, id: string, leaseToken: str
 }
 
 /**
- * Whether attempt `attempt` of a job still holds a live lease: what a runner's output upload is
- * checked against, so an attempt whose lease ran out (and may have been taken over) writes nothing.
+ * A lease's public id: a digest of its secret token, so each lease has its own (a withdrawn
+ * attempt's number is given out again, its token never) and a URL can name it without carrying the
+ * token, from which it cannot be worked back.
  */
-export async function attemptHoldsLease(d1: D1Database, id: string, attempt: number): Promise<boolean> {
+export async function leaseIdOf(leaseToken: string): Promise<string> {
+  return (await sha256Hex(`cellseg-lease:${leaseToken}`)).slice(0, 32);
+}
+
+/**
+ * Whether lease `leaseId` (leaseIdOf) is still the job's live one: what a runner's output upload is
+ * checked against, so a lease that ran out, or was handed back and the job leased again, writes nothing.
+ */
+export async function leaseIsLive(d1: D1Database, id: string, leaseId: string): Promise<boolean> {
   const [job] = await database(d1)
-    .select({ id: jobs.id })
+    .select({ leaseToken: jobs.leaseToken })
     .from(jobs)
-    .where(and(eq(jobs.id, id), eq(jobs.status, "STARTED"), eq(jobs.attempts, attempt), sql`${jobs.leaseExpiresAt} > ${Date.now()}`))
+    .where(and(eq(jobs.id, id), eq(jobs.status, "STARTED"), sql`${jobs.leaseExpiresAt} > ${Date.now()}`))
     .limit(1);
-  return Boolean(job);
+  return job?.leaseToken ? constantTimeEqual(await leaseIdOf(job.leaseToken), leaseId) : false;
 }
 
 /**

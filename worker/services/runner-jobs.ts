@@ -21,7 +21,7 @@ import { HttpError } from "../errors.ts";
 import { getImage, type Image } from "./images.ts";
 import { type LeaseOptions, leaseNextJob } from "./job-leasing.ts";
 import { sweepStorageNowAndThen } from "./storage-sweeper.ts";
-import { completeStatement, failAttempt, getJobById, isLeaseToken, type Job, JobFaultError, timeLeftSeconds, withdrawAttempt } from "./jobs.ts";
+import { completeStatement, failAttempt, getJobById, isLeaseToken, type Job, JobFaultError, leaseIdOf, timeLeftSeconds, withdrawAttempt } from "./jobs.ts";
 import { getVisibleModel, type Model } from "./models.ts";
 import { signStorageUrl, type StorageTarget } from "./signed-urls.ts";
 import { trainingInput, trainingLabels, trainingSummary } from "./trainings.ts";
@@ -42,10 +42,10 @@ import {
 } from "../../schema/storage-keys.ts";
 import { getSegmentation } from "./segmentations.ts";
 
-function modelFiles(env: Bindings, origin: string, prefix: string, method: "GET" | "PUT", attempt?: StorageTarget["attempt"]) {
+function modelFiles(env: Bindings, origin: string, prefix: string, method: "GET" | "PUT", lease?: StorageTarget["lease"]) {
   return Promise.all(
     (Object.entries(MODEL_FILES) as [keyof typeof MODEL_FILES, string][]).map(
-      async ([k, file]) => [k, await signStorageUrl(env, origin, { method, key: prefix + file, attempt })] as const,
+      async ([k, file]) => [k, await signStorageUrl(env, origin, { method, key: prefix + file, lease })] as const,
     ),
   ).then(Object.fromEntries) as Promise<Record<keyof typeof MODEL_FILES, string>>;
 }
@@ -65,16 +65,16 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
   if (job.kind === "block" && parent?.status !== "STARTED") throw new JobFaultError("input", "Its prediction ended before this block was done");
   const timed = parent ?? job;
   const timeLeft = timeLeftSeconds(timed);
-  const lease = {
+  const granted = {
     job_id: job.id,
     attempt: job.attempts,
     lease_token: job.leaseToken!,
     lease_expires_at: job.leaseExpiresAt!,
     ...(timeLeft !== null && { time_limit: { seconds: timed.timeLimitSeconds!, left_seconds: timeLeft } }),
   };
-  /** Outputs are written only while this attempt holds the lease. */
-  const attempt = { jobId: job.id, number: job.attempts };
-  const previewUrl = () => signStorageUrl(env, origin, { method: "PUT", key: imagePreviewKey(job.orgId, job.imageId!), attempt });
+  /** Outputs are written only while this lease is the job's live one. */
+  const lease = { jobId: job.id, id: await leaseIdOf(job.leaseToken!) };
+  const previewUrl = () => signStorageUrl(env, origin, { method: "PUT", key: imagePreviewKey(job.orgId, job.imageId!), lease });
   const imageInput = async (id: string) => {
     const image = await getImage(env.DB, job.orgId, id);
     if (image?.status !== "ready") throw new JobFaultError("input", `Image ${id} was deleted before the job could run`);
@@ -90,21 +90,21 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
       url: await signStorageUrl(env, origin, { method: "GET", key: image.r2Key }),
     };
   };
-  if (job.kind === "preview") return { ...lease, kind: "preview", image: await imageInput(job.imageId!), output: { preview_url: await previewUrl() } };
+  if (job.kind === "preview") return { ...granted, kind: "preview", image: await imageInput(job.imageId!), output: { preview_url: await previewUrl() } };
   if (job.kind === "measurement") {
     const segmentation = await getSegmentation(env.DB, job.orgId, job.segmentationId!);
     if (!segmentation) throw new JobFaultError("input", `Segmentation ${job.segmentationId} was deleted before it could be measured`);
     return {
-      ...lease,
+      ...granted,
       kind: "measurement",
       image: await imageInput(job.imageId!),
       rois: { segmentation_id: segmentation.id, artifact_url: await signStorageUrl(env, origin, { method: "GET", key: segmentation.artifactKey }) },
-      output: { artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: measuredArtifactKey(job.orgId, segmentation.id), attempt }) },
+      output: { artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: measuredArtifactKey(job.orgId, segmentation.id), lease }) },
     };
   }
   const model = await getVisibleModel(env.DB, job.orgId, job.modelId!);
   if (!model) throw new JobFaultError("input", `Model ${job.modelId} was deleted before the job could run`);
-  const base = { ...lease, model: await modelPayload(env, origin, model) };
+  const base = { ...granted, model: await modelPayload(env, origin, model) };
   // The image's preview is made once, by whichever job decodes the image first (a block-wise
   // prediction's blocks each give their share, which its merge sums).
   const hasPreview = async () => (await env.BUCKET.head(imagePreviewKey(job.orgId, job.imageId!))) !== null;
@@ -117,7 +117,7 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
   const blockPlan = (predictionOf.input as { block_plan?: BlockPlan } | null)?.block_plan;
   if (job.kind === "block") {
     const partUrl = (part: "cells" | "preview") =>
-      signStorageUrl(env, origin, { method: "PUT", key: blockPartKey(job.orgId, job.segmentationId!, job.blockIndex!, part), attempt });
+      signStorageUrl(env, origin, { method: "PUT", key: blockPartKey(job.orgId, job.segmentationId!, job.blockIndex!, part), lease });
     return {
       ...base,
       kind: "block",
@@ -133,7 +133,7 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
           full_url: await signStorageUrl(env, origin, {
             method: "PUT",
             key: imageFullTilesKey(job.orgId, job.imageId!, blockPlan!.core_side, job.blockIndex!),
-            attempt,
+            lease,
           }),
         }),
       },
@@ -148,12 +148,12 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
       image: await imageInput(job.imageId!),
       output: {
         segmentation_id: job.segmentationId!,
-        artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!), attempt }),
+        artifact_url: await signStorageUrl(env, origin, { method: "PUT", key: artifactKey(job.orgId, job.segmentationId!), lease }),
         ...(previewWanted && { preview_url: await previewUrl() }),
       },
       ...(blockPlan &&
         job.blocksTotal !== null && {
-          merge: await mergeInput(env, origin, job, blockPlan, { preview: previewWanted, full: await fullWanted(blockPlan), attempt }),
+          merge: await mergeInput(env, origin, job, blockPlan, { preview: previewWanted, full: await fullWanted(blockPlan), lease }),
         }),
     };
   }
@@ -169,7 +169,7 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
     ...base,
     kind: "training",
     training: { examples, steps: input.steps, ...(input.max_seconds && { max_seconds: input.max_seconds }) },
-    output: { model_id: job.resultModelId!, files: await modelFiles(env, origin, trainedModelPrefix(job.resultModelId!), "PUT", attempt) },
+    output: { model_id: job.resultModelId!, files: await modelFiles(env, origin, trainedModelPrefix(job.resultModelId!), "PUT", lease) },
   };
 }
 
@@ -183,7 +183,7 @@ async function mergeInput(
   origin: string,
   job: Job,
   plan: BlockPlan,
-  wanted: { preview: boolean; full: boolean; attempt: StorageTarget["attempt"] },
+  wanted: { preview: boolean; full: boolean; lease: StorageTarget["lease"] },
 ): Promise<NonNullable<LeasedPrediction["merge"]>> {
   const blocks = await blocksOf(env, job);
   if (blocks.length !== job.blocksTotal || blocks.some((b) => b.status !== "COMPLETED")) {
@@ -206,7 +206,7 @@ async function mergeInput(
     plan,
     parts,
     ...(full && {
-      full_manifest_url: await signStorageUrl(env, origin, { method: "PUT", key: imageFullManifestKey(job.orgId, job.imageId!), attempt: wanted.attempt }),
+      full_manifest_url: await signStorageUrl(env, origin, { method: "PUT", key: imageFullManifestKey(job.orgId, job.imageId!), lease: wanted.lease }),
     }),
     kept_area: results.reduce((sum, r) => sum + r.kept_area, 0),
     glass_blocks: results.filter((r) => r.glass).length,

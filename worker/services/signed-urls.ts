@@ -1,14 +1,15 @@
 // Expiring URLs that let a client or runner read or write one R2 object (or one part of a
 // multipart upload) without an API key.
 //  - mode "worker": the URL points back to this worker (/api/v1/storage/<key>) and carries its
-//    role (an object, an upload's part, a job's output), method, key, expiry and part or attempt in
+//    role (an object, an upload's part, a job's output), method, key, expiry and part or lease in
 //    an HMAC-SHA256 signature (fields length-prefixed, so none can be read as another), checked in
 //    constant time before any byte is streamed to or from R2.
 //  - mode "r2": an S3 presigned URL (SigV4, via aws4fetch) straight to R2, for deployments with R2
 //    access keys; the worker is then out of the data path.
-// A job's output URL names the attempt it was signed for; in mode "worker" a PUT through it is
-// refused once that attempt no longer holds its lease (mode "r2" cannot check: there a late attempt
-// is stopped by the lease checks on its URL refresh and its completion only).
+// A job's output URL names the lease it was signed for (its id, leaseIdOf: every lease has its own,
+// even when a withdrawn attempt's number is given out again); in mode "worker" a PUT through it is
+// refused once that lease is no longer the job's live one (mode "r2" cannot check: there a late
+// attempt is stopped by the lease checks on its URL refresh and its completion only).
 import { AwsClient } from "aws4fetch";
 import type { Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";
@@ -20,18 +21,18 @@ export interface StorageTarget {
   key: string;
   /** A part of a multipart upload, for resumable image uploads. */
   part?: { uploadId: string; number: number; imageId: string };
-  /** A job's output: written only while this attempt holds the job's lease. */
-  attempt?: { jobId: string; number: number };
+  /** A job's output: written only while this lease (leaseIdOf) is the job's live one. */
+  lease?: { jobId: string; id: string };
 }
 
 export const STORAGE_PATH = "/api/v1/storage/";
 
-/** What a URL is for: one object, a part of a resumable upload, or a job attempt's output. */
+/** What a URL is for: one object, a part of a resumable upload, or a job lease's output. */
 type SignedRole = "object" | "upload-part" | "job-output";
 
 function roleOf(target: StorageTarget): SignedRole {
-  if (target.part && target.attempt) throw new Error("a signed URL is for an upload's part or a job's output, not both");
-  return target.part ? "upload-part" : target.attempt ? "job-output" : "object";
+  if (target.part && target.lease) throw new Error("a signed URL is for an upload's part or a job's output, not both");
+  return target.part ? "upload-part" : target.lease ? "job-output" : "object";
 }
 
 /**
@@ -41,9 +42,9 @@ function roleOf(target: StorageTarget): SignedRole {
  * a database lookup stopped one from being used as the other.
  */
 function canonical(target: StorageTarget, expires: number): string {
-  const fields: (string | number)[] = ["cellseg-storage-v2", roleOf(target), target.method, target.key, expires];
+  const fields: (string | number)[] = ["cellseg-storage-v3", roleOf(target), target.method, target.key, expires];
   if (target.part) fields.push(target.part.imageId, target.part.uploadId, target.part.number);
-  if (target.attempt) fields.push(target.attempt.jobId, target.attempt.number);
+  if (target.lease) fields.push(target.lease.jobId, target.lease.id);
   return fields.map((field) => `${String(field).length}:${field}`).join("");
 }
 
@@ -83,9 +84,9 @@ export async function signStorageUrl(env: Bindings, origin: string, target: Stor
     url.searchParams.set("upload", target.part.uploadId);
     url.searchParams.set("part", String(target.part.number));
   }
-  if (target.attempt) {
-    url.searchParams.set("job", target.attempt.jobId);
-    url.searchParams.set("attempt", String(target.attempt.number));
+  if (target.lease) {
+    url.searchParams.set("job", target.lease.jobId);
+    url.searchParams.set("lease", target.lease.id);
   }
   url.searchParams.set("sig", await hmacSha256Hex(env.SIGNING_KEY, canonical(target, expires)));
   return url.toString();
@@ -106,15 +107,15 @@ export async function verifyStorageUrl(env: Bindings, request: Request): Promise
   const expires = Number(url.searchParams.get("expires"));
   const signature = url.searchParams.get("sig") ?? "";
   const partNumber = url.searchParams.get("part");
-  const attempt = url.searchParams.get("attempt");
-  if (partNumber !== null && attempt !== null) throw denied("names both an upload part and a job attempt");
+  const lease = url.searchParams.get("lease");
+  if (partNumber !== null && lease !== null) throw denied("names both an upload part and a job lease");
   const target: StorageTarget = {
     method,
     key,
     ...(partNumber !== null && {
       part: { imageId: url.searchParams.get("image") ?? "", uploadId: url.searchParams.get("upload") ?? "", number: Number(partNumber) },
     }),
-    ...(attempt !== null && { attempt: { jobId: url.searchParams.get("job") ?? "", number: Number(attempt) } }),
+    ...(lease !== null && { lease: { jobId: url.searchParams.get("job") ?? "", id: lease } }),
   };
   // Check the signature before anything else so nothing about the request is trusted unsigned.
   const expected = await hmacSha256Hex(env.SIGNING_KEY, canonical(target, expires));
