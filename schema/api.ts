@@ -12,11 +12,28 @@ const PIXEL_SIZE_RANGE = `pixel_size_um is ${MICROSCOPE_PIXEL_SIZE_UM.min} to ${
 /** An image's name: the resumable upload's `name`, or the file name of a streamed upload's part. */
 export const imageName = z.string().min(1).max(255);
 
+/**
+ * How a body that names a field it does not have is answered: a 422 naming the field, never a
+ * request carried out without it (a prediction's `diameter` beside `params` once ran with the defaults).
+ */
+function unknownFields(request: string, hint: (keys: string[]) => string = () => "") {
+  return {
+    error: (issue: { code?: string; keys?: string[] }) => {
+      if (issue.code !== "unrecognized_keys" || !issue.keys) return undefined;
+      const names = issue.keys.map((k) => `"${k}"`).join(", ");
+      return `${names} ${issue.keys.length > 1 ? "are not fields" : "is not a field"} of ${request}${hint(issue.keys)}`;
+    },
+  };
+}
+
 export const resumableUploadBody = z
-  .object({
-    name: imageName.meta({ description: "The image's name (its file name)" }),
-    size: z.number().int().min(1).meta({ description: "The file's exact size in bytes; the part plan is computed from it" }),
-  })
+  .strictObject(
+    {
+      name: imageName.meta({ description: "The image's name (its file name)" }),
+      size: z.number().int().min(1).meta({ description: "The file's exact size in bytes; the part plan is computed from it" }),
+    },
+    unknownFields("a resumable upload"),
+  )
   .meta({ id: "ResumableUploadRequest" });
 
 /**
@@ -42,8 +59,8 @@ export function requestedDiameter(value: unknown): number | undefined {
 }
 
 /** Cellpose's parameters; anything left out takes the model's or Cellpose's default. */
-export const segmentParams = z
-  .object({
+const segmentParamFields = z.strictObject(
+  {
     diameter: diameter.optional().meta({
       description: `Object diameter in pixels, ${MIN_DIAMETER_PX} to ${MAX_DIAMETER_PX} (the limits: it multiplies the work; past them 422); 0, null or "auto" (or leaving it out): estimated from the image`,
     }),
@@ -110,32 +127,49 @@ export const segmentParams = z
       .max(MAX_EXPANSION_REACH_PX, { error: `cell_expansion_px is at most ${MAX_EXPANSION_REACH_PX} px, the limit a cell expansion may reach` })
       .optional()
       .meta({ description: `The same cell expansion in pixels, at most ${MAX_EXPANSION_REACH_PX} (the limit); give one of the two` }),
-  })
-  .strict()
+  },
+  unknownFields("the segmentation parameters"),
+);
+
+export const segmentParams = segmentParamFields
   .refine((p) => p.cell_expansion_um === undefined || p.cell_expansion_px === undefined, {
     message: "Give cell_expansion_um or cell_expansion_px, not both",
     path: ["cell_expansion_px"],
   })
   .meta({ id: "SegmentParams" });
 
+const SEGMENT_PARAM_NAMES: readonly string[] = Object.keys(segmentParamFields.shape);
+
 export const predictionBody = z
-  .object({
-    image_id: id,
-    model_id: id,
-    params: segmentParams.optional(),
-  })
+  .strictObject(
+    {
+      image_id: id,
+      model_id: id,
+      params: segmentParams.optional(),
+    },
+    unknownFields("a prediction request", (keys) => {
+      const misplaced = keys.filter((k) => SEGMENT_PARAM_NAMES.includes(k));
+      if (misplaced.length === 0) return "";
+      const example = misplaced.map((k) => `"${k}": …`).join(", ");
+      return `: segmentation parameters go under "params", as {"image_id": …, "model_id": …, "params": {${example}}}`;
+    }),
+  )
   .meta({ id: "PredictionRequest" });
 
 export const trainingBody = z
-  .object({
-    model_id: id.meta({ description: "The base model to fine-tune" }),
-    image_ids: z.array(id).min(1).max(500).meta({ description: "Ready images, each with a segmentation to learn from" }),
-    segmentation_ids: z.array(id).min(1).max(500).optional().meta({
-      description: "The segmentations to learn from, at most one per image of image_ids; an image not named here is learned from its most recent segmentation",
-    }),
-    name: z.string().min(1).max(100).optional().meta({ description: "The trained model's name" }),
-    steps: z.number().int().min(1).max(1_000_000).optional().meta({ description: "Training steps; default: the runner's time budget" }),
-  })
+  .strictObject(
+    {
+      model_id: id.meta({ description: "The base model to fine-tune" }),
+      image_ids: z.array(id).min(1).max(500).meta({ description: "Ready images, each with a segmentation to learn from" }),
+      segmentation_ids: z.array(id).min(1).max(500).optional().meta({
+        description:
+          "The segmentations to learn from, at most one per image of image_ids; an image not named here is learned from its most recent segmentation",
+      }),
+      name: z.string().min(1).max(100).optional().meta({ description: "The trained model's name" }),
+      steps: z.number().int().min(1).max(1_000_000).optional().meta({ description: "Training steps; default: the runner's time budget" }),
+    },
+    unknownFields("a training request"),
+  )
   .meta({ id: "TrainingRequest" });
 
 /** The internal API's job paths. */

@@ -37,7 +37,18 @@ const v1 = new Hono<AppEnv>()
   .route("/operator", operator)
   .route("/", publicApi);
 
+/** Where a person or a client starts: the dashboard and the API's reference, linked from the service's root. */
+const START = { dashboard: "/dashboard", api: "/api/v1", api_docs: "/api/v1/docs", openapi: "/api/v1/openapi.json" } as const;
+
 export const app = new Hono<AppEnv>()
+  .get("/", (c) =>
+    c.req.header("Accept")?.includes("text/html")
+      ? c.html(
+          `<!doctype html><meta charset="utf-8"><title>Cell segmentation service</title>` +
+            `<h1>Cell segmentation service</h1><p><a href="${START.dashboard}">Dashboard</a> · <a href="${START.api_docs}">API reference</a> · <a href="${START.openapi}">OpenAPI document</a></p>`,
+        )
+      : c.json({ service: "cell segmentation", ...START }),
+  )
   .get("/docs", (c) => c.redirect("/api/v1/docs"))
   .route("/dashboard", dashboard)
   .route("/api/v1", v1);

@@ -69,14 +69,23 @@ function explain(issue: z.core.$ZodIssue, found: { present: boolean; value?: unk
 }
 
 export function toValidationIssues(error: z.core.$ZodError, location: string, validated: unknown): ValidationIssue[] {
-  return error.issues.map((issue) => {
+  return error.issues.flatMap((issue): ValidationIssue[] => {
     const path = issue.path.map((p) => (typeof p === "symbol" ? String(p) : p));
+    // One issue per field a body does not have, at the field, as pydantic's extra="forbid" answers it.
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({
+        loc: [location, ...path, key],
+        msg: issue.message,
+        type: "extra_forbidden",
+        input: lookUp(validated, [...path, key]).value,
+      }));
+    }
     const found = lookUp(validated, path);
     const out: ValidationIssue = { loc: [location, ...path], ...explain(issue, found) };
     if (found.present) out.input = found.value;
     if (issue.code === "too_small") out.ctx = { min: Number(issue.minimum) };
     if (issue.code === "too_big") out.ctx = { max: Number(issue.maximum) };
-    return out;
+    return [out];
   });
 }
 

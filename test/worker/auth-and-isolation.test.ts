@@ -13,6 +13,42 @@ describe("authentication", () => {
     }
   });
 
+  it("tells a missing key from a refused one in WWW-Authenticate (RFC 6750), a revoked key alike an unknown one", async () => {
+    const missing = await call("/models", { key: null });
+    expect(missing.headers.get("WWW-Authenticate")).toBe('Bearer realm="cellseg", error_description="No API key was sent: send Authorization: Bearer <key>"');
+    const org = await createOrg();
+    const { id } = (await env.DB.prepare("SELECT id FROM api_keys WHERE org_id = ?").bind(org.id).first<{ id: string }>())!;
+    await revokeKey(database(env.DB), id);
+    const answers = await Promise.all(
+      ["csk_not-a-real-key", org.key].map(async (key) => {
+        const response = await call("/models", { key });
+        return { status: response.status, authenticate: response.headers.get("WWW-Authenticate"), body: await json(response) };
+      }),
+    );
+    expect(answers[0]).toEqual({
+      status: 401,
+      authenticate: 'Bearer realm="cellseg", error="invalid_token", error_description="The API key was not accepted"',
+      body: { detail: "Requires authentication" },
+    });
+    expect(answers[1]).toEqual(answers[0]);
+  });
+
+  it("points a person at the service's root to the dashboard and the API reference", async () => {
+    const asJson = await call("http://localhost/");
+    expect(asJson.status).toBe(200);
+    expect(await asJson.json()).toEqual({
+      service: "cell segmentation",
+      dashboard: "/dashboard",
+      api: "/api/v1",
+      api_docs: "/api/v1/docs",
+      openapi: "/api/v1/openapi.json",
+    });
+    const page = await call("http://localhost/", { headers: { Accept: "text/html" } });
+    const html = await page.text();
+    expect(html).toContain('<a href="/dashboard">Dashboard</a>');
+    expect(html).toContain('<a href="/api/v1/docs">API reference</a>');
+  });
+
   it("refuses a revoked key", async () => {
     const org = await createOrg();
     expect((await call("/models", { key: org.key })).status).toBe(200);

@@ -8,7 +8,16 @@ import { HttpError } from "../errors.ts";
 import { constantTimeEqual, sha256Hex } from "../services/crypto.ts";
 import { organizationForKey } from "../services/organizations.ts";
 
-const unauthenticated = () => new HttpError(401, "Requires authentication");
+/**
+ * 401 with the contract's detail, `Requires authentication`, for every credential problem; the
+ * WWW-Authenticate header tells a missing key from one that was refused (RFC 6750's `invalid_token`),
+ * and a refused key is answered alike whether it never existed, was revoked or is mistyped.
+ */
+const AUTHENTICATE = {
+  missing: 'Bearer realm="cellseg", error_description="No API key was sent: send Authorization: Bearer <key>"',
+  refused: 'Bearer realm="cellseg", error="invalid_token", error_description="The API key was not accepted"',
+} as const;
+const unauthenticated = (why: keyof typeof AUTHENTICATE) => new HttpError(401, "Requires authentication", { "WWW-Authenticate": AUTHENTICATE[why] });
 
 function bearer(header: string | undefined): string | null {
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
@@ -29,25 +38,25 @@ async function isRunnerToken(env: Bindings, token: string): Promise<boolean> {
 
 export const requireOrganization = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearer(c.req.header("Authorization"));
-  if (!token) throw unauthenticated();
+  if (!token) throw unauthenticated("missing");
   const org = await organizationForKey(c.env.DB, token);
   if (org) {
     c.set("org", org);
     return next();
   }
   if (await isRunnerToken(c.env, token)) throw new HttpError(403, "Runner tokens may only use the internal API");
-  throw unauthenticated();
+  throw unauthenticated("refused");
 });
 
 export const requireRunner = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearer(c.req.header("Authorization"));
-  if (!token) throw unauthenticated();
+  if (!token) throw unauthenticated("missing");
   if (await isRunnerToken(c.env, token)) {
     c.set("runner", { tokenHash: await sha256Hex(token) });
     return next();
   }
   if (await organizationForKey(c.env.DB, token)) throw new HttpError(403, "Organization keys may not use the internal API");
-  throw unauthenticated();
+  throw unauthenticated("refused");
 });
 
 /**
@@ -58,10 +67,10 @@ export const requireOperator = createMiddleware<AppEnv>(async (c, next) => {
   const secret = c.env.OPERATOR_SECRET;
   if (!secret) throw new HttpError(404, "Not Found");
   const token = bearer(c.req.header("Authorization"));
-  if (!token) throw unauthenticated();
+  if (!token) throw unauthenticated("missing");
   if (await constantTimeEqual(secret, token)) return next();
   if ((await isRunnerToken(c.env, token)) || (await organizationForKey(c.env.DB, token))) {
     throw new HttpError(403, "Only the operator secret may use the operator API");
   }
-  throw unauthenticated();
+  throw unauthenticated("refused");
 });
