@@ -34,9 +34,9 @@ function documented(document: Document): string[] {
   return Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} /api/v1${path}`));
 }
 
-/** The same for every route the app serves to API-key holders (not runners, signed URLs or the docs). */
+/** The same for every route the app serves to API-key holders (not runners, signed URLs, the docs or the service's root). */
 function served(): string[] {
-  const notPublic = /^\/dashboard(\/|$)|^\/api\/v1\/(internal|storage|operator)\/|^\/api\/v1\/(openapi\.json|docs)$|^\/docs$/;
+  const notPublic = /^\/dashboard(\/|$)|^\/api\/v1\/(internal|storage|operator)\/|^\/api\/v1\/(openapi\.json|docs)$|^\/docs$|^\/$/;
   const routes = app.routes.filter((r) => r.method !== "ALL" && !notPublic.test(r.path));
   return [...new Set(routes.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, "{$1}")}`))];
 }
