@@ -1,14 +1,15 @@
 // npm start: the whole service on this machine. Applies D1 migrations to the local state
 // (.wrangler/), creates the `demo` organization and a key on first start, puts the committed base
 // model into local R2, then runs `wrangler dev` and GPU runners beside it: RUNNERS of them (default
-// 1), each with RUNNER_THREADS threads when set (local-runners.ts). Ctrl-C stops everything.
+// 1), each with RUNNER_THREADS threads when set (local-runners.ts). A runner that exits is started
+// again after a backoff (runner-supervisor.ts); the worker's exit, or Ctrl-C, stops everything.
 import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
-import type { ChildProcess } from "node:child_process";
 import { uploadPublicModels } from "./public-models.ts";
 import { operatorBackend } from "./admin-backends.ts";
 import { prepareLocalState, startRunner, startWorker, waitUntilServing } from "./local-stack.ts";
 import { localRunners } from "./local-runners.ts";
+import { superviseRunner } from "./runner-supervisor.ts";
 import { readyBanner } from "./ready-banner.ts";
 import { withoutRequestLines } from "./request-log.ts";
 import { announceStack } from "./running-stack.ts";
@@ -61,17 +62,18 @@ process.on("exit", withdrawStack);
 const logRequests = process.env.CELLSEG_LOG_REQUESTS === "1";
 const worker = startWorker(local, port, {}, undefined, logRequests ? "inherit" : "pipe");
 worker.stdout?.pipe(withoutRequestLines()).pipe(process.stdout);
-const children: ChildProcess[] = [worker];
 // A path that needs no key, so the wait logs 200 OK rather than 401s that read as failures.
 await waitUntilServing(`${url}/api/v1/openapi.json`);
-const runners = runnerEnvs.map((env) => startRunner({ WORKER_URL: url, RUNNER_TOKEN: vars.RUNNER_TOKENS.split(",")[0], ...env }, "pipe"));
-for (const runner of runners) {
-  children.push(runner);
-  runner.stdout?.pipe(process.stdout);
-  runner.stderr?.pipe(process.stderr);
-}
+const runners = runnerEnvs.map((env) =>
+  superviseRunner(`runner ${env.RUNNER_ID}`, () => {
+    const runner = startRunner({ WORKER_URL: url, RUNNER_TOKEN: vars.RUNNER_TOKENS.split(",")[0], ...env }, "pipe");
+    runner.stdout?.pipe(process.stdout);
+    runner.stderr?.pipe(process.stderr);
+    return runner;
+  }),
+);
 // The first runner's first line (its onnxruntime backends) comes before the closing block, not after it.
-const [first] = runners;
+const first = runners[0]!.current;
 await new Promise<void>((resolve) => {
   first.stderr?.once("data", () => setImmediate(resolve));
   first.once("exit", () => resolve());
@@ -83,17 +85,17 @@ const loginLink = await operatorBackend(stack).createLoginLink("demo", url);
 console.log(readyBanner({ url, slug: "demo", loginLink, createdKey }));
 
 let stopping = false;
-const stop = () => {
+const stop = async (code: number) => {
   if (stopping) return;
   stopping = true;
-  for (const child of children) child.kill("SIGTERM");
+  const workerGone = worker.exitCode !== null || worker.signalCode !== null ? Promise.resolve() : new Promise((resolve) => worker.once("exit", resolve));
+  worker.kill("SIGTERM");
+  await Promise.all([workerGone, ...runners.map((runner) => runner.stop())]);
+  process.exit(code);
 };
-process.on("SIGINT", stop);
-process.on("SIGTERM", stop);
-for (const child of children) {
-  child.on("exit", (code) => {
-    if (!stopping) console.error(`a child process exited (${code}); stopping`);
-    stop();
-    if (children.every((c) => c.exitCode !== null || c.signalCode !== null)) process.exit(code ?? 0);
-  });
-}
+process.on("SIGINT", () => void stop(0));
+process.on("SIGTERM", () => void stop(0));
+worker.on("exit", (code) => {
+  if (!stopping) console.error(`the worker exited (${code}); stopping`);
+  void stop(code ?? 0);
+});
