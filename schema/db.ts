@@ -42,6 +42,23 @@ export const apiKeys = sqliteTable(
   (t) => [index("api_keys_org").on(t.orgId)],
 );
 
+/**
+ * Runner tokens limited to named organizations: a lab's own runner, on its own GPU, that leases only
+ * its organizations' jobs and is given URLs to nothing else. The fleet's tokens (RUNNER_TOKENS,
+ * secrets of the deployment) see every organization and are never stored here.
+ */
+export const runnerTokens = sqliteTable("runner_tokens", {
+  id: text("id").primaryKey(),
+  /** SHA-256 of the token, hex. The token itself is shown once and never stored. */
+  tokenHash: text("token_hash").notNull().unique(),
+  /** The token's first characters, so a person can tell tokens apart in `runner-token list`. */
+  prefix: text("prefix").notNull(),
+  /** The ids of the organizations whose jobs it leases, a JSON array. */
+  orgIds: text("org_ids", { mode: "json" }).$type<string[]>().notNull(),
+  createdAt: createdAt(),
+  revokedAt: integer("revoked_at"),
+});
+
 /** People who may use an organization's dashboard, by the email Cloudflare Access vouches for. */
 export const organizationMembers = sqliteTable(
   "organization_members",

@@ -19,6 +19,9 @@ export interface AdminBackend {
   createKey(slug: string): Promise<{ id: string; key: string }>;
   listKeys(slug: string): Promise<KeyListing[]>;
   revokeKey(keyId: string): Promise<void>;
+  /** A runner token that leases only these organizations' jobs (shown once). */
+  createRunnerToken(slugs: string[]): Promise<{ id: string; token: string }>;
+  revokeRunnerToken(id: string): Promise<void>;
   /** Lets a person (by email) into the organization's dashboard; adding twice is harmless. */
   addMember(slug: string, email: string): Promise<void>;
   removeMember(slug: string, email: string): Promise<void>;
@@ -74,6 +77,10 @@ export function operatorBackend(stack: Pick<RunningStack, "url" | "secret">): Ad
     listKeys: async (slug) => (await call<{ items: KeyListing[] }>("GET", `/orgs/${encodeURIComponent(slug)}/keys`)).items,
     revokeKey: async (keyId) => {
       await call("POST", `/keys/${encodeURIComponent(keyId)}/revoke`);
+    },
+    createRunnerToken: (slugs) => call("POST", "/runner-tokens", { slugs }),
+    revokeRunnerToken: async (id) => {
+      await call("POST", `/runner-tokens/${encodeURIComponent(id)}/revoke`);
     },
     addMember: async (slug, email) => {
       await call("POST", `/orgs/${encodeURIComponent(slug)}/members`, { email });

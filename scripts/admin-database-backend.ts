@@ -6,6 +6,7 @@ import { createKey, listKeys, revokeKey } from "../worker/operator/keys.ts";
 import { createLoginLink } from "../worker/operator/login-links.ts";
 import { addMember, listMembers, removeMember } from "../worker/operator/members.ts";
 import { createOrganization } from "../worker/operator/organizations.ts";
+import { createRunnerToken, revokeRunnerToken } from "../worker/operator/runner-tokens.ts";
 import type { AdminBackend } from "./admin-backends.ts";
 import { deployedDatabase } from "./deployed-database.ts";
 import { withLocalDatabase } from "./local-database.ts";
@@ -22,6 +23,8 @@ function databaseBackend(where: string, target: Target, session: DatabaseSession
     createKey: (slug) => session((db) => createKey(db, slug)),
     listKeys: (slug) => session((db) => listKeys(db, slug)),
     revokeKey: (keyId) => session((db) => revokeKey(db, keyId)),
+    createRunnerToken: (slugs) => session((db) => createRunnerToken(db, slugs)),
+    revokeRunnerToken: (id) => session((db) => revokeRunnerToken(db, id)),
     addMember: (slug, email) => session((db) => addMember(db, slug, email)),
     removeMember: (slug, email) => session((db) => removeMember(db, slug, email)),
     listMembers: (slug) => session((db) => listMembers(db, slug)),

@@ -1,5 +1,6 @@
 // npm run admin -- org create <slug> [--plan free|pro|enterprise] [--storage-cap N] [--analysis-cap N]
 //                  key create <org-slug> | key list <org-slug> | key revoke <key-id>
+//                  runner-token create <org-slug> [<org-slug> ...] | runner-token revoke <id>
 //                  member add <org-slug> <email> | member list <org-slug> | member remove <org-slug> <email>
 //                  login-link <org-slug> [--url http://127.0.0.1:8787]
 //                  models upload
@@ -23,6 +24,9 @@ const USAGE = `usage: npm run admin -- <command> [--env staging|production]
   key create <org-slug>      prints the new key as the last line (shown once; only its hash is stored)
   key list <org-slug>
   key revoke <key-id>
+  runner-token create <org-slug> [<org-slug> ...]   prints a runner token as the last line that leases only
+                             these organizations' jobs (a lab's own runner; shown once)
+  runner-token revoke <id>
   member add <org-slug> <email>      lets this person into the dashboard (deployed: signed in by Cloudflare Access)
   member list <org-slug>
   member remove <org-slug> <email>
@@ -96,6 +100,15 @@ async function main(argv: string[]): Promise<void> {
   } else if (resource === "key" && action === "revoke") {
     await backend.revokeKey(need("<key-id>"));
     console.log(`revoked key ${arg}`);
+  } else if (resource === "runner-token" && action === "create") {
+    const slugs = positionals.slice(2);
+    if (slugs.length === 0) throw new UsageError(`missing <org-slug>\n${USAGE}`);
+    const { id, token } = await backend.createRunnerToken(slugs);
+    console.log(`runner token ${id} for ${slugs.join(", ")}: a runner with it leases only their jobs (shown once, store it now):`);
+    console.log(token);
+  } else if (resource === "runner-token" && action === "revoke") {
+    await backend.revokeRunnerToken(need("<id>"));
+    console.log(`revoked runner token ${arg}`);
   } else if (resource === "member" && (action === "add" || action === "remove")) {
     const slug = need("<org-slug>");
     if (!arg2) throw new UsageError(`missing <email>\n${USAGE}`);

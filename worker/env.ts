@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import type { RunnerScope } from "./services/runner-scopes.ts";
 
 /** Messages on the GPU jobs queue and the conversions queue: a wake-up naming the job row. */
 export interface JobMessage {
@@ -55,7 +56,7 @@ export interface Variables {
   org: Organization;
   /** Dashboard requests: the signed-in session and its CSRF token. */
   dashboard: { sessionId: string; email: string | null; csrfToken: string };
-  runner: { tokenHash: string };
+  runner: RunnerScope;
 }
 
 export type AppEnv = { Bindings: Bindings; Variables: Variables };

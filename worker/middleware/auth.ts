@@ -1,12 +1,13 @@
 // The one auth path. Organization keys reach the public API; runner tokens reach only the
-// internal API; the local operator secret reaches only the operator API (and exists only where
+// internal API (the fleet's every organization's jobs, a scoped one its organizations': runner-scopes.ts); the local operator secret reaches only the operator API (and exists only where
 // `npm start` made one). Each credential is refused (403) where it does not belong, and anything
 // else is 401.
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";
-import { constantTimeEqual, sha256Hex } from "../services/crypto.ts";
+import { constantTimeEqual } from "../services/crypto.ts";
 import { organizationForKey } from "../services/organizations.ts";
+import { runnerScopeOf } from "../services/runner-scopes.ts";
 
 /**
  * 401 with the contract's detail, `Requires authentication`, for every credential problem; the
@@ -24,18 +25,6 @@ function bearer(header: string | undefined): string | null {
   return match ? match[1] : null;
 }
 
-async function isRunnerToken(env: Bindings, token: string): Promise<boolean> {
-  let match = false;
-  // Check every configured token (no early exit) so timing does not tell which one matched.
-  for (const candidate of (env.RUNNER_TOKENS ?? "")
-    .split(",")
-    .map((t) => t.trim())
-    .filter(Boolean)) {
-    if (await constantTimeEqual(candidate, token)) match = true;
-  }
-  return match;
-}
-
 export const requireOrganization = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearer(c.req.header("Authorization"));
   if (!token) throw unauthenticated("missing");
@@ -44,15 +33,16 @@ export const requireOrganization = createMiddleware<AppEnv>(async (c, next) => {
     c.set("org", org);
     return next();
   }
-  if (await isRunnerToken(c.env, token)) throw new HttpError(403, "Runner tokens may only use the internal API");
+  if (await runnerScopeOf(c.env, token)) throw new HttpError(403, "Runner tokens may only use the internal API");
   throw unauthenticated("refused");
 });
 
 export const requireRunner = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearer(c.req.header("Authorization"));
   if (!token) throw unauthenticated("missing");
-  if (await isRunnerToken(c.env, token)) {
-    c.set("runner", { tokenHash: await sha256Hex(token) });
+  const scope = await runnerScopeOf(c.env, token);
+  if (scope) {
+    c.set("runner", scope);
     return next();
   }
   if (await organizationForKey(c.env.DB, token)) throw new HttpError(403, "Organization keys may not use the internal API");
@@ -69,7 +59,7 @@ export const requireOperator = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearer(c.req.header("Authorization"));
   if (!token) throw unauthenticated("missing");
   if (await constantTimeEqual(secret, token)) return next();
-  if ((await isRunnerToken(c.env, token)) || (await organizationForKey(c.env.DB, token))) {
+  if ((await runnerScopeOf(c.env, token)) || (await organizationForKey(c.env.DB, token))) {
     throw new HttpError(403, "Only the operator secret may use the operator API");
   }
   throw unauthenticated("refused");

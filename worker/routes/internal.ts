@@ -7,6 +7,7 @@ import type { AppContext, AppEnv } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { failAttempt, getJobById, heartbeat, isLeaseToken, type Job, JobFaultError, withdrawAttempt } from "../services/jobs.ts";
 import { completeJob, leaseWithPayload, runnerPayload } from "../services/runner-jobs.ts";
+import { reaches } from "../services/runner-scopes.ts";
 import { settings } from "../services/settings.ts";
 import { validate } from "../validation.ts";
 
@@ -14,10 +15,11 @@ export const internal = new Hono<AppEnv>();
 
 const origin = (c: AppContext) => new URL(c.req.url).origin;
 
+/** The runner's job: one of another organization than a scoped runner's is answered as a missing one. */
 async function gpuJob(c: AppContext): Promise<Job> {
   const id = c.req.param("id") ?? "";
   const job = await getJobById(c.env.DB, id);
-  if (!job || job.kind === "conversion") throw notFound("Job", id);
+  if (!job || job.kind === "conversion" || !reaches(c.get("runner"), job.orgId)) throw notFound("Job", id);
   return job;
 }
 
@@ -29,6 +31,7 @@ internal.post("/jobs/lease", validate("json", leaseBody), async (c) => {
     waitMs: body.wait_seconds * 1000,
     leaseSeconds: body.lease_seconds,
     signal: c.req.raw.signal,
+    orgIds: c.get("runner").orgIds,
   });
   return leased ? c.json(leased) : c.body(null, 204);
 });

@@ -9,6 +9,7 @@ import { createLoginLink } from "../operator/login-links.ts";
 import { addMember, listMembers, removeMember } from "../operator/members.ts";
 import { createOrganization } from "../operator/organizations.ts";
 import { putPublicModelFile } from "../operator/public-model-files.ts";
+import { createRunnerToken, revokeRunnerToken } from "../operator/runner-tokens.ts";
 import { database } from "../services/database.ts";
 import { validate } from "../validation.ts";
 import { MODEL_FILE_NAMES } from "../../schema/storage-keys.ts";
@@ -34,6 +35,15 @@ operator.get("/orgs/:slug/keys", validate("param", slugParam), async (c) => c.js
 
 operator.post("/keys/:id/revoke", validate("param", keyParam), async (c) => {
   await revokeKey(database(c.env.DB), c.req.valid("param").id);
+  return c.json({ id: c.req.valid("param").id, revoked: true });
+});
+
+operator.post("/runner-tokens", validate("json", z.object({ slugs: z.array(z.string().min(1).max(63)).min(1).max(100) })), async (c) =>
+  c.json(await createRunnerToken(database(c.env.DB), c.req.valid("json").slugs), 201),
+);
+
+operator.post("/runner-tokens/:id/revoke", validate("param", keyParam), async (c) => {
+  await revokeRunnerToken(database(c.env.DB), c.req.valid("param").id);
   return c.json({ id: c.req.valid("param").id, revoked: true });
 });
 

@@ -64,16 +64,20 @@ export async function planBlockTasks(env: Bindings, job: Job, leaseToken: string
  * slide never keeps another's from the runners. Two runners racing for one block resolve in
  * startAttempt's conditional update; the loser looks again.
  */
-export async function leaseBlockTask(env: Bindings, holder: string, leaseMs: number): Promise<Job | null> {
+export async function leaseBlockTask(env: Bindings, holder: string, leaseMs: number, orgIds: string[] | null = null): Promise<Job | null> {
   for (let tries = 0; tries < 3; tries++) {
+    // A scoped runner (runner-scopes.ts) takes its organizations' blocks only.
     const next = await env.DB.prepare(
       `SELECT block.id FROM jobs AS block JOIN jobs AS parent ON parent.id = block.parent_job_id
        WHERE block.kind = 'block' AND block.status = 'SUBMITTED'
          AND parent.status = 'STARTED' AND parent.blocks_total IS NOT NULL AND parent.lease_token IS NULL
+         AND (?1 IS NULL OR block.org_id IN (SELECT value FROM json_each(?1)))
        ORDER BY (SELECT count(*) FROM jobs AS running WHERE running.kind = 'block' AND running.status = 'STARTED' AND running.org_id = block.org_id),
                 block.enqueued_at, block.rowid
        LIMIT 1`,
-    ).first<{ id: string }>();
+    )
+      .bind(orgIds && JSON.stringify(orgIds))
+      .first<{ id: string }>();
     if (!next) return null;
     const started = await startAttempt(env.DB, next.id, holder, leaseMs, ["block"]);
     if (started) return started;

@@ -8,7 +8,7 @@
 import type { Bindings } from "../env.ts";
 import { gpuJobQueue } from "../queues/gpu-job-queue.ts";
 import { leaseBlockTask } from "./block-tasks.ts";
-import { type Job, startAttempt, sweepJobs, withdrawAttempt } from "./jobs.ts";
+import { type Job, startAttempt, startNextOfOrganizations, sweepJobs, withdrawAttempt } from "./jobs.ts";
 import { settings } from "./settings.ts";
 
 /** How often a waiting lease looks again: D1 locally is cheap; Cloudflare's pull API is rate-limited. */
@@ -19,6 +19,12 @@ export interface LeaseOptions {
   leaseSeconds?: number;
   /** The runner's request; once it aborts nobody is listening for the answer. */
   signal?: AbortSignal;
+  /**
+   * A scoped runner's organizations (runner-scopes.ts): it takes their jobs from the jobs table, not
+   * from the queue, whose wake-ups name any organization's (one it left unacked would hold that job
+   * back for a whole lease). The wake-ups of the jobs it takes are acked as stale by whoever pulls them.
+   */
+  orgIds?: string[] | null;
 }
 
 export async function leaseNextJob(env: Bindings, holder: string, options: LeaseOptions): Promise<Job | null> {
@@ -29,13 +35,14 @@ export async function leaseNextJob(env: Bindings, holder: string, options: Lease
   await sweepJobs(env);
   for (;;) {
     if (signal?.aborted) return null;
-    const message = await queue.pull(leaseMs);
+    const scoped = options.orgIds ?? null;
+    const message = scoped ? null : await queue.pull(leaseMs);
     let job: Job | null = null;
     if (message) {
       job = await startAttempt(env.DB, message.body.job_id, holder, leaseMs);
       await queue.ack(message.leaseId);
     } else {
-      job = await leaseBlockTask(env, holder, leaseMs);
+      job = (scoped && (await startNextOfOrganizations(env.DB, scoped, holder, leaseMs))) || (await leaseBlockTask(env, holder, leaseMs, scoped));
     }
     if (job && signal?.aborted) {
       await withdrawAttempt(env, job.id, job.leaseToken!);

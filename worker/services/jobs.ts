@@ -406,6 +406,26 @@ export async function startAttempt(d1: D1Database, id: string, holder: string, l
   return job ?? null;
 }
 
+/**
+ * Starts the oldest queued job of these organizations for a scoped runner (runner-scopes.ts), read
+ * from the jobs table rather than the queue; null when none is waiting (or every one was taken first).
+ */
+export async function startNextOfOrganizations(d1: D1Database, orgIds: string[], holder: string, leaseMs: number): Promise<Job | null> {
+  if (orgIds.length === 0) return null;
+  for (let tries = 0; tries < 3; tries++) {
+    const [next] = await database(d1)
+      .select({ id: jobs.id })
+      .from(jobs)
+      .where(and(eq(jobs.status, "SUBMITTED"), inArray(jobs.kind, GPU_KINDS), inArray(jobs.orgId, orgIds)))
+      .orderBy(jobs.enqueuedAt, jobs.createdAt)
+      .limit(1);
+    if (!next) return null;
+    const started = await startAttempt(d1, next.id, holder, leaseMs);
+    if (started) return started;
+  }
+  return null;
+}
+
 const holding = (id: string, leaseToken: string) => and(eq(jobs.id, id), eq(jobs.status, "STARTED"), eq(jobs.leaseToken, leaseToken));
 
 /**
