@@ -2,7 +2,7 @@
 // same jobs, with trainings, are seen through /job and /jobs in jobs.ts.
 import { createRoute } from "@hono/zod-openapi";
 import { predictionBody, predictionListQuery, predictionPath } from "../../schema/api.ts";
-import { MAX_DIAMETER_PX, MAX_EXPANSION_REACH_PX, MIN_DIAMETER_PX, TIME_LIMITS } from "../../schema/work-limits.ts";
+import { MAX_DIAMETER_PX, MAX_EXPANSION_REACH_PX, MAX_NITER, MIN_DIAMETER_PX, TIME_LIMITS } from "../../schema/work-limits.ts";
 import { predictionPage, predictionRecord, predictionSubmission } from "../../schema/api-records.ts";
 import { notFound } from "../errors.ts";
 import { apiRouter, errorResponses, jsonResponse } from "../openapi/router.ts";
@@ -22,8 +22,9 @@ const submit = createRoute({
   description:
     "Queues a prediction of a ready image with a model. One prediction per organization runs at a time: " +
     "an identical queued one answers `skipped` with its id, any other while one is active 400. " +
-    `Parameters that multiply the work are bounded (a diameter of ${MIN_DIAMETER_PX} to ${MAX_DIAMETER_PX} px, a cell expansion reaching at most ${MAX_EXPANSION_REACH_PX} px): past them 422 naming the limit. ` +
-    `A prediction has a time limit from its image's size (${TIME_LIMITS.baseSeconds} s + ${TIME_LIMITS.predictionSecondsPerMegapixel} s a megapixel, more with \`augment\` or a small diameter, at most ${TIME_LIMITS.maxSeconds / 3600} h), ` +
+    `Parameters that multiply the work are bounded (a diameter of ${MIN_DIAMETER_PX} to ${MAX_DIAMETER_PX} px, niter up to ${MAX_NITER}, a cell expansion reaching at most ${MAX_EXPANSION_REACH_PX} px) ` +
+    `and priced together (pixels x network passes x flow steps): past a bound, or past ${TIME_LIMITS.maxSeconds / 3600} h of priced work, 422 naming the parameter; a field the body does not have, 422 too. ` +
+    `A prediction has a time limit from the same price (${TIME_LIMITS.baseSeconds} s + ${TIME_LIMITS.predictionSecondsPerMegapixel} s a megapixel, more with \`augment\`, a small diameter or more flow steps, at most ${TIME_LIMITS.maxSeconds / 3600} h), ` +
     "counted from its first start: past it the prediction is FAILED with the reason and never run again.",
   request: { body: { required: true, content: { "application/json": { schema: predictionBody } } } },
   responses: {
