@@ -5,8 +5,11 @@
 // ImageJ .roi), 100,000 full-image rectangles, labels at the top and bottom edges, and ZIP entries
 // sharing one stream as annotation imports; and issue 35's: a diameter and a cell expansion past the
 // limits (422), a TIFF with 982 KB of JPEGTables, 7,000 repeated "features" members, an import form
-// with 10,000 file parts (400). Target: the victim's p99 within 2x of the quiet run,
-// every crafted file refused with a 4xx, nothing answered 5xx.
+// with 10,000 file parts (400); and issue 44's: the mask parameters that froze a runner (niter
+// 10,000 at 300 px, cellprob_threshold -20: 422), a diameter beside `params` (422), a label image of
+// one object the size of the image (422 for its training cost) and a wrong API key (401).
+// Target: the victim's p99 within 2x of the quiet run, every crafted file refused with a 4xx,
+// nothing answered 5xx.
 import { encode as encodePng } from "fast-png";
 import type { LocalStack } from "../scripts/local-stack.ts";
 import type { AdminBackend } from "../scripts/admin-backends.ts";
@@ -106,6 +109,22 @@ export async function hostileNeighbour(stack: LocalStack, backend: AdminBackend,
     { name: "predict: diameter 1000 px", send: predictPast({ diameter: 1000 }) },
     { name: "predict: cell_expansion_um 500 at 0.125 µm", send: predictPast({ diameter: 18, cell_expansion_um: 500, pixel_size_um: 0.125 }) },
     {
+      name: "predict: niter 10,000 at 300 px, cellprob_threshold -20",
+      send: predictPast({ diameter: 300, niter: 10_000, cellprob_threshold: -20, flow_threshold: 0 }),
+    },
+    {
+      name: "predict: a diameter beside params",
+      send: async () =>
+        (
+          await fetch(`${stack.api}/predict`, {
+            method: "POST",
+            headers: { ...auth, "Content-Type": "application/json" },
+            body: JSON.stringify({ image_id: comb, model_id: "cpsam", diameter: 1_000_000 }),
+          })
+        ).status,
+    },
+    { name: "any route: a wrong API key", send: async () => (await fetch(`${stack.api}/models`, { headers: { Authorization: "Bearer csk_wrong" } })).status },
+    {
       name: "import: 10,000 repeated file parts",
       send: async () =>
         (
@@ -121,6 +140,7 @@ export async function hostileNeighbour(stack: LocalStack, backend: AdminBackend,
       { name: "import: comb .roi", image: comb, file: "comb.roi", bytes: combRoi(100_000, 256, 4) },
       { name: "import: 100,000 full-image rectangles", image: frame, file: "frame.geojson", bytes: fullImageRectangles(100_000, 2560, 2160) },
       { name: "import: labels at the top and bottom edges", image: square, file: "edges.tif", bytes: labelsAtTopAndBottom(2048, 2048, 65_535) },
+      { name: "import: one object the size of the image", image: square, file: "whole.png", bytes: pngFile(2048, 2048, new Uint16Array(2048 * 2048).fill(1)) },
       { name: 'import: 7,000 repeated "features" members', image: frame, file: "repeated.geojson", bytes: repeatedFeaturesMembers(7_000, 1, 2560, 2160) },
       {
         name: "import: ZIP entries sharing one stream",
