@@ -16,7 +16,7 @@ import { parseManifest } from "../gpu-runner/engine/model.ts";
 import { weightsFromModel } from "../gpu-runner/network/weights-from-model.ts";
 import { fineTune } from "../gpu-runner/training/fine-tune.ts";
 import { labelsFromImage, pairImageWithLabels } from "../gpu-runner/training/labelled-images.ts";
-import { medianObjectDiameter } from "../gpu-runner/training/object-diameter.ts";
+import { medianObjectDiameter } from "../gpu-runner/engine/object-diameter.ts";
 import { defaultTrainingConfig } from "../gpu-runner/training/training-config.ts";
 import { autoDiameterAp, validationAp } from "../gpu-runner/training/validate.ts";
 import type { ValidationImage } from "../gpu-runner/training/validate.ts";

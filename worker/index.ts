@@ -1,6 +1,6 @@
 import type { Bindings, JobMessage } from "./env.ts";
 import { app } from "./app.ts";
-import { consumeConversions } from "./queues/conversions.ts";
+import { consumeConversions } from "./consumers/conversions.ts";
 import { bufferPulledMessages } from "./queues/local-pull-queue.ts";
 import { deleteExpiredSignIns } from "./services/dashboard-sessions.ts";
 import { sweepJobs } from "./services/jobs.ts";

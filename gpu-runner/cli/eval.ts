@@ -33,7 +33,7 @@ import { segmentImage } from "../engine/segment.ts";
 import { MODALITIES } from "../engine/modality.ts";
 import type { Modality } from "../engine/modality.ts";
 import { listedModalities } from "../training/labelled-images.ts";
-import { medianObjectDiameter } from "../training/object-diameter.ts";
+import { medianObjectDiameter } from "../engine/object-diameter.ts";
 import { atImageResolution, computeMasks, DEFAULT_MASK_PARAMS, type MaskParams } from "../engine/masks/compute-masks.ts";
 import { MASK_FLAG_OPTIONS, MASK_FLAGS_USAGE, maskParamGridFromFlags } from "./mask-flags.ts";
 

@@ -1,7 +1,7 @@
 // The engine's entry point: a decoded image and a loaded model in; labels, ROIs with measurements,
 // confluency and per-stage timings out. The runner calls exactly segmentImage.
 import type { Roi } from "../../schema/roi.ts";
-import { medianObjectDiameter } from "../training/object-diameter.ts";
+import { medianObjectDiameter } from "./object-diameter.ts";
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { MIN_ESTIMATED_DIAMETER } from "./diameter.ts";
 import { diameterGuessFromInput, firstPassDiameter } from "./diameter-guess.ts";

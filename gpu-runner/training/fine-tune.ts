@@ -36,7 +36,7 @@ import { autoDiameterAp, validationAp } from "./validate.ts";
 import type { ValidationImage } from "./validate.ts";
 import { validationIds } from "./validation-split.ts";
 import { InputError } from "../engine/faults.ts";
-import { medianObjectDiameter } from "./object-diameter.ts";
+import { medianObjectDiameter } from "../engine/object-diameter.ts";
 import { manifestReadsAs, networkReads } from "./network-input.ts";
 
 function medianOf(values: number[]): number | undefined {

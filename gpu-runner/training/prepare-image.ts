@@ -7,7 +7,7 @@ import { normalizeImage } from "../engine/normalize.ts";
 import type { PreparedImage } from "./augment.ts";
 import { setOfImage } from "./labelled-images.ts";
 import type { LabelledImage } from "./labelled-images.ts";
-import { medianObjectDiameter } from "./object-diameter.ts";
+import { medianObjectDiameter } from "../engine/object-diameter.ts";
 import { InputError } from "../engine/faults.ts";
 
 /** objectDiameter: measured from the labels unless given (images without objects need it). */

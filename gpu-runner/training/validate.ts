@@ -11,7 +11,7 @@ import type { LabelledImage } from "./labelled-images.ts";
 import { heldOutTiles, TILE_DIAMETERS } from "./held-out-tiles.ts";
 import type { ImageTiles } from "./held-out-tiles.ts";
 import { exportModel } from "./model-export.ts";
-import { medianObjectDiameter } from "./object-diameter.ts";
+import { medianObjectDiameter } from "../engine/object-diameter.ts";
 import type { ValidationScores } from "./train-loop.ts";
 import type { TrainingConfig } from "./training-config.ts";
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { blockMean, blockMeanFromTable, estimateDiameterFromImage, summedAreaTable } from "../../gpu-runner/engine/diameter.ts";
 import { firstPassDiameter, HISTOLOGY_FIRST_PASS_FLOOR } from "../../gpu-runner/engine/diameter-guess.ts";
 import { normalizeImage } from "../../gpu-runner/engine/normalize.ts";
-import { medianObjectDiameter } from "../../gpu-runner/training/object-diameter.ts";
+import { medianObjectDiameter } from "../../gpu-runner/engine/object-diameter.ts";
 import { renderInvertedBrightfield } from "./helpers/synthetic-brightfield.ts";
 import { renderNuclei } from "../fixtures/image.ts";
 import { discField } from "../fixtures/labels.ts";

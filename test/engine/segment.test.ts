@@ -4,7 +4,7 @@ import { loadModelFromBytes, type ModelManifest } from "../../gpu-runner/engine/
 import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
 import { modelInput } from "../../gpu-runner/engine/model-input.ts";
 import { segmentImage } from "../../gpu-runner/engine/segment.ts";
-import { medianObjectDiameter } from "../../gpu-runner/training/object-diameter.ts";
+import { medianObjectDiameter } from "../../gpu-runner/engine/object-diameter.ts";
 import { renderBrightfield } from "./helpers/synthetic-brightfield.ts";
 import { renderNuclei } from "../fixtures/image.ts";
 import { discField } from "../fixtures/labels.ts";

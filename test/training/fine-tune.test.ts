@@ -8,7 +8,7 @@ import { weightsFromModel } from "../../gpu-runner/network/weights-from-model.ts
 import { fineTune } from "../../gpu-runner/training/fine-tune.ts";
 import { initialParameters } from "../../gpu-runner/training/initial-parameters.ts";
 import { exportModel } from "../../gpu-runner/training/model-export.ts";
-import { medianObjectDiameter } from "../../gpu-runner/training/object-diameter.ts";
+import { medianObjectDiameter } from "../../gpu-runner/engine/object-diameter.ts";
 import { defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../../gpu-runner/training/training-config.ts";
 import { syntheticNuclei } from "./synthetic-nuclei.ts";
 import { TINY_NETWORK } from "./tiny-network.ts";

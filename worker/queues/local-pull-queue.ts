@@ -4,15 +4,14 @@
 import { and, eq, lte, sql } from "drizzle-orm";
 import { pullQueueMessages } from "../../schema/db.ts";
 import type { JobMessage } from "../env.ts";
-import { newId, randomToken } from "../services/crypto.ts";
-import { database } from "../services/database.ts";
+import { database } from "../storage/database.ts";
 import type { GpuJobQueue } from "./pull-queue.ts";
 
 const QUEUE = "gpu-jobs";
 
 export async function bufferPulledMessages(db: D1Database, batch: MessageBatch<JobMessage>): Promise<void> {
   const now = Date.now();
-  const rows = batch.messages.map((m) => ({ id: m.id || newId(), queue: QUEUE, body: m.body, visibleAt: now }));
+  const rows = batch.messages.map((m) => ({ id: m.id || crypto.randomUUID(), queue: QUEUE, body: m.body, visibleAt: now }));
   if (rows.length) await database(db).insert(pullQueueMessages).values(rows).onConflictDoNothing();
   batch.ackAll();
 }
@@ -23,7 +22,7 @@ export function localPullQueue(db: D1Database, send: (message: JobMessage) => Pr
     send,
     async pull(visibilityTimeoutMs) {
       const now = Date.now();
-      const leaseId = randomToken(16);
+      const leaseId = crypto.randomUUID();
       const oldest = orm
         .select({ id: pullQueueMessages.id })
         .from(pullQueueMessages)

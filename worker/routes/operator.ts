@@ -10,7 +10,7 @@ import { addMember, listMembers, removeMember } from "../operator/members.ts";
 import { createOrganization } from "../operator/organizations.ts";
 import { putPublicModelFile } from "../operator/public-model-files.ts";
 import { createRunnerToken, revokeRunnerToken } from "../operator/runner-tokens.ts";
-import { database } from "../services/database.ts";
+import { database } from "../storage/database.ts";
 import { validate } from "../validation.ts";
 import { MODEL_FILE_NAMES } from "../../schema/storage-keys.ts";
 

@@ -4,7 +4,7 @@ import { apiKeys } from "../../schema/db.ts";
 import { notFound } from "../errors.ts";
 import { newApiKey } from "./api-key-format.ts";
 import { newId } from "./crypto.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 
 export type ApiKey = typeof apiKeys.$inferSelect;
 

@@ -14,7 +14,7 @@ import type { BlockPlanResult, BlockResult } from "../../schema/internal-api.ts"
 import { blockPartKey, blockPartsPrefix } from "../../schema/storage-keys.ts";
 import type { Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 import { deletePrefix } from "./images.ts";
 import { completeStatement, getJobById, isLeaseToken, type Job, startAttempt, waitingForBlocks, wakeUp } from "./jobs.ts";
 import { settings } from "./settings.ts";

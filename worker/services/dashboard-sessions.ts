@@ -6,7 +6,7 @@ import { and, asc, desc, eq, gt, isNotNull, isNull, lte, or } from "drizzle-orm"
 import { dashboardLoginLinks, dashboardSessions, organizationMembers, organizations } from "../../schema/db.ts";
 import type { Organization } from "../env.ts";
 import { hmacSha256Hex, newId, sha256Hex } from "./crypto.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 import { forgetOldSignOuts } from "./dashboard-sign-outs.ts";
 import { organizationById } from "./organizations.ts";
 import { newSecretToken, SESSION_TTL_MS } from "./sign-in-tokens.ts";

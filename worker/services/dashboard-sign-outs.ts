@@ -5,7 +5,7 @@
 // issued later and opens one as usual.
 import { and, eq, gt, lte } from "drizzle-orm";
 import { dashboardSignOuts } from "../../schema/db.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 
 /** Where Access ends its session for this application (on the application's own hostname). */
 export const ACCESS_LOGOUT_PATH = "/cdn-cgi/access/logout";

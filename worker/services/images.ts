@@ -7,7 +7,7 @@ import { images, type ImageStatus, jobs, segmentations, uploadParts } from "../.
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError } from "../errors.ts";
 import { newId } from "./crypto.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 import { after, newestFirst, type PageRequest, toPage } from "./pages.ts";
 import { storageCapReached, storedRecords } from "./storage-cap.ts";
 import { imageFullPrefix, imageKey, imagePreviewKey, segmentationPrefix } from "../../schema/storage-keys.ts";

@@ -1,7 +1,7 @@
 // An organization's predictions and trainings, a page at a time (conversions stay the upload's).
 import { and, eq, inArray } from "drizzle-orm";
 import { jobs, type JobStatus } from "../../schema/db.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 import type { Job } from "./jobs.ts";
 import { after, newestFirst, type PageRequest, toPage } from "./pages.ts";
 

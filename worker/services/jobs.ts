@@ -19,7 +19,7 @@ import type { Bindings, Organization } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { gpuJobQueue } from "../queues/gpu-job-queue.ts";
 import { constantTimeEqual, newId, randomToken, sha256Hex } from "./crypto.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 import { getImage, type Image, unusable } from "./images.ts";
 import { getSegmentation } from "./segmentations.ts";
 import { settings, timeLimitSeconds } from "./settings.ts";

@@ -4,7 +4,7 @@
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { dashboardLoginLinks, organizations } from "../../schema/db.ts";
 import { sha256Hex } from "./crypto.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 
 const usable = async (token: string, now: number) =>
   and(eq(dashboardLoginLinks.tokenHash, await sha256Hex(token)), isNull(dashboardLoginLinks.usedAt), gt(dashboardLoginLinks.expiresAt, now));

@@ -5,7 +5,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { SegmentationRecord } from "../../schema/api-records.ts";
 import { jobs, type segmentations as segmentationsTable } from "../../schema/db.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 
 // The rows' types come from the tables, not from jobs.ts and segmentations.ts: segmentations.ts
 // calls this module and jobs.ts calls segmentations.ts, so importing either here made a circle.

@@ -7,7 +7,7 @@ import { recommendedFor } from "../../schema/model-recommendations.ts";
 import { MODEL_FILES } from "../../schema/storage-keys.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 import { deletePrefix } from "./images.ts";
 
 export type Model = typeof models.$inferSelect;

@@ -1,7 +1,7 @@
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import { apiKeys, organizations, type Plan } from "../../schema/db.ts";
 import type { Organization } from "../env.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 import { constantTimeEqual, sha256Hex } from "./crypto.ts";
 
 /** What one training job may ask for: steps, time on a runner, images and their pixels in all. */

@@ -15,7 +15,7 @@ import { and, eq } from "drizzle-orm";
 import { jobs } from "../../schema/db.ts";
 import type { Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 import { getImage, type Image } from "./images.ts";
 import { createPreviewJob, type Job, tooManyJobsInHand } from "./jobs.ts";
 import { imageFullManifestKey, imageFullTilesKey, imagePreviewKey } from "../../schema/storage-keys.ts";

@@ -7,7 +7,7 @@ import { runnerTokens } from "../../schema/db.ts";
 import type { Bindings } from "../env.ts";
 import { SCOPED_RUNNER_TOKEN_PREFIX } from "./api-key-format.ts";
 import { constantTimeEqual, sha256Hex } from "./crypto.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 
 /** A runner's reach: null for the fleet (every organization), else the organizations' ids. */
 export interface RunnerScope {

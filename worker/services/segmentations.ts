@@ -1,7 +1,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import type { SegmentationRecord } from "../../schema/api-records.ts";
 import { segmentations } from "../../schema/db.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 import { type MeasurementState, measurementStates } from "./measurement-state.ts";
 import { after, newestFirst, type PageRequest, toPage } from "./pages.ts";
 

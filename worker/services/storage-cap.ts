@@ -8,7 +8,7 @@ import { and, count, eq, type SQL, sql } from "drizzle-orm";
 import { images, segmentations } from "../../schema/db.ts";
 import type { Organization } from "../env.ts";
 import { HttpError } from "../errors.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 
 /** The SQL count the cap is checked against, for use inside a conditional INSERT. */
 export function storedRecords(orgId: string): SQL {

@@ -4,7 +4,7 @@
 import { and, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import { images, jobs, uploadParts } from "../../schema/db.ts";
 import type { Bindings } from "../env.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 import { deleteImage, deletePrefix, updateImage } from "./images.ts";
 import { createConversionJob } from "./jobs.ts";
 import { measuredArtifactKey, segmentationPrefix, trainedModelPrefix } from "../../schema/storage-keys.ts";

@@ -10,7 +10,7 @@ import { imageName } from "../../schema/api.ts";
 import { images, uploadParts } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError } from "../errors.ts";
-import { database } from "./database.ts";
+import { database } from "../storage/database.ts";
 import { ImageDecodeError, sniffImageFormat, SNIFF_BYTES } from "../../schema/image-formats/index.ts";
 import type { ImageProbe } from "../../common/decode/decoded-image.ts";
 import { probeStoredObject } from "./image-probe.ts";
