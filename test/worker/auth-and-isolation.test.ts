@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { revokeKey } from "../../worker/operator/keys.ts";
-import { database } from "../../worker/services/database.ts";
+import { database } from "../../worker/storage/database.ts";
 import { call, createOrg, json, RUNNER_TOKEN, type TestOrg, uploadImage } from "./helpers.ts";
 
 describe("authentication", () => {

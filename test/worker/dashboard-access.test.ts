@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { app } from "../../worker/app.ts";
 import { addMember } from "../../worker/operator/members.ts";
 import { AccessJwtError, AccessKeysUnavailableError, JWKS_FAILURE_BACKOFF_MS, JWKS_TTL_MS, verifyAccessJwt } from "../../worker/services/access-jwt.ts";
-import { database } from "../../worker/services/database.ts";
+import { database } from "../../worker/storage/database.ts";
 import { deleteExpiredSignIns } from "../../worker/services/dashboard-sessions.ts";
 import { recordSignOut, SIGN_OUT_MEMORY_MS, signedOutSince } from "../../worker/services/dashboard-sign-outs.ts";
 import { createOrg, json, uploadImage } from "./helpers.ts";

@@ -3,7 +3,7 @@
 import { env } from "cloudflare:workers";
 import { SESSION_COOKIE_NAME } from "../../worker/middleware/session.ts";
 import { createLoginLink } from "../../worker/operator/login-links.ts";
-import { database } from "../../worker/services/database.ts";
+import { database } from "../../worker/storage/database.ts";
 import { call, type CallOptions, type TestOrg } from "./helpers.ts";
 
 export const ORIGIN = "http://cellseg.test";

@@ -4,7 +4,7 @@ import { env, exports } from "cloudflare:workers";
 import { encode as encodePng } from "fast-png";
 import { createKey } from "../../worker/operator/keys.ts";
 import { createOrganization, type OrgOptions } from "../../worker/operator/organizations.ts";
-import { database } from "../../worker/services/database.ts";
+import { database } from "../../worker/storage/database.ts";
 import { encodeTiff } from "../fixtures/tiff-writer.ts";
 import { checkAgainstDocument } from "./openapi-responses.ts";
 

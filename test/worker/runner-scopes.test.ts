@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createRunnerToken, revokeRunnerToken } from "../../worker/operator/runner-tokens.ts";
-import { database } from "../../worker/services/database.ts";
+import { database } from "../../worker/storage/database.ts";
 import { call, createOrg, json, type TestOrg, uploadImage } from "./helpers.ts";
 import { type Lease, leaseJob } from "./runner-helpers.ts";
 
