@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
-import { encodeRoiArtifact } from "../schema/roi-artifact-writer.ts";
+import { encodeRoiArtifact } from "../common/roi-artifact/writer.ts";
 import { freePort, startStack } from "../scripts/local-stack.ts";
 import { inRasterOrder, roisFromShapes, syntheticShapes } from "../test/fixtures/rois-from-runs.ts";
 import { Inspector } from "./exports-inspector.ts";

@@ -73,7 +73,7 @@ import { connect } from "../client/connection.ts";
 import { downloadExport, type ExportFormat, exportFile } from "../client/exports.ts";
 import { ApiError, type Http } from "../client/http.ts";
 import { uploadImage } from "../client/upload.ts";
-import { PNG_SIGNATURE, pngChunk } from "../schema/png-chunks.ts";
+import { PNG_SIGNATURE, pngChunk } from "../common/png-chunks.ts";
 import { SyntheticMosaic } from "../test/fixtures/mosaic.ts";
 import { writeTiledBigTiff } from "./tiled-bigtiff-file.ts";
 import { type Ceiling, parallelCeiling } from "./parallel-ceiling.ts";

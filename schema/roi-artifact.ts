@@ -1,5 +1,5 @@
 // The ROI artifact: one file per segmentation, written once by the GPU runner, read by every export.
-// This comment is the contract; the writer (roi-artifact-writer.ts) and the reader
+// This comment is the contract; the writer (common/roi-artifact/writer.ts) and the reader
 // (roi-artifact-reader.ts) implement it and nothing else does.
 //
 // Byte layout, versions 1 and 2 (version 2 adds what is marked "v2"; readers read both, writers

@@ -48,7 +48,7 @@ export function segmentationPrefix(orgId: string, segmentationId: string): strin
   return `orgs/${orgId}/segmentations/${segmentationId}/`;
 }
 
-/** A segmentation's ROIs (schema/roi-artifact-writer.ts), from which every export is made. */
+/** A segmentation's ROIs (common/roi-artifact/writer.ts), from which every export is made. */
 export function artifactKey(orgId: string, segmentationId: string): string {
   return `${segmentationPrefix(orgId, segmentationId)}rois.bin`;
 }
@@ -76,7 +76,7 @@ export function measuredArtifactKey(orgId: string, segmentationId: string): stri
 }
 
 /**
- * The chunk index (schema/roi-artifact-index.ts) of the artifact at `artifactKey`, made when the
+ * The chunk index (common/roi-artifact/index.ts) of the artifact at `artifactKey`, made when the
  * viewer first asks: named after its artifact, so a measured artifact never meets the index of
  * the one it replaced.
  */

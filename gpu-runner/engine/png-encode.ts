@@ -3,9 +3,9 @@
 // which suits images that change smoothly, and deflated by Node's native zlib. A JavaScript
 // deflate (fast-png's, through pako) made encoding most of a fanned-out block's time around its
 // stages and most of the merge's serial time; native zlib does the same in a fraction of it. The
-// framing (signature, chunks) is the service's: schema/png-chunks.ts.
+// framing (signature, chunks) is the service's: common/png-chunks.ts.
 import { deflateSync } from "node:zlib";
-import { PNG_SIGNATURE, pngChunk } from "../../schema/png-chunks.ts";
+import { PNG_SIGNATURE, pngChunk } from "../../common/png-chunks.ts";
 
 /** PNG colour types: gray, and red, green, blue. */
 const COLOUR_TYPE = { 1: 0, 3: 2 } as const;

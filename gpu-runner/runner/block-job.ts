@@ -16,7 +16,7 @@ import { fullResolutionTiles } from "../engine/preview.ts";
 import { countedSource, openImageRegions } from "../../common/decode/region-reader.ts";
 import type { JobContext } from "./job-context.ts";
 import { channelNames, concatChunks, segmentParams, withinWorkLimits } from "./predict-job.ts";
-import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
+import { encodeRoiArtifact } from "../../common/roi-artifact/writer.ts";
 
 /** The survey every block shares, as the plan carries it. */
 export function surveyOfPlan(plan: BlockPlan): ImageSurvey {

@@ -7,8 +7,8 @@
 // full-resolution level. Only cells are held, encoded, never pixels.
 import type { LeasedPrediction } from "../../schema/internal-api.ts";
 import { type FullResolutionManifest, PREVIEW_TILE_SIDE } from "../../schema/preview-tiles.ts";
-import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
-import { RoiArtifactAccumulator } from "../../schema/roi-artifact-writer.ts";
+import { readRoiArtifact } from "../../common/roi-artifact/reader.ts";
+import { RoiArtifactAccumulator } from "../../common/roi-artifact/writer.ts";
 import { blockGrid } from "../engine/blocks/block-grid.ts";
 import { BlockMerge, confluencyOf } from "../engine/blocks/segment-blocks.ts";
 import { PreviewReduction } from "../engine/preview-reduction.ts";

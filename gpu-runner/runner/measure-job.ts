@@ -5,8 +5,8 @@
 // Imports are bounded by the worker (MAX_IMPORT_PIXELS, MAX_IMPORT_OBJECTS), so the image is
 // decoded whole and the ROIs held in memory.
 import type { LeasedMeasurement, MeasurementResult } from "../../schema/internal-api.ts";
-import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
-import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
+import { readRoiArtifact } from "../../common/roi-artifact/reader.ts";
+import { encodeRoiArtifact } from "../../common/roi-artifact/writer.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { InputError } from "../engine/faults.ts";
 import { distinctChannels, measureOutlineIntensity } from "../engine/intensity.ts";

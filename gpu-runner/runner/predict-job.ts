@@ -2,7 +2,7 @@
 import { requestedDiameter } from "../../schema/api.ts";
 import { diameterRefusal, expansionReachRefusal, predictionWorkRefusal, readCapBytes } from "../../schema/work-limits.ts";
 import { type BlockPlan as BlockPlanWire, type LeasedPrediction, MAX_BLOCKS_PER_PREDICTION } from "../../schema/internal-api.ts";
-import { encodeRoiArtifact, RoiArtifactAccumulator } from "../../schema/roi-artifact-writer.ts";
+import { encodeRoiArtifact, RoiArtifactAccumulator } from "../../common/roi-artifact/writer.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { type BlockPlan, planBlocks, segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
 import { countedSource, type ImageRegions, openImageRegions } from "../../common/decode/region-reader.ts";

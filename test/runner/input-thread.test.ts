@@ -7,7 +7,7 @@ import { decodeImage, ImageDecodeError } from "../../common/decode/index.ts";
 import { decodeInThread, labelsInThread } from "../../gpu-runner/runner/input-thread/input-thread.ts";
 import { readConfig } from "../../gpu-runner/runner/config.ts";
 import { faultOf } from "../../gpu-runner/runner/job-fault.ts";
-import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
+import { encodeRoiArtifact } from "../../common/roi-artifact/writer.ts";
 import { renderLabels } from "../../common/geometry/roi-raster.ts";
 import { inRasterOrder, roisFromShapes, syntheticShapes } from "../fixtures/rois-from-runs.ts";
 

@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { writePreviewArchive } from "../../schema/preview-tiles.ts";
-import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
+import { encodeRoiArtifact } from "../../common/roi-artifact/writer.ts";
 import { call, createOrg, json, pngBytes, RUNNER_TOKEN, type TestOrg, uploadImage } from "./helpers.ts";
 import { dashboardCall, signIn } from "./dashboard-helpers.ts";
 import type { Roi } from "../../schema/roi.ts";

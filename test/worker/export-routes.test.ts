@@ -1,7 +1,7 @@
 // The export routes end to end: a runner posts a real ROI artifact, the user downloads it.
 import { describe, expect, it } from "vitest";
 import { decodeImage } from "../../common/decode/index.ts";
-import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
+import { encodeRoiArtifact } from "../../common/roi-artifact/writer.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { call, createOrg, json, RUNNER_TOKEN, type TestOrg, uploadImage } from "./helpers.ts";
 import { formatMeasurement } from "../../schema/measurements.ts";

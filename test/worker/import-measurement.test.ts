@@ -4,8 +4,8 @@
 // runner over the internal API (the runner's own measuring is checked in test/e2e/local-stack.test.ts).
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
-import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
+import { readRoiArtifact } from "../../common/roi-artifact/reader.ts";
+import { encodeRoiArtifact } from "../../common/roi-artifact/writer.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { call, createOrg, json, ONE_SQUARE_GEOJSON, type TestOrg, uploadImage } from "./helpers.ts";
 import { runner } from "./runner-helpers.ts";

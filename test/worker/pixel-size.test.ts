@@ -5,7 +5,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import setAside from "../../schema/migrations/0015_pixel_size_warning.sql?raw";
-import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
+import { encodeRoiArtifact } from "../../common/roi-artifact/writer.ts";
 import type { Roi } from "../../schema/roi.ts";
 import { tracedPerimeter } from "../../common/geometry/roi-measure.ts";
 import imagejTiff from "../reference/tiff/imagej-0.5um.tif?inline";

@@ -4,7 +4,7 @@
 // the artifact header, and returns a streaming body with its media type and file name. The route
 // maps thrown errors with `exportErrorStatus`.
 
-import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
+import { readRoiArtifact } from "../../common/roi-artifact/reader.ts";
 import type { RoiArtifactContents, RoiArtifactHeader } from "../../schema/roi-artifact.ts";
 import { RoiArtifactError } from "../../schema/roi-artifact.ts";
 import { measurementColumns, selectMeasurementColumns, UnknownMeasurementColumnsError } from "../../schema/measurements.ts";

@@ -5,7 +5,7 @@
 // CRC computed as it goes. PNG chunk layout per the PNG specification (W3C, 2003).
 
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
-import { label16Header, PNG_SIGNATURE, pngChunk } from "../../schema/png-chunks.ts";
+import { label16Header, PNG_SIGNATURE, pngChunk } from "../../common/png-chunks.ts";
 import { PNG_MAX_LABEL } from "../../schema/label-png-limit.ts";
 import { LabelRowRenderer } from "../../common/geometry/roi-raster.ts";
 import { pullStream } from "./pull-stream.ts";

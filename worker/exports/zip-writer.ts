@@ -11,7 +11,7 @@
 // Memory: per entry the writer keeps CRC, size, offset and the UTF-8 name (about 60 bytes for a
 // typical ROI), not the data, and emits the central directory in chunks.
 
-import { ByteBuilder } from "../../schema/roi-artifact-bytes.ts";
+import { ByteBuilder } from "../../common/roi-artifact/bytes.ts";
 import { crc32 } from "../../common/crc32.ts";
 import { CENTRAL_HEADER, END, LOCAL_HEADER, U16_MAX, U32_MAX, ZIP64_END, ZIP64_LOCATOR } from "../zip-records.ts";
 

@@ -11,7 +11,7 @@
 // answer and the measuring stay bounded, while the artifact is read through once, as an export's.
 
 import { type ExportContext, formatMeasurement, type MeasurementColumn, measurementColumns, RoiDerived } from "../../schema/measurements.ts";
-import { readRoiArtifact } from "../../schema/roi-artifact-reader.ts";
+import { readRoiArtifact } from "../../common/roi-artifact/reader.ts";
 import { type RoiArtifactContents, RoiArtifactError } from "../../schema/roi-artifact.ts";
 import type { Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";

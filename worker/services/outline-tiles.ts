@@ -1,15 +1,15 @@
 // The viewer's outlines, a square of the image at a time. A segmentation of half a million cells
 // is too much to send whole (its rois.geojson is hundreds of megabytes), so the viewer asks for
 // the cells of the tiles in view, and each tile is a ranged read of the ROI artifact found through
-// its chunk index (schema/roi-artifact-index.ts), built here the first time it is needed.
+// its chunk index (common/roi-artifact/index.ts), built here the first time it is needed.
 //
 // A cell belongs to the one tile that holds the top-left corner of its bounding box, so tiles
 // never repeat a cell; the viewer also asks for the tiles up to `max_extent` left of and above
 // the view, where the cells reaching into it start.
 
 import { artifactIndexKey } from "../../schema/storage-keys.ts";
-import { chunkRunFor, indexRoiArtifact, parseRoiArtifactIndex, type PixelRegion, type RoiArtifactIndex } from "../../schema/roi-artifact-index.ts";
-import { readRoiArtifactChunks } from "../../schema/roi-artifact-reader.ts";
+import { chunkRunFor, indexRoiArtifact, parseRoiArtifactIndex, type PixelRegion, type RoiArtifactIndex } from "../../common/roi-artifact/index.ts";
+import { readRoiArtifactChunks } from "../../common/roi-artifact/reader.ts";
 import { RoiArtifactError } from "../../schema/roi-artifact.ts";
 import type { Roi } from "../../schema/roi.ts";
 import type { Bindings } from "../env.ts";

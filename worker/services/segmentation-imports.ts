@@ -13,7 +13,7 @@ import { getTableColumns, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { segmentationImportFields } from "../../schema/api.ts";
 import { images, segmentations } from "../../schema/db.ts";
-import { encodeRoiArtifact } from "../../schema/roi-artifact-writer.ts";
+import { encodeRoiArtifact } from "../../common/roi-artifact/writer.ts";
 import { AnnotationImportError, importAnnotation, importErrorStatus } from "../annotations/index.ts";
 import { MAX_IMPORT_FILE_BYTES } from "../annotations/limits.ts";
 import type { Bindings, Organization } from "../env.ts";

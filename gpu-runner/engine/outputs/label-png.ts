@@ -2,9 +2,9 @@
 // layout of the training data's labels/ folders. Rows are rendered from the cells' outlines
 // (common/geometry/roi-raster.ts, the service's own rule, which gives back the masks exactly) one at a time
 // and deflated by Node's native zlib as they come, into IDAT chunks written as they fill (the
-// framing is the service's: schema/png-chunks.ts): memory is a few rows, whatever the image size.
+// framing is the service's: common/png-chunks.ts): memory is a few rows, whatever the image size.
 import { createDeflate } from "node:zlib";
-import { label16Header, PNG_SIGNATURE, pngChunk } from "../../../schema/png-chunks.ts";
+import { label16Header, PNG_SIGNATURE, pngChunk } from "../../../common/png-chunks.ts";
 import type { Roi } from "../../../schema/roi.ts";
 import { PNG_MAX_LABEL } from "../../../schema/label-png-limit.ts";
 import { LabelRowRenderer } from "../../../common/geometry/roi-raster.ts";

@@ -3,7 +3,7 @@
 // keeps a decoder busy. One task per thread; the caller (input-thread.ts) bounds its time and heap.
 import { parentPort } from "node:worker_threads";
 import { decodeImage, ImageDecodeError } from "../../../common/decode/index.ts";
-import { readRoiArtifact } from "../../../schema/roi-artifact-reader.ts";
+import { readRoiArtifact } from "../../../common/roi-artifact/reader.ts";
 import { RoiArtifactError } from "../../../schema/roi-artifact.ts";
 import { renderLabels } from "../../../common/geometry/roi-raster.ts";
 import { InputError } from "../../engine/faults.ts";

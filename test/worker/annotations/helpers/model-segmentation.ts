@@ -5,7 +5,7 @@
 import type { ExportContext } from "../../../../schema/measurements.ts";
 import { renumberInRasterOrder } from "../../../../common/geometry/label-image.ts";
 import type { Roi } from "../../../../schema/roi.ts";
-import type { RoiArtifactDescription } from "../../../../schema/roi-artifact-writer.ts";
+import type { RoiArtifactDescription } from "../../../../common/roi-artifact/writer.ts";
 import { confluency, measureRois } from "../../../../common/geometry/roi-measure.ts";
 import { seededRandom } from "../../../fixtures/rois-from-runs.ts";
 

@@ -3,7 +3,7 @@
 // The ZIP is stored base64-encoded because the workerd test bundle can import text and images but
 // not arbitrary binary files; `base64 -d rois.zip.base64 > rois.zip` gives the archive back.
 
-import { encodeRoiArtifact } from "../../../../schema/roi-artifact-writer.ts";
+import { encodeRoiArtifact } from "../../../../common/roi-artifact/writer.ts";
 import { EXPORTS } from "../../../../worker/exports/index.ts";
 import { pullStream } from "../../../../worker/exports/pull-stream.ts";
 import type { ExportFormatName } from "../../../../worker/exports/index.ts";

@@ -3,8 +3,8 @@
 
 import { env } from "cloudflare:workers";
 import type { Roi } from "../../../../schema/roi.ts";
-import { encodeRoiArtifact } from "../../../../schema/roi-artifact-writer.ts";
-import type { RoiArtifactDescription } from "../../../../schema/roi-artifact-writer.ts";
+import { encodeRoiArtifact } from "../../../../common/roi-artifact/writer.ts";
+import type { RoiArtifactDescription } from "../../../../common/roi-artifact/writer.ts";
 import { concatBytes } from "./streams.ts";
 
 function bucket(): R2Bucket {

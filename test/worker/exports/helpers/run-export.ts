@@ -2,7 +2,7 @@
 // stream, and the export entry turns it into a file.
 
 import type { Roi } from "../../../../schema/roi.ts";
-import type { RoiArtifactDescription } from "../../../../schema/roi-artifact-writer.ts";
+import type { RoiArtifactDescription } from "../../../../common/roi-artifact/writer.ts";
 import type { ExportContext } from "../../../../schema/measurements.ts";
 import { EXPORTS } from "../../../../worker/exports/index.ts";
 import type { ExportFile, ExportFormatName, ExportOptions } from "../../../../worker/exports/index.ts";

@@ -2,7 +2,7 @@
 // Shapes touch the image's left, right and bottom edges and share rows, so raster order matters.
 
 import type { ExportContext } from "../../../../schema/measurements.ts";
-import type { RoiArtifactDescription } from "../../../../schema/roi-artifact-writer.ts";
+import type { RoiArtifactDescription } from "../../../../common/roi-artifact/writer.ts";
 import { inRasterOrder, roisFromShapes } from "../../../fixtures/rois-from-runs.ts";
 import type { RunShape } from "../../../fixtures/rois-from-runs.ts";
 

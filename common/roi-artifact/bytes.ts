@@ -1,7 +1,7 @@
 // Little-endian byte building and parsing for the ROI artifact (layout in roi-artifact.ts).
 // Varints use arithmetic rather than 32-bit bitwise operators so values above 2^31 stay exact.
 
-import { RoiArtifactError } from "./roi-artifact.ts";
+import { RoiArtifactError } from "../../schema/roi-artifact.ts";
 
 const MAX_VARINT_BYTES = 8;
 /** Whether this platform stores numbers as the artifact does (every platform the service runs on). */

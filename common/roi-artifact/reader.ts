@@ -3,11 +3,11 @@
 // validates every size before trusting it, and turns a truncated, corrupt or inconsistent file
 // into a RoiArtifactError.
 
-import type { Roi, RoiMeasurements } from "./roi.ts";
-import { ByteCursor } from "./roi-artifact-bytes.ts";
-import { checkRoi, checkRoiArtifactHeader } from "./roi-artifact-checks.ts";
-import { crc32 } from "../common/crc32.ts";
-import { INTENSITY_STATS } from "./roi.ts";
+import type { Roi, RoiMeasurements } from "../../schema/roi.ts";
+import { ByteCursor } from "./bytes.ts";
+import { checkRoi, checkRoiArtifactHeader } from "./checks.ts";
+import { crc32 } from "../crc32.ts";
+import { INTENSITY_STATS } from "../../schema/roi.ts";
 import {
   ROI_ARTIFACT_FLAG_CELLS,
   ROI_ARTIFACT_FLAG_INTENSITY,
@@ -18,8 +18,8 @@ import {
   ROI_ARTIFACT_VERSION,
   ROI_ARTIFACT_VERSION_2,
   RoiArtifactError,
-} from "./roi-artifact.ts";
-import type { RoiArtifactContents, RoiArtifactHeader } from "./roi-artifact.ts";
+} from "../../schema/roi-artifact.ts";
+import type { RoiArtifactContents, RoiArtifactHeader } from "../../schema/roi-artifact.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
@@ -173,7 +173,7 @@ function decodeOutline(cursor: ByteCursor, index: number, verticesLeft: number):
   return { area_px, perimeter_px, centroid_x, centroid_y, bbox_x, bbox_y, bbox_w, bbox_h, polygon };
 }
 
-/** Where one chunk lies in the file and what its ROIs span, for schema/roi-artifact-index.ts. */
+/** Where one chunk lies in the file and what its ROIs span, for common/roi-artifact/index.ts. */
 export interface RoiChunkExtent {
   /** Byte offset of the chunk's framing from the start of the file. */
   offset: number;

@@ -1,10 +1,10 @@
 // The invariants of roi-artifact.ts, checked by the writer before it stores anything and by the
 // reader on everything it returns, so exports can trust what they iterate.
 
-import type { Roi } from "./roi.ts";
-import { INTENSITY_STATS, type RoiMeasurements } from "./roi.ts";
-import { ROI_ARTIFACT_MAX_CHANNELS, RoiArtifactError } from "./roi-artifact.ts";
-import type { RoiArtifactHeader } from "./roi-artifact.ts";
+import type { Roi } from "../../schema/roi.ts";
+import { INTENSITY_STATS, type RoiMeasurements } from "../../schema/roi.ts";
+import { ROI_ARTIFACT_MAX_CHANNELS, RoiArtifactError } from "../../schema/roi-artifact.ts";
+import type { RoiArtifactHeader } from "../../schema/roi-artifact.ts";
 
 const U32_MAX = 0xffffffff;
 

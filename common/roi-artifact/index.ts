@@ -8,9 +8,9 @@
 // segmentation by reading the artifact through (its reader checks every chunk on the way) and
 // stored beside it.
 
-import { type RoiChunkExtent, readRoiArtifact } from "./roi-artifact-reader.ts";
-import { RoiArtifactError } from "./roi-artifact.ts";
-import type { RoiArtifactHeader } from "./roi-artifact.ts";
+import { type RoiChunkExtent, readRoiArtifact } from "./reader.ts";
+import { RoiArtifactError } from "../../schema/roi-artifact.ts";
+import type { RoiArtifactHeader } from "../../schema/roi-artifact.ts";
 
 export const ROI_ARTIFACT_INDEX_VERSION = 1;
 

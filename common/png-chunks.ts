@@ -2,7 +2,7 @@
 // data and the CRC-32 of type and data. One home for the service's streamed masks.png
 // (worker/exports/label-png.ts), the engine's (gpu-runner/engine/outputs/label-png.ts) and the
 // preview tiles (gpu-runner/engine/png-encode.ts).
-import { crc32 } from "../common/crc32.ts";
+import { crc32 } from "./crc32.ts";
 
 export const PNG_SIGNATURE = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 

@@ -3,10 +3,10 @@
 // never one buffer. The header carries the counts, so the caller states them up front and the
 // writer verifies them at the end.
 
-import type { Roi, RoiMeasurements } from "./roi.ts";
-import { ByteBuilder } from "./roi-artifact-bytes.ts";
-import { checkRoi, checkRoiArtifactHeader } from "./roi-artifact-checks.ts";
-import { crc32 } from "../common/crc32.ts";
+import type { Roi, RoiMeasurements } from "../../schema/roi.ts";
+import { ByteBuilder } from "./bytes.ts";
+import { checkRoi, checkRoiArtifactHeader } from "./checks.ts";
+import { crc32 } from "../crc32.ts";
 import {
   ROI_ARTIFACT_FLAG_CELLS,
   ROI_ARTIFACT_FLAG_INTENSITY,
@@ -16,8 +16,8 @@ import {
   ROI_ARTIFACT_VERSION,
   ROI_ARTIFACT_VERSION_2,
   RoiArtifactError,
-} from "./roi-artifact.ts";
-import type { RoiArtifactHeader } from "./roi-artifact.ts";
+} from "../../schema/roi-artifact.ts";
+import type { RoiArtifactHeader } from "../../schema/roi-artifact.ts";
 
 const utf8 = new TextEncoder();
 
