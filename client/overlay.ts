@@ -45,7 +45,7 @@ export function polygonsOf(geojson: { features?: { geometry?: Geometry | null; n
 
 /**
  * Colours the pixels just inside each ring's edges. Vertices lie on pixel corners
- * (schema/geojson-features.ts), so an edge runs between two rows or columns of pixels: the one on
+ * (common/geojson-features.ts), so an edge runs between two rows or columns of pixels: the one on
  * the cell's side is the outline, the same pixels as the label mask's border. Exterior rings run
  * counter-clockwise by the numbers (RFC 7946, y down), with the cell on the left of (dx, dy), that
  * is towards (-dy, dx); holes the other way round, so the same side is the cell's.

@@ -1,6 +1,6 @@
 // The ROI artifact: one file per segmentation, written once by the GPU runner, read by every export.
 // This comment is the contract; the writer (common/roi-artifact/writer.ts) and the reader
-// (roi-artifact-reader.ts) implement it and nothing else does.
+// (common/roi-artifact/reader.ts) implement it and nothing else does.
 //
 // Byte layout, versions 1 and 2 (version 2 adds what is marked "v2"; readers read both, writers
 // write version 1 unless a v2 field is present, so an artifact without intensities stays the

@@ -15,7 +15,8 @@ import {
 import { FLAG_OF_FIELD, inClientWords } from "../api-words.ts";
 import { CLOUDFLARE_BODY_LIMIT, DEFAULT_RESUMABLE_ABOVE } from "../body-limit.ts";
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connect, UsageError } from "../connection.ts";
-import { MEASUREMENT_COLUMN_NAMES, MEASUREMENT_GROUP_NAMES } from "../../schema/measurements.ts";
+import { MEASUREMENT_GROUP_NAMES } from "../../schema/measurements.ts";
+import { MEASUREMENT_COLUMN_NAMES } from "../../common/measurement-columns.ts";
 import { PNG_MAX_LABEL } from "../../schema/label-png-limit.ts";
 import { EXPORT_FILES, type ExportFormat, isExportFormat } from "../exports.ts";
 import { positiveNumber } from "../flags.ts";

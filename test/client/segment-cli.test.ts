@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { decode as decodePng, encode as encodePng } from "fast-png";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_MEASUREMENT_COLUMNS } from "../../schema/measurements.ts";
+import { DEFAULT_MEASUREMENT_COLUMNS } from "../../common/measurement-columns.ts";
 import { type LocalStack, startStack } from "../../scripts/local-stack.ts";
 import { segmentCommand } from "../../client/commands/segment.ts";
 import { Http } from "../../client/http.ts";

@@ -7,7 +7,7 @@
 import { readRoiArtifact } from "../../common/roi-artifact/reader.ts";
 import type { RoiArtifactContents, RoiArtifactHeader } from "../../schema/roi-artifact.ts";
 import { RoiArtifactError } from "../../schema/roi-artifact.ts";
-import { measurementColumns, selectMeasurementColumns, UnknownMeasurementColumnsError } from "../../schema/measurements.ts";
+import { measurementColumns, selectMeasurementColumns, UnknownMeasurementColumnsError } from "../../common/measurement-columns.ts";
 import type { ExportContext } from "../../schema/measurements.ts";
 import { ImageJRoiLimitError } from "./imagej-roi.ts";
 import { labelPng, MasksPngLimitError } from "./label-png.ts";

@@ -1,9 +1,10 @@
-// measurements.csv, streamed: the rows of schema/csv-rows.ts, optionally of selected columns. UTF-8
+// measurements.csv, streamed: the rows of common/csv-rows.ts, optionally of selected columns. UTF-8
 // without a byte-order mark, so pandas and R read the first column name as is.
 
-import { CsvRowWriter } from "../../schema/csv-rows.ts";
+import { CsvRowWriter } from "../../common/csv-rows.ts";
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
-import type { ExportContext, MeasurementColumn } from "../../schema/measurements.ts";
+import type { ExportContext } from "../../schema/measurements.ts";
+import type { MeasurementColumn } from "../../common/measurement-columns.ts";
 import { pullStream, TextChunker } from "./pull-stream.ts";
 
 /** Streams the CSV of `columns` (chosen by selectMeasurementColumns before any ROI is read). */

@@ -1,7 +1,8 @@
-// rois.geojson, streamed: the features of schema/geojson-features.ts (coordinate convention, ring
+// rois.geojson, streamed: the features of common/geojson-features.ts (coordinate convention, ring
 // orientation and QuPath's properties are described there).
-import { FEATURE_COLLECTION_END, FEATURE_COLLECTION_START, GeoJsonFeatureWriter } from "../../schema/geojson-features.ts";
-import type { ExportContext, MeasurementColumn } from "../../schema/measurements.ts";
+import { FEATURE_COLLECTION_END, FEATURE_COLLECTION_START, GeoJsonFeatureWriter } from "../../common/geojson-features.ts";
+import type { ExportContext } from "../../schema/measurements.ts";
+import type { MeasurementColumn } from "../../common/measurement-columns.ts";
 import type { Roi } from "../../schema/roi.ts";
 import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
 import { pullStream, TextChunker } from "./pull-stream.ts";

@@ -2,14 +2,15 @@
 // per file so each is described with its own media type.
 import { createRoute, z } from "@hono/zod-openapi";
 import { segmentationPath } from "../../schema/api.ts";
-import { MEASUREMENT_COLUMNS, MEASUREMENT_GROUPS } from "../../schema/measurements.ts";
+import { MEASUREMENT_GROUPS } from "../../schema/measurements.ts";
+import { MEASUREMENT_COLUMNS } from "../../common/measurement-columns.ts";
 import type { AppContext } from "../env.ts";
 import { RoiArtifactError } from "../../schema/roi-artifact.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { contentDisposition, EXPORTS, exportContext, exportErrorStatus, type ExportFormatName, type ExportOptions } from "../exports/index.ts";
 import { apiRouter, errorResponses } from "../openapi/router.ts";
 import { getSegmentation, type Segmentation, segmentationRecordOf } from "../services/segmentations.ts";
-import { UnknownMeasurementColumnsError } from "../../schema/measurements.ts";
+import { UnknownMeasurementColumnsError } from "../../common/measurement-columns.ts";
 
 export const exportRoutes = apiRouter();
 

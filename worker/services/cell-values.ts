@@ -10,7 +10,8 @@
 // (raster order, so over the image too), and its headers say how many cells there are in all: the
 // answer and the measuring stay bounded, while the artifact is read through once, as an export's.
 
-import { type ExportContext, formatMeasurement, type MeasurementColumn, measurementColumns, RoiDerived } from "../../schema/measurements.ts";
+import { type ExportContext, formatMeasurement } from "../../schema/measurements.ts";
+import { type MeasurementColumn, measurementColumns, RoiDerived } from "../../common/measurement-columns.ts";
 import { readRoiArtifact } from "../../common/roi-artifact/reader.ts";
 import { type RoiArtifactContents, RoiArtifactError } from "../../schema/roi-artifact.ts";
 import type { Bindings } from "../env.ts";

@@ -14,7 +14,7 @@ import { RoiArtifactError } from "../../schema/roi-artifact.ts";
 import type { Roi } from "../../schema/roi.ts";
 import type { Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";
-import { measurementColumns } from "../../schema/measurements.ts";
+import { measurementColumns } from "../../common/measurement-columns.ts";
 import { exportContext, withHeader } from "../exports/index.ts";
 import { featureCollection } from "../exports/rois-geojson.ts";
 import { getSegmentation, type Segmentation } from "./segmentations.ts";

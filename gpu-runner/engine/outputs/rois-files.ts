@@ -1,9 +1,10 @@
 // GeoJSON and CSV of one segmentation for the CLI, written by the same formatters as the service's
-// exports (schema/geojson-features.ts, schema/csv-rows.ts), so the files are the same; streamed a
+// exports (common/geojson-features.ts, common/csv-rows.ts), so the files are the same; streamed a
 // cell at a time, whatever the count.
-import { CsvRowWriter } from "../../../schema/csv-rows.ts";
-import { FEATURE_COLLECTION_END, FEATURE_COLLECTION_START, GeoJsonFeatureWriter } from "../../../schema/geojson-features.ts";
-import { DEFAULT_MEASUREMENT_COLUMNS, type ExportContext } from "../../../schema/measurements.ts";
+import { CsvRowWriter } from "../../../common/csv-rows.ts";
+import { FEATURE_COLLECTION_END, FEATURE_COLLECTION_START, GeoJsonFeatureWriter } from "../../../common/geojson-features.ts";
+import type { ExportContext } from "../../../schema/measurements.ts";
+import { DEFAULT_MEASUREMENT_COLUMNS } from "../../../common/measurement-columns.ts";
 import type { Roi } from "../../../schema/roi.ts";
 import { BufferedFile } from "./buffered-file.ts";
 

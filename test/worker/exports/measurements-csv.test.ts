@@ -1,14 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { csvField } from "../../../schema/csv-field.ts";
+import { channelColumnNames, formatMeasurement, MEASUREMENT_GROUP_NAMES } from "../../../schema/measurements.ts";
 import {
-  channelColumnNames,
   DEFAULT_MEASUREMENT_COLUMNS,
-  formatMeasurement,
   MEASUREMENT_COLUMN_NAMES,
   MEASUREMENT_COLUMNS,
-  MEASUREMENT_GROUP_NAMES,
   UnknownMeasurementColumnsError,
-} from "../../../schema/measurements.ts";
+} from "../../../common/measurement-columns.ts";
 import { RoiShape } from "../../../common/geometry/roi-shape.ts";
 import type { ExportContext } from "../../../schema/measurements.ts";
 import { exportErrorStatus } from "../../../worker/exports/index.ts";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_MEASUREMENT_COLUMNS, formatMeasurement, MEASUREMENT_COLUMN_NAMES } from "../../../schema/measurements.ts";
+import { formatMeasurement } from "../../../schema/measurements.ts";
+import { DEFAULT_MEASUREMENT_COLUMNS, MEASUREMENT_COLUMN_NAMES } from "../../../common/measurement-columns.ts";
 import { RoiShape } from "../../../common/geometry/roi-shape.ts";
 import { containsPoint, doubledSignedArea, sameRing } from "./helpers/polygons.ts";
 import { exportSmall } from "./helpers/run-export.ts";

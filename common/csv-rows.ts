@@ -1,10 +1,11 @@
 // measurements.csv rows, shared by the service's export (worker/exports/measurements-csv.ts,
 // streamed) and the segment CLI's file (gpu-runner/engine/outputs/rois-files.ts): one row per ROI,
-// the chosen columns of schema/measurements.ts, RFC 4180 with CRLF line ends, fields written by
-// csv-field.ts (quoting, formula neutralising).
-import { csvField } from "./csv-field.ts";
-import { type ExportContext, type MeasurementColumn, RoiDerived } from "./measurements.ts";
-import type { Roi } from "./roi.ts";
+// the chosen columns of common/measurement-columns.ts, RFC 4180 with CRLF line ends, fields written by
+// schema/csv-field.ts (quoting, formula neutralising).
+import { csvField } from "../schema/csv-field.ts";
+import type { ExportContext } from "../schema/measurements.ts";
+import { type MeasurementColumn, RoiDerived } from "./measurement-columns.ts";
+import type { Roi } from "../schema/roi.ts";
 
 export class CsvRowWriter {
   private readonly columns: readonly MeasurementColumn[];

@@ -14,17 +14,9 @@
 // positive, which is counter-clockwise in a y-up frame. Drawn on an image, where y points down,
 // such a ring runs clockwise on screen. QuPath (through JTS) accepts either orientation, so the
 // RFC's rule decides.
-import {
-  DEFAULT_MEASUREMENT_COLUMNS,
-  type ExportContext,
-  formatMeasurement,
-  MEASUREMENT_COLUMNS,
-  type MeasurementColumn,
-  type MeasurementValue,
-  RoiDerived,
-  roiId,
-} from "./measurements.ts";
-import type { Roi } from "./roi.ts";
+import { type ExportContext, formatMeasurement, type MeasurementValue, roiId } from "../schema/measurements.ts";
+import { DEFAULT_MEASUREMENT_COLUMNS, MEASUREMENT_COLUMNS, type MeasurementColumn, RoiDerived } from "./measurement-columns.ts";
+import type { Roi } from "../schema/roi.ts";
 
 /** What comes before the first feature and after the last; features are separated by ",\n". */
 export const FEATURE_COLLECTION_START = '{"type":"FeatureCollection","features":[';
@@ -64,7 +56,7 @@ const CELL_TYPE: MeasurementColumn = MEASUREMENT_COLUMNS.find((c) => c.name === 
  * Writes features as text directly: the segmentation-level properties are encoded once per export,
  * which keeps 100,000 features well inside the export's time budget (JSON.stringify of a fresh
  * object per feature was the bottleneck). The properties are the chosen measurement columns
- * (schema/measurements.ts; the default ones unless `columns` says otherwise), then QuPath's.
+ * (measurement-columns.ts; the default ones unless `columns` says otherwise), then QuPath's.
  */
 export class GeoJsonFeatureWriter {
   private readonly context: ExportContext;
