@@ -234,7 +234,7 @@ if (values["fine-tune"]) {
   }
   const shippedModels = [
     { path: "gpu-runner/models/cpsam/cpsam.onnx", channels: CPSAM_NETWORK.inputChannels, target: " (target < 1)" },
-    { path: "training-runs/cpsam-large/run/cpsam-large.onnx", channels: CPSAM_LARGE_NETWORK.inputChannels, target: " (target < 2)" },
+    { path: "gpu-runner/models/cpsam-large/cpsam-large.onnx", channels: CPSAM_LARGE_NETWORK.inputChannels, target: " (target < 2)" },
   ];
   for (const shipped of shippedModels) {
     if (!existsSync(shipped.path)) {
