@@ -77,7 +77,6 @@ export const ROI_ARTIFACT_MAX_HEADER_BODY = 65_536;
 export const ROI_ARTIFACT_MAX_CHUNK_PAYLOAD = 4 * 1024 * 1024;
 /** The writer closes a chunk once its payload passes this size. */
 export const ROI_ARTIFACT_TARGET_CHUNK_PAYLOAD = 64 * 1024;
-export const ROI_ARTIFACT_CONTENT_TYPE = "application/vnd.cellseg.roi-artifact";
 
 export interface RoiArtifactHeader {
   imageWidth: number;

@@ -24,7 +24,6 @@ export interface RoiMeasurements {
  * middle values, the sum the integrated intensity.
  */
 export const INTENSITY_STATS = ["mean", "median", "std", "min", "max", "sum"] as const;
-export type IntensityStat = (typeof INTENSITY_STATS)[number];
 
 export interface Roi extends RoiMeasurements {
   /**
@@ -64,14 +63,3 @@ export interface RoiCell extends RoiMeasurements {
    */
   cytoplasmIntensity?: Float64Array;
 }
-
-export const ROI_MEASUREMENT_FIELDS = [
-  "area_px",
-  "perimeter_px",
-  "centroid_x",
-  "centroid_y",
-  "bbox_x",
-  "bbox_y",
-  "bbox_w",
-  "bbox_h",
-] as const satisfies readonly (keyof RoiMeasurements)[];

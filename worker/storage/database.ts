@@ -4,4 +4,3 @@ import * as schema from "../../schema/db.ts";
 export function database(db: D1Database) {
   return drizzle(db, { schema });
 }
-export type Database = ReturnType<typeof database>;
