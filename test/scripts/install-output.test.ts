@@ -1,4 +1,5 @@
-// What the README says `npm ci` prints is what the lock file makes it print: the EBADENGINE
+// What the install notes (docs/architecture.md, "Running it locally", which the README's Quick start
+// links) say `npm ci` prints is what the lock file makes it print: the EBADENGINE
 // warnings on Node 20.20 (one per package whose `engines` that Node does not satisfy, this project
 // included), and no "install scripts not yet covered by allowScripts" advisory, because
 // package.json's allowScripts lists exactly the packages that have install scripts.
@@ -19,17 +20,17 @@ interface LockedPackage {
 const lock = JSON.parse(read("package-lock.json")) as { packages: Record<string, LockedPackage> };
 const manifest = JSON.parse(read("package.json")) as { name: string; engines: { node: string }; allowScripts: Record<string, boolean> };
 const nameOf = (path: string) => path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length);
-const readme = read("README.md").replace(/\s+/g, " ");
+const installNotes = read("docs/architecture.md").replace(/\s+/g, " ");
 
-describe("npm ci's output, as the README describes it", () => {
-  it("warns EBADENGINE on Node 20.20 exactly for the packages the README names, this project among them", () => {
+describe("npm ci's output, as the install notes describe it", () => {
+  it("warns EBADENGINE on Node 20.20 exactly for the packages the notes name, this project among them", () => {
     const refused = Object.entries(lock.packages)
       .filter(([path, p]) => path !== "" && !p.optional && p.engines?.node && !semver.satisfies("20.20.2", p.engines.node))
       .map(([path]) => nameOf(path))
       .sort();
     expect(semver.satisfies("20.20.2", manifest.engines.node)).toBe(false);
-    expect(readme).toContain(`warns \`EBADENGINE\` ${refused.length + 1} times: for this project`);
-    for (const name of refused) expect(readme).toContain(`\`${name}\``);
+    expect(installNotes).toContain(`warns \`EBADENGINE\` ${refused.length + 1} times: for this project`);
+    for (const name of refused) expect(installNotes).toContain(`\`${name}\``);
   });
 
   it("leaves no install script unreviewed: allowScripts lists exactly the packages that have one", () => {
@@ -41,6 +42,6 @@ describe("npm ci's output, as the README describes it", () => {
       ),
     ].sort();
     expect(Object.keys(manifest.allowScripts).sort()).toEqual(withScripts);
-    for (const name of withScripts) expect(readme).toContain(`\`${name}\``);
+    for (const name of withScripts) expect(installNotes).toContain(`\`${name}\``);
   });
 });
