@@ -2,7 +2,7 @@
 // so the output and the work are bounded by the image size whatever the compressed stream claims.
 // geotiff has these codecs too, but only behind its Promise-based API; decodeImage is synchronous
 // by contract (training calls it in tight loops), so the few small codecs live here.
-import { Compression, ImageDecodeError, SUPPORTED_COMPRESSIONS } from "../../schema/image-formats/index.ts";
+import { Compression, ImageDecodeError, unsupportedCompression } from "../../schema/image-formats/index.ts";
 import { inflateBounded } from "./inflate-bounded.ts";
 
 /**
@@ -21,7 +21,7 @@ export function decompress(compression: number, input: Uint8Array, expected: num
     case Compression.PackBits:
       return decodePackBits(input, expected);
     default:
-      throw new ImageDecodeError(`TIFF compression ${compression} is not supported (supported: ${SUPPORTED_COMPRESSIONS})`, "unsupported");
+      throw new ImageDecodeError(unsupportedCompression(compression), "unsupported");
   }
 }
 

@@ -1,12 +1,13 @@
 // What a TIFF's headers say about its pixels beyond their values, read by the worker's upload
 // probe and the engine's decoders alike: the channels' names (OME-XML's Channel elements) and the
-// physical size of a pixel. This file alone decides whether a file's pixel size is trusted. Three
+// physical size of a pixel. This file alone decides whether a file's pixel size is trusted. Four
 // places hold the size, tried in this order:
 // 1. OME-XML (the first ImageDescription of an OME-TIFF): the Pixels element's PhysicalSizeX and
 //    PhysicalSizeY, in PhysicalSizeXUnit / PhysicalSizeYUnit (µm when absent, as the OME schema says).
-// 2. ImageJ's description ("ImageJ=..." lines): `unit=` names the unit of the resolution tags, as
+// 2. Aperio's description (an SVS: "Aperio Image Library ... |MPP = 0.4990|"), in µm a pixel.
+// 3. ImageJ's description ("ImageJ=..." lines): `unit=` names the unit of the resolution tags, as
 //    ImageJ writes a calibrated image (its `spacing=` is the z step, which a 2D measurement does not use).
-// 3. The TIFF resolution tags alone: XResolution and YResolution pixels per ResolutionUnit, inch (2)
+// 4. The TIFF resolution tags alone: XResolution and YResolution pixels per ResolutionUnit, inch (2)
 //    or centimetre (3). ResolutionUnit 1 (none) or no ResolutionUnit (the TIFF specification
 //    defaults it to inch; ImageJ does not) means no calibration. So do the screen and print
 //    defaults programs write whatever the image (72, 96, 150, 300 per inch, or the same per
@@ -26,7 +27,7 @@ export interface PixelSize {
   source: PixelSizeSource;
 }
 
-export const PIXEL_SIZE_SOURCES = ["ome", "imagej", "tiff"] as const;
+export const PIXEL_SIZE_SOURCES = ["ome", "imagej", "aperio", "tiff"] as const;
 export type PixelSizeSource = (typeof PIXEL_SIZE_SOURCES)[number];
 
 /**
@@ -50,6 +51,7 @@ export interface Calibration {
 const SOURCE_NAMES: Readonly<Record<PixelSizeSource | "given", string>> = {
   ome: "OME-XML",
   imagej: "ImageJ's calibration",
+  aperio: "the Aperio description's MPP",
   tiff: "the TIFF resolution tags",
   given: "given with the prediction",
 };
@@ -165,12 +167,27 @@ function resolution(tags: TiffTags, tag: number): number | null {
 /** What the file claims: a size, the default resolution it holds instead (pixels per inch), or nothing. */
 type Claim = PixelSize | { defaultDpi: number } | null;
 
+/**
+ * An Aperio SVS's pixel size: its ImageDescription starts "Aperio" and holds `|MPP = 0.4990|`,
+ * micrometres per pixel of the full-resolution level, square (the key OpenSlide reads as
+ * aperio.MPP and gives as mpp-x and mpp-y). Its resolution tags say nothing: Aperio leaves them out
+ * or writes a default.
+ */
+function aperioPixelSize(text: string): PixelSize | null {
+  if (!text.startsWith("Aperio")) return null;
+  const mpp = /\|\s*MPP\s*=\s*([0-9.eE+-]+)\s*(?:\||$)/.exec(text)?.[1];
+  const um = mpp === undefined ? Number.NaN : Number(mpp);
+  return Number.isFinite(um) && um > 0 ? { x: um, y: um, source: "aperio" } : null;
+}
+
 function claimedPixelSize(description: string | undefined, tags: TiffTags): Claim {
   const text = description === undefined ? undefined : utf8Description(description);
   if (text?.includes("<OME")) {
     const ome = omePixelSize(text);
     if (ome) return ome;
   }
+  const aperio = text === undefined ? null : aperioPixelSize(text);
+  if (aperio) return aperio;
   const xPerUnit = resolution(tags, Tag.XResolution);
   const yPerUnit = resolution(tags, Tag.YResolution) ?? xPerUnit;
   if (xPerUnit === null || yPerUnit === null) return null;

@@ -29,7 +29,17 @@ export {
   MAX_JPEG_TABLES_BYTES,
   MAX_JPEG_TABLES_SEGMENTS,
 } from "./jpeg-tables.ts";
-export { Tag, TAGS_READ, TYPE_SIZE, Compression, COMPRESSION_NAMES, SUPPORTED_COMPRESSIONS, SAMPLE_FORMATS, type SampleFormat } from "./tiff-tags.ts";
+export {
+  Tag,
+  TAGS_READ,
+  TYPE_SIZE,
+  Compression,
+  COMPRESSION_NAMES,
+  SUPPORTED_COMPRESSIONS,
+  SAMPLE_FORMATS,
+  unsupportedCompression,
+  type SampleFormat,
+} from "./tiff-tags.ts";
 export {
   checkTiffBlock,
   checkTiffStoredBytes,

@@ -4,7 +4,7 @@
 import { ImageDecodeError } from "./errors.ts";
 import { checkJpegTablesSize } from "./jpeg-tables.ts";
 import { checkImageSize, checkRegionImageSize, MAX_TIFF_BLOCK_BYTES, MAX_TIFF_TAG_VALUES, maxBlockBytes, maxInflatedBytes } from "./limits.ts";
-import { Compression, COMPRESSION_NAMES, SAMPLE_FORMATS, SUPPORTED_COMPRESSIONS, Tag, type SampleFormat } from "./tiff-tags.ts";
+import { Compression, COMPRESSION_NAMES, SAMPLE_FORMATS, Tag, type SampleFormat, unsupportedCompression } from "./tiff-tags.ts";
 
 /** A directory's tags as the readers hold them: numbers (possibly only the first few) and their count. */
 export interface TiffTags {
@@ -70,7 +70,7 @@ export function describeTiffPage(tags: TiffTags, index: number, options: Describ
   const ycbcr = photometric === 6 && jpeg && samplesPerPixel === 3 && planarCode !== 2;
   if (photometric > 2 && !ycbcr) throw new ImageDecodeError(`TIFF page ${index}: photometric interpretation ${photometric} is not supported`, "unsupported");
   if (!COMPRESSION_NAMES[compression]) {
-    throw new ImageDecodeError(`TIFF compression ${compression} is not supported (supported: ${SUPPORTED_COMPRESSIONS})`, "unsupported");
+    throw new ImageDecodeError(unsupportedCompression(compression), "unsupported");
   }
   if (jpeg && (bitsPerSample !== 8 || sampleFormat !== "uint" || (planarCode !== 2 && samplesPerPixel !== 1 && samplesPerPixel !== 3))) {
     throw new ImageDecodeError(

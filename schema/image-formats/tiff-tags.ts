@@ -60,5 +60,35 @@ export const COMPRESSION_NAMES: Readonly<Record<number, string>> = { 1: "none", 
 /** The message naming what the readers decode, for every refusal of a compression. */
 export const SUPPORTED_COMPRESSIONS = "none, LZW, Deflate, PackBits, JPEG";
 
+/**
+ * Compressions met in microscopy files that the readers do not decode, named as a person knows
+ * them (the codes: libtiff's tiff.h, Aperio's and the TIFF registry's), so a refusal says "JPEG
+ * 2000 (Aperio 33005)" rather than a number.
+ */
+const UNSUPPORTED_COMPRESSION_NAMES: Readonly<Record<number, string>> = {
+  2: "CCITT modified Huffman",
+  3: "CCITT Group 3 fax",
+  4: "CCITT Group 4 fax",
+  6: "old-style JPEG",
+  33003: "JPEG 2000 (Aperio 33003, YCbCr)",
+  33005: "JPEG 2000 (Aperio 33005, RGB)",
+  34712: "JPEG 2000",
+  34887: "LERC",
+  34925: "LZMA",
+  34926: "Zstandard",
+  34927: "WebP",
+  34933: "PNG",
+  34934: "JPEG XR",
+  50000: "Zstandard",
+  50001: "WebP",
+  50002: "JPEG XL",
+};
+
+/** Why a TIFF's compression is refused: its name where it has a known one, its code always. */
+export function unsupportedCompression(compression: number): string {
+  const name = UNSUPPORTED_COMPRESSION_NAMES[compression];
+  return `TIFF compression ${name ? `${name}, code ${compression},` : compression} is not supported (supported: ${SUPPORTED_COMPRESSIONS})`;
+}
+
 export const SAMPLE_FORMATS = { 1: "uint", 2: "int", 3: "float" } as const;
 export type SampleFormat = (typeof SAMPLE_FORMATS)[keyof typeof SAMPLE_FORMATS];

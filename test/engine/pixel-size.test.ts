@@ -129,6 +129,26 @@ describe("a pixel size is trusted only where a microscope could have made it", (
     });
   }
 
+  it("reads an Aperio SVS's MPP from its description, over the resolution tags Aperio leaves at a default", async () => {
+    // The description as Aperio's ImageScope writes it (the 20x CMU-1 slide's, shortened).
+    const aperio =
+      "Aperio Image Library v10.0.51\r\n46920x33014 [0,100 46000x32914] (256x256) JPEG/RGB Q=30|AppMag = 20|StripeWidth = 2040|ScanScope ID = CPAPERIOCS|MPP = 0.4990|Left = 25.691574|Top = 23.449873";
+    expect(await calibrationOf(written({ x: 72, unit: 2 }, aperio))).toEqual({ pixelSize: { x: 0.499, y: 0.499, source: "aperio" }, warning: null });
+    // Its last field, and no resolution tags at all.
+    expect((await calibrationOf(written(undefined, "Aperio Image Library v11.2.1\r\n1000x800 JPEG/RGB Q=70|AppMag = 40|MPP = 0.2527"))).pixelSize).toEqual({
+      x: 0.2527,
+      y: 0.2527,
+      source: "aperio",
+    });
+    // No MPP, or one that is no size: nothing from the description.
+    expect((await calibrationOf(written(undefined, "Aperio Image Library v10.0.51\r\n1000x800 JPEG/RGB|AppMag = 20"))).pixelSize).toBeNull();
+    expect((await calibrationOf(written(undefined, "Aperio Image Library|MPP = -1|"))).pixelSize).toBeNull();
+    // A size no microscope produces is set aside with the warning, as any other source's.
+    expect((await calibrationOf(written(undefined, "Aperio Image Library|MPP = 400|"))).warning).toBe(
+      "The file's pixel size, 400 µm (the Aperio description's MPP), is outside the 0.01-50 µm that microscopes produce",
+    );
+  });
+
   it("keeps ImageJ's calibration, whatever its number, and a resolution no program writes by default", async () => {
     // 96 pixels per µm is 0.0104 µm: ImageJ calibrated it, no default.
     const imagej = await calibrationOf(written({ x: 96, unit: 1 }, "ImageJ=1.54f\nunit=micron\n"));

@@ -195,14 +195,23 @@ describe("TIFF errors", () => {
     expect(() => decodeImage(bytes)).toThrow(/loops/);
   });
 
-  it("names unsupported compressions", () => {
-    const bytes = encodeTiff([{ width: 2, height: 2, samplesPerPixel: 1, values: [1, 2, 3, 4], kind: "uint8" }]);
-    const view = new DataView(bytes.buffer);
-    const ifd = view.getUint32(4, true);
-    for (let i = 0; i < view.getUint16(ifd, true); i++) {
-      const entry = ifd + 2 + 12 * i;
-      if (view.getUint16(entry, true) === 259) view.setUint16(entry + 8, 34712, true); // JPEG 2000, as some slide scanners write
-    }
-    expect(() => decodeImage(bytes)).toThrow(/compression 34712 is not supported \(supported: none, LZW, Deflate, PackBits, JPEG\)/);
+  it("names unsupported compressions in words, with their codes", () => {
+    const withCompression = (code: number) => {
+      const bytes = encodeTiff([{ width: 2, height: 2, samplesPerPixel: 1, values: [1, 2, 3, 4], kind: "uint8" }]);
+      const view = new DataView(bytes.buffer);
+      const ifd = view.getUint32(4, true);
+      for (let i = 0; i < view.getUint16(ifd, true); i++) {
+        const entry = ifd + 2 + 12 * i;
+        if (view.getUint16(entry, true) === 259) view.setUint16(entry + 8, code, true);
+      }
+      return bytes;
+    };
+    expect(() => decodeImage(withCompression(34712))).toThrow(
+      "TIFF compression JPEG 2000, code 34712, is not supported (supported: none, LZW, Deflate, PackBits, JPEG)",
+    );
+    // Aperio's JPEG 2000 tiles, in many TCGA slides.
+    expect(() => decodeImage(withCompression(33005))).toThrow("TIFF compression JPEG 2000 (Aperio 33005, RGB), code 33005, is not supported");
+    // A code no one names: the number alone.
+    expect(() => decodeImage(withCompression(40000))).toThrow("TIFF compression 40000 is not supported (supported: none, LZW, Deflate, PackBits, JPEG)");
   });
 });
