@@ -23,7 +23,7 @@ import { positiveNumber } from "../flags.ts";
 import { AUTO_MODEL } from "../model-choice.ts";
 import { formatBytes } from "../format.ts";
 import type { Http } from "../http.ts";
-import { collectInputs, type InputFile } from "../inputs.ts";
+import { collectInputs, IMAGE_EXTENSIONS, type InputFile } from "../inputs.ts";
 import type { Interruption } from "../interruption.ts";
 import { OVERLAY_MAX_PIXELS } from "../overlay.ts";
 import { createDisplay } from "../progress.ts";
@@ -240,7 +240,7 @@ export async function segmentCommand(args: string[], io: SegmentIo): Promise<num
   if (positionals.length === 0) throw new UsageError("Name at least one image or folder to segment");
   const out = resolve(values.out);
   const inputs = collectInputs(positionals, out);
-  if (inputs.length === 0) throw new UsageError(`No images (${[".tif", ".tiff", ".png", ".jpg", ".jpeg"].join(", ")}) in ${positionals.join(", ")}`);
+  if (inputs.length === 0) throw new UsageError(`No images (${[...IMAGE_EXTENSIONS].join(", ")}) in ${positionals.join(", ")}`);
   const pollMs = positiveNumber(values.poll, "--poll") * 1000;
   const formats = exportFormats(values.formats);
   if (values.overlay && !formats.includes("geojson")) throw new UsageError("--overlay draws the outlines from rois.geojson: add geojson to --formats");

@@ -1,0 +1,18 @@
+// The files a `segment` run takes from a folder: the image files the service reads, by extension
+// (an Aperio .svs is a TIFF), nothing hidden, nothing else.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { collectInputs } from "../../client/inputs.ts";
+
+const folder = mkdtempSync(join(tmpdir(), "cellseg-inputs-"));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+describe("the client's folder walk", () => {
+  it("takes TIFF (.tif, .tiff, an Aperio .svs), PNG and JPEG files, whatever their case, and leaves the rest", () => {
+    for (const name of ["slide.svs", "frame.TIF", "b.tiff", "c.png", "d.jpeg", "e.JPG", "notes.txt", ".hidden.png", "slide.ndpi"])
+      writeFileSync(join(folder, name), "x");
+    expect(collectInputs([folder], join(folder, "out")).map((input) => input.name)).toEqual(["b.tiff", "c.png", "d.jpeg", "e.JPG", "frame.TIF", "slide.svs"]);
+  });
+});
