@@ -1,9 +1,14 @@
 import type { Context } from "hono";
-import type { RunnerScope } from "./services/runner-scopes.ts";
 
 /** Messages on the GPU jobs queue and the conversions queue: a wake-up naming the job row. */
 export interface JobMessage {
   job_id: string;
+}
+
+/** A runner's reach (services/runner-scopes.ts): null for the fleet (every organization), else the organizations' ids. */
+export interface RunnerScope {
+  tokenHash: string;
+  orgIds: string[] | null;
 }
 
 export interface Bindings {

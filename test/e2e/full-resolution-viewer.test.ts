@@ -136,7 +136,7 @@ describe("the viewer at full resolution", () => {
     const { image } = await api<{ image: { id: string; upload_status: string } }>("/upload", { method: "POST", body: form });
     expect(image.upload_status).toBe("ready");
     imageId = image.id;
-    const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: imageId, model_id: "cpsam", diameter: DIAMETER });
+    const { prediction_id } = await postJson<{ prediction_id: string }>("/predict", { image_id: imageId, model_id: "cpsam", params: { diameter: DIAMETER } });
     const deadline = Date.now() + 240_000;
     let done: Record<string, unknown>;
     for (;;) {

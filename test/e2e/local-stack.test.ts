@@ -342,7 +342,7 @@ describe("the local stack", () => {
 
     // A slide of nothing but glass: every block is found empty and none runs the network.
     const glass = await uploadFile("glass.tif", tiledTiff(new Uint16Array(1024 * 1024), 1024, 1024));
-    const empty = await postJson<{ prediction_id: string }>("/predict", { image_id: glass, model_id: "cpsam", diameter: 30 });
+    const empty = await postJson<{ prediction_id: string }>("/predict", { image_id: glass, model_id: "cpsam", params: { diameter: 30 } });
     const blank = await until(() => api(`/predict/${empty.prediction_id}`), finished, 120_000);
     expect(blank).toMatchObject({ status: "COMPLETED", cell_count: 0 });
     expect((blank.blocks as { glass: number; total: number }).glass).toBe((blank.blocks as { total: number }).total);

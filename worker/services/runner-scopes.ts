@@ -4,16 +4,10 @@
 // is for another organization's resources.
 import { and, eq, isNull } from "drizzle-orm";
 import { runnerTokens } from "../../schema/db.ts";
-import type { Bindings } from "../env.ts";
+import type { Bindings, RunnerScope } from "../env.ts";
 import { SCOPED_RUNNER_TOKEN_PREFIX } from "./api-key-format.ts";
 import { constantTimeEqual, sha256Hex } from "./crypto.ts";
 import { database } from "../storage/database.ts";
-
-/** A runner's reach: null for the fleet (every organization), else the organizations' ids. */
-export interface RunnerScope {
-  tokenHash: string;
-  orgIds: string[] | null;
-}
 
 async function isFleetToken(env: Bindings, token: string): Promise<boolean> {
   let match = false;
