@@ -1,23 +1,28 @@
-// No import circles among the repository's own TypeScript files. A circle makes module evaluation
-// order depend on which file is loaded first (a value read before its module ran is undefined), and
-// it says two files are one piece split in two: the shared part belongs in a file both import. Each
-// circle is reported as the files it passes through, "a.ts → b.ts → a.ts"; type-only imports count
-// too, since they tie the files together just the same.
-import { describe, expect, it } from "vitest";
-import { relativeImports, sourceFiles } from "./imports.ts";
-
-/** The folders whose files are the repository's own code (root-level config files import nothing of it). */
-const FOLDERS = ["bench", "client", "common", "gpu-runner", "schema", "scripts", "test", "worker"];
+// No import circles among the repository's own files. A circle makes module evaluation order depend
+// on which file is loaded first (a value read before its module ran is undefined), and it says two
+// files are one piece split in two: the shared part belongs in a file both import. Each circle is
+// reported as the files it passes through, "a.ts → b.ts → a.ts"; type-only imports count too, since
+// they tie the files together just the same. Imports are read and resolved as the compiler does
+// (./imports.ts), so "./b" and "./b.js" are edges like "./b.ts"; a relative import that names no
+// file is the layering test's to report.
+import { rmSync } from "node:fs";
+import { afterAll, describe, expect, it } from "vitest";
+import { FOLDERS, imports, plantRepository, ROOT, sourceFiles } from "./imports.ts";
 
 /**
- * Every TypeScript file's imports of other files in the graph. The dashboard's browser JavaScript
- * is left out: its JSDoc type references (`@typedef {import("./viewer.js").Cell}`) name modules in
- * comments, which the scan cannot tell from imports that run.
+ * Every source file's imports of the repository's own source files. A worker-thread or child-process
+ * entry point (`new URL("./x.ts", import.meta.url)`) is no edge: it is evaluated in a module graph of
+ * its own, so it cannot be read half-run from the file that starts it.
  */
-function importGraph(): Map<string, string[]> {
-  const files = FOLDERS.flatMap(sourceFiles).filter((file) => /\.tsx?$/.test(file));
+function importGraph(root: string): Map<string, string[]> {
+  const files = FOLDERS.flatMap((folder) => sourceFiles(root, folder));
   const known = new Set(files);
-  return new Map(files.map((file) => [file, relativeImports(file).filter((target) => known.has(target))]));
+  return new Map(
+    files.map((file) => [
+      file,
+      [...new Set(imports(root, file).flatMap(({ file: target, kind }) => (target && kind !== "entry" && known.has(target) ? [target] : [])))],
+    ]),
+  );
 }
 
 /**
@@ -120,8 +125,25 @@ describe("import cycles", () => {
     ).toEqual([]);
   });
 
+  describe("in a throwaway tree", () => {
+    const root = plantRepository({
+      // A circle with no .ts written anywhere: a .js suffix, a folder for its index, no extension.
+      "common/a.ts": 'import type { B } from "./b.js";\nexport type A = B[];',
+      "common/b.ts": 'import { c } from "./c";\nexport type B = typeof c;',
+      "common/c/index.ts": 'import type { A } from "../a";\nexport const c: A = [];',
+      // A file that starts a worker thread the worker imports back: two module graphs, no circle.
+      "gpu-runner/thread.ts": 'export const start = () => new URL("./thread-worker.ts", import.meta.url);',
+      "gpu-runner/thread-worker.ts": 'import { start } from "./thread.ts";\nexport const again = start;',
+    });
+    afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+    it("finds a circle of extension-less, .js-suffixed and folder imports, and none through a worker-thread entry point", () => {
+      expect(importCycles(importGraph(root))).toEqual([["common/a.ts", "common/b.ts", "common/c/index.ts", "common/a.ts"]]);
+    });
+  });
+
   it("finds none among the repository's own files", () => {
-    const circles = importCycles(importGraph()).map((circle) => circle.join(" → "));
+    const circles = importCycles(importGraph(ROOT)).map((circle) => circle.join(" → "));
     expect(circles).toEqual([]);
   });
 });
