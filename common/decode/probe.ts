@@ -10,6 +10,7 @@ import {
   checkRegionImageSize,
   checkTiffBlock,
   Compression,
+  isJpeg2000Compression,
   ImageDecodeError,
   isJpegFrameMarker,
   isJpegStandaloneMarker,
@@ -33,7 +34,7 @@ import {
 import type { ByteSource } from "./byte-source.ts";
 import type { ImageProbe } from "./decoded-image.ts";
 import { pageInfo, StoredBytesTally } from "./tiff-blocks.ts";
-import { type Parse, parseBytes, parseSource, readDirectory, readStructure, stringOf } from "./tiff-directory.ts";
+import { type Parse, pageSize, parseBytes, parseSource, readDirectory, readStructure, stringOf } from "./tiff-directory.ts";
 
 export interface ProbeOptions {
   /**
@@ -139,7 +140,9 @@ function* readTiffHeaders(size: number, options: ProbeOptions): Parse<ImageProbe
   for (let b = 0; b < first.blocks; b++) checkTiffBlock(first, 0, b, first.offsets[b]!, first.byteCounts?.[b], size);
   new StoredBytesTally(size).add(0, first);
   const description = stringOf(directory, Tag.ImageDescription);
-  const layout = tiffPageLayout(description, structure.directories.length, first.samplesPerPixel);
+  const pages = structure.directories.length;
+  const second = pages > 1 ? pageSize(yield* readDirectory(structure, structure.directories[1]!, size)) : undefined;
+  const layout = tiffPageLayout(description, pages, first.samplesPerPixel, first, second);
   const channels = layout.channelPages * first.samplesPerPixel;
   if (options.regions) checkRegionImageSize(first.width, first.height, channels);
   const calibration = tiffCalibration(description, directory);
@@ -151,7 +154,7 @@ function* readTiffHeaders(size: number, options: ProbeOptions): Parse<ImageProbe
     bitDepth: first.bitsPerSample,
     sampleFormat: first.sampleFormat,
     pages: layout.planes,
-    lossy: first.compression === Compression.Jpeg,
+    lossy: first.compression === Compression.Jpeg || isJpeg2000Compression(first.compression),
     pixelSize: calibration.pixelSize,
     pixelSizeWarning: calibration.warning,
     channelNames: tiffChannelNames(description, channels),

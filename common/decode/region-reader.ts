@@ -1,6 +1,6 @@
 // Reading rectangles of an image without reading the file whole, so the engine can segment images
 // of any size block by block in bounded memory. The format comes from the file's signature:
-// - TIFF and BigTIFF (tiff-regions.ts): ranged reads of the directories and of the strips or tiles
+// - TIFF and BigTIFF (tiff-regions.ts), whole slides' SVS among them: ranged reads of the directories and of the strips or tiles
 //   a region intersects; the image may exceed MAX_SAMPLES, each block and each region is bounded.
 // - PNG (png-regions.ts): rows decoded in order; reading regions top to bottom costs one pass.
 //   Interlaced PNGs are read whole when small enough (whole-regions.ts).
@@ -8,6 +8,7 @@
 // decodeImage (index.ts) stays the synchronous whole-image decoder; this is the runner's way in.
 import { ImageDecodeError, SNIFF_BYTES, sniffImageFormat } from "../../schema/image-formats/index.ts";
 import type { ByteSource } from "./byte-source.ts";
+import { loadJpeg2000Codec } from "./jpeg2000-wasm.ts";
 import { openPngRegions } from "./png-regions.ts";
 import type { ImageRegions } from "./region.ts";
 import { openTiffRegions } from "./tiff-regions.ts";
@@ -24,7 +25,11 @@ export interface OpenRegionsOptions {
 export async function openImageRegions(source: ByteSource, options: OpenRegionsOptions = {}): Promise<ImageRegions> {
   if (source.size === 0) throw new ImageDecodeError("empty file", "unsupported");
   const format = sniffImageFormat(await source.read(0, Math.min(SNIFF_BYTES, source.size)));
-  if (format === "tiff") return openTiffRegions(source, options);
+  if (format === "tiff") {
+    // Slides' tiles may be JPEG 2000, whose decoder is WebAssembly, loaded once per thread.
+    await loadJpeg2000Codec();
+    return openTiffRegions(source, options);
+  }
   if (!format) throw new ImageDecodeError("unrecognised image format (supported: TIFF, PNG, JPEG)", "unsupported");
   const page = options.page ?? 0;
   if (page !== 0) throw new ImageDecodeError(`page ${page} does not exist (${format === "png" ? "PNG" : "JPEG"} has 1 page)`);

@@ -14,11 +14,13 @@ import {
   checkJpegTablesWork,
   checkTiffStoredBytes,
   compactJpegTables,
+  isJpeg2000Compression,
   tiffBlockBytes,
   tiffStoredBytes,
 } from "../../schema/image-formats/index.ts";
 import { decompress } from "./tiff-codecs.ts";
 import { decodeJpegBlock } from "./tiff-jpeg.ts";
+import { decodeJpeg2000Block } from "./tiff-jpeg2000.ts";
 import { undoPredictor } from "./tiff-predictor.ts";
 
 /** A page's geometry (schema/image-formats' rules) and where its data blocks lie. */
@@ -128,6 +130,9 @@ export function decodeBlock(info: PageInfo, index: number, stored: Uint8Array): 
   } else if (info.compression === Compression.Jpeg) {
     const shape = { columns: info.blockWidth, rows, maxRows: info.blockHeight, samples: spp, photometric: info.photometric };
     return decodeJpegBlock(stored, info.jpegTables, shape);
+  } else if (isJpeg2000Compression(info.compression)) {
+    const shape = { columns: info.blockWidth, rows, maxRows: info.blockHeight, samples: spp, compression: info.compression, photometric: info.photometric };
+    return decodeJpeg2000Block(stored, shape);
   } else {
     block = decompress(info.compression, stored, expected, full);
   }

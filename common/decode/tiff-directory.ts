@@ -311,3 +311,8 @@ export function stringOf(dir: TiffDirectory, tag: number): string | undefined {
   const value = dir.tags.get(tag);
   return typeof value === "string" ? value : undefined;
 }
+
+/** A page's size as its directory states it (0 where a tag is missing: such a page is no level). */
+export function pageSize(dir: TiffDirectory): { width: number; height: number } {
+  return { width: dir.numbers(Tag.ImageWidth)?.[0] ?? 0, height: dir.numbers(Tag.ImageLength)?.[0] ?? 0 };
+}

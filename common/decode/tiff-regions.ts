@@ -20,7 +20,7 @@ import {
   samplesInBlock,
   StoredBytesTally,
 } from "./tiff-blocks.ts";
-import { openTiffSource, stringOf, type TiffDirectory, type TiffSource } from "./tiff-directory.ts";
+import { openTiffSource, pageSize, stringOf, type TiffDirectory, type TiffSource } from "./tiff-directory.ts";
 import { undoPredictor } from "./tiff-predictor.ts";
 
 /** Decoded blocks kept for the next regions (neighbouring regions share edge tiles, a strip spans many). */
@@ -47,7 +47,8 @@ export async function openTiffRegions(source: ByteSource, options: { page?: numb
     return info;
   };
   const first = await infoOf(0);
-  const layout = tiffPageLayout(stringOf(await file.directory(0), Tag.ImageDescription), file.pageCount, first.samplesPerPixel);
+  const second = file.pageCount > 1 ? pageSize(await file.directory(1)) : undefined;
+  const layout = tiffPageLayout(stringOf(await file.directory(0), Tag.ImageDescription), file.pageCount, first.samplesPerPixel, first, second);
   const plane = options.page ?? 0;
   if (!Number.isInteger(plane) || plane < 0 || plane >= layout.planes) {
     throw new ImageDecodeError(`page ${plane} does not exist (file has ${layout.planes} plane${layout.planes === 1 ? "" : "s"})`);
@@ -75,7 +76,7 @@ export async function openTiffRegions(source: ByteSource, options: { page?: numb
     sampleFormat: geometry.sampleFormat,
     format: "tiff",
     pages: layout.planes,
-    levels: await levelsOf(file, await file.directory(geometryPage)),
+    levels: layout.kind === "slide" ? await slideLevels(file) : await levelsOf(file, await file.directory(geometryPage)),
     async readRegion(x, y, w, h, regionOptions) {
       const wanted = checkRegion(image, x, y, w, h, regionOptions);
       const rect: Rect = { x, y, width: w, height: h };
@@ -195,6 +196,19 @@ async function levelsOf(file: TiffSource, dir: TiffDirectory): Promise<{ width: 
     }
   }
   return levels;
+}
+
+/**
+ * A slide's reduced levels: the tiled pages after the first (its thumbnail, label and macro are
+ * stored in strips, by Aperio's rule and OpenSlide's generic one), largest first.
+ */
+async function slideLevels(file: TiffSource): Promise<{ width: number; height: number }[]> {
+  const levels: { width: number; height: number }[] = [];
+  for (let page = 1; page < Math.min(file.pageCount, MAX_LEVELS); page++) {
+    const dir = await file.directory(page);
+    if (dir.count(Tag.TileWidth) > 0) levels.push(pageSize(dir));
+  }
+  return levels.sort((a, b) => b.width * b.height - a.width * a.height);
 }
 
 /** Least recently used decoded blocks within a byte budget; the latest block is kept whatever its size. */

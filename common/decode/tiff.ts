@@ -17,7 +17,7 @@ import {
   samplesByPage,
   StoredBytesTally,
 } from "./tiff-blocks.ts";
-import { readTiffFile, stringOf, Tag, type TiffFile } from "./tiff-directory.ts";
+import { pageSize, readTiffFile, stringOf, Tag, type TiffFile } from "./tiff-directory.ts";
 
 function describePage(file: TiffFile, index: number, tally: StoredBytesTally): PageInfo {
   const info = pageInfo(file.directory(index), index, file.littleEndian);
@@ -46,7 +46,8 @@ function layoutOf(bytes: Uint8Array): TiffLayout {
   const file = readTiffFile(bytes);
   const tally = new StoredBytesTally(bytes.length);
   const first = describePage(file, 0, tally);
-  const layout = tiffPageLayout(stringOf(file.directory(0), Tag.ImageDescription), file.pageCount, first.samplesPerPixel);
+  const second = file.pageCount > 1 ? pageSize(file.directory(1)) : undefined;
+  const layout = tiffPageLayout(stringOf(file.directory(0), Tag.ImageDescription), file.pageCount, first.samplesPerPixel, first, second);
   return { file, layout, first, tally };
 }
 

@@ -29,6 +29,7 @@ export {
   MAX_JPEG_TABLES_BYTES,
   MAX_JPEG_TABLES_SEGMENTS,
 } from "./jpeg-tables.ts";
+export { jpeg2000EndsWithEoc, readJpeg2000Header, type Jpeg2000Header } from "./jpeg2000.ts";
 export {
   Tag,
   TAGS_READ,
@@ -37,6 +38,7 @@ export {
   COMPRESSION_NAMES,
   SUPPORTED_COMPRESSIONS,
   SAMPLE_FORMATS,
+  isJpeg2000Compression,
   unsupportedCompression,
   type SampleFormat,
 } from "./tiff-tags.ts";

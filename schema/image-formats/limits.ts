@@ -90,7 +90,7 @@ export function checkImageSize(width: number, height: number, channels: number):
  * The most bytes `inputBytes` of compressed data can decode to with TIFF compression `compression`
  * (also PNG's, which is Deflate): Deflate at most 1032:1 (a 258-byte match per 2-bit code, RFC 1951),
  * TIFF LZW one string of at most 4096 bytes per code of at least 9 bits, PackBits 128 bytes per
- * two, JPEG 2048 per byte. A block or stream shorter than its decoded size allows is truncated or forged, which a
+ * two, JPEG 2048 per byte, JPEG 2000 without a bound. A block or stream shorter than its decoded size allows is truncated or forged, which a
  * reader can tell before allocating anything.
  */
 export function maxInflatedBytes(compression: number, inputBytes: number): number {
@@ -105,6 +105,13 @@ export function maxInflatedBytes(compression: number, inputBytes: number): numbe
       return 2048 * (inputBytes + 1);
     case 32773:
       return 64 * (inputBytes + 2);
+    case 33003:
+    case 33005:
+    case 34712:
+      // JPEG 2000 has no such floor: a blank 1024² RGB tile codes in under 200 bytes. Its decoding
+      // work follows the tile's declared size (checked against the page's before decoding) and the
+      // stored bytes, both bounded already.
+      return Number.POSITIVE_INFINITY;
     default:
       return 1032 * (inputBytes + 1);
   }

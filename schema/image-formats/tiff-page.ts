@@ -4,7 +4,7 @@
 import { ImageDecodeError } from "./errors.ts";
 import { checkJpegTablesSize } from "./jpeg-tables.ts";
 import { checkImageSize, checkRegionImageSize, MAX_TIFF_BLOCK_BYTES, MAX_TIFF_TAG_VALUES, maxBlockBytes, maxInflatedBytes } from "./limits.ts";
-import { Compression, COMPRESSION_NAMES, SAMPLE_FORMATS, Tag, type SampleFormat, unsupportedCompression } from "./tiff-tags.ts";
+import { Compression, COMPRESSION_NAMES, isJpeg2000Compression, SAMPLE_FORMATS, Tag, type SampleFormat, unsupportedCompression } from "./tiff-tags.ts";
 
 /** A directory's tags as the readers hold them: numbers (possibly only the first few) and their count. */
 export interface TiffTags {
@@ -64,23 +64,24 @@ export function describeTiffPage(tags: TiffTags, index: number, options: Describ
   const photometric = numberOf(tags, Tag.Photometric, index, 1);
   const compression = numberOf(tags, Tag.Compression, index, 1);
   const jpeg = compression === Compression.Jpeg;
+  const jpeg2000 = isJpeg2000Compression(compression);
   const planarCode = numberOf(tags, Tag.PlanarConfiguration, index, 1);
   if (photometric === 3) throw new ImageDecodeError(`TIFF page ${index}: palette-colour images are not supported`, "unsupported");
-  // YCbCr only inside JPEG blocks, whose decoder converts it (uncompressed YCbCr is subsampled by a layout of its own).
-  const ycbcr = photometric === 6 && jpeg && samplesPerPixel === 3 && planarCode !== 2;
+  // YCbCr only inside JPEG and JPEG 2000 blocks, whose decoders convert it (uncompressed YCbCr is subsampled by a layout of its own).
+  const ycbcr = photometric === 6 && (jpeg || jpeg2000) && samplesPerPixel === 3 && planarCode !== 2;
   if (photometric > 2 && !ycbcr) throw new ImageDecodeError(`TIFF page ${index}: photometric interpretation ${photometric} is not supported`, "unsupported");
   if (!COMPRESSION_NAMES[compression]) {
     throw new ImageDecodeError(unsupportedCompression(compression), "unsupported");
   }
-  if (jpeg && (bitsPerSample !== 8 || sampleFormat !== "uint" || (planarCode !== 2 && samplesPerPixel !== 1 && samplesPerPixel !== 3))) {
+  if ((jpeg || jpeg2000) && (bitsPerSample !== 8 || sampleFormat !== "uint" || (planarCode !== 2 && samplesPerPixel !== 1 && samplesPerPixel !== 3))) {
     throw new ImageDecodeError(
-      `TIFF page ${index}: JPEG compression of ${samplesPerPixel} ${bitsPerSample}-bit ${sampleFormat} samples is not supported`,
+      `TIFF page ${index}: ${COMPRESSION_NAMES[compression]} compression of ${samplesPerPixel} ${bitsPerSample}-bit ${sampleFormat} samples is not supported`,
       "unsupported",
     );
   }
   if (jpeg) checkJpegTablesSize(tags.count(Tag.JpegTables), index);
   // A predictor means nothing to JPEG data (libtiff ignores it there too).
-  const predictor = jpeg ? 1 : numberOf(tags, Tag.Predictor, index, 1);
+  const predictor = jpeg || jpeg2000 ? 1 : numberOf(tags, Tag.Predictor, index, 1);
   if (![1, 2, 3].includes(predictor)) throw new ImageDecodeError(`TIFF predictor ${predictor} is not supported`, "unsupported");
 
   const tiled = tags.count(Tag.TileWidth) > 0;

@@ -53,12 +53,40 @@ export const TYPE_SIZE: Readonly<Record<number, number>> = {
   18: 8,
 };
 
-export const Compression = { None: 1, Lzw: 5, Jpeg: 7, AdobeDeflate: 8, PackBits: 32773, Deflate: 32946 } as const;
+export const Compression = {
+  None: 1,
+  Lzw: 5,
+  Jpeg: 7,
+  AdobeDeflate: 8,
+  PackBits: 32773,
+  Deflate: 32946,
+  /** Aperio's JPEG 2000 tiles: a codestream of Y, Cb and Cr components, no transform inside it. */
+  Jpeg2000Ycbcr: 33003,
+  /** Aperio's JPEG 2000 tiles: RGB through the codestream's own component transform. */
+  Jpeg2000Rgb: 33005,
+  /** JPEG 2000 as libtiff and GDAL name it. */
+  Jpeg2000: 34712,
+} as const;
 
-export const COMPRESSION_NAMES: Readonly<Record<number, string>> = { 1: "none", 5: "LZW", 7: "JPEG", 8: "Deflate", 32773: "PackBits", 32946: "Deflate" };
+export const COMPRESSION_NAMES: Readonly<Record<number, string>> = {
+  1: "none",
+  5: "LZW",
+  7: "JPEG",
+  8: "Deflate",
+  32773: "PackBits",
+  32946: "Deflate",
+  33003: "JPEG 2000 (Aperio 33003, YCbCr)",
+  33005: "JPEG 2000 (Aperio 33005, RGB)",
+  34712: "JPEG 2000",
+};
+
+/** Whether blocks of this compression are JPEG 2000 codestreams (tiff-jpeg2000.ts decodes them). */
+export function isJpeg2000Compression(compression: number): boolean {
+  return compression === Compression.Jpeg2000Ycbcr || compression === Compression.Jpeg2000Rgb || compression === Compression.Jpeg2000;
+}
 
 /** The message naming what the readers decode, for every refusal of a compression. */
-export const SUPPORTED_COMPRESSIONS = "none, LZW, Deflate, PackBits, JPEG";
+export const SUPPORTED_COMPRESSIONS = "none, LZW, Deflate, PackBits, JPEG, JPEG 2000";
 
 /**
  * Compressions met in microscopy files that the readers do not decode, named as a person knows
@@ -70,9 +98,6 @@ const UNSUPPORTED_COMPRESSION_NAMES: Readonly<Record<number, string>> = {
   3: "CCITT Group 3 fax",
   4: "CCITT Group 4 fax",
   6: "old-style JPEG",
-  33003: "JPEG 2000 (Aperio 33003, YCbCr)",
-  33005: "JPEG 2000 (Aperio 33005, RGB)",
-  34712: "JPEG 2000",
   34887: "LERC",
   34925: "LZMA",
   34926: "Zstandard",

@@ -3,6 +3,7 @@
 // keeps a decoder busy. One task per thread; the caller (input-thread.ts) bounds its time and heap.
 import { parentPort } from "node:worker_threads";
 import { decodeImage, ImageDecodeError } from "../../../common/decode/index.ts";
+import { loadJpeg2000Codec } from "../../../common/decode/jpeg2000-wasm.ts";
 import { readRoiArtifact } from "../../../common/roi-artifact/reader.ts";
 import { RoiArtifactError } from "../../../schema/roi-artifact.ts";
 import { renderLabels } from "../../../common/geometry/roi-raster.ts";
@@ -32,6 +33,8 @@ parentPort!.once("message", async (task: InputTask) => {
   let transfer: ArrayBuffer[] = [];
   try {
     if (task.kind === "decode") {
+      // A slide's JPEG 2000 tiles decode with WebAssembly, loaded once in this thread.
+      await loadJpeg2000Codec();
       const image = decodeImage(task.bytes);
       answer = { ok: true, image };
       transfer = [image.data.buffer as ArrayBuffer];
