@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { IMAGE_STATUSES, JOB_STATUSES, SEGMENTATION_SOURCES } from "./db.ts";
 import { MICROSCOPE_PIXEL_SIZE_UM, PIXEL_SIZE_SOURCES } from "./image-formats/calibration.ts";
+import { diameterBasis } from "./diameter-basis.ts";
 import { MODALITIES, modalityDecision } from "./modality.ts";
 
 const id = z.string();
@@ -250,6 +251,10 @@ export const segmentationRecord = z
     cell_count: count,
     confluency: z.number(),
     diameter: z.number().nullable().meta({ description: "Object diameter (px) it was segmented at: the request's or the estimate" }),
+    diameter_basis: diameterBasis.nullable().meta({
+      description:
+        "Why it ran at that diameter: `given` (the request's), `calibration` (the model's object size in µm at the image's pixel size, e.g. \"0.499 µm/px from the file: histology objects of 5.1 µm at 10.2 px\"), `estimated` (the image states no pixel size), `model` (the model's own); null for imports and older segmentations",
+    }),
     modality: modalityDecision
       .nullable()
       .meta({ description: "One-channel models: the modality the input was made for (brightfield and histology are inverted), detected or given" }),

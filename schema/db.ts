@@ -3,6 +3,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { PIXEL_SIZE_SOURCES } from "./image-formats/calibration.ts";
+import { DIAMETER_SOURCES } from "./diameter-basis.ts";
 import { MODALITIES } from "./modality.ts";
 
 const createdAt = () => integer("created_at").notNull().default(sql`(unixepoch('subsec') * 1000)`);
@@ -304,6 +305,9 @@ export const segmentations = sqliteTable(
     /** One-channel models: the modality the input was made for (schema/modality.ts), and whether it was detected or given. */
     modality: text("modality", { enum: MODALITIES }),
     modalitySource: text("modality_source", { enum: ["detected", "given"] }),
+    /** Why it ran at `diameter` (schema/diameter-basis.ts): given, from the calibration, estimated or the model's; null before runners said. */
+    diameterSource: text("diameter_source", { enum: DIAMETER_SOURCES }),
+    diameterReason: text("diameter_reason"),
     width: integer("width").notNull(),
     height: integer("height").notNull(),
     /**

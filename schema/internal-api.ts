@@ -1,5 +1,6 @@
 // Request bodies of the runner's API (/api/v1/internal), shared by the worker and the GPU runner.
 import { z } from "zod";
+import { diameterBasis } from "./diameter-basis.ts";
 import { segmentParams } from "./api.ts";
 import { trainingMetrics } from "./api-records.ts";
 import { JOB_FAULTS } from "./db.ts";
@@ -36,6 +37,8 @@ export const predictionResult = z.object({
   diameter: z.number().positive().optional(),
   /** One-channel models: the modality the input was made for, detected or given. */
   modality: modalityDecision.optional(),
+  /** Which diameter it ran at and why (absent from older runners). */
+  diameter_basis: diameterBasis.optional(),
   timings: z.record(z.string(), z.number()).optional(),
 });
 
@@ -59,6 +62,7 @@ export const blockPlan = z.object({
     diameter: z.number().positive().optional(),
     modality: modalityDecision.optional(),
     diameter_estimate: z.record(z.string(), z.number().optional()).optional(),
+    diameter_basis: diameterBasis.optional(),
   }),
   /**
    * How the image is shown, fixed once from the survey's sample windows: per shown channel (at most

@@ -44,7 +44,7 @@ export function describeSegmentation(s: SegmentationRecord): string {
     ["made by", made],
     ["cells", `${s.cell_count}, confluency ${(100 * s.confluency).toFixed(1)}%`],
     ["blocks", blocksOf(s)],
-    ["diameter", s.diameter === null ? "" : `${Math.round(s.diameter * 10) / 10} px`],
+    ["diameter", s.diameter === null ? "" : `${Math.round(s.diameter * 10) / 10} px${s.diameter_basis ? ` (${s.diameter_basis.reason})` : ""}`],
     ["modality", s.modality ? `${s.modality.modality} (${s.modality.source})` : ""],
     ["pixel size", s.pixel_size ? describePixelSize(s.pixel_size.x_um, s.pixel_size.y_um, s.pixel_size.source) : "none (µm columns empty)"],
     ["measurements", measurements],

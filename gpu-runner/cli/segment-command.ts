@@ -24,6 +24,8 @@ import { writeLabelTiff } from "../engine/outputs/label-tiff-file.ts";
 import { writeMeasurementsCsv, writeRoisGeoJson } from "../engine/outputs/rois-files.ts";
 import { startComputeThread } from "../engine/compute-thread/compute-thread.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
+import { probeImageSource } from "../../common/decode/probe.ts";
+import type { DiameterBasis } from "../../schema/diameter-basis.ts";
 import { MASK_FLAG_OPTIONS, maskParamsFromFlags, numberFlag } from "./mask-flags.ts";
 
 async function main(): Promise<void> {
@@ -38,11 +40,14 @@ async function main(): Promise<void> {
       provider: { type: "string", default: "auto" },
       "block-size": { type: "string" },
       "memory-mb": { type: "string" },
+      "pixel-size": { type: "string" },
       ...MASK_FLAG_OPTIONS,
     },
   });
   if (positionals.length !== 1)
-    throw new Error("usage: npm run segment -- <image> [--model <name>|<onnx>|reference] [--diameter D|auto|none] [--out dir] [--block-size N]");
+    throw new Error(
+      "usage: npm run segment -- <image> [--model <name>|<onnx>|reference] [--diameter D|auto|none] [--pixel-size UM] [--out dir] [--block-size N]",
+    );
   const imagePath = positionals[0]!;
   const params: Partial<SegmentParams> = maskParamsFromFlags(values);
   // Like the service: without a diameter the engine estimates it ("auto"); "none" keeps scale 1.
@@ -56,6 +61,12 @@ async function main(): Promise<void> {
   const started = performance.now();
   const file = await fileSource(imagePath);
   const regions = await openImageRegions(file, values.page === undefined ? {} : { page: numberFlag(values.page, "--page") });
+  // As the service: the given pixel size, else the file's trusted one, maps the model's object size in µm to pixels.
+  if (values["pixel-size"] !== undefined) params.pixelSize = { um: numberFlag(values["pixel-size"], "--pixel-size"), from: "--pixel-size" };
+  else {
+    const { pixelSize } = await probeImageSource(file, { regions: true });
+    if (pixelSize) params.pixelSize = { um: (pixelSize.x + pixelSize.y) / 2, from: `the file (${pixelSize.source})` };
+  }
   // Without --model, the public model recommended for what the image is (as the service's clients pick).
   let modelName = values.model;
   if (modelName === undefined || modelName === "auto") {
@@ -75,6 +86,7 @@ async function main(): Promise<void> {
     confluency: number;
     timings: Record<string, number>;
     diameter: number;
+    diameterBasis: DiameterBasis;
     modality?: ModalityDecision;
     blocks?: number;
     glassBlocks?: number;
@@ -130,7 +142,7 @@ async function main(): Promise<void> {
   // mostly glass they may see little tissue: the line shows what they decided.
   const decided = result.modality;
   const modality = decided ? `modality ${decided.modality} (${decided.source}${decided.reason ? `: ${decided.reason}` : ""}), ` : "";
-  console.log(`${modality}diameter ${result.diameter.toFixed(1)} px`);
+  console.log(`${modality}diameter ${result.diameter.toFixed(1)} px: ${result.diameterBasis.reason}`);
   console.log(`model ${context.modelName} on ${model.executionProvider}; opened in ${(decodedAt - started).toFixed(0)} ms (incl. model load), ${timings}`);
   for (const path of Object.values(outputs)) console.log(`wrote ${path}`);
 }

@@ -47,6 +47,13 @@ export const ModelManifest = z.object({
    */
   trainedObjectDiameter: z.number().positive().optional(),
   /**
+   * Per input modality, the diameter in µm of the objects this model learned (the model card says
+   * how it was measured). With diameter "auto" on an image whose pixel size is known (the file's
+   * trusted calibration or the request's pixel_size_um), the image runs at that size in its own
+   * pixels (diameter-basis.ts); the estimate from image statistics is left for images without one.
+   */
+  objectDiameterUm: z.partialRecord(z.enum(MODALITIES), z.number().positive().max(1000)).optional(),
+  /**
    * Peak learning rate for fine-tuning this network (absent: the trainer's FINE_TUNE_PEAK_LEARNING_RATE),
    * chosen by measurement: a network whose own training ended at a low rate is knocked off its
    * optimum by a rate that suits a smaller one (the model card says how it was chosen).

@@ -17,6 +17,8 @@ import type { ChannelBounds } from "./normalize.ts";
 import { resizePlanar } from "./resize.ts";
 import { confluency, measureRois } from "../../common/geometry/roi-measure.ts";
 import { InputError } from "./faults.ts";
+import { calibratedDiameter, estimatedBasis, givenBasis, type KnownPixelSize, modelBasis } from "./diameter-basis.ts";
+import type { DiameterBasis } from "../../schema/diameter-basis.ts";
 import { MAX_AUTO_ENLARGEMENT, MAX_DIAMETER_PX, MAX_NITER } from "../../schema/work-limits.ts";
 
 export interface SegmentParams extends MaskParams {
@@ -35,6 +37,8 @@ export interface SegmentParams extends MaskParams {
   tileOverlap: number;
   /** Test-time flip averaging (Cellpose's `augment`): four network runs per tile, averaged. */
   augment: boolean;
+  /** The image's pixel size where known: with diameter "auto" it maps the model's object size in µm to pixels (diameter-basis.ts). */
+  pixelSize?: KnownPixelSize;
 }
 
 export const DEFAULT_SEGMENT_PARAMS: SegmentParams = {
@@ -63,6 +67,8 @@ export interface SegmentResult {
   diameter: number;
   /** With diameter "auto": how it was found. */
   diameterEstimate?: DiameterEstimate;
+  /** Which diameter it ran at and why, in words. */
+  diameterBasis: DiameterBasis;
   /** One-channel models: the modality the input was made for, and whether it was detected or given. */
   modality?: ModalityDecision;
   /** With `keepNetworkOutputs`: the outputs the masks were made from, planar [3, H, W] at the image's size (dY, dX, cellprob logit). */
@@ -163,6 +169,9 @@ export async function segmentImage(
   const settle = (size: number) =>
     learned !== undefined && Math.abs(Math.log(size / learned)) <= Math.log(AUTO_DIAMETER_TOLERANCE) ? boundedAutoDiameter(learned) : boundedAutoDiameter(size);
   const unconfirmed = learned === undefined ? manifestDiameter : boundedAutoDiameter(learned);
+  // A calibrated image runs at the size the model learned in µm: nothing to estimate.
+  const calibrated = p.diameter === "auto" ? calibratedDiameter(manifest, modality?.modality, p.pixelSize) : undefined;
+  if (calibrated) p = { ...p, diameter: calibrated.diameter };
   let diameter = p.diameter === "auto" || p.diameter === undefined ? manifestDiameter : p.diameter;
   let estimate: DiameterEstimate | undefined;
   if (p.diameter === "auto") {
@@ -264,6 +273,13 @@ export async function segmentImage(
     timings,
     diameter,
     ...(estimate ? { diameterEstimate: estimate } : {}),
+    diameterBasis: calibrated
+      ? calibrated.basis
+      : estimate
+        ? estimatedBasis(diameter, p.pixelSize !== undefined)
+        : p.diameter === undefined
+          ? modelBasis(diameter)
+          : givenBasis(diameter),
     ...(modality ? { modality } : {}),
     ...(keptOutputs ? { networkOutputs: keptOutputs } : {}),
   };

@@ -26,6 +26,8 @@ export function surveyOfPlan(plan: BlockPlan): ImageSurvey {
     diameter: survey.diameter,
     ...(survey.modality && { modality: survey.modality }),
     ...(survey.diameter_estimate && { diameterEstimate: survey.diameter_estimate as unknown as DiameterEstimate }),
+    // Older plans carry no basis: their diameter is all that is known of it.
+    diameterBasis: survey.diameter_basis ?? { source: survey.diameter === undefined ? "model" : "given", reason: `${plan.diameter} px` },
     sampledPixels: 0,
   };
 }
@@ -51,7 +53,7 @@ export async function runBlock(job: LeasedBlock, ctx: JobContext): Promise<Block
     block,
     { survey: surveyOfPlan(plan), diameter: plan.diameter },
     model,
-    segmentParams(job.params, model.manifest.channels),
+    segmentParams(job.params, model.manifest.channels, job.image.pixel_size_um),
     {
       measureIntensity: true,
       cellExpansion: expansion ?? undefined,

@@ -88,6 +88,7 @@ export async function runMerge(job: LeasedPrediction, ctx: JobContext) {
       width: plan.width,
       height: plan.height,
       diameter: plan.diameter,
+      ...(plan.survey.diameter_basis && { diameterBasis: plan.survey.diameter_basis }),
       ...(plan.survey.modality && { modality: plan.survey.modality }),
       timings: { ...blockStages, merge: mergedMs },
     },

@@ -10,6 +10,7 @@ import { InputError } from "../engine/faults.ts";
 import { attachCells } from "../engine/cell-expansion.ts";
 import { attachIntensity, distinctChannels } from "../engine/intensity.ts";
 import type { ModalityDecision } from "../engine/modality.ts";
+import type { DiameterBasis } from "../../schema/diameter-basis.ts";
 import { previewTiles } from "../engine/preview.ts";
 import { PreviewReduction } from "../engine/preview-reduction.ts";
 import { segmentImage, type SegmentParams } from "../engine/segment.ts";
@@ -20,12 +21,16 @@ import { type JobContext, renewedImageUrl } from "./job-context.ts";
 type PredictionParams = LeasedPrediction["params"];
 
 /**
- * The API's parameter names (Cellpose's) to the engine's. A job without a diameter (or with 0) gets it estimated.
+ * The API's parameter names (Cellpose's) to the engine's. A job without a diameter (or with 0) runs
+ * at the model's object size in µm where the pixel size is known (the job's pixel_size_um, else the
+ * file's trusted one, `filePixelSize`), and gets it estimated where not.
  * `channels` follows Cellpose ([segment, nucleus], 1-based, 0 = grayscale mean); the engine takes
  * 0-based channel indices, one per model channel.
  */
-export function segmentParams(params: PredictionParams, modelChannels = 1): Partial<SegmentParams> {
+export function segmentParams(params: PredictionParams, modelChannels = 1, filePixelSize?: { x: number; y: number } | null): Partial<SegmentParams> {
   const out: Partial<SegmentParams> = { diameter: requestedDiameter(params.diameter) ?? "auto" };
+  if (params.pixel_size_um !== undefined) out.pixelSize = { um: params.pixel_size_um, from: "the request" };
+  else if (filePixelSize) out.pixelSize = { um: (filePixelSize.x + filePixelSize.y) / 2, from: "the file" };
   if (params.cellprob_threshold !== undefined) out.cellprobThreshold = params.cellprob_threshold;
   if (params.flow_threshold !== undefined) out.flowThreshold = params.flow_threshold;
   if (params.min_size !== undefined) out.minSize = params.min_size;
@@ -80,7 +85,7 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
     ctx.log(`[runner] ${job.job_id}: no preview (${(error as Error).message})`);
   }
 
-  const params = segmentParams(job.params, model.manifest.channels);
+  const params = segmentParams(job.params, model.manifest.channels, job.image.pixel_size_um);
   const missing = params.channels?.find((c) => c >= image.channels);
   if (missing !== undefined) throw new InputError(`params.channels asks for channel ${missing + 1}; the image has ${image.channels}`);
   const result = await segmentImage(image, model, params, {
@@ -230,6 +235,7 @@ function wirePlan(plan: BlockPlan): BlockPlanWire {
       ...(survey.diameter !== undefined && { diameter: survey.diameter }),
       ...(survey.modality && { modality: survey.modality }),
       ...(survey.diameterEstimate && { diameter_estimate: { ...survey.diameterEstimate } }),
+      diameter_basis: survey.diameterBasis,
     },
     ...(survey.display && { display: survey.display.map(({ low, high }) => ({ low, high })) }),
   };
@@ -252,7 +258,7 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext, ex
   const regions = await openImageRegions(counted);
   ctx.checkpoint();
   const openedMs = performance.now() - started;
-  const params = segmentParams(job.params, model.manifest.channels);
+  const params = segmentParams(job.params, model.manifest.channels, job.image.pixel_size_um);
   const missing = params.channels?.find((c) => c >= regions.channels);
   if (missing !== undefined) throw new InputError(`params.channels asks for channel ${missing + 1}; the image has ${regions.channels}`);
   if (readsAtRandom(regions)) {
@@ -307,7 +313,15 @@ async function runBlockwisePrediction(job: LeasedPrediction, ctx: JobContext, ex
 
 /** What a prediction reports: counts, size, the diameter it ran at (the job's or the estimate), and milliseconds per stage. */
 export function predictionResult(
-  result: { confluency: number; width: number; height: number; diameter: number; modality?: ModalityDecision; timings: Record<string, number> },
+  result: {
+    confluency: number;
+    width: number;
+    height: number;
+    diameter: number;
+    diameterBasis?: DiameterBasis;
+    modality?: ModalityDecision;
+    timings: Record<string, number>;
+  },
   roiCount: number,
   around: { fetch: number; decode: number; total: number },
   executionProvider: string,
@@ -318,6 +332,7 @@ export function predictionResult(
     width: result.width,
     height: result.height,
     diameter: result.diameter,
+    ...(result.diameterBasis && { diameter_basis: result.diameterBasis }),
     ...(result.modality ? { modality: result.modality } : {}),
     timings: {
       fetch_ms: Math.round(around.fetch),

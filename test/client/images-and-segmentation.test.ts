@@ -50,6 +50,7 @@ const segmentation = (id: string, imageId: string, cells: number, patch: Partial
   confluency: 0.2361,
   diameter: 17.04,
   modality: { modality: "fluorescence", source: "detected" },
+  diameter_basis: { source: "estimated", reason: "estimated at 24.0 px (the image states no pixel size)" },
   width: 64,
   height: 48,
   pixel_size: null,

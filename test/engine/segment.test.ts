@@ -93,6 +93,38 @@ describe("segmentImage", () => {
       expect((await segmentImage(largeImage, tuned, { diameter: 30 })).diameter).toBe(30);
     });
 
+    it("runs a calibrated image at the object size the model learned in µm, and estimates only without a pixel size", async () => {
+      const { onnx, manifest } = buildReferenceModel({ diameter: 15, channels: 1, tileSize: 128 });
+      // The model learned fluorescence nuclei as wide as these at 0.5 µm/px.
+      const objectUm = trueDiameter * 0.5;
+      const calibrated = await loadModelFromBytes(
+        onnx,
+        { ...manifest, objectDiameterUm: { fluorescence: objectUm } },
+        { executionProvider: "cpu", log: () => {} },
+      );
+      const atScale = await segmentImage(largeImage, calibrated, { diameter: "auto", pixelSize: { um: 0.5, from: "the file" } });
+      expect(atScale.diameter).toBeCloseTo(trueDiameter, 6);
+      expect(atScale.diameterEstimate).toBeUndefined();
+      expect(atScale.diameterBasis).toEqual({
+        source: "calibration",
+        reason: `0.5 µm/px from the file: fluorescence objects of ${Number(objectUm.toPrecision(3))} µm at ${trueDiameter.toFixed(1)} px`,
+      });
+      expect(atScale.rois.length).toBe(trueCount);
+      // No pixel size: the estimate, which says why it ran.
+      const estimated = await segmentImage(largeImage, calibrated, { diameter: "auto" });
+      expect(estimated.diameterBasis.source).toBe("estimated");
+      expect(estimated.diameterBasis.reason).toMatch(/^estimated at \d+\.\d px \(the image states no pixel size\)$/);
+      // A model that states no size for the image's modality estimates even with a pixel size.
+      const unstated = await loadModelFromBytes(onnx, { ...manifest, objectDiameterUm: { histology: 5 } }, { executionProvider: "cpu", log: () => {} });
+      const withoutSize = await segmentImage(largeImage, unstated, { diameter: "auto", pixelSize: { um: 0.5, from: "the file" } });
+      expect(withoutSize.diameterBasis.reason).toMatch(/the model states no object size in µm for this modality/);
+      // A diameter the user gives still wins, and says so.
+      expect((await segmentImage(largeImage, calibrated, { diameter: 30, pixelSize: { um: 0.5, from: "the file" } })).diameterBasis).toEqual({
+        source: "given",
+        reason: "30 px, as requested",
+      });
+    });
+
     it("keeps nuclei already at the model's size at (nearly) scale 1, with the same quality", async () => {
       const result = await segmentImage(image, await referenceModel(15), { diameter: "auto" });
       expect(result.diameter / 15).toBeGreaterThan(0.8);

@@ -32,6 +32,7 @@ const result = {
   height: 6,
   diameter: 17.5,
   modality: { modality: "brightfield", source: "detected" },
+  diameter_basis: { source: "calibration", reason: "0.499 µm/px from the file: histology objects of 5.1 µm at 10.2 px" },
   timings: { total_ms: 12 },
 };
 
@@ -77,6 +78,10 @@ describe("a prediction from lease to COMPLETED", () => {
       height: 6,
     });
     expect(segmentation.modality).toEqual({ modality: "brightfield", source: "detected" });
+    // Why it ran at its diameter, as the runner said.
+    expect(segmentation).toMatchObject({
+      diameter_basis: { source: "calibration", reason: "0.499 µm/px from the file: histology objects of 5.1 µm at 10.2 px" },
+    });
 
     // Completing twice is harmless: same answer, still one segmentation.
     const twice = await runner(`/jobs/${job.job_id}/complete`, { lease_token: job.lease_token, result: { ...result, roi_count: 99 } });

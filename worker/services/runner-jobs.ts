@@ -373,6 +373,8 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
       diameter: result.diameter ?? null,
       modality: result.modality?.modality ?? null,
       modalitySource: result.modality?.source ?? null,
+      diameterSource: result.diameter_basis?.source ?? null,
+      diameterReason: result.diameter_basis?.reason ?? null,
       width: result.width,
       height: result.height,
       ...segmentationPixelSize(job, image),

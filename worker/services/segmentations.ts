@@ -51,6 +51,7 @@ export function segmentationView(s: Segmentation, measurements: MeasurementState
     confluency: s.confluency,
     diameter: s.diameter,
     modality: s.modality && s.modalitySource ? { modality: s.modality, source: s.modalitySource } : null,
+    diameter_basis: s.diameterSource && s.diameterReason !== null ? { source: s.diameterSource, reason: s.diameterReason } : null,
     width: s.width,
     height: s.height,
     pixel_size:

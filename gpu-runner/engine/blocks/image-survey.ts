@@ -13,6 +13,8 @@ import type { ChannelBounds } from "../normalize.ts";
 import { DEFAULT_SEGMENT_PARAMS, segmentImage } from "../segment.ts";
 import type { DiameterEstimate, SegmentParams } from "../segment.ts";
 import type { Rectangle } from "./block-grid.ts";
+import { calibratedDiameter, givenBasis, modelBasis } from "../diameter-basis.ts";
+import type { DiameterBasis } from "../../../schema/diameter-basis.ts";
 import type { RegionSource } from "./region-source.ts";
 import type { DisplayRange } from "../../../common/stretch.ts";
 import { displayRanges } from "../preview.ts";
@@ -31,6 +33,8 @@ export interface ImageSurvey {
   /** Diameter (px) every block runs at: the request's, the estimate's, or undefined (the model's, no rescaling). */
   diameter: number | undefined;
   diameterEstimate?: DiameterEstimate;
+  /** Which diameter and why, in words. */
+  diameterBasis: DiameterBasis;
   /** Where the diameter was estimated. */
   diameterWindow?: Rectangle;
   /** Pixels read to measure all this. */
@@ -62,7 +66,12 @@ export async function surveyImage(source: RegionSource, model: LoadedModel, para
   const { image: input, modality } = await decidedModelInput(sample, model, { ...DEFAULT_SEGMENT_PARAMS, ...params });
   const normalization = channelBounds(input, manifest.normalization);
   const sampledPixels = windows.reduce((sum, w) => sum + w.width * w.height, 0);
-  if (params.diameter !== "auto") return { ...(modality && { modality }), normalization, diameter: params.diameter, sampledPixels, display };
+  const known = { ...(modality && { modality }), normalization, sampledPixels, display };
+  if (params.diameter === undefined) return { ...known, diameter: undefined, diameterBasis: modelBasis(manifest.diameter) };
+  if (params.diameter !== "auto") return { ...known, diameter: params.diameter, diameterBasis: givenBasis(params.diameter) };
+  // A calibrated image runs at the size the model learned in µm: nothing to estimate.
+  const calibrated = calibratedDiameter(manifest, modality?.modality, params.pixelSize);
+  if (calibrated) return { ...known, diameter: calibrated.diameter, diameterBasis: calibrated.basis };
 
   // The window with the brightest model input (nuclei are bright in what the model reads) holds the
   // most cells to measure; the estimate runs there at its own size, centred on that sample.
@@ -81,6 +90,7 @@ export async function surveyImage(source: RegionSource, model: LoadedModel, para
     normalization,
     diameter: estimated.diameter,
     ...(estimated.diameterEstimate && { diameterEstimate: estimated.diameterEstimate }),
+    diameterBasis: estimated.diameterBasis,
     diameterWindow,
     sampledPixels: sampledPixels + diameterWindow.width * diameterWindow.height,
     display,

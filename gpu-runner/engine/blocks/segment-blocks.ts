@@ -13,6 +13,7 @@ import type { ModalityDecision } from "../modality.ts";
 import { attachCells } from "../cell-expansion.ts";
 import { measureIntensity } from "../intensity.ts";
 import { segmentImage } from "../segment.ts";
+import type { DiameterBasis } from "../../../schema/diameter-basis.ts";
 import type { DiameterEstimate, SegmentParams, SegmentStage } from "../segment.ts";
 import { blockGrid, contains } from "./block-grid.ts";
 import type { Block, BlockGrid } from "./block-grid.ts";
@@ -79,6 +80,7 @@ export interface BlockwiseResult {
   confluency: number;
   diameter: number;
   diameterEstimate?: DiameterEstimate;
+  diameterBasis: DiameterBasis;
   modality?: ModalityDecision;
   blocks: number;
   /** Blocks with no signal, which skipped the network and the masks. */
@@ -298,6 +300,7 @@ export async function segmentInBlocks(
     confluency: confluencyOf(keptArea, plan.width, plan.height),
     diameter: plan.diameter,
     ...(survey.diameterEstimate && { diameterEstimate: survey.diameterEstimate }),
+    diameterBasis: survey.diameterBasis,
     ...(survey.modality && { modality: survey.modality }),
     blocks: grid.blocks.length,
     glassBlocks: glass,

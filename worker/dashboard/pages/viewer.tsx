@@ -74,6 +74,12 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
                   <dd>{s.diameter.toFixed(1)} px</dd>
                 </>
               )}
+              {s.diameterReason && (
+                <>
+                  <dt>Diameter from</dt>
+                  <dd id="diameter-reason">{s.diameterReason}</dd>
+                </>
+              )}
               {s.modality && (
                 <>
                   <dt>Modality</dt>
