@@ -24,8 +24,10 @@ import {
   pngInflatedBytes,
   pngWorkingChannels,
   readPngHeader,
+  NAMING_BYTES,
   SNIFF_BYTES,
   sniffImageFormat,
+  unsupportedFileMessage,
   Tag,
   tiffCalibration,
   tiffChannelNames,
@@ -62,8 +64,10 @@ export function* readImageHeaders(size: number, options: ProbeOptions): Parse<Im
   if (format === "tiff") return yield* readTiffHeaders(size, options);
   if (format === "png") return yield* readPngHeaders(size, options);
   if (format === "jpeg") return yield* readJpegHeaders(size, options);
-  // The words a client sees when its upload is refused (415), an empty file included.
-  throw new ImageDecodeError("File is not a supported image: expected TIFF, PNG or JPEG", "unsupported");
+  // The words a client sees when its upload is refused (415), an empty file included: the format
+  // named where it is one known to microscopy, with a conversion.
+  const head = size > 0 ? yield { offset: 0, length: Math.min(NAMING_BYTES, size), what: "the signature" } : new Uint8Array(0);
+  throw new ImageDecodeError(unsupportedFileMessage(head), "unsupported");
 }
 
 const noCalibration = { pixelSize: null, pixelSizeWarning: null, channelNames: null };

@@ -27,3 +27,47 @@ export function sniffImageFormat(head: Uint8Array): ImageFormat | null {
   }
   return null;
 }
+
+/** Bytes enough to name the formats the readers refuse (DICOM's "DICM" sits at 128). */
+export const NAMING_BYTES = 132;
+
+/** Bio-Formats reads them all (bfconvert, with its pyramid and tiles for a slide). */
+const BFCONVERT =
+  "convert it to a pyramidal OME-TIFF with Bio-Formats (bfconvert -pyramid-resolutions 4 -tilex 512 -tiley 512 -compression JPEG image out.ome.tif)";
+
+/** Formats met in microscopy that the readers do not read, by signature, each with a conversion that works. */
+const UNREAD_FORMATS: { name: string; matches: (head: Uint8Array) => boolean; convert: string }[] = [
+  {
+    name: "DICOM",
+    matches: (h) => ascii(h, 128, 4) === "DICM",
+    convert: "convert the slide to a pyramidal TIFF with vips (vips tiffsave slide.dcm slide.tif --tile --pyramid --compression jpeg)",
+  },
+  {
+    name: "a ZIP archive (a zipped OME-Zarr or DICOM series)",
+    matches: (h) => h[0] === 0x50 && h[1] === 0x4b && h[2] === 3 && h[3] === 4,
+    convert: "convert an OME-Zarr to OME-TIFF with raw2ometiff (raw2ometiff image.zarr image.ome.tif), a DICOM series with vips tiffsave",
+  },
+  { name: "Zeiss CZI", matches: (h) => ascii(h, 0, 10) === "ZISRAWFILE", convert: BFCONVERT },
+  { name: "Nikon ND2", matches: (h) => h[0] === 0xda && h[1] === 0xce && h[2] === 0xbe && h[3] === 0x0a, convert: BFCONVERT },
+  { name: "Leica LIF", matches: (h) => h[0] === 0x70 && h[1] === 0 && h[2] === 0 && h[3] === 0 && h[8] === 0x2a, convert: BFCONVERT },
+  { name: "HDF5 (Imaris .ims and others)", matches: (h) => ascii(h, 1, 3) === "HDF" && h[0] === 0x89, convert: BFCONVERT },
+  {
+    name: "JPEG 2000 (JP2)",
+    matches: (h) => ascii(h, 4, 4) === "jP  ",
+    convert: "convert it to a tiled TIFF with vips (vips tiffsave image.jp2 image.tif --tile --compression jpeg)",
+  },
+];
+
+function ascii(head: Uint8Array, at: number, length: number): string {
+  return head.length < at + length ? "" : String.fromCharCode(...head.subarray(at, at + length));
+}
+
+/**
+ * The refusal of a file the readers cannot read, from its first NAMING_BYTES (fewer name fewer
+ * formats): the format named where its signature is known, and one conversion that works.
+ */
+export function unsupportedFileMessage(head: Uint8Array): string {
+  const known = UNREAD_FORMATS.find((format) => format.matches(head));
+  const base = "File is not a supported image: expected TIFF (OME-TIFF, Aperio SVS, pyramidal TIFF), PNG or JPEG";
+  return known ? `${base}; this is ${known.name}: ${known.convert}` : base;
+}

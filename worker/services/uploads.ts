@@ -11,7 +11,7 @@ import { images, uploadParts } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError } from "../errors.ts";
 import { database } from "../storage/database.ts";
-import { ImageDecodeError, sniffImageFormat, SNIFF_BYTES } from "../../schema/image-formats/index.ts";
+import { ImageDecodeError, NAMING_BYTES, sniffImageFormat, SNIFF_BYTES, unsupportedFileMessage } from "../../schema/image-formats/index.ts";
 import type { ImageProbe } from "../../common/decode/decoded-image.ts";
 import { probeStoredObject } from "./image-probe.ts";
 import { deleteImage, type Image, reserveImage, updateImage } from "./images.ts";
@@ -130,10 +130,9 @@ export async function streamUpload(env: Bindings, org: Organization, request: Re
         }
       } else if (event.type === "data" && inFile) {
         if (!head) {
-          head = event.bytes.slice(0, 16);
-          // Refuse what is plainly not an image before storing any of it.
-          if (head.length >= SNIFF_BYTES && !sniffImageFormat(head))
-            throw new ImageDecodeError("File is not a supported image: expected TIFF, PNG or JPEG", "unsupported");
+          head = event.bytes.slice(0, NAMING_BYTES);
+          // Refuse what is plainly not an image before storing any of it, naming what it is.
+          if (head.length >= SNIFF_BYTES && !sniffImageFormat(head)) throw new ImageDecodeError(unsupportedFileMessage(head), "unsupported");
         }
         size += event.bytes.length;
         if (size > maxBytes) throw new HttpError(413, `File is larger than the ${maxBytes} bytes an upload may have`);

@@ -63,3 +63,40 @@ describe("the probe agrees with the decoder, on bytes and through ranged reads",
     expect(disagreements).toEqual([]);
   });
 });
+
+describe("a file the readers do not read", () => {
+  const refusal = (bytes: Uint8Array) => {
+    try {
+      probeImage(bytes);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ImageDecodeError);
+      expect((error as ImageDecodeError).kind).toBe("unsupported");
+      return (error as Error).message;
+    }
+    throw new Error("the probe accepted it");
+  };
+  const withSignature = (at: number, signature: number[] | string, size = 512) => {
+    const bytes = new Uint8Array(size);
+    bytes.set(typeof signature === "string" ? [...signature].map((c) => c.charCodeAt(0)) : signature, at);
+    return bytes;
+  };
+
+  it("is named by its signature, with a conversion that works", () => {
+    // DICOM: a 128-byte preamble, then "DICM".
+    expect(refusal(withSignature(128, "DICM"))).toBe(
+      "File is not a supported image: expected TIFF (OME-TIFF, Aperio SVS, pyramidal TIFF), PNG or JPEG; this is DICOM: convert the slide to a pyramidal TIFF with vips (vips tiffsave slide.dcm slide.tif --tile --pyramid --compression jpeg)",
+    );
+    expect(refusal(withSignature(0, [0x50, 0x4b, 3, 4]))).toMatch(
+      /this is a ZIP archive \(a zipped OME-Zarr or DICOM series\): convert an OME-Zarr to OME-TIFF with raw2ometiff/,
+    );
+    expect(refusal(withSignature(0, "ZISRAWFILE"))).toMatch(/this is Zeiss CZI: convert it to a pyramidal OME-TIFF with Bio-Formats \(bfconvert /);
+    expect(refusal(withSignature(0, [0xda, 0xce, 0xbe, 0x0a]))).toMatch(/this is Nikon ND2/);
+  });
+
+  it("is refused in the same words without a name where its signature is unknown", () => {
+    expect(refusal(withSignature(0, "just some text"))).toBe(
+      "File is not a supported image: expected TIFF (OME-TIFF, Aperio SVS, pyramidal TIFF), PNG or JPEG",
+    );
+    expect(refusal(new Uint8Array(0))).toBe("File is not a supported image: expected TIFF (OME-TIFF, Aperio SVS, pyramidal TIFF), PNG or JPEG");
+  });
+});
