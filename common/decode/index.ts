@@ -6,6 +6,8 @@ import { decodeJpeg, isJpeg } from "./jpeg.ts";
 import { decodePng, isPng } from "./png.ts";
 import { decodeTiff } from "./tiff.ts";
 import { isTiff } from "./tiff-directory.ts";
+import { probeImage } from "./probe.ts";
+import { sniffImageFormat, SNIFF_BYTES } from "../../schema/image-formats/index.ts";
 
 export { ImageDecodeError, MAX_SAMPLES, type ImageDecodeErrorKind } from "./decoded-image.ts";
 export type { DecodedImage, DecodeOptions, ImageFormat, ImageProbe, SampleFormat } from "./decoded-image.ts";
@@ -16,10 +18,15 @@ export function decodeImage(bytes: Uint8Array, options?: DecodeOptions): Decoded
   if (isTiff(bytes)) return decodeTiff(bytes, options);
   if (isPng(bytes)) return decodePng(bytes, options);
   if (isJpeg(bytes)) return decodeJpeg(bytes, options);
+  if (sniffImageFormat(bytes.subarray(0, SNIFF_BYTES)) === "dicom") {
+    // A slide level is read tile by tile (openImageRegions); its header is still checked, so a forged one is named.
+    probeImage(bytes);
+    throw new ImageDecodeError("a DICOM whole-slide image is read by region, not decoded whole", "unsupported");
+  }
   throw unknownFormat(bytes);
 }
 
 function unknownFormat(bytes: Uint8Array): ImageDecodeError {
   if (bytes.length === 0) return new ImageDecodeError("empty file", "unsupported");
-  return new ImageDecodeError("unrecognised image format (supported: TIFF, PNG, JPEG)", "unsupported");
+  return new ImageDecodeError("unrecognised image format (supported: TIFF, PNG, JPEG; DICOM whole-slide by region)", "unsupported");
 }

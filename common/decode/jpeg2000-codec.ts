@@ -1,4 +1,4 @@
-// The JPEG 2000 decoder the block decoders use (tiff-jpeg2000.ts), once loaded. It is WebAssembly,
+// The JPEG 2000 decoder the tile decoder uses (jpeg2000-tile.ts), once loaded. It is WebAssembly,
 // instantiated asynchronously once a thread (jpeg2000-wasm.ts), while block decoding is
 // synchronous (training decodes in tight loops), so whoever opens an image that may hold JPEG 2000
 // loads it first: the region reader does. This file imports nothing of Node's: the worker, which

@@ -9,6 +9,7 @@ import {
   checkImageSize,
   checkRegionImageSize,
   checkTiffBlock,
+  dicomCalibration,
   Compression,
   isJpeg2000Compression,
   ImageDecodeError,
@@ -24,7 +25,6 @@ import {
   pngInflatedBytes,
   pngWorkingChannels,
   readPngHeader,
-  NAMING_BYTES,
   SNIFF_BYTES,
   sniffImageFormat,
   unsupportedFileMessage,
@@ -34,9 +34,11 @@ import {
   tiffPageLayout,
 } from "../../schema/image-formats/index.ts";
 import type { ByteSource } from "./byte-source.ts";
+import { readDicomStructure } from "./dicom-structure.ts";
 import type { ImageProbe } from "./decoded-image.ts";
 import { pageInfo, StoredBytesTally } from "./tiff-blocks.ts";
-import { type Parse, pageSize, parseBytes, parseSource, readDirectory, readStructure, stringOf } from "./tiff-directory.ts";
+import { type Parse, parseBytes, parseSource } from "./header-parse.ts";
+import { pageSize, readDirectory, readStructure, stringOf } from "./tiff-directory.ts";
 
 export interface ProbeOptions {
   /**
@@ -60,14 +62,34 @@ export function probeImageSource(source: ByteSource, options: ProbeOptions = {})
 
 /** The parser both run: every request lies inside the file (checked here, so errors name the format). */
 export function* readImageHeaders(size: number, options: ProbeOptions): Parse<ImageProbe> {
-  const format = sniffImageFormat(yield { offset: 0, length: Math.min(SNIFF_BYTES, size), what: "the signature" });
+  const head = size > 0 ? yield { offset: 0, length: Math.min(SNIFF_BYTES, size), what: "the signature" } : new Uint8Array(0);
+  const format = sniffImageFormat(head);
   if (format === "tiff") return yield* readTiffHeaders(size, options);
   if (format === "png") return yield* readPngHeaders(size, options);
   if (format === "jpeg") return yield* readJpegHeaders(size, options);
+  if (format === "dicom") return yield* readDicomHeaders(size);
   // The words a client sees when its upload is refused (415), an empty file included: the format
   // named where it is one known to microscopy, with a conversion.
-  const head = size > 0 ? yield { offset: 0, length: Math.min(NAMING_BYTES, size), what: "the signature" } : new Uint8Array(0);
   throw new ImageDecodeError(unsupportedFileMessage(head), "unsupported");
+}
+
+/** A DICOM whole-slide level: a tiled pixel matrix (dicom-structure.ts), read by region. */
+function* readDicomHeaders(size: number): Parse<ImageProbe> {
+  const { level } = yield* readDicomStructure(size);
+  const calibration = dicomCalibration(level);
+  return {
+    format: "dicom",
+    width: level.width,
+    height: level.height,
+    channels: level.channels,
+    bitDepth: level.bitsAllocated,
+    sampleFormat: "uint",
+    pages: 1,
+    lossy: level.lossy,
+    pixelSize: calibration.pixelSize,
+    pixelSizeWarning: calibration.warning,
+    channelNames: null,
+  };
 }
 
 const noCalibration = { pixelSize: null, pixelSizeWarning: null, channelNames: null };

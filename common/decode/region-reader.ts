@@ -2,12 +2,14 @@
 // of any size block by block in bounded memory. The format comes from the file's signature:
 // - TIFF and BigTIFF (tiff-regions.ts), whole slides' SVS among them: ranged reads of the directories and of the strips or tiles
 //   a region intersects; the image may exceed MAX_SAMPLES, each block and each region is bounded.
+// - DICOM whole-slide levels (dicom-regions.ts): ranged reads of the header and of the frames a region meets.
 // - PNG (png-regions.ts): rows decoded in order; reading regions top to bottom costs one pass.
 //   Interlaced PNGs are read whole when small enough (whole-regions.ts).
 // - JPEG: read and decoded whole, under the whole-image limits (whole-regions.ts).
 // decodeImage (index.ts) stays the synchronous whole-image decoder; this is the runner's way in.
 import { ImageDecodeError, SNIFF_BYTES, sniffImageFormat } from "../../schema/image-formats/index.ts";
 import type { ByteSource } from "./byte-source.ts";
+import { openDicomRegions } from "./dicom-regions.ts";
 import { loadJpeg2000Codec } from "./jpeg2000-wasm.ts";
 import { openPngRegions } from "./png-regions.ts";
 import type { ImageRegions } from "./region.ts";
@@ -25,14 +27,13 @@ export interface OpenRegionsOptions {
 export async function openImageRegions(source: ByteSource, options: OpenRegionsOptions = {}): Promise<ImageRegions> {
   if (source.size === 0) throw new ImageDecodeError("empty file", "unsupported");
   const format = sniffImageFormat(await source.read(0, Math.min(SNIFF_BYTES, source.size)));
-  if (format === "tiff") {
-    // Slides' tiles may be JPEG 2000, whose decoder is WebAssembly, loaded once per thread.
-    await loadJpeg2000Codec();
-    return openTiffRegions(source, options);
-  }
-  if (!format) throw new ImageDecodeError("unrecognised image format (supported: TIFF, PNG, JPEG)", "unsupported");
+  // Slides' tiles may be JPEG 2000, whose decoder is WebAssembly, loaded once per thread.
+  if (format === "tiff" || format === "dicom") await loadJpeg2000Codec();
+  if (format === "tiff") return openTiffRegions(source, options);
+  if (!format) throw new ImageDecodeError("unrecognised image format (supported: TIFF, DICOM whole-slide, PNG, JPEG)", "unsupported");
   const page = options.page ?? 0;
-  if (page !== 0) throw new ImageDecodeError(`page ${page} does not exist (${format === "png" ? "PNG" : "JPEG"} has 1 page)`);
+  if (page !== 0) throw new ImageDecodeError(`page ${page} does not exist (${format.toUpperCase()} has 1 page)`);
+  if (format === "dicom") return openDicomRegions(source);
   if (format === "png") return openPngRegions(source);
   return openWholeRegions(source, "jpeg", "a JPEG cannot be read by parts");
 }

@@ -19,8 +19,8 @@ import {
   tiffStoredBytes,
 } from "../../schema/image-formats/index.ts";
 import { decompress } from "./tiff-codecs.ts";
-import { decodeJpegBlock } from "./tiff-jpeg.ts";
-import { decodeJpeg2000Block } from "./tiff-jpeg2000.ts";
+import { decodeJpegTile } from "./jpeg-tile.ts";
+import { decodeJpeg2000Tile } from "./jpeg2000-tile.ts";
 import { undoPredictor } from "./tiff-predictor.ts";
 
 /** A page's geometry (schema/image-formats' rules) and where its data blocks lie. */
@@ -128,11 +128,14 @@ export function decodeBlock(info: PageInfo, index: number, stored: Uint8Array): 
     // Predictors work in place, so never hand out a view of the caller's bytes.
     block = info.predictor === 1 ? stored.subarray(0, expected) : stored.slice(0, expected);
   } else if (info.compression === Compression.Jpeg) {
-    const shape = { columns: info.blockWidth, rows, maxRows: info.blockHeight, samples: spp, photometric: info.photometric };
-    return decodeJpegBlock(stored, info.jpegTables, shape);
+    // Photometric YCbCr (6) is converted; RGB (2) is RGB already.
+    const shape = { what: "TIFF JPEG block", columns: info.blockWidth, rows, maxRows: info.blockHeight, samples: spp, ycbcr: info.photometric === 6 };
+    return decodeJpegTile(stored, info.jpegTables, shape);
   } else if (isJpeg2000Compression(info.compression)) {
-    const shape = { columns: info.blockWidth, rows, maxRows: info.blockHeight, samples: spp, compression: info.compression, photometric: info.photometric };
-    return decodeJpeg2000Block(stored, shape);
+    // Aperio's 33005 codes RGB through the codestream's transform, 33003 Y, Cb and Cr as they are; 34712 follows the page's photometric.
+    const ycbcr = info.compression === Compression.Jpeg2000Ycbcr || (info.compression === Compression.Jpeg2000 && info.photometric === 6);
+    const shape = { what: "TIFF JPEG 2000 block", columns: info.blockWidth, rows, maxRows: info.blockHeight, samples: spp, ycbcr };
+    return decodeJpeg2000Tile(stored, shape);
   } else {
     block = decompress(info.compression, stored, expected, full);
   }

@@ -1,4 +1,4 @@
-// Decompressors for TIFF strips and tiles (JPEG blocks decode in tiff-jpeg.ts). Each one stops once it has written the block's bytes,
+// Decompressors for TIFF strips and tiles (JPEG blocks decode in jpeg-tile.ts). Each one stops once it has written the block's bytes,
 // so the output and the work are bounded by the image size whatever the compressed stream claims.
 // geotiff has these codecs too, but only behind its Promise-based API; decodeImage is synchronous
 // by contract (training calls it in tight loops), so the few small codecs live here.

@@ -5,10 +5,9 @@
 // count and next offset, and a directory's tags are read when its page is used, only the tags the
 // decoder knows, so many directories or tags pointing at one big block cost no memory.
 //
-// The parsing is written once, as generators that yield the byte ranges they need (a request) and
-// receive those bytes: readTiffFile answers them from bytes in memory, synchronously (decodeImage),
-// openTiffSource from a ByteSource with ranged reads (the region reader), so a directory of a huge
-// file is read without reading the file.
+// The parsing is written once, as header-parse.ts generators: readTiffFile answers them from bytes
+// in memory, synchronously (decodeImage), openTiffSource from a ByteSource with ranged reads (the
+// region reader), so a directory of a huge file is read without reading the file.
 import {
   checkTiffValueBytes,
   ImageDecodeError,
@@ -22,6 +21,7 @@ import {
   type TiffTags,
 } from "../../schema/image-formats/index.ts";
 import type { ByteSource } from "./byte-source.ts";
+import { outside, type Parse, parseBytes, parseSource } from "./header-parse.ts";
 
 export { Tag };
 
@@ -57,15 +57,6 @@ export interface TiffSource extends TiffStructure {
   directoryAt(offset: number): Promise<TiffDirectory>;
 }
 
-/** A parser's request: `length` bytes at `offset`, named `what` in the error if they lie outside the file. */
-export interface ByteRequest {
-  offset: number;
-  length: number;
-  what: string;
-}
-
-export type Parse<T> = Generator<ByteRequest, T, Uint8Array>;
-
 export function isTiff(bytes: Uint8Array): boolean {
   if (bytes.length < 4) return false;
   const ii = bytes[0] === 0x49 && bytes[1] === 0x49 && (bytes[2] === 42 || bytes[2] === 43) && bytes[3] === 0;
@@ -75,32 +66,6 @@ export function isTiff(bytes: Uint8Array): boolean {
 
 function truncated(what: string): never {
   throw new ImageDecodeError(`TIFF truncated or corrupt: ${what} lies outside the file`);
-}
-
-function outside(offset: number, length: number, size: number): boolean {
-  return !(Number.isSafeInteger(offset) && Number.isSafeInteger(length)) || offset < 0 || length < 0 || offset + length > size;
-}
-
-/** Runs a parser on bytes in memory. */
-export function parseBytes<T>(parse: Parse<T>, bytes: Uint8Array): T {
-  let step = parse.next();
-  while (!step.done) {
-    const { offset, length, what } = step.value;
-    if (outside(offset, length, bytes.length)) truncated(what);
-    step = parse.next(bytes.subarray(offset, offset + length));
-  }
-  return step.value;
-}
-
-/** Runs a parser on a ByteSource, one ranged read per request. */
-export async function parseSource<T>(parse: Parse<T>, source: ByteSource): Promise<T> {
-  let step = parse.next();
-  while (!step.done) {
-    const { offset, length, what } = step.value;
-    if (outside(offset, length, source.size)) truncated(what);
-    step = parse.next(await source.read(offset, length));
-  }
-  return step.value;
 }
 
 /** Numbers of a TIFF's byte order, read from a request's bytes. */

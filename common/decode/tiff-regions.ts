@@ -5,6 +5,7 @@
 // MAX_SAMPLES; each block is bounded instead (MAX_TIFF_BLOCK_BYTES), and each region (checkRegion).
 import { checkTiffBlock, Compression, ImageDecodeError, MAX_TIFF_BLOCK_BYTES, Tag, tiffPageLayout } from "../../schema/image-formats/index.ts";
 import { cachedSource, type RangeRead, readRanges } from "./byte-ranges.ts";
+import { BlockCache } from "./block-cache.ts";
 import type { ByteSource } from "./byte-source.ts";
 import { checkRegion, type ImageRegions } from "./region.ts";
 import {
@@ -209,41 +210,4 @@ async function slideLevels(file: TiffSource): Promise<{ width: number; height: n
     if (dir.count(Tag.TileWidth) > 0) levels.push(pageSize(dir));
   }
   return levels.sort((a, b) => b.width * b.height - a.width * a.height);
-}
-
-/** Least recently used decoded blocks within a byte budget; the latest block is kept whatever its size. */
-class BlockCache {
-  private readonly blocks = new Map<string, Uint8Array>();
-  private bytes = 0;
-  private budget: number;
-  constructor(budget: number) {
-    this.budget = budget;
-  }
-  resize(budget: number): void {
-    this.budget = budget;
-    this.evict();
-  }
-  get(key: string): Uint8Array | undefined {
-    const block = this.blocks.get(key);
-    if (block) {
-      this.blocks.delete(key);
-      this.blocks.set(key, block);
-    }
-    return block;
-  }
-  set(key: string, block: Uint8Array): void {
-    const old = this.blocks.get(key);
-    if (old) this.bytes -= old.byteLength;
-    this.blocks.delete(key);
-    this.blocks.set(key, block);
-    this.bytes += block.byteLength;
-    this.evict();
-  }
-  private evict(): void {
-    while (this.bytes > this.budget && this.blocks.size > 1) {
-      const [oldest, evicted] = this.blocks.entries().next().value!;
-      this.blocks.delete(oldest);
-      this.bytes -= evicted.byteLength;
-    }
-  }
 }

@@ -27,7 +27,7 @@ export interface PixelSize {
   source: PixelSizeSource;
 }
 
-export const PIXEL_SIZE_SOURCES = ["ome", "imagej", "aperio", "tiff"] as const;
+export const PIXEL_SIZE_SOURCES = ["ome", "imagej", "aperio", "tiff", "dicom"] as const;
 export type PixelSizeSource = (typeof PIXEL_SIZE_SOURCES)[number];
 
 /**
@@ -53,6 +53,7 @@ const SOURCE_NAMES: Readonly<Record<PixelSizeSource | "given", string>> = {
   imagej: "ImageJ's calibration",
   aperio: "the Aperio description's MPP",
   tiff: "the TIFF resolution tags",
+  dicom: "the DICOM PixelSpacing",
   given: "given with the prediction",
 };
 
@@ -224,7 +225,16 @@ const rounded = (um: number) => Number(um.toPrecision(4));
  * trusted; else none, with the warning that says why when the file claimed one.
  */
 export function tiffCalibration(description: string | undefined, tags: TiffTags): Calibration {
-  const claim = claimedPixelSize(description, tags);
+  return trustedCalibration(claimedPixelSize(description, tags));
+}
+
+/** A DICOM level's pixel size: its Pixel Measures' PixelSpacing, under the same trust as a TIFF's. */
+export function dicomCalibration(level: { pixelSpacingUm: { x: number; y: number } | null }): Calibration {
+  return trustedCalibration(level.pixelSpacingUm && { ...level.pixelSpacingUm, source: "dicom" });
+}
+
+/** A claimed size as the service may use it: none for a screen default or a size no microscope produces, saying why. */
+function trustedCalibration(claim: Claim): Calibration {
   if (claim === null) return { pixelSize: null, warning: null };
   if ("defaultDpi" in claim) {
     return {

@@ -2,7 +2,7 @@
 // each signature, header rule and limit, so both sides agree on what an image is.
 export { ImageDecodeError, type ImageDecodeErrorKind } from "./errors.ts";
 export * from "./limits.ts";
-export { NAMING_BYTES, sniffImageFormat, SNIFF_BYTES, unsupportedFileMessage, type ImageFormat } from "./sniff.ts";
+export { sniffImageFormat, SNIFF_BYTES, unsupportedFileMessage, type ImageFormat } from "./sniff.ts";
 export {
   readPngHeader,
   pngInflatedBytes,
@@ -54,7 +54,17 @@ export {
 } from "./tiff-page.ts";
 export { tiffPageLayout, type PageLayout } from "./tiff-hyperstack.ts";
 export {
+  describeDicomLevel,
+  MAX_DICOM_FRAME_BYTES,
+  MAX_DICOM_FRAMES,
+  MAX_DICOM_HEADER_BYTES,
+  WSI_SOP_CLASS,
+  type DicomFrameCoding,
+  type DicomLevel,
+} from "./dicom.ts";
+export {
   describePixelSize,
+  dicomCalibration,
   MICROSCOPE_PIXEL_SIZE_UM,
   micrometres,
   omeAttributes,

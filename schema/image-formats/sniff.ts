@@ -1,10 +1,11 @@
 // Recognising a format from a file's first bytes (never its name): the signatures of PNG
-// (ISO 15948), JPEG (ITU T.81 SOI followed by a marker), TIFF and BigTIFF (byte order, 42 or 43).
+// (ISO 15948), JPEG (ITU T.81 SOI followed by a marker), TIFF and BigTIFF (byte order, 42 or 43),
+// DICOM Part 10 ("DICM" after a 128-byte preamble, PS3.10 7.1).
 
-export type ImageFormat = "tiff" | "png" | "jpeg";
+export type ImageFormat = "tiff" | "png" | "jpeg" | "dicom";
 
-/** Bytes enough to tell every format apart. */
-export const SNIFF_BYTES = 8;
+/** Bytes enough to tell every format apart, and to name the formats the readers refuse (DICOM's "DICM" sits at 128). */
+export const SNIFF_BYTES = 132;
 
 export function sniffImageFormat(head: Uint8Array): ImageFormat | null {
   if (
@@ -25,11 +26,9 @@ export function sniffImageFormat(head: Uint8Array): ImageFormat | null {
     const mm = head[0] === 0x4d && head[1] === 0x4d && head[2] === 0 && (head[3] === 42 || head[3] === 43);
     if (ii || mm) return "tiff";
   }
+  if (ascii(head, 128, 4) === "DICM") return "dicom";
   return null;
 }
-
-/** Bytes enough to name the formats the readers refuse (DICOM's "DICM" sits at 128). */
-export const NAMING_BYTES = 132;
 
 /** Bio-Formats reads them all (bfconvert, with its pyramid and tiles for a slide). */
 const BFCONVERT =
@@ -37,11 +36,6 @@ const BFCONVERT =
 
 /** Formats met in microscopy that the readers do not read, by signature, each with a conversion that works. */
 const UNREAD_FORMATS: { name: string; matches: (head: Uint8Array) => boolean; convert: string }[] = [
-  {
-    name: "DICOM",
-    matches: (h) => ascii(h, 128, 4) === "DICM",
-    convert: "convert the slide to a pyramidal TIFF with vips (vips tiffsave slide.dcm slide.tif --tile --pyramid --compression jpeg)",
-  },
   {
     name: "a ZIP archive (a zipped OME-Zarr or DICOM series)",
     matches: (h) => h[0] === 0x50 && h[1] === 0x4b && h[2] === 3 && h[3] === 4,
@@ -63,11 +57,11 @@ function ascii(head: Uint8Array, at: number, length: number): string {
 }
 
 /**
- * The refusal of a file the readers cannot read, from its first NAMING_BYTES (fewer name fewer
+ * The refusal of a file the readers cannot read, from its first SNIFF_BYTES (fewer name fewer
  * formats): the format named where its signature is known, and one conversion that works.
  */
 export function unsupportedFileMessage(head: Uint8Array): string {
   const known = UNREAD_FORMATS.find((format) => format.matches(head));
-  const base = "File is not a supported image: expected TIFF (OME-TIFF, Aperio SVS, pyramidal TIFF), PNG or JPEG";
+  const base = "File is not a supported image: expected TIFF (OME-TIFF, Aperio SVS, pyramidal TIFF), DICOM whole-slide, PNG or JPEG";
   return known ? `${base}; this is ${known.name}: ${known.convert}` : base;
 }

@@ -80,7 +80,7 @@ export const COMPRESSION_NAMES: Readonly<Record<number, string>> = {
   34712: "JPEG 2000",
 };
 
-/** Whether blocks of this compression are JPEG 2000 codestreams (tiff-jpeg2000.ts decodes them). */
+/** Whether blocks of this compression are JPEG 2000 codestreams (jpeg2000-tile.ts decodes them). */
 export function isJpeg2000Compression(compression: number): boolean {
   return compression === Compression.Jpeg2000Ycbcr || compression === Compression.Jpeg2000Rgb || compression === Compression.Jpeg2000;
 }

@@ -10,9 +10,17 @@ const folder = mkdtempSync(join(tmpdir(), "cellseg-inputs-"));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 describe("the client's folder walk", () => {
-  it("takes TIFF (.tif, .tiff, an Aperio .svs), PNG and JPEG files, whatever their case, and leaves the rest", () => {
-    for (const name of ["slide.svs", "frame.TIF", "b.tiff", "c.png", "d.jpeg", "e.JPG", "notes.txt", ".hidden.png", "slide.ndpi"])
+  it("takes TIFF (.tif, .tiff, an Aperio .svs), DICOM (.dcm), PNG and JPEG files, whatever their case, and leaves the rest", () => {
+    for (const name of ["slide.svs", "frame.TIF", "b.tiff", "c.png", "d.jpeg", "e.JPG", "level-0.DCM", "notes.txt", ".hidden.png", "slide.ndpi"])
       writeFileSync(join(folder, name), "x");
-    expect(collectInputs([folder], join(folder, "out")).map((input) => input.name)).toEqual(["b.tiff", "c.png", "d.jpeg", "e.JPG", "frame.TIF", "slide.svs"]);
+    expect(collectInputs([folder], join(folder, "out")).map((input) => input.name)).toEqual([
+      "b.tiff",
+      "c.png",
+      "d.jpeg",
+      "e.JPG",
+      "frame.TIF",
+      "level-0.DCM",
+      "slide.svs",
+    ]);
   });
 });

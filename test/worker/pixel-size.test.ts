@@ -20,13 +20,14 @@ const exported = (value: number) => Number(formatMeasurement(value));
 import { dashboardCall, signIn } from "./dashboard-helpers.ts";
 import { leaseJob } from "./runner-helpers.ts";
 import { encodeTiff } from "../fixtures/tiff-writer.ts";
+import { cutTiles, encodeDicomLevel, TRANSFER_SYNTAX } from "../fixtures/dicom-writer.ts";
 
 const bytesOf = (dataUrl: string) => Uint8Array.from(atob(dataUrl.slice(dataUrl.indexOf(",") + 1)), (c) => c.charCodeAt(0));
 
 async function upload(org: TestOrg, name: string, file: string | Uint8Array) {
   const response = await call("/upload", { key: org.key, body: multipartFile(name, typeof file === "string" ? bytesOf(file) : file) });
   expect(response.status).toBe(201);
-  return (await json<{ image: { id: string; pixel_size: unknown; pixel_size_warning: unknown; channel_names: unknown } }>(response)).image;
+  return (await json<{ image: { id: string; format: string; pixel_size: unknown; pixel_size_warning: unknown; channel_names: unknown } }>(response)).image;
 }
 
 /** An 8 x 6 grey TIFF saved at 96 dpi, as many programs save whatever they save (Kromp et al.'s nuclei among them). */
@@ -97,6 +98,23 @@ describe("the pixel size, from the file to the calibrated columns", () => {
     const imagej = await upload(org, "imagej.tif", imagejTiff);
     expect(imagej.pixel_size).toEqual({ x_um: 0.5, y_um: 0.5, source: "imagej" });
     expect(imagej.channel_names).toBeNull();
+  });
+
+  it("reads a DICOM whole-slide level's PixelSpacing (mm, row spacing first) at upload", async () => {
+    const org = await createOrg();
+    const level = encodeDicomLevel({
+      width: 40,
+      height: 30,
+      tileWidth: 16,
+      tileHeight: 16,
+      samplesPerPixel: 3,
+      photometric: "RGB",
+      transferSyntax: TRANSFER_SYNTAX.explicitLittle,
+      frames: cutTiles(new Uint8Array(40 * 30 * 3).fill(200), 40, 30, 3, 16, 16),
+      pixelSpacingMm: [0.0005, 0.00025],
+    });
+    const image = await upload(org, "level-0.dcm", level);
+    expect(image).toMatchObject({ format: "dicom", width: 40, height: 30, channels: 3, pixel_size: { x_um: 0.25, y_um: 0.5, source: "dicom" } });
   });
 
   it("fills the calibrated columns of the segmentation with the file's size: µm and µm²", async () => {

@@ -11,7 +11,7 @@ import { images, uploadParts } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError } from "../errors.ts";
 import { database } from "../storage/database.ts";
-import { ImageDecodeError, NAMING_BYTES, sniffImageFormat, SNIFF_BYTES, unsupportedFileMessage } from "../../schema/image-formats/index.ts";
+import { ImageDecodeError, sniffImageFormat, SNIFF_BYTES, unsupportedFileMessage } from "../../schema/image-formats/index.ts";
 import type { ImageProbe } from "../../common/decode/decoded-image.ts";
 import { probeStoredObject } from "./image-probe.ts";
 import { deleteImage, type Image, reserveImage, updateImage } from "./images.ts";
@@ -130,7 +130,7 @@ export async function streamUpload(env: Bindings, org: Organization, request: Re
         }
       } else if (event.type === "data" && inFile) {
         if (!head) {
-          head = event.bytes.slice(0, NAMING_BYTES);
+          head = event.bytes.slice(0, SNIFF_BYTES);
           // Refuse what is plainly not an image before storing any of it, naming what it is.
           if (head.length >= SNIFF_BYTES && !sniffImageFormat(head)) throw new ImageDecodeError(unsupportedFileMessage(head), "unsupported");
         }

@@ -3,7 +3,7 @@
 // and what goes in front of every block stays a few kilobytes however many segments the tag held.
 import jpeg from "jpeg-js";
 import { describe, expect, it } from "vitest";
-import { decodeJpegBlock } from "../../../common/decode/tiff-jpeg.ts";
+import { decodeJpegTile } from "../../../common/decode/jpeg-tile.ts";
 import { compactJpegTables, ImageDecodeError } from "../../../schema/image-formats/index.ts";
 
 /** A 16x16 RGB JPEG split as a TIFF writer splits it: its DQT and DHT segments, and the rest (the abbreviated block). */
@@ -23,7 +23,7 @@ function splitJpeg(): { full: Uint8Array; tables: number[][]; block: Uint8Array 
   return { full, tables, block: new Uint8Array(kept) };
 }
 
-const shape = { columns: 16, rows: 16, maxRows: 16, samples: 3, photometric: 6 };
+const shape = { what: "TIFF JPEG block", columns: 16, rows: 16, maxRows: 16, samples: 3, ycbcr: true };
 
 describe("a JPEG TIFF page's shared tables", () => {
   it("keeps the last definition of each table: blocks decode as with the tables as written, from a stream no longer than one of each", () => {
@@ -54,7 +54,7 @@ describe("a JPEG TIFF page's shared tables", () => {
     ]);
     const compact = compactJpegTables(padded);
     expect(compact.length).toBeLessThanOrEqual(written.length);
-    expect(decodeJpegBlock(block, compact, shape)).toEqual(decodeJpegBlock(block, compactJpegTables(written), shape));
+    expect(decodeJpegTile(block, compact, shape)).toEqual(decodeJpegTile(block, compactJpegTables(written), shape));
     expect(compactJpegTables(padded)).toEqual(compactJpegTables(written));
   });
 

@@ -82,9 +82,8 @@ describe("a file the readers do not read", () => {
   };
 
   it("is named by its signature, with a conversion that works", () => {
-    // DICOM: a 128-byte preamble, then "DICM".
-    expect(refusal(withSignature(128, "DICM"))).toBe(
-      "File is not a supported image: expected TIFF (OME-TIFF, Aperio SVS, pyramidal TIFF), PNG or JPEG; this is DICOM: convert the slide to a pyramidal TIFF with vips (vips tiffsave slide.dcm slide.tif --tile --pyramid --compression jpeg)",
+    expect(refusal(withSignature(0, [0x50, 0x4b, 3, 4]))).toBe(
+      "File is not a supported image: expected TIFF (OME-TIFF, Aperio SVS, pyramidal TIFF), DICOM whole-slide, PNG or JPEG; this is a ZIP archive (a zipped OME-Zarr or DICOM series): convert an OME-Zarr to OME-TIFF with raw2ometiff (raw2ometiff image.zarr image.ome.tif), a DICOM series with vips tiffsave",
     );
     expect(refusal(withSignature(0, [0x50, 0x4b, 3, 4]))).toMatch(
       /this is a ZIP archive \(a zipped OME-Zarr or DICOM series\): convert an OME-Zarr to OME-TIFF with raw2ometiff/,
@@ -95,8 +94,10 @@ describe("a file the readers do not read", () => {
 
   it("is refused in the same words without a name where its signature is unknown", () => {
     expect(refusal(withSignature(0, "just some text"))).toBe(
-      "File is not a supported image: expected TIFF (OME-TIFF, Aperio SVS, pyramidal TIFF), PNG or JPEG",
+      "File is not a supported image: expected TIFF (OME-TIFF, Aperio SVS, pyramidal TIFF), DICOM whole-slide, PNG or JPEG",
     );
-    expect(refusal(new Uint8Array(0))).toBe("File is not a supported image: expected TIFF (OME-TIFF, Aperio SVS, pyramidal TIFF), PNG or JPEG");
+    expect(refusal(new Uint8Array(0))).toBe(
+      "File is not a supported image: expected TIFF (OME-TIFF, Aperio SVS, pyramidal TIFF), DICOM whole-slide, PNG or JPEG",
+    );
   });
 });
