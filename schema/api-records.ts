@@ -30,7 +30,14 @@ export const imageRecord = z
     upload_status: z.enum(IMAGE_STATUSES).meta({ description: "`ready` means the image can be segmented" }),
     upload_error: z.string().nullable().meta({ description: "Why the upload failed; set when `upload_status` is `failed`" }),
     size: count.nullable(),
-    format: z.string().nullable(),
+    format: z.string().nullable().meta({ description: "The reader used: `tiff`, `dicom`, `png` or `jpeg`" }),
+    format_name: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          "The format in words: `Aperio SVS`, `pyramidal TIFF`, `OME-TIFF`, `OME-TIFF pyramid`, `ImageJ TIFF`, `TIFF`, `DICOM whole-slide`, `PNG`, `JPEG`",
+      }),
     width: count.nullable(),
     height: count.nullable(),
     channels: count.nullable(),
@@ -38,7 +45,7 @@ export const imageRecord = z
     planes: count.nullable(),
     pixel_size: pixelSize(
       PIXEL_SIZE_SOURCES,
-      `The physical pixel size read from the file: \`ome\` (OME-XML's PhysicalSizeX/Y), \`imagej\` (ImageJ's unit with the resolution tags), \`tiff\` (the resolution tags in inches or centimetres; the screen and print defaults 72, 96, 150 and 300 per inch, or the same per centimetre over 2.54, count as none); null when the file has none, or one not trusted: a default, or one outside the ${MICROSCOPE_PIXEL_SIZE_UM.min}-${MICROSCOPE_PIXEL_SIZE_UM.max} µm microscopes produce (\`pixel_size_warning\` says which). A prediction's \`pixel_size_um\` overrides it`,
+      `The physical pixel size read from the file: \`ome\` (OME-XML's PhysicalSizeX/Y), \`imagej\` (ImageJ's unit with the resolution tags), \`aperio\` (an Aperio SVS's \`MPP\`), \`dicom\` (a DICOM slide's \`PixelSpacing\`, in mm), \`tiff\` (the resolution tags in inches or centimetres; the screen and print defaults 72, 96, 150 and 300 per inch, or the same per centimetre over 2.54, count as none); null when the file has none, or one not trusted: a default, or one outside the ${MICROSCOPE_PIXEL_SIZE_UM.min}-${MICROSCOPE_PIXEL_SIZE_UM.max} µm microscopes produce (\`pixel_size_warning\` says which). A prediction's \`pixel_size_um\` overrides it`,
     ),
     pixel_size_warning: z.string().nullable().meta({
       description:
@@ -48,6 +55,25 @@ export const imageRecord = z
       .array(z.string())
       .nullable()
       .meta({ description: "The channels' names from the file (OME-XML), which name the intensity columns; null when it names none (c0, c1, ... then)" }),
+    levels: z
+      .array(z.object({ width: count, height: count }))
+      .nullable()
+      .meta({
+        description:
+          "The file's pyramid, full resolution first, then its reduced levels, largest first (an image without a pyramid: its one level); a slide's thumbnail, label and macro are no levels. Null until the upload is probed",
+      }),
+    level_read: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "The index in `levels` of the level segmented, previewed and measured: the full resolution, 0" }),
+    objective_magnification: z
+      .number()
+      .nullable()
+      .meta({
+        description:
+          "The objective's magnification the file states (Aperio `AppMag`, OME `NominalMagnification`, DICOM `ObjectiveLensPower`); null when it states none",
+      }),
     created_at: timestamp,
   })
   .meta({ id: "Image" });

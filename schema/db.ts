@@ -130,6 +130,8 @@ export const images = sqliteTable(
     size: integer("size"),
     r2Key: text("r2_key").notNull(),
     format: text("format"),
+    /** The format in words ("Aperio SVS", "OME-TIFF", "DICOM whole-slide", ...). */
+    formatName: text("format_name"),
     width: integer("width"),
     height: integer("height"),
     channels: integer("channels"),
@@ -143,6 +145,10 @@ export const images = sqliteTable(
     pixelSizeWarning: text("pixel_size_warning"),
     /** The channels' names from the file (OME-XML), JSON array of strings; null when it names none. */
     channelNames: text("channel_names", { mode: "json" }).$type<string[]>(),
+    /** A pyramid's reduced-resolution levels, largest first, JSON [{width, height}]; the image is its full resolution. */
+    levels: text("levels", { mode: "json" }).$type<{ width: number; height: number }[]>(),
+    /** The objective's magnification the file states; null when it states none. */
+    objectiveMagnification: real("objective_magnification"),
     /**
      * R2 multipart upload in flight: a resumable upload's, or a streamed one's (recorded before its
      * first byte; such a record has no part_count); null once completed or aborted.

@@ -37,6 +37,12 @@ export interface ImageProbe {
   pixelSizeWarning: string | null;
   /** The channels' names from the file (OME-XML), one per channel; null when it names none. */
   channelNames: string[] | null;
+  /** The format in words: "Aperio SVS", "OME-TIFF", "pyramidal TIFF", "DICOM whole-slide", "PNG", ... */
+  formatName: string;
+  /** A pyramid's reduced-resolution levels, largest first (the image read is its full resolution); empty if none. */
+  levels: { width: number; height: number }[];
+  /** The objective's magnification the file states (Aperio AppMag, OME NominalMagnification, DICOM ObjectiveLensPower); null if none. */
+  objectiveMagnification: number | null;
 }
 
 export interface DecodeOptions {

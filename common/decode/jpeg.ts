@@ -67,6 +67,9 @@ export function readFrame(bytes: Uint8Array): JpegFrame {
         pixelSize: null,
         pixelSizeWarning: null,
         channelNames: null,
+        formatName: "JPEG",
+        levels: [],
+        objectiveMagnification: null,
         end: at + 2 + length,
       };
     }

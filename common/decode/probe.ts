@@ -31,10 +31,13 @@ import {
   Tag,
   tiffCalibration,
   tiffChannelNames,
+  tiffMagnification,
+  type PageLayout,
   tiffPageLayout,
 } from "../../schema/image-formats/index.ts";
 import type { ByteSource } from "./byte-source.ts";
 import { readDicomStructure } from "./dicom-structure.ts";
+import { tiffLevels } from "./tiff-levels.ts";
 import type { ImageProbe } from "./decoded-image.ts";
 import { pageInfo, StoredBytesTally } from "./tiff-blocks.ts";
 import { type Parse, parseBytes, parseSource } from "./header-parse.ts";
@@ -89,10 +92,15 @@ function* readDicomHeaders(size: number): Parse<ImageProbe> {
     pixelSize: calibration.pixelSize,
     pixelSizeWarning: calibration.warning,
     channelNames: null,
+    formatName: "DICOM whole-slide",
+    // One file per level: the file's own level is the image.
+    levels: [],
+    objectiveMagnification: level.objectivePower,
   };
 }
 
-const noCalibration = { pixelSize: null, pixelSizeWarning: null, channelNames: null };
+/** What a PNG or JPEG never states. */
+const flatImage = { pixelSize: null, pixelSizeWarning: null, channelNames: null, levels: [], objectiveMagnification: null };
 
 function* readPngHeaders(size: number, options: ProbeOptions): Parse<ImageProbe> {
   if (size < 33) throw new ImageDecodeError("PNG truncated: no complete header");
@@ -110,7 +118,7 @@ function* readPngHeaders(size: number, options: ProbeOptions): Parse<ImageProbe>
     throw new ImageDecodeError("PNG truncated: it does not end with an IEND chunk");
   }
   const { width, height, channels, sampleBits } = header;
-  return { format: "png", width, height, channels, bitDepth: sampleBits, sampleFormat: "uint", pages: 1, lossy: false, ...noCalibration };
+  return { format: "png", width, height, channels, bitDepth: sampleBits, sampleFormat: "uint", pages: 1, lossy: false, formatName: "PNG", ...flatImage };
 }
 
 function* readJpegHeaders(size: number, options: ProbeOptions): Parse<ImageProbe> {
@@ -150,7 +158,7 @@ function* readJpegHeaders(size: number, options: ProbeOptions): Parse<ImageProbe
         throw new ImageDecodeError(`JPEG truncated: ${size} bytes cannot hold a ${width}x${height} frame`);
       }
       const channels = jpegChannels(components);
-      return { format: "jpeg", width, height, channels, bitDepth: frame[0]!, sampleFormat: "uint", pages: 1, lossy: true, ...noCalibration };
+      return { format: "jpeg", width, height, channels, bitDepth: frame[0]!, sampleFormat: "uint", pages: 1, lossy: true, formatName: "JPEG", ...flatImage };
     }
     at += 2 + length;
   }
@@ -172,6 +180,7 @@ function* readTiffHeaders(size: number, options: ProbeOptions): Parse<ImageProbe
   const channels = layout.channelPages * first.samplesPerPixel;
   if (options.regions) checkRegionImageSize(first.width, first.height, channels);
   const calibration = tiffCalibration(description, directory);
+  const levels = yield* tiffLevels(structure, size, layout.kind, directory);
   return {
     format: "tiff",
     width: first.width,
@@ -184,5 +193,16 @@ function* readTiffHeaders(size: number, options: ProbeOptions): Parse<ImageProbe
     pixelSize: calibration.pixelSize,
     pixelSizeWarning: calibration.warning,
     channelNames: tiffChannelNames(description, channels),
+    formatName: tiffFormatName(layout.kind, description, levels.length > 0),
+    levels,
+    objectiveMagnification: tiffMagnification(description),
   };
+}
+
+/** A TIFF's kind in words, as OpenSlide and QuPath name them. */
+function tiffFormatName(kind: PageLayout["kind"], description: string | undefined, pyramid: boolean): string {
+  if (kind === "slide") return description?.startsWith("Aperio") ? "Aperio SVS" : "pyramidal TIFF";
+  if (kind === "ome") return pyramid ? "OME-TIFF pyramid" : "OME-TIFF";
+  if (kind === "imagej") return "ImageJ TIFF";
+  return pyramid ? "pyramidal TIFF" : "TIFF";
 }

@@ -21,17 +21,17 @@ import {
   samplesInBlock,
   StoredBytesTally,
 } from "./tiff-blocks.ts";
-import { openTiffSource, pageSize, stringOf, type TiffDirectory, type TiffSource } from "./tiff-directory.ts";
+import { parseSource } from "./header-parse.ts";
+import { openTiffSource, pageSize, stringOf } from "./tiff-directory.ts";
+import { tiffLevels } from "./tiff-levels.ts";
 import { undoPredictor } from "./tiff-predictor.ts";
 
 /** Decoded blocks kept for the next regions (neighbouring regions share edge tiles, a strip spans many). */
 const BLOCK_CACHE_BYTES = 64 * 1024 * 1024;
 
-/** SubIFDs read for their sizes: pyramids have a handful of levels. */
-const MAX_LEVELS = 32;
-
 export async function openTiffRegions(source: ByteSource, options: { page?: number } = {}): Promise<ImageRegions> {
-  const file = await openTiffSource(cachedSource(source));
+  const cached = cachedSource(source);
+  const file = await openTiffSource(cached);
   const infos = new Map<number, Promise<PageInfo>>();
   // Every page read counts its compressed blocks' stored bytes once, against the file's size.
   const tally = new StoredBytesTally(source.size);
@@ -77,7 +77,7 @@ export async function openTiffRegions(source: ByteSource, options: { page?: numb
     sampleFormat: geometry.sampleFormat,
     format: "tiff",
     pages: layout.planes,
-    levels: layout.kind === "slide" ? await slideLevels(file) : await levelsOf(file, await file.directory(geometryPage)),
+    levels: await parseSource(tiffLevels(file, source.size, layout.kind, await file.directory(geometryPage)), cached),
     async readRegion(x, y, w, h, regionOptions) {
       const wanted = checkRegion(image, x, y, w, h, regionOptions);
       const rect: Rect = { x, y, width: w, height: h };
@@ -182,32 +182,4 @@ function planRows(
       },
     });
   }
-}
-
-/** Sizes of the reduced-resolution levels in a page's SubIFDs; levels whose directory cannot be read are left out. */
-async function levelsOf(file: TiffSource, dir: TiffDirectory): Promise<{ width: number; height: number }[]> {
-  const levels: { width: number; height: number }[] = [];
-  for (const offset of (dir.numbers(Tag.SubIFDs) ?? []).slice(0, MAX_LEVELS)) {
-    try {
-      const sub = await file.directoryAt(offset);
-      const [width, height] = [sub.numbers(Tag.ImageWidth)?.[0], sub.numbers(Tag.ImageLength)?.[0]];
-      if (width !== undefined && height !== undefined) levels.push({ width, height });
-    } catch (error) {
-      if (!(error instanceof ImageDecodeError)) throw error;
-    }
-  }
-  return levels;
-}
-
-/**
- * A slide's reduced levels: the tiled pages after the first (its thumbnail, label and macro are
- * stored in strips, by Aperio's rule and OpenSlide's generic one), largest first.
- */
-async function slideLevels(file: TiffSource): Promise<{ width: number; height: number }[]> {
-  const levels: { width: number; height: number }[] = [];
-  for (let page = 1; page < Math.min(file.pageCount, MAX_LEVELS); page++) {
-    const dir = await file.directory(page);
-    if (dir.count(Tag.TileWidth) > 0) levels.push(pageSize(dir));
-  }
-  return levels.sort((a, b) => b.width * b.height - a.width * a.height);
 }

@@ -251,6 +251,22 @@ function trustedCalibration(claim: Claim): Calibration {
 }
 
 /**
+ * The objective's magnification a TIFF's description states: Aperio's `AppMag = 20`, or OME-XML's
+ * first Objective's NominalMagnification; null when it states none.
+ */
+export function tiffMagnification(description: string | undefined): number | null {
+  if (description === undefined) return null;
+  const text = utf8Description(description);
+  const stated = text.startsWith("Aperio")
+    ? /\|\s*AppMag\s*=\s*([0-9.]+)/.exec(text)?.[1]
+    : text.includes("<OME")
+      ? omeElements(text, "Objective")[0]?.NominalMagnification
+      : undefined;
+  const magnification = stated === undefined ? Number.NaN : Number(stated);
+  return Number.isFinite(magnification) && magnification > 0 ? magnification : null;
+}
+
+/**
  * The channels' names from OME-XML: the Pixels element's Channel elements' Name attributes, when
  * there is one named Channel per channel of the image (an RGB OME-TIFF describes its three samples
  * with one Channel: no names then). Null when the file names no channels.

@@ -71,6 +71,7 @@ export {
   omeElements,
   PIXEL_SIZE_SOURCES,
   tiffChannelNames,
+  tiffMagnification,
   tiffCalibration,
   utf8Description,
   type Calibration,

@@ -27,6 +27,7 @@ const image = (id: string, name: string): ImageRecord => ({
   upload_error: null,
   size: 2048,
   format: "png",
+  format_name: "PNG",
   width: 64,
   height: 48,
   channels: 1,
@@ -35,6 +36,9 @@ const image = (id: string, name: string): ImageRecord => ({
   pixel_size: null,
   pixel_size_warning: null,
   channel_names: null,
+  levels: [{ width: 64, height: 48 }],
+  level_read: 0,
+  objective_magnification: null,
   created_at: "2026-11-26T10:00:00.000Z",
 });
 

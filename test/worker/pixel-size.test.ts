@@ -100,7 +100,7 @@ describe("the pixel size, from the file to the calibrated columns", () => {
     expect(imagej.channel_names).toBeNull();
   });
 
-  it("reads a DICOM whole-slide level's PixelSpacing (mm, row spacing first) at upload", async () => {
+  it("reads a DICOM whole-slide level's PixelSpacing (mm, row spacing first) and objective at upload", async () => {
     const org = await createOrg();
     const level = encodeDicomLevel({
       width: 40,
@@ -112,9 +112,56 @@ describe("the pixel size, from the file to the calibrated columns", () => {
       transferSyntax: TRANSFER_SYNTAX.explicitLittle,
       frames: cutTiles(new Uint8Array(40 * 30 * 3).fill(200), 40, 30, 3, 16, 16),
       pixelSpacingMm: [0.0005, 0.00025],
+      objectivePower: 20,
     });
     const image = await upload(org, "level-0.dcm", level);
-    expect(image).toMatchObject({ format: "dicom", width: 40, height: 30, channels: 3, pixel_size: { x_um: 0.25, y_um: 0.5, source: "dicom" } });
+    expect(image).toMatchObject({
+      format: "dicom",
+      format_name: "DICOM whole-slide",
+      width: 40,
+      height: 30,
+      channels: 3,
+      levels: [{ width: 40, height: 30 }],
+      level_read: 0,
+      objective_magnification: 20,
+      pixel_size: { x_um: 0.25, y_um: 0.5, source: "dicom" },
+    });
+  });
+
+  it("names an Aperio SVS, its pyramid's levels and its objective on the record and the dashboard's image page", async () => {
+    const org = await createOrg();
+    const tissue = (w: number, h: number) => new Uint8Array(w * h * 3).fill(180);
+    const description = "Aperio Image Library v11.0.37\r\n64x48 (32x32) JPEG/RGB Q=70|AppMag = 40|MPP = 0.2520";
+    const svs = encodeTiff([
+      { width: 64, height: 48, samplesPerPixel: 3, kind: "uint8", values: tissue(64, 48), compression: "lzw", tile: { width: 32, height: 32 }, description },
+      { width: 16, height: 12, samplesPerPixel: 3, kind: "uint8", values: tissue(16, 12), compression: "lzw", description: "Aperio Image Library\nthumbnail" },
+      {
+        width: 32,
+        height: 24,
+        samplesPerPixel: 3,
+        kind: "uint8",
+        values: tissue(32, 24),
+        compression: "lzw",
+        tile: { width: 32, height: 32 },
+        description: "Aperio",
+      },
+    ]);
+    const image = await upload(org, "slide.svs", svs);
+    expect(image).toMatchObject({
+      format: "tiff",
+      format_name: "Aperio SVS",
+      levels: [
+        { width: 64, height: 48 },
+        { width: 32, height: 24 },
+      ],
+      level_read: 0,
+      objective_magnification: 40,
+      pixel_size: { x_um: 0.252, y_um: 0.252, source: "aperio" },
+    });
+    const page = await (await dashboardCall(await signIn(org), `/images/${image.id}`)).text();
+    expect(page).toContain('<dd id="format">Aperio SVS</dd>');
+    expect(page).toMatch(/<dd id="pyramid">full resolution read; 1 reduced level: 32 × 24<\/dd>/);
+    expect(page).toContain('<dd id="objective">40x</dd>');
   });
 
   it("fills the calibrated columns of the segmentation with the file's size: µm and µm²", async () => {

@@ -147,6 +147,7 @@ export function imageView(image: Image): ImageRecord {
     upload_status: image.status,
     size: image.size,
     format: image.format,
+    format_name: image.formatName,
     width: image.width,
     height: image.height,
     channels: image.channels,
@@ -158,6 +159,9 @@ export function imageView(image: Image): ImageRecord {
         : null,
     pixel_size_warning: image.pixelSizeWarning,
     channel_names: image.channelNames ?? null,
+    levels: image.width !== null && image.height !== null ? [{ width: image.width, height: image.height }, ...(image.levels ?? [])] : null,
+    level_read: image.width !== null ? 0 : null,
+    objective_magnification: image.objectiveMagnification,
     upload_error: image.uploadError,
     created_at: new Date(image.createdAt).toISOString(),
   };

@@ -78,6 +78,9 @@ describe("a DICOM whole-slide level", () => {
       pages: 1,
       lossy: false,
       pixelSize: { x: 0.25, y: 0.25, source: "dicom" },
+      formatName: "DICOM whole-slide",
+      levels: [],
+      objectiveMagnification: 40,
     });
   });
 

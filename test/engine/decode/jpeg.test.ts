@@ -43,6 +43,9 @@ describe("JPEG decoding", () => {
       pixelSize: null, // a JPEG carries no calibration the service reads
       pixelSizeWarning: null,
       channelNames: null,
+      formatName: "JPEG",
+      levels: [],
+      objectiveMagnification: null,
     });
   });
 

@@ -98,6 +98,9 @@ describe("PNG decoding", () => {
       pixelSize: null, // nor does a PNG
       pixelSizeWarning: null,
       channelNames: null,
+      formatName: "PNG",
+      levels: [],
+      objectiveMagnification: null,
     });
   });
 

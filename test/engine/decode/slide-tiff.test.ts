@@ -80,9 +80,19 @@ describe("an Aperio SVS with JPEG 2000 tiles", () => {
     expect(regions.pages).toBe(1);
     expect(regions.levels).toEqual([{ width: 150, height: 100 }]);
     await expect(openImageRegions(bytesSource(bytes), { page: 3 })).rejects.toThrow("page 3 does not exist (file has 1 plane)");
-    // The upload's probe says the same, and reads the MPP from Aperio's description.
+    // The upload's probe says the same, and reads the MPP and the magnification from Aperio's description.
     const probe = probeImage(bytes, { regions: true });
-    expect(probe).toMatchObject({ format: "tiff", width: WIDTH, height: HEIGHT, pages: 1, lossy: true, pixelSize: { x: 0.499, y: 0.499, source: "aperio" } });
+    expect(probe).toMatchObject({
+      format: "tiff",
+      formatName: "Aperio SVS",
+      width: WIDTH,
+      height: HEIGHT,
+      pages: 1,
+      levels: [{ width: 150, height: 100 }],
+      objectiveMagnification: 20,
+      lossy: true,
+      pixelSize: { x: 0.499, y: 0.499, source: "aperio" },
+    });
   });
 
   it("treats a generic pyramidal TIFF (smaller pages after the first, no Aperio description) as one image too", async () => {
@@ -93,6 +103,7 @@ describe("an Aperio SVS with JPEG 2000 tiles", () => {
     const regions = await openImageRegions(bytesSource(encodeTiff(pages)));
     expect(regions.pages).toBe(1);
     expect(regions.levels).toEqual([{ width: 128, height: 128 }]);
+    expect(probeImage(encodeTiff(pages))).toMatchObject({ formatName: "pyramidal TIFF", levels: [{ width: 128, height: 128 }], objectiveMagnification: null });
     const region = await regions.readRegion(200, 200, 56, 56);
     expect(sampleAt(region.data, 56, 56, 0, 0, 0)).toBe(tissue(256, 256)[(200 * 256 + 200) * 3]);
   });

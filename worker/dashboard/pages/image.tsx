@@ -53,9 +53,24 @@ export function ImagePage(props: {
           </h2>
           <dl class="facts">
             <dt>Format</dt>
-            <dd>{image.format ?? "—"}</dd>
+            <dd id="format">{image.formatName ?? image.format ?? "—"}</dd>
             <dt>Dimensions</dt>
             <dd>{image.width ? `${image.width} × ${image.height} px` : "—"}</dd>
+            {image.levels && image.levels.length > 0 && (
+              <>
+                <dt>Pyramid</dt>
+                <dd id="pyramid">
+                  full resolution read; {image.levels.length} reduced level{image.levels.length === 1 ? "" : "s"}:{" "}
+                  {image.levels.map((level) => `${level.width} × ${level.height}`).join(", ")}
+                </dd>
+              </>
+            )}
+            {image.objectiveMagnification !== null && (
+              <>
+                <dt>Objective</dt>
+                <dd id="objective">{image.objectiveMagnification}x</dd>
+              </>
+            )}
             <dt>Channels</dt>
             <dd>{image.channels ?? "—"}</dd>
             <dt>Bit depth</dt>
