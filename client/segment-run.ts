@@ -133,6 +133,7 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
       if (progress.prediction_id || progress.segmentation_id) return { progress };
       const bar = display.bar(`upload ${input.name}`, input.size, "bytes");
       let sent = 0;
+      let alreadyUploaded = false;
       try {
         const image = await uploadImage(
           http,
@@ -145,10 +146,12 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
             onBytes: (delta) => bar.update((sent += delta)),
             onPhase: (phase) => bar.update(sent, phase),
             onState: (upload) => record(input, upload),
+            onAlreadyUploaded: () => (alreadyUploaded = true),
           },
           progress,
         );
-        bar.finish(`${input.name}: uploaded as ${image.id}, pixel size ${formatPixelSize(image)}`);
+        const how = alreadyUploaded ? "already uploaded (same SHA-256), not sent again: image" : "uploaded as";
+        bar.finish(`${input.name}: ${how} ${image.id}, pixel size ${formatPixelSize(image)}`);
         return { progress: record(input, { image_id: image.id, parts_done: undefined }) };
       } catch (error) {
         bar.finish(`${input.name}: ${error instanceof InterruptedError ? "upload stopped" : `upload failed: ${message(error)}`}`);

@@ -2,9 +2,13 @@
 // resumably (JSON POST /upload, one PUT per part to its signed URL, complete, wait for the
 // conversion). A part that fails is retried alone, with backoff; a part refused because its signed
 // URL expired is retried once with fresh URLs. Parts already sent are reported through `onState`,
-// so an interrupted upload resumes where it stopped.
-import { openAsBlob } from "node:fs";
+// so an interrupted upload resumes where it stopped. A file the organization has uploaded before
+// (the same SHA-256) is not sent again: its image is used.
+import { createHash } from "node:crypto";
+import { createReadStream, openAsBlob } from "node:fs";
+import { open } from "node:fs/promises";
 import type { ImageRecord } from "../schema/api-records.ts";
+import { SNIFF_BYTES, sniffImageFormat, unsupportedFileMessage } from "../schema/image-formats/index.ts";
 import { sleep } from "../common/retry.ts";
 import { MULTIPART_OVERHEAD } from "./body-limit.ts";
 import { ApiError, type Http } from "./http.ts";
@@ -35,6 +39,8 @@ export interface UploadOptions {
   onPhase?: (phase: string) => void;
   /** Called before each new request of the upload; throws to stop it there (see interruption.ts). */
   checkpoint?: () => void;
+  /** Called instead of uploading when the organization has this file (same SHA-256) already, with that image. */
+  onAlreadyUploaded?: (image: ImageRecord) => void;
 }
 
 export class UploadFailedError extends Error {}
@@ -161,14 +167,21 @@ async function waitUntilConverted(http: Http, imageId: string, pollMs: number): 
   }
 }
 
-async function resumable(http: Http, file: LocalFile, options: UploadOptions, resumeFrom?: UploadAnswer, partsDone: number[] = []): Promise<ImageRecord> {
+async function resumable(
+  http: Http,
+  file: LocalFile,
+  options: UploadOptions,
+  sha256: string | undefined,
+  resumeFrom?: UploadAnswer,
+  partsDone: number[] = [],
+): Promise<ImageRecord> {
   let imageId: string;
   let plan: PartPlan;
   if (resumeFrom?.upload) {
     imageId = resumeFrom.id;
     plan = resumeFrom.upload;
   } else {
-    const started = await http.json<{ image: ImageRecord; upload: PartPlan }>("POST", "/upload", { json: { name: file.name, size: file.size } });
+    const started = await http.json<{ image: ImageRecord; upload: PartPlan }>("POST", "/upload", { json: { name: file.name, size: file.size, sha256 } });
     imageId = started.image.id;
     plan = started.upload;
     partsDone = [];
@@ -200,6 +213,30 @@ async function resumable(http: Http, file: LocalFile, options: UploadOptions, re
   return waitUntilConverted(http, imageId, options.pollMs ?? 1000);
 }
 
+/** The file's SHA-256 as lowercase hex, read as a stream. */
+async function fileSha256(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+/**
+ * Refuses, before a byte is sent, a file whose signature the service refuses at its first bytes,
+ * in the service's own words (schema/image-formats/sniff.ts): the service answers a one-call upload
+ * as soon as it has seen them, while the rest of a large file is still being sent, and that early
+ * answer reaches fetch as a connection cut ("terminated"), not as the refusal.
+ */
+async function refuseUnreadFormat(file: LocalFile): Promise<void> {
+  const handle = await open(file.path, "r");
+  try {
+    const head = new Uint8Array(Math.min(SNIFF_BYTES, file.size));
+    await handle.read(head, 0, head.length, 0);
+    if (head.length > 0 && !sniffImageFormat(head)) throw new UploadFailedError(unsupportedFileMessage(head));
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * Uploads `file`, or finishes the upload `previous` describes if the service still has it. Answers
  * the image record once it is ready; throws UploadFailedError if the service refuses the file.
@@ -215,13 +252,23 @@ export async function uploadImage(http: Http, file: LocalFile, options: UploadOp
       return known;
     }
     if (known?.upload_status === "processing") return waitUntilConverted(http, known.id, options.pollMs ?? 1000);
-    if (known?.upload_status === "pending" && known.upload) return resumable(http, file, options, known, previous.parts_done);
+    if (known?.upload_status === "pending" && known.upload) return resumable(http, file, options, undefined, known, previous.parts_done);
     // Failed (or gone): free its storage slot and start over.
     if (known) await http.request("DELETE", `/upload/${known.id}`);
   }
+  await refuseUnreadFormat(file);
+  options.onPhase?.("hashing");
+  const sha256 = await fileSha256(file.path);
+  const [uploaded] = (await http.json<{ items: ImageRecord[] }>("GET", "/images", { query: { sha256, upload_status: "ready", limit: "1" } })).items;
+  if (uploaded) {
+    options.onAlreadyUploaded?.(uploaded);
+    options.onBytes?.(file.size);
+    return uploaded;
+  }
   const oneCallFits = file.size <= options.resumableAbove && file.size + MULTIPART_OVERHEAD <= options.bodyLimit;
   try {
-    return oneCallFits ? await oneCall(http, file, options) : await resumable(http, file, options);
+    // The one-call upload's SHA-256 is computed by the service as the bytes arrive; a resumable one's parts go straight to storage, so it is declared.
+    return oneCallFits ? await oneCall(http, file, options) : await resumable(http, file, options, sha256);
   } catch (error) {
     // The service refused the file itself (not an image, damaged, too big): that is this file's end.
     if (error instanceof ApiError && [413, 415, 422].includes(error.status)) throw new UploadFailedError(error.detail);

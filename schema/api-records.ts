@@ -31,13 +31,10 @@ export const imageRecord = z
     upload_error: z.string().nullable().meta({ description: "Why the upload failed; set when `upload_status` is `failed`" }),
     size: count.nullable(),
     format: z.string().nullable().meta({ description: "The reader used: `tiff`, `dicom`, `png` or `jpeg`" }),
-    format_name: z
-      .string()
-      .nullable()
-      .meta({
-        description:
-          "The format in words: `Aperio SVS`, `pyramidal TIFF`, `OME-TIFF`, `OME-TIFF pyramid`, `ImageJ TIFF`, `TIFF`, `DICOM whole-slide`, `PNG`, `JPEG`",
-      }),
+    format_name: z.string().nullable().meta({
+      description:
+        "The format in words: `Aperio SVS`, `pyramidal TIFF`, `OME-TIFF`, `OME-TIFF pyramid`, `ImageJ TIFF`, `TIFF`, `DICOM whole-slide`, `PNG`, `JPEG`",
+    }),
     width: count.nullable(),
     height: count.nullable(),
     channels: count.nullable(),
@@ -67,13 +64,14 @@ export const imageRecord = z
       .int()
       .nullable()
       .meta({ description: "The index in `levels` of the level segmented, previewed and measured: the full resolution, 0" }),
-    objective_magnification: z
-      .number()
-      .nullable()
-      .meta({
-        description:
-          "The objective's magnification the file states (Aperio `AppMag`, OME `NominalMagnification`, DICOM `ObjectiveLensPower`); null when it states none",
-      }),
+    sha256: z.string().nullable().meta({
+      description:
+        "The file's SHA-256 (lowercase hex): computed by the service for a one-call upload, as the client declared it for a resumable one; null if neither",
+    }),
+    objective_magnification: z.number().nullable().meta({
+      description:
+        "The objective's magnification the file states (Aperio `AppMag`, OME `NominalMagnification`, DICOM `ObjectiveLensPower`); null when it states none",
+    }),
     created_at: timestamp,
   })
   .meta({ id: "Image" });

@@ -26,11 +26,20 @@ function unknownFields(request: string, hint: (keys: string[]) => string = () =>
   };
 }
 
+/** A SHA-256 digest as 64 hex digits, read in lowercase. */
+const sha256 = z
+  .string()
+  .regex(/^[0-9a-fA-F]{64}$/, "a SHA-256 is 64 hexadecimal digits")
+  .transform((hex) => hex.toLowerCase());
+
 export const resumableUploadBody = z
   .strictObject(
     {
       name: imageName.meta({ description: "The image's name (its file name)" }),
       size: z.number().int().min(1).meta({ description: "The file's exact size in bytes; the part plan is computed from it" }),
+      sha256: sha256
+        .optional()
+        .meta({ description: "The file's SHA-256, as the client computed it: recorded, so the file can be found again (`GET /images?sha256=`)" }),
     },
     unknownFields("a resumable upload"),
   )
@@ -230,7 +239,11 @@ const pageQuery = {
     .meta({ description: "`next_cursor` of the previous page; leave out for the first page" }),
 };
 
-export const imageListQuery = z.object({ ...pageQuery, upload_status: z.enum(IMAGE_STATUSES).optional() });
+export const imageListQuery = z.object({
+  ...pageQuery,
+  upload_status: z.enum(IMAGE_STATUSES).optional(),
+  sha256: sha256.optional().meta({ description: "Only the images whose file has this SHA-256: is this file uploaded already?" }),
+});
 
 export const segmentationListQuery = z.object({ ...pageQuery, image_id: id.optional() });
 

@@ -147,6 +147,11 @@ export const images = sqliteTable(
     channelNames: text("channel_names", { mode: "json" }).$type<string[]>(),
     /** A pyramid's reduced-resolution levels, largest first, JSON [{width, height}]; the image is its full resolution. */
     levels: text("levels", { mode: "json" }).$type<{ width: number; height: number }[]>(),
+    /**
+     * The file's SHA-256, lowercase hex: computed by the worker as a one-call upload streams through,
+     * as the client declared it for a resumable one (its parts go straight to storage); null if neither.
+     */
+    sha256: text("sha256"),
     /** The objective's magnification the file states; null when it states none. */
     objectiveMagnification: real("objective_magnification"),
     /**
@@ -166,7 +171,7 @@ export const images = sqliteTable(
     createdAt: createdAt(),
     updatedAt: integer("updated_at"),
   },
-  (t) => [index("images_org").on(t.orgId), index("images_org_created").on(t.orgId, t.createdAt)],
+  (t) => [index("images_org").on(t.orgId), index("images_org_created").on(t.orgId, t.createdAt), index("images_org_sha256").on(t.orgId, t.sha256)],
 );
 
 /** Parts of a resumable upload that arrived through the worker's signed part URLs. */

@@ -38,6 +38,7 @@ const image = (id: string, name: string): ImageRecord => ({
   channel_names: null,
   levels: [{ width: 64, height: 48 }],
   level_read: 0,
+  sha256: null,
   objective_magnification: null,
   created_at: "2026-11-26T10:00:00.000Z",
 });

@@ -404,11 +404,62 @@ describe("the client's uploads and waiting", () => {
     expect(states.at(-1)).toEqual({ image_id: image.id, parts_done: [1, 2] });
   }, 120_000);
 
-  it("refuses a part plan whose parts exceed the request-body limit, and leaves no record", async () => {
+  it("prints the service's refusal of a 40 MiB zipped OME-Zarr before sending a byte of it", async () => {
+    const file = join(work, "plate.zarr.zip");
+    const bytes = new Uint8Array(40 * MiB);
+    bytes.set([0x50, 0x4b, 3, 4]);
+    writeFileSync(file, bytes);
+    let requests = 0;
+    const http = new Http({
+      api: stack.api,
+      key: stack.key,
+      retry: fastRetry,
+      fetch: (input, init) => {
+        requests++;
+        return fetch(input, init);
+      },
+    });
+    const attempt = uploadImage(http, { path: file, name: "plate.zarr.zip", size: bytes.length }, { resumableAbove: 64 * MiB, bodyLimit: 100_000_000 });
+    await expect(attempt).rejects.toThrow(UploadFailedError);
+    await expect(attempt).rejects.toThrow(/this is a ZIP archive \(a zipped OME-Zarr or DICOM series\): convert an OME-Zarr to OME-TIFF with raw2ometiff/);
+    expect(requests).toBe(0);
+  });
+
+  it("sends a file the organization has uploaded before no more: the same SHA-256 finds its image", async () => {
     const file = join(work, "big.tif");
+    let posts = 0;
+    const http = new Http({
+      api: stack.api,
+      key: stack.key,
+      retry: fastRetry,
+      fetch: (input, init) => {
+        if (init?.method === "POST") posts++;
+        return fetch(input, init);
+      },
+    });
+    let sent = 0;
+    let found: { id: string } | undefined;
+    const size = readFileSync(file).length;
+    const image = await uploadImage(
+      http,
+      { path: file, name: "big-again.tif", size },
+      { resumableAbove: MiB, bodyLimit: 100_000_000, onBytes: (delta) => (sent += delta), onAlreadyUploaded: (known) => (found = known) },
+    );
+    expect(found).toEqual(image);
+    expect(image).toMatchObject({ name: "big.tif", upload_status: "ready", size });
+    expect(posts).toBe(0);
+    expect(sent).toBe(size);
+  });
+
+  it("refuses a part plan whose parts exceed the request-body limit, and leaves no record", async () => {
+    // Another file than the one uploaded above (one byte of its filler changed), or it would not be sent at all.
+    const file = join(work, "big-2.tif");
+    const bytes = readFileSync(join(work, "big.tif"));
+    bytes[bytes.length - 1] ^= 1;
+    writeFileSync(file, bytes);
     const http = new Http({ api: stack.api, key: stack.key, retry: fastRetry });
     const states: { image_id?: string }[] = [];
-    const size = readFileSync(file).length;
+    const size = bytes.length;
     const attempt = uploadImage(http, { path: file, name: "big.tif", size }, { resumableAbove: MiB, bodyLimit: 4 * MiB, onState: (s) => states.push(s) });
     await expect(attempt).rejects.toThrow(UploadFailedError);
     await expect(attempt).rejects.toThrow(/parts of 8388608 bytes, more than the 4194304 bytes/);
@@ -430,7 +481,8 @@ describe("the client's uploads and waiting", () => {
     });
     expect(busy.status).toBe(202);
 
-    const folder = folderOf("waiting", { "g.tif": nucleiTiff(160, 160) });
+    // Of a size no other test uploads: the same file would be found by its SHA-256 and not sent.
+    const folder = folderOf("waiting", { "g.tif": nucleiTiff(168, 160) });
     const out = join(work, "waiting-out");
     const faults = faultyFetch(1);
     const http = new Http({ api: stack.api, key: stack.key, fetch: faults.fetch, retry: fastRetry });

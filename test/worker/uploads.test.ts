@@ -155,6 +155,36 @@ describe("POST /upload (multipart) of a file larger than one R2 part", () => {
   });
 });
 
+describe("finding a file uploaded before, by its SHA-256", () => {
+  const hex = async (bytes: Uint8Array) =>
+    [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+
+  it("records the SHA-256 of a one-call upload as it streams in, and GET /images?sha256= finds it, in its organization only", async () => {
+    const org = await createOrg();
+    const file = tiffBytes(8, 8);
+    const { image } = await json<{ image: { id: string; sha256: string } }>(await call("/upload", { key: org.key, body: multipartFile("a.tif", file) }));
+    expect(image.sha256).toBe(await hex(file));
+    const found = await json<{ items: { id: string }[] }>(await call(`/images?sha256=${image.sha256.toUpperCase()}`, { key: org.key }));
+    expect(found.items.map((i) => i.id)).toEqual([image.id]);
+    const other = await createOrg();
+    expect((await json<{ items: unknown[] }>(await call(`/images?sha256=${image.sha256}`, { key: other.key }))).items).toEqual([]);
+    const malformed = await call("/images?sha256=abc", { key: org.key });
+    expect(malformed.status).toBe(422);
+  });
+
+  it("records the SHA-256 a resumable upload declares, refusing one that is no SHA-256", async () => {
+    const org = await createOrg();
+    const declared = "AB".repeat(32);
+    const started = await json<{ image: { sha256: string } }>(
+      await call("/upload", { key: org.key, json: { name: "big.tif", size: 6 * 1024 * 1024, sha256: declared } }),
+    );
+    expect(started.image.sha256).toBe("ab".repeat(32));
+    const refused = await call("/upload", { key: org.key, json: { name: "big.tif", size: 6 * 1024 * 1024, sha256: "not-a-digest" } });
+    expect(refused.status).toBe(422);
+    expect(await json(refused)).toMatchObject({ detail: [{ loc: ["body", "sha256"] }] });
+  });
+});
+
 describe("upload size and deletion", () => {
   it("refuses a declared size above MAX_UPLOAD_BYTES with 413 and keeps no record", async () => {
     const org = await createOrg();

@@ -23,8 +23,8 @@ const listRoute = createRoute({
 });
 
 imageRoutes.openapi(listRoute, async (c) => {
-  const { upload_status, limit, cursor } = c.req.valid("query");
-  return c.json(await listImages(c.env.DB, c.get("org").id, upload_status, { limit, cursor }), 200);
+  const { upload_status, sha256, limit, cursor } = c.req.valid("query");
+  return c.json(await listImages(c.env.DB, c.get("org").id, { status: upload_status, sha256 }, { limit, cursor }), 200);
 });
 
 const getImageRoute = createRoute({

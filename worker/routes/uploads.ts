@@ -62,8 +62,8 @@ uploadRoutes.openapi(upload, async (c) => {
   if (!type.startsWith("application/json")) {
     throw new HttpError(415, "Send multipart/form-data with a 'file' part, or JSON {name, size} for a resumable upload");
   }
-  const { name, size } = parseOrReject(resumableUploadBody, await jsonBody(c.req.raw), "body");
-  const { image, upload } = await startResumableUpload(c.env, c.get("org"), origin(c.req.url), name, size);
+  const { name, size, sha256 } = parseOrReject(resumableUploadBody, await jsonBody(c.req.raw), "body");
+  const { image, upload } = await startResumableUpload(c.env, c.get("org"), origin(c.req.url), { name, size, sha256: sha256 ?? null });
   return c.json({ image: imageView(image), upload }, 201);
 });
 

@@ -38,11 +38,18 @@ export async function getImage(d1: D1Database, orgId: string, id: string): Promi
   return image ?? null;
 }
 
-export async function listImages(d1: D1Database, orgId: string, status: ImageStatus | undefined, page: PageRequest) {
+export async function listImages(d1: D1Database, orgId: string, filter: { status?: ImageStatus; sha256?: string }, page: PageRequest) {
   const rows = await database(d1)
     .select()
     .from(images)
-    .where(and(eq(images.orgId, orgId), status ? eq(images.status, status) : undefined, after(images, page.cursor)))
+    .where(
+      and(
+        eq(images.orgId, orgId),
+        filter.status ? eq(images.status, filter.status) : undefined,
+        filter.sha256 ? eq(images.sha256, filter.sha256) : undefined,
+        after(images, page.cursor),
+      ),
+    )
     .orderBy(...newestFirst(images))
     .limit(page.limit + 1);
   return toPage(rows, page.limit, imageView);
@@ -161,6 +168,7 @@ export function imageView(image: Image): ImageRecord {
     channel_names: image.channelNames ?? null,
     levels: image.width !== null && image.height !== null ? [{ width: image.width, height: image.height }, ...(image.levels ?? [])] : null,
     level_read: image.width !== null ? 0 : null,
+    sha256: image.sha256,
     objective_magnification: image.objectiveMagnification,
     upload_error: image.uploadError,
     created_at: new Date(image.createdAt).toISOString(),

@@ -49,6 +49,8 @@ export function partSizeFor(size: number): number {
   return Math.ceil(size / MAX_PARTS / MiB) * MiB;
 }
 
+const hex = (digest: ArrayBuffer) => Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+
 /** Not an image we read at all: 415; a broken, truncated or over-limit one: 422. */
 function probeFailure(error: ImageDecodeError): HttpError {
   return new HttpError(error.kind === "unsupported" ? 415 : 422, error.message);
@@ -120,6 +122,9 @@ export async function streamUpload(env: Bindings, org: Organization, request: Re
     let head: Uint8Array | null = null;
     const parts: R2UploadedPart[] = [];
     const buffer = new PartBuffer(STREAM_PART_SIZE);
+    // The file's SHA-256 as it streams through, so the same file can be found again (GET /images?sha256=).
+    const digest = new crypto.DigestStream("SHA-256");
+    const hashing = digest.getWriter();
     for await (const event of readMultipart(request.body, boundary, ["file"])) {
       if (event.type === "part") {
         inFile = event.name === "file";
@@ -139,6 +144,7 @@ export async function streamUpload(env: Bindings, org: Organization, request: Re
         }
         size += event.bytes.length;
         if (size > maxBytes) throw new HttpError(413, `File is larger than the ${maxBytes} bytes an upload may have`);
+        await hashing.write(event.bytes);
         for (const part of buffer.push(event.bytes)) {
           parts.push(await upload!.uploadPart(parts.length + 1, part));
           // A sign of life for the sweeper, which gives up streams that store nothing for a while.
@@ -154,6 +160,8 @@ export async function streamUpload(env: Bindings, org: Organization, request: Re
     if (rest.length > 0 || parts.length === 0) parts.push(await upload.uploadPart(parts.length + 1, rest));
     await upload.complete(parts);
     upload = null;
+    await hashing.close();
+    image = await updateImage(env.DB, image.id, { sha256: hex(await digest.digest) });
     return await recordProbe(env, image, await probeStoredObject(env.BUCKET, image.r2Key, size), size);
   } catch (error) {
     // Whatever went wrong, leave no record and no bytes behind.
@@ -164,7 +172,8 @@ export async function streamUpload(env: Bindings, org: Organization, request: Re
   }
 }
 
-export async function startResumableUpload(env: Bindings, org: Organization, origin: string, name: string, size: number) {
+export async function startResumableUpload(env: Bindings, org: Organization, origin: string, file: { name: string; size: number; sha256: string | null }) {
+  const { name, size } = file;
   const maxBytes = Math.min(settings(env).maxUploadBytes, MAX_RESUMABLE_SIZE);
   if (size > maxBytes) throw new HttpError(413, `File is larger than the ${maxBytes} bytes an upload may have`);
   const partSize = partSizeFor(size);
@@ -172,7 +181,7 @@ export async function startResumableUpload(env: Bindings, org: Organization, ori
   let image = await reserveImage(env, org, name, size);
   try {
     const upload = await env.BUCKET.createMultipartUpload(image.r2Key);
-    image = await updateImage(env.DB, image.id, { uploadId: upload.uploadId, partSize, partCount });
+    image = await updateImage(env.DB, image.id, { uploadId: upload.uploadId, partSize, partCount, sha256: file.sha256 });
   } catch (error) {
     await deleteImage(env, image);
     throw error;
