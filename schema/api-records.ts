@@ -33,7 +33,7 @@ export const imageRecord = z
     format: z.string().nullable().meta({ description: "The reader used: `tiff`, `dicom`, `png` or `jpeg`" }),
     format_name: z.string().nullable().meta({
       description:
-        "The format in words: `Aperio SVS`, `pyramidal TIFF`, `OME-TIFF`, `OME-TIFF pyramid`, `ImageJ TIFF`, `TIFF`, `DICOM whole-slide`, `PNG`, `JPEG`",
+        "The format in words: `Aperio SVS`, `Philips TIFF`, `Leica SCN`, `Ventana BIF`, `pyramidal TIFF`, `OME-TIFF`, `OME-TIFF pyramid`, `ImageJ TIFF`, `TIFF`, `DICOM whole-slide`, `PNG`, `JPEG`",
     }),
     width: count.nullable(),
     height: count.nullable(),
@@ -42,7 +42,7 @@ export const imageRecord = z
     planes: count.nullable(),
     pixel_size: pixelSize(
       PIXEL_SIZE_SOURCES,
-      `The physical pixel size read from the file: \`ome\` (OME-XML's PhysicalSizeX/Y), \`imagej\` (ImageJ's unit with the resolution tags), \`aperio\` (an Aperio SVS's \`MPP\`), \`dicom\` (a DICOM slide's \`PixelSpacing\`, in mm), \`tiff\` (the resolution tags in inches or centimetres; the screen and print defaults 72, 96, 150 and 300 per inch, or the same per centimetre over 2.54, count as none); null when the file has none, or one not trusted: a default, or one outside the ${MICROSCOPE_PIXEL_SIZE_UM.min}-${MICROSCOPE_PIXEL_SIZE_UM.max} µm microscopes produce (\`pixel_size_warning\` says which). A prediction's \`pixel_size_um\` overrides it`,
+      `The physical pixel size read from the file: \`ome\` (OME-XML's PhysicalSizeX/Y), \`imagej\` (ImageJ's unit with the resolution tags), \`aperio\` (an Aperio SVS's \`MPP\`), \`dicom\` (a DICOM slide's \`PixelSpacing\`, in mm), \`philips\`, \`leica\`, \`ventana\` (those slides' own metadata: \`DICOM_PIXEL_SPACING\`, the SCN view over its pixels, the BIF's \`ScanRes\`), \`tiff\` (the resolution tags in inches or centimetres; the screen and print defaults 72, 96, 150 and 300 per inch, or the same per centimetre over 2.54, count as none); null when the file has none, or one not trusted: a default, or one outside the ${MICROSCOPE_PIXEL_SIZE_UM.min}-${MICROSCOPE_PIXEL_SIZE_UM.max} µm microscopes produce (\`pixel_size_warning\` says which). A prediction's \`pixel_size_um\` overrides it`,
     ),
     pixel_size_warning: z.string().nullable().meta({
       description:

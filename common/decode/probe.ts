@@ -32,16 +32,17 @@ import {
   tiffCalibration,
   tiffChannelNames,
   tiffMagnification,
+  SLIDE_FORMAT_NAMES,
   type PageLayout,
   tiffPageLayout,
 } from "../../schema/image-formats/index.ts";
 import type { ByteSource } from "./byte-source.ts";
 import { readDicomStructure } from "./dicom-structure.ts";
-import { tiffLevels } from "./tiff-levels.ts";
+import { readSlideFacts, subIfdLevels } from "./tiff-slide.ts";
 import type { ImageProbe } from "./decoded-image.ts";
 import { pageInfo, StoredBytesTally } from "./tiff-blocks.ts";
 import { type Parse, parseBytes, parseSource } from "./header-parse.ts";
-import { pageSize, readDirectory, readStructure, stringOf } from "./tiff-directory.ts";
+import { readDirectory, readStructure, stringOf } from "./tiff-directory.ts";
 
 export interface ProbeOptions {
   /**
@@ -167,20 +168,22 @@ function* readJpegHeaders(size: number, options: ProbeOptions): Parse<ImageProbe
 
 function* readTiffHeaders(size: number, options: ProbeOptions): Parse<ImageProbe> {
   const structure = yield* readStructure(size);
-  const directory = yield* readDirectory(structure, structure.directories[0]!, size);
-  const first = pageInfo(directory, 0, structure.littleEndian, { regions: options.regions });
+  const firstPage = yield* readDirectory(structure, structure.directories[0]!, size);
+  const description = stringOf(firstPage, Tag.ImageDescription);
+  const slide = yield* readSlideFacts(structure, size, firstPage);
+  const layout = tiffPageLayout(description, structure.directories.length, firstPage.numbers(Tag.SamplesPerPixel)?.[0] ?? 1, slide);
+  // The page read as the image: the first, or a slide's full resolution wherever its vendor keeps it.
+  const page = layout.pageOf(0, 0);
+  const directory = page === 0 ? firstPage : yield* readDirectory(structure, structure.directories[page]!, size);
+  const first = pageInfo(directory, page, structure.littleEndian, { regions: options.regions });
   // Before any decoder allocates for it: every block lies in the file and can hold its pixels, and
   // the compressed blocks do not share bytes beyond the file's size.
-  for (let b = 0; b < first.blocks; b++) checkTiffBlock(first, 0, b, first.offsets[b]!, first.byteCounts?.[b], size);
-  new StoredBytesTally(size).add(0, first);
-  const description = stringOf(directory, Tag.ImageDescription);
-  const pages = structure.directories.length;
-  const second = pages > 1 ? pageSize(yield* readDirectory(structure, structure.directories[1]!, size)) : undefined;
-  const layout = tiffPageLayout(description, pages, first.samplesPerPixel, first, second);
+  for (let b = 0; b < first.blocks; b++) checkTiffBlock(first, page, b, first.offsets[b]!, first.byteCounts?.[b], size);
+  new StoredBytesTally(size).add(page, first);
   const channels = layout.channelPages * first.samplesPerPixel;
   if (options.regions) checkRegionImageSize(first.width, first.height, channels);
-  const calibration = tiffCalibration(description, directory);
-  const levels = yield* tiffLevels(structure, size, layout.kind, directory);
+  const calibration = tiffCalibration(description, directory, slide?.pixelSize ?? null);
+  const levels = slide && layout.kind === "slide" ? slide.levels : yield* subIfdLevels(structure, size, directory);
   return {
     format: "tiff",
     width: first.width,
@@ -193,15 +196,14 @@ function* readTiffHeaders(size: number, options: ProbeOptions): Parse<ImageProbe
     pixelSize: calibration.pixelSize,
     pixelSizeWarning: calibration.warning,
     channelNames: tiffChannelNames(description, channels),
-    formatName: tiffFormatName(layout.kind, description, levels.length > 0),
+    formatName: slide && layout.kind === "slide" ? SLIDE_FORMAT_NAMES[slide.vendor] : tiffFormatName(layout.kind, levels.length > 0),
     levels,
-    objectiveMagnification: tiffMagnification(description),
+    objectiveMagnification: slide?.magnification ?? tiffMagnification(description),
   };
 }
 
-/** A TIFF's kind in words, as OpenSlide and QuPath name them. */
-function tiffFormatName(kind: PageLayout["kind"], description: string | undefined, pyramid: boolean): string {
-  if (kind === "slide") return description?.startsWith("Aperio") ? "Aperio SVS" : "pyramidal TIFF";
+/** A TIFF that is no slide, in words. */
+function tiffFormatName(kind: PageLayout["kind"], pyramid: boolean): string {
   if (kind === "ome") return pyramid ? "OME-TIFF pyramid" : "OME-TIFF";
   if (kind === "imagej") return "ImageJ TIFF";
   return pyramid ? "pyramidal TIFF" : "TIFF";

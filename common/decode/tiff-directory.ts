@@ -160,15 +160,17 @@ export function* readDirectory(structure: TiffStructure, at: number, size: numbe
       const valueAt = bigTiff ? f.u64(entry, valueField) : f.u32(entry, valueField);
       if (outside(valueAt, n * typeSize, size)) truncated(`tag ${tag}`);
     }
-    if (type !== 2 && n > MAX_TIFF_TAG_VALUES) {
+    // The description and the XMP packet (BYTEs of UTF-8 XML) are read as text.
+    const text = type === 2 || tag === Tag.XmlPacket;
+    if (!text && n > MAX_TIFF_TAG_VALUES) {
       throw new ImageDecodeError(`TIFF tag ${tag} has ${n} values, more than the ${MAX_TIFF_TAG_VALUES} allowed`, "too-large");
     }
-    // Only the description is text; its first bytes hold everything a reader looks at.
-    const wanted = type === 2 ? Math.min(n, MAX_TIFF_DESCRIPTION_BYTES) : n;
+    // Their first bytes hold everything a reader looks at.
+    const wanted = text ? Math.min(n, MAX_TIFF_DESCRIPTION_BYTES) : n;
     const value = inline
       ? entry.subarray(valueField, valueField + n * typeSize)
       : yield { offset: bigTiff ? f.u64(entry, valueField) : f.u32(entry, valueField), length: wanted * typeSize, what: `tag ${tag}` };
-    tags.set(tag, type === 2 ? readText(value) : readNumbers(f.view(value), type, n, littleEndian));
+    tags.set(tag, text ? readText(value) : readNumbers(f.view(value), type, n, littleEndian));
     counts.set(tag, n);
   }
   checkTiffValueBytes(valueBytes, size);

@@ -22,8 +22,8 @@ import {
   StoredBytesTally,
 } from "./tiff-blocks.ts";
 import { parseSource } from "./header-parse.ts";
-import { openTiffSource, pageSize, stringOf } from "./tiff-directory.ts";
-import { tiffLevels } from "./tiff-levels.ts";
+import { openTiffSource, stringOf } from "./tiff-directory.ts";
+import { readSlideFacts, subIfdLevels } from "./tiff-slide.ts";
 import { undoPredictor } from "./tiff-predictor.ts";
 
 /** Decoded blocks kept for the next regions (neighbouring regions share edge tiles, a strip spans many). */
@@ -47,15 +47,15 @@ export async function openTiffRegions(source: ByteSource, options: { page?: numb
     }
     return info;
   };
-  const first = await infoOf(0);
-  const second = file.pageCount > 1 ? pageSize(await file.directory(1)) : undefined;
-  const layout = tiffPageLayout(stringOf(await file.directory(0), Tag.ImageDescription), file.pageCount, first.samplesPerPixel, first, second);
+  const firstPage = await file.directory(0);
+  const slide = await parseSource(readSlideFacts(file, source.size, firstPage), cached);
+  const layout = tiffPageLayout(stringOf(firstPage, Tag.ImageDescription), file.pageCount, firstPage.numbers(Tag.SamplesPerPixel)?.[0] ?? 1, slide);
   const plane = options.page ?? 0;
   if (!Number.isInteger(plane) || plane < 0 || plane >= layout.planes) {
     throw new ImageDecodeError(`page ${plane} does not exist (file has ${layout.planes} plane${layout.planes === 1 ? "" : "s"})`);
   }
-  // As in decodeTiff: a plain stack's selected page defines the geometry, else the first page does.
-  const geometryPage = layout.kind === "plain" ? layout.pageOf(plane, 0) : 0;
+  // As in decodeTiff: a plain stack's selected page defines the geometry, else the first page (a slide's full resolution) does.
+  const geometryPage = layout.kind === "plain" ? layout.pageOf(plane, 0) : layout.pageOf(0, 0);
   const geometry = await infoOf(geometryPage);
   const spp = geometry.samplesPerPixel;
   const cache = new BlockCache(BLOCK_CACHE_BYTES);
@@ -77,7 +77,7 @@ export async function openTiffRegions(source: ByteSource, options: { page?: numb
     sampleFormat: geometry.sampleFormat,
     format: "tiff",
     pages: layout.planes,
-    levels: await parseSource(tiffLevels(file, source.size, layout.kind, await file.directory(geometryPage)), cached),
+    levels: slide && layout.kind === "slide" ? slide.levels : await parseSource(subIfdLevels(file, source.size, await file.directory(geometryPage)), cached),
     async readRegion(x, y, w, h, regionOptions) {
       const wanted = checkRegion(image, x, y, w, h, regionOptions);
       const rect: Rect = { x, y, width: w, height: h };

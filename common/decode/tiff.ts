@@ -17,7 +17,9 @@ import {
   samplesByPage,
   StoredBytesTally,
 } from "./tiff-blocks.ts";
-import { pageSize, readTiffFile, stringOf, Tag, type TiffFile } from "./tiff-directory.ts";
+import { parseBytes } from "./header-parse.ts";
+import { readTiffFile, stringOf, Tag, type TiffFile } from "./tiff-directory.ts";
+import { readSlideFacts } from "./tiff-slide.ts";
 
 function describePage(file: TiffFile, index: number, tally: StoredBytesTally): PageInfo {
   const info = pageInfo(file.directory(index), index, file.littleEndian);
@@ -45,9 +47,11 @@ interface TiffLayout {
 function layoutOf(bytes: Uint8Array): TiffLayout {
   const file = readTiffFile(bytes);
   const tally = new StoredBytesTally(bytes.length);
-  const first = describePage(file, 0, tally);
-  const second = file.pageCount > 1 ? pageSize(file.directory(1)) : undefined;
-  const layout = tiffPageLayout(stringOf(file.directory(0), Tag.ImageDescription), file.pageCount, first.samplesPerPixel, first, second);
+  const firstPage = file.directory(0);
+  const slide = parseBytes(readSlideFacts(file, bytes.length, firstPage), bytes);
+  const layout = tiffPageLayout(stringOf(firstPage, Tag.ImageDescription), file.pageCount, firstPage.numbers(Tag.SamplesPerPixel)?.[0] ?? 1, slide);
+  // The first page, or a slide's full resolution wherever its vendor keeps it.
+  const first = describePage(file, layout.pageOf(0, 0), tally);
   return { file, layout, first, tally };
 }
 
@@ -60,13 +64,14 @@ export function decodeTiff(bytes: Uint8Array, options: DecodeOptions = {}): Deco
   // Channels are counted from the first page's samples; a plain stack's planes may differ in size,
   // so the selected page (not page 0) defines the geometry there.
   const geometry = layout.kind === "plain" ? describePage(file, layout.pageOf(plane, 0), tally) : first;
+  const firstPage = layout.pageOf(0, 0);
   const wanted = selectChannels(layout.channelPages * geometry.samplesPerPixel, options.channels);
   const { width, height } = geometry;
   checkImageSize(width, height, wanted.length);
   const data = new Float32Array(wanted.length * width * height);
   // Each page is decompressed once for all the channels it holds.
   for (const { page, samples } of samplesByPage(layout, plane, geometry.samplesPerPixel, wanted, file.pageCount)) {
-    const info = page === 0 ? first : describePage(file, page, tally);
+    const info = page === firstPage ? first : describePage(file, page, tally);
     checkSameLayout(info, geometry, page);
     decodePage(file, info, samples, data);
   }

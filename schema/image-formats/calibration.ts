@@ -27,7 +27,7 @@ export interface PixelSize {
   source: PixelSizeSource;
 }
 
-export const PIXEL_SIZE_SOURCES = ["ome", "imagej", "aperio", "tiff", "dicom"] as const;
+export const PIXEL_SIZE_SOURCES = ["ome", "imagej", "aperio", "tiff", "dicom", "philips", "leica", "ventana"] as const;
 export type PixelSizeSource = (typeof PIXEL_SIZE_SOURCES)[number];
 
 /**
@@ -54,6 +54,9 @@ const SOURCE_NAMES: Readonly<Record<PixelSizeSource | "given", string>> = {
   aperio: "the Aperio description's MPP",
   tiff: "the TIFF resolution tags",
   dicom: "the DICOM PixelSpacing",
+  philips: "the Philips DICOM_PIXEL_SPACING",
+  leica: "the Leica SCN view and pixel sizes",
+  ventana: "the Ventana iScan ScanRes",
   given: "given with the prediction",
 };
 
@@ -93,7 +96,8 @@ export function micrometres(value: number, unit: string): number | null {
     .replace(/^\\u00[bB]5/, "µ")
     .replace(/^\u03bc/, "µ");
   const factor = MICRONS[key] ?? MICRONS[key.toLowerCase()];
-  const size = factor === undefined ? Number.NaN : value * factor;
+  // Twelve significant digits: 0.000227 mm is 0.227 µm, not the 0.22699999999999998 binary arithmetic gives.
+  const size = factor === undefined ? Number.NaN : Number((value * factor).toPrecision(12));
   return Number.isFinite(size) && size > 0 ? size : null;
 }
 
@@ -221,11 +225,12 @@ function defaultDpi(dpi: number): number | null {
 const rounded = (um: number) => Number(um.toPrecision(4));
 
 /**
- * The pixel size of a TIFF from its first page's description and resolution tags, if it is to be
- * trusted; else none, with the warning that says why when the file claimed one.
+ * The pixel size of a TIFF from a slide vendor's metadata (tiff-slides.ts), else its first page's
+ * description and resolution tags, if it is to be trusted; else none, with the warning that says
+ * why when the file claimed one.
  */
-export function tiffCalibration(description: string | undefined, tags: TiffTags): Calibration {
-  return trustedCalibration(claimedPixelSize(description, tags));
+export function tiffCalibration(description: string | undefined, tags: TiffTags, vendorSize: PixelSize | null = null): Calibration {
+  return trustedCalibration(vendorSize ?? claimedPixelSize(description, tags));
 }
 
 /** A DICOM level's pixel size: its Pixel Measures' PixelSpacing, under the same trust as a TIFF's. */

@@ -6,6 +6,7 @@
 // common/decode/dicom-structure.ts.
 import type { DataSet } from "dicom-parser";
 import { ImageDecodeError } from "./errors.ts";
+import { micrometres } from "./calibration.ts";
 import { checkRegionImageSize } from "./limits.ts";
 
 /** How a transfer syntax stores its frames, and what the readers call it. */
@@ -284,5 +285,6 @@ function pixelSpacing(set: DataSet): { x: number; y: number } | null {
   const rowSpacing = decimal(measures, "x00280030", 0);
   const columnSpacing = decimal(measures, "x00280030", 1);
   if (rowSpacing === null || columnSpacing === null || rowSpacing <= 0 || columnSpacing <= 0) return null;
-  return { x: columnSpacing * 1000, y: rowSpacing * 1000 };
+  const [x, y] = [micrometres(columnSpacing, "mm"), micrometres(rowSpacing, "mm")];
+  return x && y ? { x, y } : null;
 }

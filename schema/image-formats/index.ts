@@ -52,7 +52,18 @@ export {
   type TiffPage,
   type TiffTags,
 } from "./tiff-page.ts";
-export { tiffPageLayout, type PageLayout } from "./tiff-hyperstack.ts";
+export { tiffPageLayout, type PageLayout, type PageSize } from "./tiff-hyperstack.ts";
+export {
+  isGenericSlide,
+  leicaSlide,
+  philipsPixelSize,
+  SLIDE_FORMAT_NAMES,
+  slideVendorOf,
+  ventanaLevel,
+  ventanaScan,
+  type SlideFacts,
+  type SlideVendor,
+} from "./tiff-slides.ts";
 export {
   describeDicomLevel,
   MAX_DICOM_FRAME_BYTES,

@@ -19,8 +19,12 @@ export const MAX_TIFF_ENTRIES = 4096;
 /** Values of one tag the readers use (strip/tile offsets and byte counts: one per data block). */
 export const MAX_TIFF_TAG_VALUES = 2 ** 20;
 
-/** Bytes of ImageDescription read (OME-XML's Pixels element and ImageJ's fields come first). */
-export const MAX_TIFF_DESCRIPTION_BYTES = 64 * 1024;
+/**
+ * Bytes of an ImageDescription or XMP packet read: OME-XML's Pixels element and ImageJ's fields come
+ * first, but a Philips slide's XML carries its label and macro images in base64 before its pixel
+ * spacing, a few megabytes.
+ */
+export const MAX_TIFF_DESCRIPTION_BYTES = 4 * 1024 * 1024;
 
 /**
  * Decoded bytes of one strip or tile: at most four times its page's pixel bytes, or 16 MiB, which

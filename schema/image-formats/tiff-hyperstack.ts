@@ -1,11 +1,11 @@
 // How the pages of a multi-page TIFF map to channels and planes. OME-TIFF (OME-XML in the first
 // ImageDescription, Pixels SizeC/SizeZ/SizeT/DimensionOrder) and ImageJ hyperstacks ("ImageJ=" with
-// channels=/slices=/frames=, channel fastest) store one channel per page. A whole slide (Aperio
-// SVS, a generic pyramidal TIFF: OpenSlide's aperio and generic-tiff rules) keeps its full
-// resolution in the first page and, after it, smaller pages: reduced levels and the associated
-// images (thumbnail, label, macro), which are no planes and are never read as the image: the label
-// and macro carry the patient's name and barcode. Any other TIFF is a plain stack in which each
-// page is its own plane and its samples are the channels.
+// channels=/slices=/frames=, channel fastest) store one channel per page. A whole slide
+// (tiff-slides.ts: Aperio, Philips, Leica, Ventana, a generic pyramid) is one plane: its full
+// resolution's page; its reduced levels and associated images (thumbnail, label, macro) are no
+// planes and are never read as the image. Any other TIFF is a plain stack in which each page is
+// its own plane and its samples are the channels.
+import type { SlideFacts } from "./tiff-slides.ts";
 
 export interface PageLayout {
   /** Pages holding the channels of one plane (1 for plain stacks). */
@@ -24,21 +24,16 @@ export interface PageSize {
 
 /**
  * The layout of a TIFF of `pageCount` pages from its first ImageDescription, its first page's
- * samples, and the sizes of its first two pages (`second` absent for a single page).
+ * samples, and what its pages say of a slide (common/decode/tiff-slide.ts): a vendor's slide is one
+ * before OME or ImageJ are considered, a generic pyramid only after.
  */
-export function tiffPageLayout(description: string | undefined, pageCount: number, samplesPerPixel: number, first: PageSize, second?: PageSize): PageLayout {
+export function tiffPageLayout(description: string | undefined, pageCount: number, samplesPerPixel: number, slide: SlideFacts | null): PageLayout {
   const plain: PageLayout = { channelPages: 1, planes: pageCount, pageOf: (plane) => plane, kind: "plain" };
+  const slideLayout: PageLayout | null = slide && { channelPages: 1, planes: 1, pageOf: () => slide.page, kind: "slide" };
+  if (slideLayout && slide?.vendor !== "generic") return slideLayout;
   if (description?.includes("<OME")) return omeLayout(description, pageCount, samplesPerPixel) ?? plain;
   if (description?.startsWith("ImageJ=")) return imageJLayout(description, pageCount) ?? plain;
-  if (isSlide(description, first, second)) return { channelPages: 1, planes: 1, pageOf: () => 0, kind: "slide" };
-  return plain;
-}
-
-/** Aperio's description, or a second page smaller than the first: a stack's planes share one size. */
-function isSlide(description: string | undefined, first: PageSize, second: PageSize | undefined): boolean {
-  if (!second) return false;
-  if (description?.startsWith("Aperio")) return true;
-  return second.width <= first.width && second.height <= first.height && second.width * second.height < first.width * first.height;
+  return slideLayout ?? plain;
 }
 
 function omeLayout(xml: string, pageCount: number, samplesPerPixel: number): PageLayout | undefined {

@@ -18,6 +18,8 @@ export const Tag = {
   PlanarConfiguration: 284,
   /** 1 none, 2 inch, 3 centimetre. */
   ResolutionUnit: 296,
+  /** The writing software: Philips' slides say "Philips DP…". */
+  Software: 305,
   Predictor: 317,
   TileWidth: 322,
   TileLength: 323,
@@ -28,6 +30,8 @@ export const Tag = {
   SampleFormat: 339,
   /** Quantisation and Huffman tables shared by the JPEG-compressed blocks (an abbreviated JPEG stream). */
   JpegTables: 347,
+  /** An XMP packet (BYTE, read as text): Ventana's slides keep their scan's <iScan> element there. */
+  XmlPacket: 700,
 } as const;
 
 /** The tags a reader reads; every other tag is skipped without touching its value. */

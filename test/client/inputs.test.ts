@@ -10,8 +10,21 @@ const folder = mkdtempSync(join(tmpdir(), "cellseg-inputs-"));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 describe("the client's folder walk", () => {
-  it("takes TIFF (.tif, .tiff, an Aperio .svs), DICOM (.dcm), PNG and JPEG files, whatever their case, and leaves the rest", () => {
-    for (const name of ["slide.svs", "frame.TIF", "b.tiff", "c.png", "d.jpeg", "e.JPG", "level-0.DCM", "notes.txt", ".hidden.png", "slide.ndpi"])
+  it("takes TIFF (.tif, .tiff, slides' .svs, .scn and .bif), DICOM (.dcm), PNG and JPEG files, whatever their case, and leaves the rest", () => {
+    for (const name of [
+      "slide.svs",
+      "frame.TIF",
+      "b.tiff",
+      "c.png",
+      "d.jpeg",
+      "e.JPG",
+      "level-0.DCM",
+      "leica.scn",
+      "ventana.bif",
+      "notes.txt",
+      ".hidden.png",
+      "slide.ndpi",
+    ])
       writeFileSync(join(folder, name), "x");
     expect(collectInputs([folder], join(folder, "out")).map((input) => input.name)).toEqual([
       "b.tiff",
@@ -19,8 +32,10 @@ describe("the client's folder walk", () => {
       "d.jpeg",
       "e.JPG",
       "frame.TIF",
+      "leica.scn",
       "level-0.DCM",
       "slide.svs",
+      "ventana.bif",
     ]);
   });
 });

@@ -3,7 +3,7 @@
 // `npm start` made one). Each credential is refused (403) where it does not belong, and anything
 // else is 401.
 import { createMiddleware } from "hono/factory";
-import type { AppEnv, Bindings } from "../env.ts";
+import type { AppEnv } from "../env.ts";
 import { HttpError } from "../errors.ts";
 import { constantTimeEqual } from "../services/crypto.ts";
 import { organizationForKey } from "../services/organizations.ts";
