@@ -27,6 +27,11 @@ export const ModelManifest = z.object({
   name: z.string().min(1),
   /** Version of these weights, e.g. "1.0.0" or a date. */
   version: z.string().min(1),
+  /**
+   * What a public model is for, in a sentence or two, with no figures (they are dated in
+   * docs/models.md): GET /models shows it (npm run models:describe writes it where the worker reads it).
+   */
+  description: z.string().optional(),
   /** Input channels C the network takes; images are mapped to these with `channels` selection. */
   channels: z.number().int().min(1).max(16),
   /**

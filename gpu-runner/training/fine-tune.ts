@@ -143,7 +143,7 @@ function keptBaseModel(
   provenance: ModelManifest["provenance"],
 ): { onnx: Uint8Array; manifest: ModelManifest } {
   // The base's own start for diameter "auto" was learnt from other images; the user's are weighed below.
-  const { trainedObjectDiameter: _, ...manifest } = base.manifest;
+  const { trainedObjectDiameter: _, description: _public, ...manifest } = base.manifest;
   return { onnx: base.onnx, manifest: { ...manifest, name, version, provenance } };
 }
 

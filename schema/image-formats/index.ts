@@ -52,7 +52,7 @@ export {
   type TiffPage,
   type TiffTags,
 } from "./tiff-page.ts";
-export { tiffPageLayout, type PageLayout, type PageSize } from "./tiff-hyperstack.ts";
+export { tiffPageLayout, type PageLayout } from "./tiff-hyperstack.ts";
 export {
   isGenericSlide,
   leicaSlide,
@@ -61,6 +61,7 @@ export {
   slideVendorOf,
   ventanaLevel,
   ventanaScan,
+  type PageSize,
   type SlideFacts,
   type SlideVendor,
 } from "./tiff-slides.ts";

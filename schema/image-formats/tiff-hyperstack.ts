@@ -17,11 +17,6 @@ export interface PageLayout {
   kind: "plain" | "ome" | "imagej" | "slide";
 }
 
-export interface PageSize {
-  width: number;
-  height: number;
-}
-
 /**
  * The layout of a TIFF of `pageCount` pages from its first ImageDescription, its first page's
  * samples, and what its pages say of a slide (common/decode/tiff-slide.ts): a vendor's slide is one

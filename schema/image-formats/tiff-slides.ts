@@ -12,7 +12,12 @@
 //   pages described "Label Image", "Thumbnail", then the levels "level=0 mag=40 …", level=1 ….
 // - Any other TIFF whose second page is smaller than its first: a generic pyramid.
 import { micrometres, type PixelSize } from "./calibration.ts";
-import type { PageSize } from "./tiff-hyperstack.ts";
+
+/** A page's size in pixels. */
+export interface PageSize {
+  width: number;
+  height: number;
+}
 
 export type SlideVendor = "aperio" | "philips" | "leica" | "ventana" | "generic";
 

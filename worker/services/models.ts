@@ -4,6 +4,7 @@ import { jobs, models } from "../../schema/db.ts";
 import { effectiveMaskDefaults, type MaskDefaults, type ModelMaskDefaults } from "../../schema/mask-defaults.ts";
 import { MODALITIES, type Modality } from "../../schema/modality.ts";
 import { recommendedFor } from "../../schema/model-recommendations.ts";
+import { PUBLIC_MODEL_DESCRIPTIONS } from "../../schema/public-model-descriptions.ts";
 import { MODEL_FILES } from "../../schema/storage-keys.ts";
 import type { Bindings, Organization } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
@@ -33,7 +34,8 @@ export function modelView(model: Model): ModelRecord {
     id: model.id,
     name: model.name,
     version: model.version,
-    description: model.description ?? "",
+    // A public model's description is its manifest's; an organization's own, the one written when it was trained.
+    description: (model.orgId === null ? PUBLIC_MODEL_DESCRIPTIONS[model.id] : undefined) ?? model.description ?? "",
     is_public: model.orgId === null,
     base_model_id: model.baseModelId,
     recommended_for: recommendedFor(model.id, model.orgId === null),
