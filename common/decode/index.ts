@@ -18,15 +18,16 @@ export function decodeImage(bytes: Uint8Array, options?: DecodeOptions): Decoded
   if (isTiff(bytes)) return decodeTiff(bytes, options);
   if (isPng(bytes)) return decodePng(bytes, options);
   if (isJpeg(bytes)) return decodeJpeg(bytes, options);
-  if (sniffImageFormat(bytes.subarray(0, SNIFF_BYTES)) === "dicom") {
-    // A slide level is read tile by tile (openImageRegions); its header is still checked, so a forged one is named.
+  const format = sniffImageFormat(bytes.subarray(0, SNIFF_BYTES));
+  if (format === "dicom" || format === "zarr") {
+    // A slide level or a Zarr store is read tile by tile (openImageRegions); its headers are still checked, so a forged one is named.
     probeImage(bytes);
-    throw new ImageDecodeError("a DICOM whole-slide image is read by region, not decoded whole", "unsupported");
+    throw new ImageDecodeError(`${format === "dicom" ? "a DICOM whole-slide image" : "an OME-Zarr store"} is read by region, not decoded whole`, "unsupported");
   }
   throw unknownFormat(bytes);
 }
 
 function unknownFormat(bytes: Uint8Array): ImageDecodeError {
   if (bytes.length === 0) return new ImageDecodeError("empty file", "unsupported");
-  return new ImageDecodeError("unrecognised image format (supported: TIFF, PNG, JPEG; DICOM whole-slide by region)", "unsupported");
+  return new ImageDecodeError("unrecognised image format (supported: TIFF, PNG, JPEG; DICOM whole-slide and OME-Zarr by region)", "unsupported");
 }

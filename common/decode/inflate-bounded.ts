@@ -6,7 +6,7 @@
 // in workerd, whose node:zlib is the same native zlib). Input is read at native speed, so even
 // deflate data made of nothing but empty blocks (5 bytes each, no output) costs milliseconds per
 // megabyte; callers still bound how much input they hand over.
-import { constants, inflateRawSync, inflateSync } from "node:zlib";
+import { constants, gunzipSync, inflateRawSync, inflateSync } from "node:zlib";
 import { ImageDecodeError } from "../../schema/image-formats/index.ts";
 
 /**
@@ -18,8 +18,8 @@ import { ImageDecodeError } from "../../schema/image-formats/index.ts";
 const GROWTH_STEP = 64 * 1024;
 
 export interface InflateOptions {
-  /** "zlib": RFC 1950 header and Adler-32 around the deflate data (PNG, TIFF); "raw": bare deflate (ZIP). */
-  framing: "zlib" | "raw";
+  /** "zlib": RFC 1950 header and Adler-32 around the deflate data (PNG, TIFF, Zarr's zlib); "raw": bare deflate (ZIP); "gzip": RFC 1952 (Zarr's gzip). */
+  framing: "zlib" | "raw" | "gzip";
   /**
    * true: data that stops before its final block is corrupt (a ZIP entry). false: it yields what it
    * has, and the caller decides whether that is enough (a TIFF block or PNG image data of known size).
@@ -31,7 +31,7 @@ export interface InflateOptions {
 export type Inflated = Uint8Array | "too large" | { corrupt: string };
 
 export function inflateWithin(input: Uint8Array, limit: number, options: InflateOptions): Inflated {
-  const inflate = options.framing === "raw" ? inflateRawSync : inflateSync;
+  const inflate = options.framing === "raw" ? inflateRawSync : options.framing === "gzip" ? gunzipSync : inflateSync;
   try {
     const inflated = inflate(input, {
       maxOutputLength: Math.max(1, limit) + GROWTH_STEP,

@@ -9,7 +9,7 @@ import {
   checkImageSize,
   checkRegionImageSize,
   checkTiffBlock,
-  dicomCalibration,
+  trustedCalibration,
   Compression,
   isJpeg2000Compression,
   ImageDecodeError,
@@ -38,6 +38,7 @@ import {
 } from "../../schema/image-formats/index.ts";
 import type { ByteSource } from "./byte-source.ts";
 import { readDicomStructure } from "./dicom-structure.ts";
+import { readZarrStructure } from "./zarr-structure.ts";
 import { readSlideFacts, subIfdLevels } from "./tiff-slide.ts";
 import type { ImageProbe } from "./decoded-image.ts";
 import { pageInfo, StoredBytesTally } from "./tiff-blocks.ts";
@@ -72,15 +73,43 @@ export function* readImageHeaders(size: number, options: ProbeOptions): Parse<Im
   if (format === "png") return yield* readPngHeaders(size, options);
   if (format === "jpeg") return yield* readJpegHeaders(size, options);
   if (format === "dicom") return yield* readDicomHeaders(size);
+  if (format === "zarr") {
+    const zarr = yield* readZarrHeaders(size);
+    if (zarr) return zarr;
+  }
   // The words a client sees when its upload is refused (415), an empty file included: the format
   // named where it is one known to microscopy, with a conversion.
   throw new ImageDecodeError(unsupportedFileMessage(head), "unsupported");
 }
 
+/** A zipped OME-Zarr store's full resolution (zarr-structure.ts), read by region; null for a ZIP that holds none. */
+function* readZarrHeaders(size: number): Parse<ImageProbe | null> {
+  const zarr = yield* readZarrStructure(size);
+  if (!zarr) return null;
+  const { array, axes } = zarr;
+  const calibration = trustedCalibration(zarr.pixelSize);
+  return {
+    format: "zarr",
+    width: array.shape[axes.x]!,
+    height: array.shape[axes.y]!,
+    channels: axes.c === null ? 1 : array.shape[axes.c]!,
+    bitDepth: array.dataType.bytes * 8,
+    sampleFormat: array.dataType.format,
+    pages: 1,
+    lossy: false,
+    pixelSize: calibration.pixelSize,
+    pixelSizeWarning: calibration.warning,
+    channelNames: null,
+    formatName: zarr.version === 3 ? "OME-Zarr (NGFF 0.5)" : "OME-Zarr (NGFF 0.4)",
+    levels: zarr.levels,
+    objectiveMagnification: null,
+  };
+}
+
 /** A DICOM whole-slide level: a tiled pixel matrix (dicom-structure.ts), read by region. */
 function* readDicomHeaders(size: number): Parse<ImageProbe> {
   const { level } = yield* readDicomStructure(size);
-  const calibration = dicomCalibration(level);
+  const calibration = trustedCalibration(level.pixelSpacingUm && { ...level.pixelSpacingUm, source: "dicom" });
   return {
     format: "dicom",
     width: level.width,

@@ -214,10 +214,10 @@ export async function uploadSummedPreview(
 /**
  * Whether any rectangle of the file can be read without decoding what comes before it: a TIFF's
  * tiles and strips are found through its offsets, a DICOM slide's frames through its offset
- * tables, a PNG or JPEG is one stream.
+ * tables, an OME-Zarr's chunks through its ZIP directory; a PNG or JPEG is one stream.
  */
 function readsAtRandom(regions: ImageRegions): boolean {
-  return regions.format === "tiff" || regions.format === "dicom";
+  return regions.format === "tiff" || regions.format === "dicom" || regions.format === "zarr";
 }
 
 /** The plan as the worker keeps it for the block tasks (schema/internal-api.ts blockPlan). */

@@ -27,7 +27,7 @@ export interface PixelSize {
   source: PixelSizeSource;
 }
 
-export const PIXEL_SIZE_SOURCES = ["ome", "imagej", "aperio", "tiff", "dicom", "philips", "leica", "ventana"] as const;
+export const PIXEL_SIZE_SOURCES = ["ome", "imagej", "aperio", "tiff", "dicom", "philips", "leica", "ventana", "ome-zarr"] as const;
 export type PixelSizeSource = (typeof PIXEL_SIZE_SOURCES)[number];
 
 /**
@@ -57,6 +57,7 @@ const SOURCE_NAMES: Readonly<Record<PixelSizeSource | "given", string>> = {
   philips: "the Philips DICOM_PIXEL_SPACING",
   leica: "the Leica SCN view and pixel sizes",
   ventana: "the Ventana iScan ScanRes",
+  "ome-zarr": "the OME-Zarr scale",
   given: "given with the prediction",
 };
 
@@ -73,6 +74,10 @@ const MICRONS: Readonly<Record<string, number>> = {
   dm: 1e5,
   cm: 1e4,
   mm: 1e3,
+  millimeter: 1e3,
+  millimetre: 1e3,
+  centimeter: 1e4,
+  centimetre: 1e4,
   µm: 1,
   um: 1,
   micron: 1,
@@ -170,7 +175,7 @@ function resolution(tags: TiffTags, tag: number): number | null {
 }
 
 /** What the file claims: a size, the default resolution it holds instead (pixels per inch), or nothing. */
-type Claim = PixelSize | { defaultDpi: number } | null;
+export type Claim = PixelSize | { defaultDpi: number } | null;
 
 /**
  * An Aperio SVS's pixel size: its ImageDescription starts "Aperio" and holds `|MPP = 0.4990|`,
@@ -233,13 +238,11 @@ export function tiffCalibration(description: string | undefined, tags: TiffTags,
   return trustedCalibration(vendorSize ?? claimedPixelSize(description, tags));
 }
 
-/** A DICOM level's pixel size: its Pixel Measures' PixelSpacing, under the same trust as a TIFF's. */
-export function dicomCalibration(level: { pixelSpacingUm: { x: number; y: number } | null }): Calibration {
-  return trustedCalibration(level.pixelSpacingUm && { ...level.pixelSpacingUm, source: "dicom" });
-}
-
-/** A claimed size as the service may use it: none for a screen default or a size no microscope produces, saying why. */
-function trustedCalibration(claim: Claim): Calibration {
+/**
+ * A claimed size as the service may use it, whatever the format: none for a screen default or a
+ * size no microscope produces, saying why.
+ */
+export function trustedCalibration(claim: Claim): Calibration {
   if (claim === null) return { pixelSize: null, warning: null };
   if ("defaultDpi" in claim) {
     return {

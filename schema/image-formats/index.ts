@@ -54,6 +54,23 @@ export {
 } from "./tiff-page.ts";
 export { tiffPageLayout, type PageLayout } from "./tiff-hyperstack.ts";
 export {
+  MAX_ZARR_CHUNK_BYTES,
+  MAX_ZARR_METADATA_BYTES,
+  MAX_ZIP_DIRECTORY_BYTES,
+  MAX_ZIP_ENTRIES,
+  maxStoredChunkBytes,
+  multiscaleOf,
+  zarrArrayV2,
+  zarrArrayV3,
+  zarrAxes,
+  zarrPixelSize,
+  type ZarrArray,
+  type ZarrAxes,
+  type ZarrCodec,
+  type ZarrDataType,
+  type ZarrMultiscale,
+} from "./ome-zarr.ts";
+export {
   isGenericSlide,
   leicaSlide,
   philipsPixelSize,
@@ -76,7 +93,7 @@ export {
 } from "./dicom.ts";
 export {
   describePixelSize,
-  dicomCalibration,
+  trustedCalibration,
   MICROSCOPE_PIXEL_SIZE_UM,
   micrometres,
   omeAttributes,

@@ -1,8 +1,9 @@
 // Recognising a format from a file's first bytes (never its name): the signatures of PNG
 // (ISO 15948), JPEG (ITU T.81 SOI followed by a marker), TIFF and BigTIFF (byte order, 42 or 43),
-// DICOM Part 10 ("DICM" after a 128-byte preamble, PS3.10 7.1).
+// DICOM Part 10 ("DICM" after a 128-byte preamble, PS3.10 7.1), and a ZIP (a local file header,
+// APPNOTE 4.3.7), read as an OME-Zarr store when it holds one.
 
-export type ImageFormat = "tiff" | "png" | "jpeg" | "dicom";
+export type ImageFormat = "tiff" | "png" | "jpeg" | "dicom" | "zarr";
 
 /** Bytes enough to tell every format apart, and to name the formats the readers refuse (DICOM's "DICM" sits at 128). */
 export const SNIFF_BYTES = 132;
@@ -27,6 +28,7 @@ export function sniffImageFormat(head: Uint8Array): ImageFormat | null {
     if (ii || mm) return "tiff";
   }
   if (ascii(head, 128, 4) === "DICM") return "dicom";
+  if (isZip(head)) return "zarr";
   return null;
 }
 
@@ -37,9 +39,10 @@ const BFCONVERT =
 /** Formats met in microscopy that the readers do not read, by signature, each with a conversion that works. */
 const UNREAD_FORMATS: { name: string; matches: (head: Uint8Array) => boolean; convert: string }[] = [
   {
-    name: "a ZIP archive (a zipped OME-Zarr or DICOM series)",
-    matches: (h) => h[0] === 0x50 && h[1] === 0x4b && h[2] === 3 && h[3] === 4,
-    convert: "convert an OME-Zarr to OME-TIFF with raw2ometiff (raw2ometiff image.zarr image.ome.tif), a DICOM series with vips tiffsave",
+    name: "a ZIP archive holding no OME-Zarr image (its multiscales metadata, .zattrs or zarr.json, not found: a DICOM series?)",
+    matches: isZip,
+    convert:
+      "upload a DICOM series' full-resolution .dcm file on its own, or zip an OME-Zarr store with its metadata (cd image.zarr && zip -r -0 ../image.zarr.zip .)",
   },
   { name: "Zeiss CZI", matches: (h) => ascii(h, 0, 10) === "ZISRAWFILE", convert: BFCONVERT },
   { name: "Nikon ND2", matches: (h) => h[0] === 0xda && h[1] === 0xce && h[2] === 0xbe && h[3] === 0x0a, convert: BFCONVERT },
@@ -52,6 +55,10 @@ const UNREAD_FORMATS: { name: string; matches: (head: Uint8Array) => boolean; co
   },
 ];
 
+function isZip(head: Uint8Array): boolean {
+  return head[0] === 0x50 && head[1] === 0x4b && head[2] === 3 && head[3] === 4;
+}
+
 function ascii(head: Uint8Array, at: number, length: number): string {
   return head.length < at + length ? "" : String.fromCharCode(...head.subarray(at, at + length));
 }
@@ -62,6 +69,6 @@ function ascii(head: Uint8Array, at: number, length: number): string {
  */
 export function unsupportedFileMessage(head: Uint8Array): string {
   const known = UNREAD_FORMATS.find((format) => format.matches(head));
-  const base = "File is not a supported image: expected TIFF (OME-TIFF, Aperio SVS, pyramidal TIFF), DICOM whole-slide, PNG or JPEG";
+  const base = "File is not a supported image: expected TIFF (OME-TIFF, whole-slide TIFFs), DICOM whole-slide, a zipped OME-Zarr, PNG or JPEG";
   return known ? `${base}; this is ${known.name}: ${known.convert}` : base;
 }

@@ -10,7 +10,7 @@ const folder = mkdtempSync(join(tmpdir(), "cellseg-inputs-"));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 describe("the client's folder walk", () => {
-  it("takes TIFF (.tif, .tiff, slides' .svs, .scn and .bif), DICOM (.dcm), PNG and JPEG files, whatever their case, and leaves the rest", () => {
+  it("takes TIFF (.tif, .tiff, slides' .svs, .scn and .bif), DICOM (.dcm), zipped OME-Zarr (.zip), PNG and JPEG files, whatever their case, and leaves the rest", () => {
     for (const name of [
       "slide.svs",
       "frame.TIF",
@@ -21,6 +21,7 @@ describe("the client's folder walk", () => {
       "level-0.DCM",
       "leica.scn",
       "ventana.bif",
+      "plate.zarr.zip",
       "notes.txt",
       ".hidden.png",
       "slide.ndpi",
@@ -34,6 +35,7 @@ describe("the client's folder walk", () => {
       "frame.TIF",
       "leica.scn",
       "level-0.DCM",
+      "plate.zarr.zip",
       "slide.svs",
       "ventana.bif",
     ]);

@@ -404,10 +404,10 @@ describe("the client's uploads and waiting", () => {
     expect(states.at(-1)).toEqual({ image_id: image.id, parts_done: [1, 2] });
   }, 120_000);
 
-  it("prints the service's refusal of a 40 MiB zipped OME-Zarr before sending a byte of it", async () => {
-    const file = join(work, "plate.zarr.zip");
+  it("prints the service's refusal of a 40 MiB Zeiss CZI before sending a byte of it", async () => {
+    const file = join(work, "plate.czi");
     const bytes = new Uint8Array(40 * MiB);
-    bytes.set([0x50, 0x4b, 3, 4]);
+    bytes.set(new TextEncoder().encode("ZISRAWFILE"));
     writeFileSync(file, bytes);
     let requests = 0;
     const http = new Http({
@@ -419,9 +419,9 @@ describe("the client's uploads and waiting", () => {
         return fetch(input, init);
       },
     });
-    const attempt = uploadImage(http, { path: file, name: "plate.zarr.zip", size: bytes.length }, { resumableAbove: 64 * MiB, bodyLimit: 100_000_000 });
+    const attempt = uploadImage(http, { path: file, name: "plate.czi", size: bytes.length }, { resumableAbove: 64 * MiB, bodyLimit: 100_000_000 });
     await expect(attempt).rejects.toThrow(UploadFailedError);
-    await expect(attempt).rejects.toThrow(/this is a ZIP archive \(a zipped OME-Zarr or DICOM series\): convert an OME-Zarr to OME-TIFF with raw2ometiff/);
+    await expect(attempt).rejects.toThrow(/this is Zeiss CZI: convert it to a pyramidal OME-TIFF with Bio-Formats/);
     expect(requests).toBe(0);
   });
 

@@ -21,6 +21,7 @@ import { dashboardCall, signIn } from "./dashboard-helpers.ts";
 import { leaseJob } from "./runner-helpers.ts";
 import { encodeTiff } from "../fixtures/tiff-writer.ts";
 import { cutTiles, encodeDicomLevel, TRANSFER_SYNTAX } from "../fixtures/dicom-writer.ts";
+import { encodeOmeZarrZip } from "../fixtures/ome-zarr-writer.ts";
 
 const bytesOf = (dataUrl: string) => Uint8Array.from(atob(dataUrl.slice(dataUrl.indexOf(",") + 1)), (c) => c.charCodeAt(0));
 
@@ -125,6 +126,33 @@ describe("the pixel size, from the file to the calibrated columns", () => {
       level_read: 0,
       objective_magnification: 20,
       pixel_size: { x_um: 0.25, y_um: 0.5, source: "dicom" },
+    });
+  });
+
+  it("reads a zipped OME-Zarr's scale in its axes' unit at upload, and names it with its levels", async () => {
+    const org = await createOrg();
+    const store = await encodeOmeZarrZip({
+      version: 2,
+      width: 40,
+      height: 30,
+      channels: 2,
+      chunk: [16, 16],
+      dataType: "uint16",
+      codec: "zlib",
+      value: (c, y, x) => c + y + x,
+      pixelSizeUm: 0.325,
+      levels: 1,
+    });
+    const image = await upload(org, "plate.zarr.zip", store);
+    expect(image).toMatchObject({
+      format: "zarr",
+      format_name: "OME-Zarr (NGFF 0.4)",
+      channels: 2,
+      levels: [
+        { width: 40, height: 30 },
+        { width: 20, height: 15 },
+      ],
+      pixel_size: { x_um: 0.325, y_um: 0.325, source: "ome-zarr" },
     });
   });
 
