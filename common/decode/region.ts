@@ -18,8 +18,14 @@ export interface ImageRegions {
   format: ImageFormat;
   /** Planes selectable with `page` when opening (TIFF pages, OME/ImageJ Z×T planes); 1 for PNG/JPEG. */
   pages: number;
-  /** Reduced-resolution levels of a pyramidal TIFF (SubIFDs of the page read), largest first; empty if none. */
+  /** Reduced-resolution levels of a pyramid (a slide's pages, SubIFDs, OME-Zarr datasets), largest first; empty if none. */
   levels: { width: number; height: number }[];
+  /**
+   * Opens reduced level `index` (of `levels`) as an image of its own, where the reader can (a
+   * slide's level pages, an OME-Zarr's datasets): a preview reads a level near its own size, not
+   * the full resolution. Absent where it cannot.
+   */
+  readLevel?(index: number): Promise<ImageRegions>;
   /**
    * Row-sequential readers (a PNG: one zlib stream; a strip TIFF: strips as wide as the image) keep
    * the last rows they decoded, so regions side by side or overlapping the last ones cost no new

@@ -3,7 +3,7 @@
 // intersects (uncompressed ones only the rows, and columns, it needs), merged into few reads, and
 // decodes them with the whole-image decoder's block code (tiff-blocks.ts). The image may exceed
 // MAX_SAMPLES; each block is bounded instead (MAX_TIFF_BLOCK_BYTES), and each region (checkRegion).
-import { checkTiffBlock, Compression, ImageDecodeError, MAX_TIFF_BLOCK_BYTES, Tag, tiffPageLayout } from "../../schema/image-formats/index.ts";
+import { checkTiffBlock, Compression, ImageDecodeError, MAX_TIFF_BLOCK_BYTES, type PageLayout, Tag, tiffPageLayout } from "../../schema/image-formats/index.ts";
 import { cachedSource, type RangeRead, readRanges } from "./byte-ranges.ts";
 import { BlockCache } from "./block-cache.ts";
 import type { ByteSource } from "./byte-source.ts";
@@ -29,7 +29,7 @@ import { undoPredictor } from "./tiff-predictor.ts";
 /** Decoded blocks kept for the next regions (neighbouring regions share edge tiles, a strip spans many). */
 const BLOCK_CACHE_BYTES = 64 * 1024 * 1024;
 
-export async function openTiffRegions(source: ByteSource, options: { page?: number } = {}): Promise<ImageRegions> {
+export async function openTiffRegions(source: ByteSource, options: { page?: number; levelPage?: number } = {}): Promise<ImageRegions> {
   const cached = cachedSource(source);
   const file = await openTiffSource(cached);
   const infos = new Map<number, Promise<PageInfo>>();
@@ -49,7 +49,11 @@ export async function openTiffRegions(source: ByteSource, options: { page?: numb
   };
   const firstPage = await file.directory(0);
   const slide = await parseSource(readSlideFacts(file, source.size, firstPage), cached);
-  const layout = tiffPageLayout(stringOf(firstPage, Tag.ImageDescription), file.pageCount, firstPage.numbers(Tag.SamplesPerPixel)?.[0] ?? 1, slide);
+  // A slide's reduced level (levelPage, through readLevel) is read as a one-page image of its own.
+  const layout: PageLayout =
+    options.levelPage === undefined
+      ? tiffPageLayout(stringOf(firstPage, Tag.ImageDescription), file.pageCount, firstPage.numbers(Tag.SamplesPerPixel)?.[0] ?? 1, slide)
+      : { kind: "plain", channelPages: 1, planes: 1, pageOf: () => options.levelPage! };
   const plane = options.page ?? 0;
   if (!Number.isInteger(plane) || plane < 0 || plane >= layout.planes) {
     throw new ImageDecodeError(`page ${plane} does not exist (file has ${layout.planes} plane${layout.planes === 1 ? "" : "s"})`);
@@ -77,7 +81,21 @@ export async function openTiffRegions(source: ByteSource, options: { page?: numb
     sampleFormat: geometry.sampleFormat,
     format: "tiff",
     pages: layout.planes,
-    levels: slide && layout.kind === "slide" ? slide.levels : await parseSource(subIfdLevels(file, source.size, await file.directory(geometryPage)), cached),
+    levels:
+      options.levelPage !== undefined
+        ? []
+        : slide && layout.kind === "slide"
+          ? slide.levels.map(({ width, height }) => ({ width, height }))
+          : await parseSource(subIfdLevels(file, source.size, await file.directory(geometryPage)), cached),
+    ...(slide &&
+      layout.kind === "slide" &&
+      options.levelPage === undefined && {
+        readLevel: (index: number) => {
+          const level = slide.levels[index];
+          if (!level) throw new RangeError(`level ${index} does not exist (the slide has ${slide.levels.length} reduced levels)`);
+          return openTiffRegions(source, { levelPage: level.page });
+        },
+      }),
     async readRegion(x, y, w, h, regionOptions) {
       const wanted = checkRegion(image, x, y, w, h, regionOptions);
       const rect: Rect = { x, y, width: w, height: h };

@@ -24,7 +24,7 @@ export interface LevelSize {
   height: number;
 }
 
-const largestFirst = (levels: LevelSize[]) => levels.sort((a, b) => b.width * b.height - a.width * a.height);
+const largestFirst = <Level extends LevelSize>(levels: Level[]) => levels.sort((a, b) => b.width * b.height - a.width * a.height);
 
 /** The slide a TIFF holds, from its first page (`first`) and, as its vendor needs, the pages after; null if it is none. */
 export function* readSlideFacts(structure: TiffStructure, size: number, first: TiffDirectory): Parse<SlideFacts | null> {
@@ -46,7 +46,7 @@ export function* readSlideFacts(structure: TiffStructure, size: number, first: T
     const [full, ...reduced] = described.sort((a, b) => a.level - b.level);
     if (!full) throw new ImageDecodeError("Ventana BIF corrupt: no page is described as a level (level=0)");
     const xmp = [full.xmp, stringOf(first, Tag.XmlPacket)].find((packet) => packet?.includes("<iScan"));
-    return { vendor, page: full.page, levels: largestFirst(reduced.map((d) => d.size)), ...ventanaScan(xmp) };
+    return { vendor, page: full.page, levels: largestFirst(reduced.map((d) => ({ ...d.size, page: d.page }))), ...ventanaScan(xmp) };
   }
   if (vendor === null) {
     if (structure.directories.length < 2) return null;
@@ -55,10 +55,10 @@ export function* readSlideFacts(structure: TiffStructure, size: number, first: T
   }
   // Aperio, Philips and generic pyramids: the full resolution first; the tiled pages after it are
   // levels, the stripped ones (thumbnail, label, macro, by Aperio's rule and OpenSlide's generic one) are not.
-  const levels: LevelSize[] = [];
-  for (const at of pages.slice(1)) {
-    const dir = yield* readDirectory(structure, at, size);
-    if (dir.count(Tag.TileWidth) > 0) levels.push(pageSize(dir));
+  const levels: SlideFacts["levels"] = [];
+  for (let page = 1; page < pages.length; page++) {
+    const dir = yield* readDirectory(structure, pages[page]!, size);
+    if (dir.count(Tag.TileWidth) > 0) levels.push({ ...pageSize(dir), page });
   }
   const pixelSize = vendor === "philips" ? philipsPixelSize(description!) : null;
   return { vendor: vendor ?? "generic", page: 0, levels: largestFirst(levels), pixelSize, magnification: null };

@@ -15,8 +15,9 @@ import { inflateZipEntry, zipDataStart } from "./zip-directory.ts";
 /** Decoded chunks kept for the next regions (neighbouring regions share edge chunks). */
 const CHUNK_CACHE_BYTES = 64 * 1024 * 1024;
 
-export async function openZarrRegions(source: ByteSource): Promise<ImageRegions> {
-  const structure = await parseSource(readZarrStructure(source.size), cachedSource(source));
+/** Dataset `level` of the store (0, the full resolution; readLevel opens the others). */
+export async function openZarrRegions(source: ByteSource, level = 0): Promise<ImageRegions> {
+  const structure = await parseSource(readZarrStructure(source.size, level), cachedSource(source));
   if (!structure) throw new ImageDecodeError("ZIP archive holds no OME-Zarr image", "unsupported");
   const { array, axes, entries, arrayFolder } = structure;
   const image = { width: array.shape[axes.x]!, height: array.shape[axes.y]!, channels: axes.c === null ? 1 : array.shape[axes.c]! };
@@ -34,7 +35,8 @@ export async function openZarrRegions(source: ByteSource): Promise<ImageRegions>
     sampleFormat: format,
     format: "zarr",
     pages: 1,
-    levels: structure.levels,
+    levels: level === 0 ? structure.levels : [],
+    ...(level === 0 && structure.levels.length > 0 && { readLevel: (index: number) => openZarrRegions(source, index + 1) }),
     async readRegion(x, y, w, h, options) {
       const wanted = checkRegion(image, x, y, w, h, options);
       const out = new Float32Array(wanted.length * w * h);

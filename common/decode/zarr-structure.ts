@@ -31,13 +31,16 @@ export interface ZarrStructure {
   array: ZarrArray;
   arrayFolder: string;
   axes: ZarrAxes;
-  /** The reduced levels' sizes, largest first. */
+  /** The reduced levels' sizes, in the datasets' order (OME-NGFF: largest first). */
   levels: { width: number; height: number }[];
   pixelSize: PixelSize | null;
 }
 
-/** The OME-Zarr image a ZIP holds, or null when it holds none (a DICOM series, anything else). */
-export function* readZarrStructure(size: number): Parse<ZarrStructure | null> {
+/**
+ * The OME-Zarr image a ZIP holds, or null when it holds none (a DICOM series, anything else):
+ * `array` is dataset `level`'s (0, the full resolution, unless a reduced level is opened).
+ */
+export function* readZarrStructure(size: number, level = 0): Parse<ZarrStructure | null> {
   const entries = yield* readZipDirectory(size);
   const groups = [...entries.keys()].filter((name) => /(^|\/)(\.zattrs|zarr\.json)$/.test(name)).sort((a, b) => a.split("/").length - b.split("/").length);
   for (const name of groups) {
@@ -51,9 +54,11 @@ export function* readZarrStructure(size: number): Parse<ZarrStructure | null> {
       const meta = yield* readJsonEntry(entries, `${folder}${v3 ? "zarr.json" : ".zarray"}`);
       return v3 ? zarrArrayV3(meta) : zarrArrayV2(meta);
     };
-    const array = yield* arrayOf(multiscale.datasets[0]!.path);
+    const dataset = multiscale.datasets[level];
+    if (!dataset) throw new RangeError(`level ${level} does not exist (the store has ${multiscale.datasets.length} datasets)`);
+    const array = yield* arrayOf(dataset.path);
     const axes = zarrAxes(multiscale, array);
-    const arrayFolder = `${root}${multiscale.datasets[0]!.path.replace(/\/$/, "")}/`;
+    const arrayFolder = `${root}${dataset.path.replace(/\/$/, "")}/`;
     // Every chunk's stored size is in the ZIP's directory: one that claims more than its chunk can
     // store (a ZIP entry that inflates past it) is refused before any is read.
     const chunkBytes = array.chunks.reduce((p, n) => p * n, array.dataType.bytes);
@@ -76,7 +81,7 @@ export function* readZarrStructure(size: number): Parse<ZarrStructure | null> {
       array,
       arrayFolder,
       axes,
-      levels: levels.sort((a, b) => b.width * b.height - a.width * a.height),
+      levels,
       pixelSize: zarrPixelSize(multiscale, axes),
     };
   }

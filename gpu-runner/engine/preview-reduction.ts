@@ -1,7 +1,10 @@
 // The preview of an image too large to hold, made from its parts as they are read: every part's
 // pixels are summed into the boxes of the preview's finest level (previewFactors: at most 4096²,
 // so this holds 4 bytes a pixel of that level per channel shown, at most three), and the pyramid is
-// made from that level once every part was added (preview.ts). Each pixel must be added once.
+// made from that level once every part was added (preview.ts). Each pixel must be added once. The
+// parts may come from a reduced level of the file's own pyramid (`source`) no smaller than that
+// finest level: each of its pixels goes to the box its centre falls in, and each box is the mean of
+// the pixels it received.
 import type { DecodedImage } from "../../common/decode/index.ts";
 import type { DisplayRange } from "../../common/stretch.ts";
 import { previewFactors, previewTiles } from "./preview.ts";
@@ -18,12 +21,19 @@ export class PreviewReduction {
   readonly width: number;
   readonly height: number;
   readonly factor: number;
+  /** The finest level's size in boxes. */
+  readonly reducedWidth: number;
+  readonly reducedHeight: number;
   private readonly channels: number;
-  private readonly reducedWidth: number;
-  private readonly reducedHeight: number;
   private readonly sums: Float32Array;
+  /**
+   * Reading a reduced level: the box of each of its columns, the first box of its rows' line, and
+   * how many of its pixels each box received. Null when the parts are the full resolution, whose
+   * boxes each receive all their rows × columns.
+   */
+  private readonly level: { columnBox: Int32Array; rowBox: Int32Array; counts: Float32Array } | null;
 
-  constructor(width: number, height: number, channels: number) {
+  constructor(width: number, height: number, channels: number, source?: { width: number; height: number }) {
     this.width = width;
     this.height = height;
     this.factor = previewFactors(width, height)[0]!;
@@ -31,10 +41,23 @@ export class PreviewReduction {
     this.reducedWidth = Math.ceil(width / this.factor);
     this.reducedHeight = Math.ceil(height / this.factor);
     this.sums = new Float32Array(this.channels * this.reducedWidth * this.reducedHeight);
+    const reduced = source && (source.width !== width || source.height !== height);
+    this.level = reduced
+      ? {
+          columnBox: boxesOf(source.width, width, this.factor, this.reducedWidth, 1),
+          rowBox: boxesOf(source.height, height, this.factor, this.reducedHeight, this.reducedWidth),
+          counts: new Float32Array(this.reducedWidth * this.reducedHeight),
+        }
+      : null;
   }
 
-  /** Adds a rectangle of a part read from the image (its shown channels). */
-  add(part: DecodedImage, { x, y, from }: PreviewPart): void {
+  /** Adds a rectangle of a part read from the image, or from the reduced level given (its shown channels). */
+  add(part: DecodedImage, placement: PreviewPart): void {
+    if (this.level) {
+      this.addFromLevel(part, placement, this.level);
+      return;
+    }
+    const { x, y, from } = placement;
     const { factor, reducedWidth, reducedHeight } = this;
     const plane = part.width * part.height;
     for (let c = 0; c < this.channels; c++) {
@@ -43,6 +66,23 @@ export class PreviewReduction {
         const at = c * plane + row * part.width;
         const box = Math.floor((y + row) / factor) * reducedWidth;
         for (let column = from.x; column < from.x + from.width; column++) sums[box + Math.floor((x + column) / factor)]! += part.data[at + column]!;
+      }
+    }
+  }
+
+  private addFromLevel(part: DecodedImage, { x, y, from }: PreviewPart, level: NonNullable<PreviewReduction["level"]>): void {
+    const boxes = this.reducedWidth * this.reducedHeight;
+    const plane = part.width * part.height;
+    for (let c = 0; c < this.channels; c++) {
+      const sums = this.sums.subarray(c * boxes, (c + 1) * boxes);
+      for (let row = from.y; row < from.y + from.height; row++) {
+        const at = c * plane + row * part.width;
+        const line = level.rowBox[y + row]!;
+        for (let column = from.x; column < from.x + from.width; column++) {
+          const box = line + level.columnBox[x + column]!;
+          sums[box]! += part.data[at + column]!;
+          if (c === 0) level.counts[box]!++;
+        }
       }
     }
   }
@@ -75,12 +115,20 @@ export class PreviewReduction {
         for (let ox = 0; ox < w; ox++) {
           const columns = Math.min(width, (ox + 1) * factor) - ox * factor;
           const i = (c * h + oy) * w + ox;
-          data[i] = this.sums[i]! / (rows * columns);
+          const received = this.level ? this.level.counts[oy * w + ox]! : rows * columns;
+          data[i] = received > 0 ? this.sums[i]! / received : 0;
         }
       }
     const reduced: DecodedImage = { width: w, height: h, channels: this.channels, bitDepth: 32, sampleFormat: "float", data };
     return previewTiles(reduced, { factor, width, height }, display);
   }
+}
+
+/** For each of a level's `levelSide` columns (or rows), the full resolution's box its centre falls in, times `stride`. */
+function boxesOf(levelSide: number, side: number, factor: number, boxes: number, stride: number): Int32Array {
+  const boxOf = new Int32Array(levelSide);
+  for (let i = 0; i < levelSide; i++) boxOf[i] = Math.min(boxes - 1, Math.floor(((i + 0.5) * side) / levelSide / factor)) * stride;
+  return boxOf;
 }
 
 /**

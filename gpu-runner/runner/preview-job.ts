@@ -1,13 +1,14 @@
 // A preview job: decode the image and store its preview tile archive for the dashboard's viewer.
 // An image above the single-pass size is read by range requests a part at a time and its preview
 // summed from the parts (preview-reduction.ts), so no image is held whole, and stretched as its
-// sample windows show it, as a block-wise prediction's survey finds it.
+// sample windows show it, as a block-wise prediction's survey finds it. Where the file has its own
+// pyramid (a slide, an OME-Zarr), the parts come from the smallest level that fills the preview.
 import type { LeasedPreview, PreviewResult } from "../../schema/internal-api.ts";
 import { readPreviewHeader } from "../../schema/preview-tiles.ts";
 import { blockGrid } from "../engine/blocks/block-grid.ts";
 import { countedSource, openImageRegions } from "../../common/decode/region-reader.ts";
 import { readCapBytes } from "../../schema/work-limits.ts";
-import { displayRanges, previewTiles } from "../engine/preview.ts";
+import { displayRanges, previewFactors, previewTiles } from "../engine/preview.ts";
 import { type ModalityReading, readModality, readSample } from "../../common/modality.ts";
 import { PreviewReduction } from "../engine/preview-reduction.ts";
 import { fetchImage } from "./fetch-image.ts";
@@ -59,11 +60,17 @@ async function previewInParts(job: LeasedPreview, ctx: JobContext): Promise<Prev
   const sample = await readSample(regions);
   const display = displayRanges(sample);
   const modality = readModality(sample);
-  const reduction = new PreviewReduction(regions.width, regions.height, regions.channels);
-  const { blocks } = blockGrid(regions.width, regions.height, PREVIEW_PART_SIDE, 0);
+  // The file's own smallest level that still fills the preview's finest level, where it has one:
+  // a slide's pyramid then costs a fraction of a full-resolution pass.
+  const factor = previewFactors(regions.width, regions.height)[0]!;
+  const [across, down] = [Math.ceil(regions.width / factor), Math.ceil(regions.height / factor)];
+  const levelIndex = regions.readLevel ? regions.levels.findLastIndex((l) => l.width >= across && l.height >= down) : -1;
+  const read = levelIndex >= 0 ? await regions.readLevel!(levelIndex) : regions;
+  const reduction = new PreviewReduction(regions.width, regions.height, regions.channels, read);
+  const { blocks } = blockGrid(read.width, read.height, PREVIEW_PART_SIDE, 0);
   const shown = Array.from({ length: Math.min(3, regions.channels) }, (_, c) => c);
   for (const [i, { core }] of blocks.entries()) {
-    const part = await regions.readRegion(core.x, core.y, core.width, core.height, { channels: shown });
+    const part = await read.readRegion(core.x, core.y, core.width, core.height, { channels: shown });
     reduction.add(part, { x: core.x, y: core.y, from: { x: 0, y: 0, width: core.width, height: core.height } });
     ctx.checkpoint();
     ctx.progress((0.8 * (i + 1)) / blocks.length, "reading");

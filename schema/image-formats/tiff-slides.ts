@@ -34,8 +34,8 @@ export interface SlideFacts {
   vendor: SlideVendor;
   /** The page holding the full resolution. */
   page: number;
-  /** The reduced levels' sizes, largest first. */
-  levels: PageSize[];
+  /** The reduced levels, largest first: each one's size and page. */
+  levels: (PageSize & { page: number })[];
   /** Micrometres per pixel at full resolution from the vendor's metadata (Aperio's MPP is read with the other TIFF calibrations). */
   pixelSize: PixelSize | null;
   magnification: number | null;
@@ -112,7 +112,7 @@ export function leicaSlide(xml: string): Omit<SlideFacts, "vendor"> | null {
     const [nmX, nmY] = [positive(view.sizeX), positive(view.sizeY)];
     return {
       page: full.page,
-      levels: resolutions.slice(1).map(({ width, height }) => ({ width, height })),
+      levels: resolutions.slice(1).map(({ width, height, page }) => ({ width, height, page })),
       pixelSize: leicaPixelSize(nmX, nmY, full),
       magnification: positive(/<objective>\s*([0-9.]+)\s*<\/objective>/.exec(image!)?.[1]),
     };

@@ -79,6 +79,25 @@ describe("a preview summed from parts", () => {
     expect(largestTileDifference(reduction.tiles(), inParts(image, 1000))).toBe(0);
   }, 60_000);
 
+  it("is the same, within a grey level, when its parts come from the file's own half-size level (a slide's pyramid)", () => {
+    const image = pattern(8200, 2100, 1);
+    // The level as a scanner writes it: each pixel the mean of 2 x 2.
+    const level: DecodedImage = { ...image, width: 4100, height: 1050, data: new Float32Array(4100 * 1050) };
+    for (let y = 0; y < 1050; y++)
+      for (let x = 0; x < 4100; x++) {
+        const at = 2 * y * 8200 + 2 * x;
+        level.data[y * 4100 + x] = (image.data[at]! + image.data[at + 1]! + image.data[at + 8200]! + image.data[at + 8201]!) / 4;
+      }
+    const reduction = new PreviewReduction(image.width, image.height, 1, level);
+    for (const { core } of blockGrid(level.width, level.height, 700, 0).blocks) {
+      const part = cutRegion(level, core.x, core.y, core.width, core.height, [0]);
+      reduction.add(part, { x: core.x, y: core.y, from: { x: 0, y: 0, width: core.width, height: core.height } });
+    }
+    const fromLevel = reduction.tiles();
+    expect(readPreviewHeader(fromLevel).index.levels.map((l) => l.factor)).toEqual(readPreviewHeader(inParts(image, 1000)).index.levels.map((l) => l.factor));
+    expect(largestTileDifference(fromLevel, inParts(image, 1000))).toBeLessThanOrEqual(1);
+  }, 60_000);
+
   it("refuses a share that does not fit its preview", () => {
     const image = pattern(600, 400, 1);
     const share = previewShare(1200, 800, image, { x: 600, y: 400, from: { x: 0, y: 0, width: 600, height: 400 } });

@@ -70,6 +70,15 @@ describe("a zipped OME-Zarr store", () => {
     });
   }
 
+  it("opens a reduced level (a dataset after the first) as an image of its own", async () => {
+    const regions = await openImageRegions(bytesSource(await store({ levels: 2 })));
+    const level = await regions.readLevel!(1);
+    expect({ width: level.width, height: level.height, levels: level.levels }).toEqual({ width: 25, height: 18, levels: [] });
+    const region = await level.readRegion(0, 0, 25, 18, { channels: [1] });
+    // The writer's level 2 samples every fourth pixel of the full resolution.
+    expect(differing(region.data, 0, 0, 25, 18, [1], (c, y, x) => value(c, 4 * y, 4 * x))).toBe(0);
+  });
+
   it("reads Zarr v3 (OME-NGFF 0.5) with t, c, z, y, x axes, and the channel asked for alone", async () => {
     const bytes = await store({ version: 3, codec: "zstd", fiveD: true, dataType: "uint8", value: (c, y, x) => (c * 50 + y + x) % 256 });
     expect(probeImage(bytes, { regions: true })).toMatchObject({ formatName: "OME-Zarr (NGFF 0.5)", channels: 2, bitDepth: 8 });

@@ -80,6 +80,12 @@ describe("an Aperio SVS with JPEG 2000 tiles", () => {
     expect(regions.pages).toBe(1);
     expect(regions.levels).toEqual([{ width: 150, height: 100 }]);
     await expect(openImageRegions(bytesSource(bytes), { page: 3 })).rejects.toThrow("page 3 does not exist (file has 1 plane)");
+    // Its level opens as an image of its own (what a preview reads instead of the full resolution).
+    const level = await regions.readLevel!(0);
+    expect({ width: level.width, height: level.height }).toEqual({ width: 150, height: 100 });
+    const corner = await level.readRegion(140, 90, 10, 10);
+    const written = tissue(150, 100, 2);
+    expect(Math.abs(corner.data[0]! - written[(90 * 150 + 140) * 3]!)).toBeLessThanOrEqual(2);
     // The upload's probe says the same, and reads the MPP and the magnification from Aperio's description.
     const probe = probeImage(bytes, { regions: true });
     expect(probe).toMatchObject({
