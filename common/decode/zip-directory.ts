@@ -3,6 +3,7 @@
 // read, bounded (MAX_ZIP_ENTRIES, MAX_ZIP_DIRECTORY_BYTES) before it is read. An entry's data is
 // found through its local header (zipDataStart); nothing here reads or inflates an entry.
 import { ImageDecodeError, MAX_ZIP_DIRECTORY_BYTES, MAX_ZIP_ENTRIES } from "../../schema/image-formats/index.ts";
+import { CENTRAL_HEADER, END, LOCAL_HEADER, U16_MAX, U32_MAX, ZIP64_END, ZIP64_LOCATOR } from "../../schema/zip-records.ts";
 import type { Parse } from "./header-parse.ts";
 import { inflateWithin } from "./inflate-bounded.ts";
 
@@ -15,13 +16,8 @@ export interface ZipEntry {
   localHeader: number;
 }
 
-const END_SIGNATURE = 0x06054b50;
-const ZIP64_LOCATOR_SIGNATURE = 0x07064b50;
-const ZIP64_END_SIGNATURE = 0x06064b50;
-const CENTRAL_SIGNATURE = 0x02014b50;
-const LOCAL_SIGNATURE = 0x04034b50;
 /** The end record (22 bytes) and the longest comment after it. */
-const TAIL_BYTES = 22 + 0xffff;
+const TAIL_BYTES = 22 + U16_MAX;
 
 const corrupt = (why: string) => new ImageDecodeError(`ZIP corrupt: ${why}`);
 
@@ -33,7 +29,7 @@ export function* readZipDirectory(size: number): Parse<Map<string, ZipEntry>> {
   const t = view(tail);
   let end = -1;
   for (let at = tail.length - 22; at >= 0; at--) {
-    if (t.getUint32(at, true) === END_SIGNATURE) {
+    if (t.getUint32(at, true) === END) {
       end = at;
       break;
     }
@@ -42,11 +38,11 @@ export function* readZipDirectory(size: number): Parse<Map<string, ZipEntry>> {
   let entries = t.getUint16(end + 10, true);
   let directoryBytes = t.getUint32(end + 12, true);
   let directoryAt = t.getUint32(end + 16, true);
-  if (entries === 0xffff || directoryBytes === 0xffffffff || directoryAt === 0xffffffff) {
+  if (entries === U16_MAX || directoryBytes === U32_MAX || directoryAt === U32_MAX) {
     // ZIP64: the locator just before the end record points at the ZIP64 end record.
-    if (end < 20 || t.getUint32(end - 20, true) !== ZIP64_LOCATOR_SIGNATURE) throw corrupt("a ZIP64 archive without its locator");
+    if (end < 20 || t.getUint32(end - 20, true) !== ZIP64_LOCATOR) throw corrupt("a ZIP64 archive without its locator");
     const record = view(yield { offset: Number(t.getBigUint64(end - 20 + 8, true)), length: 56, what: "the ZIP64 end record" });
-    if (record.getUint32(0, true) !== ZIP64_END_SIGNATURE) throw corrupt("no ZIP64 end of central directory record");
+    if (record.getUint32(0, true) !== ZIP64_END) throw corrupt("no ZIP64 end of central directory record");
     [entries, directoryBytes, directoryAt] = [32, 40, 48].map((field) => Number(record.getBigUint64(field, true))) as [number, number, number];
   }
   if (entries > MAX_ZIP_ENTRIES) {
@@ -62,7 +58,7 @@ export function* readZipDirectory(size: number): Parse<Map<string, ZipEntry>> {
   const found = new Map<string, ZipEntry>();
   const decoder = new TextDecoder();
   for (let at = 0, n = 0; n < entries; n++) {
-    if (at + 46 > directory.length || d.getUint32(at, true) !== CENTRAL_SIGNATURE) throw corrupt(`central directory entry ${n + 1} is damaged`);
+    if (at + 46 > directory.length || d.getUint32(at, true) !== CENTRAL_HEADER) throw corrupt(`central directory entry ${n + 1} is damaged`);
     const [nameBytes, extraBytes, commentBytes] = [d.getUint16(at + 28, true), d.getUint16(at + 30, true), d.getUint16(at + 32, true)];
     if (at + 46 + nameBytes + extraBytes + commentBytes > directory.length) throw corrupt(`central directory entry ${n + 1} runs past the directory`);
     const name = decoder.decode(directory.subarray(at + 46, at + 46 + nameBytes));
@@ -93,9 +89,9 @@ function readZip64Extra(extra: Uint8Array, entry: ZipEntry): void {
         field += 8;
         return value;
       };
-      if (entry.size === 0xffffffff) entry.size = next();
-      if (entry.compressedSize === 0xffffffff) entry.compressedSize = next();
-      if (entry.localHeader === 0xffffffff) entry.localHeader = next();
+      if (entry.size === U32_MAX) entry.size = next();
+      if (entry.compressedSize === U32_MAX) entry.compressedSize = next();
+      if (entry.localHeader === U32_MAX) entry.localHeader = next();
       return;
     }
     at += 4 + length;
@@ -117,6 +113,6 @@ export function inflateZipEntry(entry: ZipEntry, data: Uint8Array, limit: number
 /** Where an entry's data starts, from its local header's first 30 bytes. */
 export function zipDataStart(entry: ZipEntry, localHeader: Uint8Array): number {
   const l = view(localHeader);
-  if (localHeader.length < 30 || l.getUint32(0, true) !== LOCAL_SIGNATURE) throw corrupt("an entry's local header is missing");
+  if (localHeader.length < 30 || l.getUint32(0, true) !== LOCAL_HEADER) throw corrupt("an entry's local header is missing");
   return entry.localHeader + 30 + l.getUint16(26, true) + l.getUint16(28, true);
 }

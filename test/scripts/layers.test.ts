@@ -43,7 +43,7 @@ const WORKER_LAYERS: { name: string; paths: string[] }[] = [
   { name: "request plumbing", paths: ["worker/middleware/", "worker/openapi/"] },
   { name: "services", paths: ["worker/services/", "worker/operator/", "worker/exports/", "worker/annotations/"] },
   { name: "storage and queues", paths: ["worker/storage/", "worker/queues/"] },
-  { name: "foundations", paths: ["worker/env.ts", "worker/errors.ts", "worker/validation.ts", "worker/zip-records.ts"] },
+  { name: "foundations", paths: ["worker/env.ts", "worker/errors.ts", "worker/validation.ts"] },
 ];
 
 /**

@@ -12,7 +12,7 @@
 
 import { inflateWithin } from "../../common/decode/inflate-bounded.ts";
 import { AnnotationImportError } from "./errors.ts";
-import { CENTRAL_HEADER, END, LOCAL_HEADER, U32_MAX, ZIP64_END, ZIP64_LOCATOR } from "../zip-records.ts";
+import { CENTRAL_HEADER, END, LOCAL_HEADER, U32_MAX, ZIP64_END, ZIP64_LOCATOR } from "../../schema/zip-records.ts";
 
 export interface ZipEntry {
   name: string;

@@ -13,7 +13,7 @@
 
 import { ByteBuilder } from "../../common/roi-artifact/bytes.ts";
 import { crc32 } from "../../common/crc32.ts";
-import { CENTRAL_HEADER, END, LOCAL_HEADER, U16_MAX, U32_MAX, ZIP64_END, ZIP64_LOCATOR } from "../zip-records.ts";
+import { CENTRAL_HEADER, END, LOCAL_HEADER, U16_MAX, U32_MAX, ZIP64_END, ZIP64_LOCATOR } from "../../schema/zip-records.ts";
 
 const FLAG_UTF8_NAMES = 0x0800;
 const VERSION_DEFAULT = 20;
