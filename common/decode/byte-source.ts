@@ -155,3 +155,15 @@ function redact(url: string): string {
   const query = url.indexOf("?");
   return query < 0 ? url : `${url.slice(0, query)}?…`;
 }
+
+/** The `size` bytes at `start` of `source` as a source of their own (a stored entry of a ZIP). */
+export function subSource(source: ByteSource, start: number, size: number): ByteSource {
+  if (start + size > source.size) throw new RangeError(`a part of ${size} bytes at ${start} lies outside the ${source.size}-byte source`);
+  return {
+    size,
+    read(offset, length) {
+      checkReadRange(size, offset, length);
+      return source.read(start + offset, length);
+    },
+  };
+}

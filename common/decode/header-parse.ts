@@ -43,3 +43,10 @@ export async function parseSource<T>(parse: Parse<T>, source: ByteSource): Promi
   }
   return step.value;
 }
+
+/** Runs a parser written for a file that lies at `start` inside another (an entry of a ZIP). */
+export function* within<T>(parse: Parse<T>, start: number): Parse<T> {
+  let step = parse.next();
+  while (!step.done) step = parse.next(yield { ...step.value, offset: step.value.offset + start });
+  return step.value;
+}

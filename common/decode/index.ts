@@ -19,10 +19,13 @@ export function decodeImage(bytes: Uint8Array, options?: DecodeOptions): Decoded
   if (isPng(bytes)) return decodePng(bytes, options);
   if (isJpeg(bytes)) return decodeJpeg(bytes, options);
   const format = sniffImageFormat(bytes.subarray(0, SNIFF_BYTES));
-  if (format === "dicom" || format === "zarr") {
-    // A slide level or a Zarr store is read tile by tile (openImageRegions); its headers are still checked, so a forged one is named.
+  if (format === "dicom" || format === "zip") {
+    // A slide level, a Zarr store or a DICOM series is read tile by tile (openImageRegions); its headers are still checked, so a forged one is named.
     probeImage(bytes);
-    throw new ImageDecodeError(`${format === "dicom" ? "a DICOM whole-slide image" : "an OME-Zarr store"} is read by region, not decoded whole`, "unsupported");
+    throw new ImageDecodeError(
+      `${format === "dicom" ? "a DICOM whole-slide image" : "a zipped OME-Zarr or DICOM series"} is read by region, not decoded whole`,
+      "unsupported",
+    );
   }
   throw unknownFormat(bytes);
 }

@@ -10,6 +10,7 @@ import {
   checkRegionImageSize,
   checkTiffBlock,
   trustedCalibration,
+  type DicomLevel,
   Compression,
   isJpeg2000Compression,
   ImageDecodeError,
@@ -38,7 +39,7 @@ import {
 } from "../../schema/image-formats/index.ts";
 import type { ByteSource } from "./byte-source.ts";
 import { readDicomStructure } from "./dicom-structure.ts";
-import { readZarrStructure } from "./zarr-structure.ts";
+import { readZipImage } from "./zip-image.ts";
 import { readSlideFacts, subIfdLevels } from "./tiff-slide.ts";
 import type { ImageProbe } from "./decoded-image.ts";
 import { pageInfo, StoredBytesTally } from "./tiff-blocks.ts";
@@ -73,19 +74,25 @@ export function* readImageHeaders(size: number, options: ProbeOptions): Parse<Im
   if (format === "png") return yield* readPngHeaders(size, options);
   if (format === "jpeg") return yield* readJpegHeaders(size, options);
   if (format === "dicom") return yield* readDicomHeaders(size);
-  if (format === "zarr") {
-    const zarr = yield* readZarrHeaders(size);
-    if (zarr) return zarr;
+  if (format === "zip") {
+    const held = yield* readZipHeaders(size);
+    if (held) return held;
   }
   // The words a client sees when its upload is refused (415), an empty file included: the format
   // named where it is one known to microscopy, with a conversion.
   throw new ImageDecodeError(unsupportedFileMessage(head), "unsupported");
 }
 
-/** A zipped OME-Zarr store's full resolution (zarr-structure.ts), read by region; null for a ZIP that holds none. */
-function* readZarrHeaders(size: number): Parse<ImageProbe | null> {
-  const zarr = yield* readZarrStructure(size);
-  if (!zarr) return null;
+/** A ZIP's OME-Zarr store, else its DICOM series (zip-image.ts), read by region; null for a ZIP that holds neither. */
+function* readZipHeaders(size: number): Parse<ImageProbe | null> {
+  const held = yield* readZipImage(size);
+  if (!held) return null;
+  if (held.kind === "dicom-series") {
+    const [full, ...reduced] = held.levels;
+    const levels = reduced.map(({ structure }) => ({ width: structure.level.width, height: structure.level.height }));
+    return { ...dicomProbe(full!.structure.level), formatName: "DICOM whole-slide series (ZIP)", levels };
+  }
+  const zarr = held.zarr;
   const { array, axes } = zarr;
   const calibration = trustedCalibration(zarr.pixelSize);
   return {
@@ -108,7 +115,10 @@ function* readZarrHeaders(size: number): Parse<ImageProbe | null> {
 
 /** A DICOM whole-slide level: a tiled pixel matrix (dicom-structure.ts), read by region. */
 function* readDicomHeaders(size: number): Parse<ImageProbe> {
-  const { level } = yield* readDicomStructure(size);
+  return dicomProbe((yield* readDicomStructure(size)).level);
+}
+
+function dicomProbe(level: DicomLevel): ImageProbe {
   const calibration = trustedCalibration(level.pixelSpacingUm && { ...level.pixelSpacingUm, source: "dicom" });
   return {
     format: "dicom",

@@ -3,7 +3,8 @@
 // - TIFF and BigTIFF (tiff-regions.ts), whole slides' SVS among them: ranged reads of the directories and of the strips or tiles
 //   a region intersects; the image may exceed MAX_SAMPLES, each block and each region is bounded.
 // - DICOM whole-slide levels (dicom-regions.ts): ranged reads of the header and of the frames a region meets.
-// - A zipped OME-Zarr store (zarr-regions.ts): ranged reads of the ZIP's directory, the metadata and the chunks a region meets.
+// - A ZIP (zip-regions.ts): an OME-Zarr store (ranged reads of the ZIP's directory, the metadata and the
+//   chunks a region meets), or a DICOM series (its largest level, read as the file it is inside the ZIP).
 // - PNG (png-regions.ts): rows decoded in order; reading regions top to bottom costs one pass.
 //   Interlaced PNGs are read whole when small enough (whole-regions.ts).
 // - JPEG: read and decoded whole, under the whole-image limits (whole-regions.ts).
@@ -16,7 +17,7 @@ import { openPngRegions } from "./png-regions.ts";
 import type { ImageRegions } from "./region.ts";
 import { openTiffRegions } from "./tiff-regions.ts";
 import { openWholeRegions } from "./whole-regions.ts";
-import { openZarrRegions } from "./zarr-regions.ts";
+import { openZipRegions } from "./zip-regions.ts";
 
 export { type ByteSource, ByteSourceError, bytesSource, type CountedSource, countedSource, fileSource, httpRangeSource } from "./byte-source.ts";
 export type { ImageRegions, RegionOptions } from "./region.ts";
@@ -36,7 +37,7 @@ export async function openImageRegions(source: ByteSource, options: OpenRegionsO
   const page = options.page ?? 0;
   if (page !== 0) throw new ImageDecodeError(`page ${page} does not exist (${format.toUpperCase()} has 1 page)`);
   if (format === "dicom") return openDicomRegions(source);
-  if (format === "zarr") return openZarrRegions(source);
+  if (format === "zip") return openZipRegions(source);
   if (format === "png") return openPngRegions(source);
   return openWholeRegions(source, "jpeg", "a JPEG cannot be read by parts");
 }

@@ -9,16 +9,14 @@ import type { ByteSource } from "./byte-source.ts";
 import { parseSource } from "./header-parse.ts";
 import { checkRegion, type ImageRegions } from "./region.ts";
 import { decodeZarrChunk } from "./zarr-chunks.ts";
-import { readZarrStructure } from "./zarr-structure.ts";
+import { readZarrStructure, type ZarrStructure } from "./zarr-structure.ts";
 import { inflateZipEntry, zipDataStart } from "./zip-directory.ts";
 
 /** Decoded chunks kept for the next regions (neighbouring regions share edge chunks). */
 const CHUNK_CACHE_BYTES = 64 * 1024 * 1024;
 
-/** Dataset `level` of the store (0, the full resolution; readLevel opens the others). */
-export async function openZarrRegions(source: ByteSource, level = 0): Promise<ImageRegions> {
-  const structure = await parseSource(readZarrStructure(source.size, level), cachedSource(source));
-  if (!structure) throw new ImageDecodeError("ZIP archive holds no OME-Zarr image", "unsupported");
+/** The store's dataset `level` (0, the full resolution; readLevel opens the others), as readZarrStructure found it. */
+export function openZarrRegions(source: ByteSource, structure: ZarrStructure, level = 0): ImageRegions {
   const { array, axes, entries, arrayFolder } = structure;
   const image = { width: array.shape[axes.x]!, height: array.shape[axes.y]!, channels: axes.c === null ? 1 : array.shape[axes.c]! };
   const { bytes, format, littleEndian } = array.dataType;
@@ -36,7 +34,13 @@ export async function openZarrRegions(source: ByteSource, level = 0): Promise<Im
     format: "zarr",
     pages: 1,
     levels: level === 0 ? structure.levels : [],
-    ...(level === 0 && structure.levels.length > 0 && { readLevel: (index: number) => openZarrRegions(source, index + 1) }),
+    ...(level === 0 &&
+      structure.levels.length > 0 && {
+        async readLevel(index: number) {
+          const reduced = await parseSource(readZarrStructure(entries, index + 1), cachedSource(source));
+          return openZarrRegions(source, reduced!, index + 1);
+        },
+      }),
     async readRegion(x, y, w, h, options) {
       const wanted = checkRegion(image, x, y, w, h, options);
       const out = new Float32Array(wanted.length * w * h);

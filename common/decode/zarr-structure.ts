@@ -17,7 +17,7 @@ import {
   zarrPixelSize,
 } from "../../schema/image-formats/index.ts";
 import type { Parse } from "./header-parse.ts";
-import { inflateZipEntry, readZipDirectory, type ZipEntry, zipDataStart } from "./zip-directory.ts";
+import { inflateZipEntry, type ZipEntry, zipDataStart } from "./zip-directory.ts";
 
 /** Levels of a pyramid whose metadata is read for their sizes: pyramids have a handful. */
 const MAX_LEVELS = 32;
@@ -37,11 +37,10 @@ export interface ZarrStructure {
 }
 
 /**
- * The OME-Zarr image a ZIP holds, or null when it holds none (a DICOM series, anything else):
- * `array` is dataset `level`'s (0, the full resolution, unless a reduced level is opened).
+ * The OME-Zarr image a ZIP's `entries` hold, or null when they hold none (a DICOM series, anything
+ * else): `array` is dataset `level`'s (0, the full resolution, unless a reduced level is opened).
  */
-export function* readZarrStructure(size: number, level = 0): Parse<ZarrStructure | null> {
-  const entries = yield* readZipDirectory(size);
+export function* readZarrStructure(entries: Map<string, ZipEntry>, level = 0): Parse<ZarrStructure | null> {
   const groups = [...entries.keys()].filter((name) => /(^|\/)(\.zattrs|zarr\.json)$/.test(name)).sort((a, b) => a.split("/").length - b.split("/").length);
   for (const name of groups) {
     const document = yield* readJsonEntry(entries, name);

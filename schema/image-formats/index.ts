@@ -2,7 +2,7 @@
 // each signature, header rule and limit, so both sides agree on what an image is.
 export { ImageDecodeError, type ImageDecodeErrorKind } from "./errors.ts";
 export * from "./limits.ts";
-export { sniffImageFormat, SNIFF_BYTES, unsupportedFileMessage, type ImageFormat } from "./sniff.ts";
+export { sniffImageFormat, SNIFF_BYTES, unsupportedFileMessage, type ImageFormat, type SniffedFormat } from "./sniff.ts";
 export {
   readPngHeader,
   pngInflatedBytes,

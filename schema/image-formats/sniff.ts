@@ -5,10 +5,13 @@
 
 export type ImageFormat = "tiff" | "png" | "jpeg" | "dicom" | "zarr";
 
+/** What a file's first bytes say: an image format, or a ZIP, which may hold an OME-Zarr store or a DICOM series. */
+export type SniffedFormat = Exclude<ImageFormat, "zarr"> | "zip";
+
 /** Bytes enough to tell every format apart, and to name the formats the readers refuse (DICOM's "DICM" sits at 128). */
 export const SNIFF_BYTES = 132;
 
-export function sniffImageFormat(head: Uint8Array): ImageFormat | null {
+export function sniffImageFormat(head: Uint8Array): SniffedFormat | null {
   if (
     head.length >= 8 &&
     head[0] === 0x89 &&
@@ -28,7 +31,7 @@ export function sniffImageFormat(head: Uint8Array): ImageFormat | null {
     if (ii || mm) return "tiff";
   }
   if (ascii(head, 128, 4) === "DICM") return "dicom";
-  if (isZip(head)) return "zarr";
+  if (isZip(head)) return "zip";
   return null;
 }
 
@@ -39,10 +42,10 @@ const BFCONVERT =
 /** Formats met in microscopy that the readers do not read, by signature, each with a conversion that works. */
 const UNREAD_FORMATS: { name: string; matches: (head: Uint8Array) => boolean; convert: string }[] = [
   {
-    name: "a ZIP archive holding no OME-Zarr image (its multiscales metadata, .zattrs or zarr.json, not found: a DICOM series?)",
+    name: "a ZIP archive holding neither an OME-Zarr store (its multiscales metadata, .zattrs or zarr.json) nor a DICOM whole-slide series",
     matches: isZip,
     convert:
-      "upload a DICOM series' full-resolution .dcm file on its own, or zip an OME-Zarr store with its metadata (cd image.zarr && zip -r -0 ../image.zarr.zip .)",
+      "zip an OME-Zarr store with its metadata (cd image.zarr && zip -r -0 ../image.zarr.zip .), or a DICOM series' files stored (zip -r -0 series.zip series/)",
   },
   { name: "Zeiss CZI", matches: (h) => ascii(h, 0, 10) === "ZISRAWFILE", convert: BFCONVERT },
   { name: "Nikon ND2", matches: (h) => h[0] === 0xda && h[1] === 0xce && h[2] === 0xbe && h[3] === 0x0a, convert: BFCONVERT },

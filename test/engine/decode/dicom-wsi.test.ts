@@ -164,6 +164,43 @@ describe("a DICOM whole-slide level", () => {
   });
 });
 
+describe("a DICOM series uploaded as one ZIP of its files", () => {
+  it("reads its largest level, lists the others as levels and opens them, never the label beside them", async () => {
+    const { zipSync } = await import("fflate");
+    const half = cutTiles(tissue(150, 100), 150, 100, 3, TILE, TILE, 255);
+    const series = zipSync(
+      {
+        "series/label.dcm": level({ imageType: "ORIGINAL\\PRIMARY\\LABEL\\NONE" }),
+        "series/level-1.dcm": encodeDicomLevel({
+          width: 150,
+          height: 100,
+          tileWidth: TILE,
+          tileHeight: TILE,
+          samplesPerPixel: 3,
+          photometric: "RGB",
+          transferSyntax: TRANSFER_SYNTAX.explicitLittle,
+          frames: half,
+        }),
+        "series/level-0.dcm": level(),
+      },
+      { level: 0 },
+    );
+    expect(probeImage(series, { regions: true })).toMatchObject({
+      format: "dicom",
+      formatName: "DICOM whole-slide series (ZIP)",
+      width: WIDTH,
+      height: HEIGHT,
+      levels: [{ width: 150, height: 100 }],
+      pixelSize: { x: 0.25, y: 0.25, source: "dicom" },
+    });
+    const regions = await openImageRegions(bytesSource(series));
+    expect(largestDifference((await regions.readRegion(...CROSSING)).data, ...CROSSING)).toBe(0);
+    const reduced = await regions.readLevel!(0);
+    const corner = await reduced.readRegion(140, 90, 10, 10);
+    expect(corner.data[0]).toBe(tissue(150, 100)[(90 * 150 + 140) * 3]);
+  });
+});
+
 describe("DICOM files the reader refuses, each before reading any frame", () => {
   const refusal = (file: Uint8Array) => {
     try {

@@ -109,9 +109,12 @@ describe("a zipped OME-Zarr store", () => {
     await expect(refusal).rejects.toThrow(/declares 1073741824 decoded bytes where its array's chunks hold 2048/);
   });
 
-  it("names a ZIP that holds no OME-Zarr image, with what to do", async () => {
+  it("names a ZIP that holds neither an OME-Zarr store nor a DICOM series, with what to do", async () => {
     const { zipSync } = await import("fflate");
-    const series = zipSync({ "series/1.dcm": new Uint8Array(200) });
-    expect(() => probeImage(series)).toThrow(/a ZIP archive holding no OME-Zarr image .*: upload a DICOM series' full-resolution \.dcm file on its own/);
+    expect(() => probeImage(zipSync({ "notes/readme.txt": new Uint8Array(200) }))).toThrow(
+      /a ZIP archive holding neither an OME-Zarr store .* nor a DICOM whole-slide series: zip an OME-Zarr store with its metadata/,
+    );
+    // DICOM files deflated inside the ZIP cannot be read by parts.
+    expect(() => probeImage(zipSync({ "series/level-0.dcm": new Uint8Array(200) }))).toThrow(/entries are deflated .*store it \(zip -r -0/);
   });
 });
