@@ -15,6 +15,8 @@ import { createDisplay, type Display } from "../../client/progress.ts";
 import { runSegment } from "../../client/segment-run.ts";
 import { summaryTable } from "../../client/summary.ts";
 
+const PNG_SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
+
 const work = mkdtempSync(join(tmpdir(), "cellseg-blocks-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -48,6 +50,8 @@ function service(options: { exportsFail?: boolean } = {}): Http {
       return reply({ prediction_id: "pred_1", segmentation_id: null, cell_count: null, ...POLLS[Math.min(poll++, POLLS.length - 1)] });
     if (path === "/segmentation/seg_1") return reply({ id: "seg_1" });
     if (path.startsWith("/export/seg_1/")) return options.exportsFail ? reply({ detail: "storage is down" }, 400) : new Response("contents");
+    // No file of this organization has the same SHA-256: the client uploads it.
+    if (method === "GET" && path === "/images") return reply({ items: [], next_cursor: null });
     return reply({ detail: `unexpected ${method} ${path}` }, 404);
   };
   return new Http({ api: "http://cellseg.test/api/v1", key: "csk_test", fetch: fake as typeof fetch, retry: { attempts: 1, baseMs: 1, maxMs: 1 } });
@@ -74,7 +78,8 @@ function recording(): { display: Display; updates: string[]; lines: string[] } {
 function segment(name: string, http: Http, display: Display) {
   const folder = join(work, `in-${name}`);
   mkdirSync(folder, { recursive: true });
-  writeFileSync(join(folder, "slide.png"), new Uint8Array([1, 2, 3]));
+  // A PNG signature is all the client reads of it before this service takes it.
+  writeFileSync(join(folder, "slide.png"), PNG_SIGNATURE);
   const out = join(work, `out-${name}`);
   const options = {
     inputs: collectInputs([folder], out),

@@ -10,6 +10,8 @@ import { collectInputs } from "../../client/inputs.ts";
 import type { Display } from "../../client/progress.ts";
 import { runSegment } from "../../client/segment-run.ts";
 
+const PNG_SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
+
 const work = mkdtempSync(join(tmpdir(), "cellseg-masks-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -39,6 +41,8 @@ function service(cells: number): { fetch: typeof fetch; exports: string[] } {
       if (file === "masks.png" && cells > 65_535) return reply({ detail: `This segmentation has ${cells} cells; ...` }, 422);
       return new Response(`contents of ${file}`);
     }
+    // No file of this organization has the same SHA-256: the client uploads it.
+    if (method === "GET" && path === "/images") return reply({ items: [], next_cursor: null });
     return reply({ detail: `unexpected ${method} ${path}` }, 404);
   };
   return { fetch: fake as typeof fetch, exports };
@@ -47,7 +51,8 @@ function service(cells: number): { fetch: typeof fetch; exports: string[] } {
 async function segmentWith(cells: number): Promise<{ exports: string[]; saved: string[] }> {
   const folder = join(work, `in-${cells}`);
   mkdirSync(folder, { recursive: true });
-  writeFileSync(join(folder, "cells.png"), new Uint8Array([1, 2, 3]));
+  // A PNG signature is all the client reads of it before this service takes it.
+  writeFileSync(join(folder, "cells.png"), PNG_SIGNATURE);
   const out = join(work, `out-${cells}`);
   const { fetch, exports } = service(cells);
   const http = new Http({ api: "http://cellseg.test/api/v1", key: "csk_test", fetch, retry: { attempts: 1, baseMs: 1, maxMs: 1 } });
