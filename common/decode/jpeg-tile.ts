@@ -7,6 +7,7 @@
 import jpeg from "jpeg-js";
 import { ImageDecodeError, jpegFrameFits, MAX_TIFF_BLOCK_BYTES } from "../../schema/image-formats/index.ts";
 import { readFrame } from "./jpeg.ts";
+import { checkTileDeclares, type TileShape, tileHeader } from "./tile-shape.ts";
 
 /** The block's stream with the page's tables in front (SOI and their segments, compactJpegTables' form), then the block after its SOI. */
 function withTables(block: Uint8Array, tables: Uint8Array | undefined): Uint8Array {
@@ -17,37 +18,18 @@ function withTables(block: Uint8Array, tables: Uint8Array | undefined): Uint8Arr
   return stream;
 }
 
-export interface JpegTileShape {
-  /** What the tile is, for errors ("TIFF JPEG block", "DICOM JPEG frame"). */
-  what: string;
-  /** Pixels per row of the block (the frame's width). */
-  columns: number;
-  /** Rows the block must hold, and at most (a bottom strip may be written short or full). */
-  rows: number;
-  maxRows: number;
-  /** Samples per pixel in the block: 1 (gray, or one plane) or 3. */
-  samples: number;
+export interface JpegTileShape extends TileShape {
   /** The components are YCbCr, to be turned into RGB. */
   ycbcr: boolean;
 }
 
 /** Decodes one tile to `columns × rows × samples` interleaved bytes; `tables` are a TIFF page's JPEGTables. */
 export function decodeJpegTile(block: Uint8Array, tables: Uint8Array | undefined, shape: JpegTileShape): Uint8Array {
-  const { columns, rows, maxRows, samples, what } = shape;
+  const { columns, rows, samples, what } = shape;
   const stream = withTables(block, tables);
-  let frame: ReturnType<typeof readFrame>;
-  try {
-    frame = readFrame(stream);
-  } catch (error) {
-    if (error instanceof ImageDecodeError) throw new ImageDecodeError(`${what}: ${error.message}`, error.kind);
-    throw error;
-  }
+  const frame = tileHeader(shape, () => readFrame(stream));
   // Checked before jpeg-js allocates the frame: a block's stream may claim any size.
-  if (frame.width !== columns || frame.height < rows || frame.height > maxRows || frame.components !== samples) {
-    throw new ImageDecodeError(
-      `${what} corrupt: a ${frame.width}x${frame.height} frame of ${frame.components} components in a ${columns}x${rows} block of ${samples} samples`,
-    );
-  }
+  checkTileDeclares(shape, frame, "frame");
   if (!jpegFrameFits(frame.width, frame.height, stream.length - frame.end)) {
     throw new ImageDecodeError(`${what} truncated: ${stream.length - frame.end} bytes of data cannot hold a ${frame.width}x${frame.height} frame`);
   }

@@ -4,37 +4,19 @@
 // 33003, DICOM YBR_FULL) is turned into RGB here, as OpenSlide does (openslide-decode-jp2k.c).
 import { ImageDecodeError, jpeg2000EndsWithEoc, readJpeg2000Header } from "../../schema/image-formats/index.ts";
 import { decodeJpeg2000 } from "./jpeg2000-codec.ts";
+import { checkTileDeclares, type TileShape, tileHeader } from "./tile-shape.ts";
 
-export interface Jpeg2000TileShape {
-  /** What the tile is, for errors ("TIFF JPEG 2000 block", "DICOM JPEG 2000 frame"). */
-  what: string;
-  /** Pixels per row of the block (the codestream's width). */
-  columns: number;
-  /** Rows the block must hold, and at most (a bottom strip may be written short or full). */
-  rows: number;
-  maxRows: number;
-  /** Samples per pixel in the block: 1 or 3. */
-  samples: number;
+export interface Jpeg2000TileShape extends TileShape {
   /** The decoded components are Y, Cb and Cr, to be turned into RGB. */
   ycbcr: boolean;
 }
 
 /** Decodes one tile to `columns × rows × samples` interleaved bytes. */
 export function decodeJpeg2000Tile(block: Uint8Array, shape: Jpeg2000TileShape): Uint8Array {
-  const { columns, rows, maxRows, samples, what } = shape;
-  let header: ReturnType<typeof readJpeg2000Header>;
-  try {
-    header = readJpeg2000Header(block);
-  } catch (error) {
-    if (error instanceof ImageDecodeError) throw new ImageDecodeError(`${what}: ${error.message}`, error.kind);
-    throw error;
-  }
+  const { columns, rows, samples, what } = shape;
+  const header = tileHeader(shape, () => readJpeg2000Header(block));
   // Checked before the decoder allocates: a block's codestream may declare any size.
-  if (header.width !== columns || header.height < rows || header.height > maxRows || header.components !== samples) {
-    throw new ImageDecodeError(
-      `${what} corrupt: a ${header.width}x${header.height} codestream of ${header.components} components in a ${columns}x${rows} block of ${samples} samples`,
-    );
-  }
+  checkTileDeclares(shape, header, "codestream");
   if (header.precision > 8 || header.signed) {
     throw new ImageDecodeError(`${what} of ${header.signed ? "signed " : ""}${header.precision}-bit samples in an 8-bit image`);
   }
