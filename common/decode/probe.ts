@@ -222,8 +222,8 @@ function* readTiffHeaders(size: number, options: ProbeOptions): Parse<ImageProbe
   const channels = layout.channelPages * first.samplesPerPixel;
   if (options.regions) checkRegionImageSize(first.width, first.height, channels);
   const calibration = tiffCalibration(description, directory, slide?.pixelSize ?? null);
-  const levels =
-    slide && layout.kind === "slide" ? slide.levels.map(({ width, height }) => ({ width, height })) : yield* subIfdLevels(structure, size, directory);
+  const pyramid = slide && layout.kind === "slide" ? slide.levels : yield* subIfdLevels(structure, size, directory);
+  const levels = pyramid.map(({ width, height }) => ({ width, height }));
   return {
     format: "tiff",
     width: first.width,

@@ -29,7 +29,15 @@ import { undoPredictor } from "./tiff-predictor.ts";
 /** Decoded blocks kept for the next regions (neighbouring regions share edge tiles, a strip spans many). */
 const BLOCK_CACHE_BYTES = 64 * 1024 * 1024;
 
-export async function openTiffRegions(source: ByteSource, options: { page?: number; levelPage?: number } = {}): Promise<ImageRegions> {
+export interface TiffRegionOptions {
+  /** Plane to read (default 0). */
+  page?: number;
+  /** A reduced level read as an image of its own (readLevel): a slide's level page, or a SubIFD at its offset. */
+  level?: { page: number } | { at: number };
+}
+
+export async function openTiffRegions(source: ByteSource, options: TiffRegionOptions = {}): Promise<ImageRegions> {
+  const { level } = options;
   const cached = cachedSource(source);
   const file = await openTiffSource(cached);
   const infos = new Map<number, Promise<PageInfo>>();
@@ -38,7 +46,9 @@ export async function openTiffRegions(source: ByteSource, options: { page?: numb
   const infoOf = (page: number): Promise<PageInfo> => {
     let info = infos.get(page);
     if (!info) {
-      info = file.directory(page).then((dir) => {
+      // A SubIFD level is the image's one page.
+      const directory = level && "at" in level ? file.directoryAt(level.at) : file.directory(page);
+      info = directory.then((dir) => {
         const described = pageInfo(dir, page, file.littleEndian, { regions: true });
         tally.add(page, described);
         return described;
@@ -49,11 +59,11 @@ export async function openTiffRegions(source: ByteSource, options: { page?: numb
   };
   const firstPage = await file.directory(0);
   const slide = await parseSource(readSlideFacts(file, source.size, firstPage), cached);
-  // A slide's reduced level (levelPage, through readLevel) is read as a one-page image of its own.
+  // A reduced level (through readLevel) is read as a one-page image of its own.
   const layout: PageLayout =
-    options.levelPage === undefined
+    level === undefined
       ? tiffPageLayout(stringOf(firstPage, Tag.ImageDescription), file.pageCount, firstPage.numbers(Tag.SamplesPerPixel)?.[0] ?? 1, slide)
-      : { kind: "plain", channelPages: 1, planes: 1, pageOf: () => options.levelPage! };
+      : { kind: "plain", channelPages: 1, planes: 1, pageOf: () => ("page" in level ? level.page : 0) };
   const plane = options.page ?? 0;
   if (!Number.isInteger(plane) || plane < 0 || plane >= layout.planes) {
     throw new ImageDecodeError(`page ${plane} does not exist (file has ${layout.planes} plane${layout.planes === 1 ? "" : "s"})`);
@@ -61,6 +71,12 @@ export async function openTiffRegions(source: ByteSource, options: { page?: numb
   // As in decodeTiff: a plain stack's selected page defines the geometry, else the first page (a slide's full resolution) does.
   const geometryPage = layout.kind === "plain" ? layout.pageOf(plane, 0) : layout.pageOf(0, 0);
   const geometry = await infoOf(geometryPage);
+  const pyramid: ({ width: number; height: number } & ({ page: number } | { at: number }))[] =
+    level !== undefined
+      ? []
+      : slide && layout.kind === "slide"
+        ? slide.levels
+        : await parseSource(subIfdLevels(file, source.size, await file.directory(geometryPage)), cached);
   const spp = geometry.samplesPerPixel;
   const cache = new BlockCache(BLOCK_CACHE_BYTES);
   const image = { width: geometry.width, height: geometry.height, channels: layout.channelPages * spp };
@@ -81,19 +97,14 @@ export async function openTiffRegions(source: ByteSource, options: { page?: numb
     sampleFormat: geometry.sampleFormat,
     format: "tiff",
     pages: layout.planes,
-    levels:
-      options.levelPage !== undefined
-        ? []
-        : slide && layout.kind === "slide"
-          ? slide.levels.map(({ width, height }) => ({ width, height }))
-          : await parseSource(subIfdLevels(file, source.size, await file.directory(geometryPage)), cached),
-    ...(slide &&
-      layout.kind === "slide" &&
-      options.levelPage === undefined && {
+    levels: pyramid.map(({ width, height }) => ({ width, height })),
+    // A level is one page: a SubIFD pyramid of one channel's pages per channel (OME-TIFF's) is read from its full resolution.
+    ...(pyramid.length > 0 &&
+      layout.channelPages === 1 && {
         readLevel: (index: number) => {
-          const level = slide.levels[index];
-          if (!level) throw new RangeError(`level ${index} does not exist (the slide has ${slide.levels.length} reduced levels)`);
-          return openTiffRegions(source, { levelPage: level.page });
+          const reduced = pyramid[index];
+          if (!reduced) throw new RangeError(`level ${index} does not exist (the image has ${pyramid.length} reduced levels)`);
+          return openTiffRegions(source, { level: "page" in reduced ? { page: reduced.page } : { at: reduced.at } });
         },
       }),
     async readRegion(x, y, w, h, regionOptions) {

@@ -64,14 +64,14 @@ export function* readSlideFacts(structure: TiffStructure, size: number, first: T
   return { vendor: vendor ?? "generic", page: 0, levels: largestFirst(levels), pixelSize, magnification: null };
 }
 
-/** The SubIFDs of a page (OME-TIFF's and libvips' pyramids), largest first; a level whose directory cannot be read is left out. */
-export function* subIfdLevels(structure: TiffStructure, size: number, page: TiffDirectory): Parse<LevelSize[]> {
-  const levels: LevelSize[] = [];
+/** The SubIFDs of a page (OME-TIFF's and libvips' pyramids) with where each lies, largest first; a level whose directory cannot be read is left out. */
+export function* subIfdLevels(structure: TiffStructure, size: number, page: TiffDirectory): Parse<(LevelSize & { at: number })[]> {
+  const levels: (LevelSize & { at: number })[] = [];
   for (const at of (page.numbers(Tag.SubIFDs) ?? []).slice(0, MAX_SLIDE_PAGES)) {
     try {
       const sub = yield* readDirectory(structure, at, size);
       const [width, height] = [sub.numbers(Tag.ImageWidth)?.[0], sub.numbers(Tag.ImageLength)?.[0]];
-      if (width !== undefined && height !== undefined) levels.push({ width, height });
+      if (width !== undefined && height !== undefined) levels.push({ width, height, at });
     } catch (error) {
       if (!(error instanceof ImageDecodeError)) throw error;
     }

@@ -241,6 +241,10 @@ describe("reading regions of a TIFF", () => {
     ]);
     await expectRegionsEqualWholeDecode(bytes);
     expect(Array.from((await image.readRegion(3, 2, 1, 1)).data)).toEqual([pattern(width, height, 1, "uint8")[2 * width + 3]!]);
+    // A level opens as an image of its own (what a preview reads instead of the full resolution).
+    const quarter = await image.readLevel!(1);
+    expect({ width: quarter.width, height: quarter.height, levels: quarter.levels }).toEqual({ width: 10, height: 6, levels: [] });
+    expect(Array.from((await quarter.readRegion(3, 2, 1, 1)).data)).toEqual([255 - pattern(10, 6, 1, "uint8")[2 * 10 + 3]!]);
   });
 
   it("refuses regions outside the image or larger than one read may decode", async () => {
