@@ -4,8 +4,8 @@
 import { readdirSync, statSync } from "node:fs";
 import { basename, extname, join, resolve } from "node:path";
 
-/** What the service reads: TIFF (an Aperio .svs, a Leica .scn and a Ventana .bif are TIFFs), a DICOM whole-slide level, a zipped OME-Zarr, PNG and JPEG. */
-export const IMAGE_EXTENSIONS = new Set([".tif", ".tiff", ".svs", ".scn", ".bif", ".dcm", ".zip", ".png", ".jpg", ".jpeg"]);
+/** What the service reads: TIFF (an Aperio .svs, a Hamamatsu .ndpi, a Leica .scn and a Ventana .bif are TIFFs), a DICOM whole-slide level, a zipped OME-Zarr, PNG and JPEG. */
+export const IMAGE_EXTENSIONS = new Set([".tif", ".tiff", ".svs", ".ndpi", ".scn", ".bif", ".dcm", ".zip", ".png", ".jpg", ".jpeg"]);
 
 export interface InputFile {
   /** Absolute path. */

@@ -3,7 +3,7 @@
 // and Huffman tables kept once in the JPEGTables tag; and a DICOM slide's JPEG frames, complete
 // streams. YCbCr components are converted to RGB by the JPEG decoder; components that are RGB
 // already (TIFF photometric 2, DICOM RGB) are kept as they are (libtiff and tifffile read them so,
-// Aperio's SVS files rely on it).
+// Aperio's SVS files rely on it). An NDPI's restart intervals are decoded here too, as tiles.
 import jpeg from "jpeg-js";
 import { ImageDecodeError, jpegFrameFits, MAX_TIFF_BLOCK_BYTES } from "../../schema/image-formats/index.ts";
 import { readFrame } from "./jpeg.ts";
@@ -25,8 +25,26 @@ export interface JpegTileShape extends TileShape {
 
 /** Decodes one tile to `columns × rows × samples` interleaved bytes; `tables` are a TIFF page's JPEGTables. */
 export function decodeJpegTile(block: Uint8Array, tables: Uint8Array | undefined, shape: JpegTileShape): Uint8Array {
+  return decodeJpegStream(withTables(block, tables), shape);
+}
+
+/**
+ * Decodes one tile of an NDPI's restart intervals (ndpi-tiles.ts): their entropy-coded data behind
+ * `header`, SOI to SOS with the tile's frame size. The marker that ends the data in the file (the
+ * next interval's restart, or the strip's EOI) gives way to the tile's own EOI.
+ */
+export function decodeRestartTile(data: Uint8Array, header: Uint8Array, shape: JpegTileShape): Uint8Array {
+  const last = data.length >= 2 && data[data.length - 2] === 0xff ? data[data.length - 1]! : -1;
+  const end = (last >= 0xd0 && last <= 0xd7) || last === 0xd9 ? data.length - 2 : data.length;
+  const stream = new Uint8Array(header.length + end + 2);
+  stream.set(header);
+  stream.set(data.subarray(0, end), header.length);
+  stream.set([0xff, 0xd9], header.length + end);
+  return decodeJpegStream(stream, shape);
+}
+
+function decodeJpegStream(stream: Uint8Array, shape: JpegTileShape): Uint8Array {
   const { columns, rows, samples, what } = shape;
-  const stream = withTables(block, tables);
   const frame = tileHeader(shape, () => readFrame(stream));
   // Checked before jpeg-js allocates the frame: a block's stream may claim any size.
   checkTileDeclares(shape, frame, "frame");

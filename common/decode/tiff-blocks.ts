@@ -19,7 +19,7 @@ import {
   tiffStoredBytes,
 } from "../../schema/image-formats/index.ts";
 import { decompress } from "./tiff-codecs.ts";
-import { decodeJpegTile } from "./jpeg-tile.ts";
+import { decodeJpegTile, decodeRestartTile } from "./jpeg-tile.ts";
 import { decodeJpeg2000Tile } from "./jpeg2000-tile.ts";
 import { undoPredictor } from "./tiff-predictor.ts";
 
@@ -29,15 +29,17 @@ export interface PageInfo extends TiffPage {
   byteCounts: readonly number[] | undefined;
   /** JPEGTables: the tables every JPEG block of the page shares, read once and reduced to one of each (compactJpegTables). */
   jpegTables: Uint8Array | undefined;
+  /** An NDPI page read by restart intervals: the header each block's entropy-coded data is decoded behind. */
+  jpegHeader: Uint8Array | undefined;
   littleEndian: boolean;
 }
 
-export function pageInfo(tags: TiffTags, index: number, littleEndian: boolean, options?: DescribeOptions): PageInfo {
+export function pageInfo(tags: TiffTags & { jpegHeader?: Uint8Array }, index: number, littleEndian: boolean, options?: DescribeOptions): PageInfo {
   const page = describeTiffPage(tags, index, options);
   const offsets = tags.numbers(page.tiled ? Tag.TileOffsets : Tag.StripOffsets)!;
   const byteCounts = tags.numbers(page.tiled ? Tag.TileByteCounts : Tag.StripByteCounts);
   const tables = page.compression === Compression.Jpeg ? tags.numbers(Tag.JpegTables) : undefined;
-  return { ...page, offsets, byteCounts, jpegTables: tables ? compactJpegTables(tables) : undefined, littleEndian };
+  return { ...page, offsets, byteCounts, jpegTables: tables ? compactJpegTables(tables) : undefined, jpegHeader: tags.jpegHeader, littleEndian };
 }
 
 /**
@@ -130,7 +132,7 @@ export function decodeBlock(info: PageInfo, index: number, stored: Uint8Array): 
   } else if (info.compression === Compression.Jpeg) {
     // Photometric YCbCr (6) is converted; RGB (2) is RGB already.
     const shape = { what: "TIFF JPEG block", columns: info.blockWidth, rows, maxRows: info.blockHeight, samples: spp, ycbcr: info.photometric === 6 };
-    return decodeJpegTile(stored, info.jpegTables, shape);
+    return info.jpegHeader ? decodeRestartTile(stored, info.jpegHeader, shape) : decodeJpegTile(stored, info.jpegTables, shape);
   } else if (isJpeg2000Compression(info.compression)) {
     // Aperio's 33005 codes RGB through the codestream's transform, 33003 Y, Cb and Cr as they are; 34712 follows the page's photometric.
     const ycbcr = info.compression === Compression.Jpeg2000Ycbcr || (info.compression === Compression.Jpeg2000 && info.photometric === 6);

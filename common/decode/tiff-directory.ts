@@ -5,6 +5,10 @@
 // count and next offset, and a directory's tags are read when its page is used, only the tags the
 // decoder knows, so many directories or tags pointing at one big block cost no memory.
 //
+// Hamamatsu's NDPI is read too: a classic TIFF whose offsets have high halves stored after each
+// directory (schema/image-formats/ndpi.ts), told by the NDPI tag on its first directory; a page
+// whose JPEG lists restart intervals is described as tiles of them (ndpi-tiles.ts).
+//
 // The parsing is written once, as header-parse.ts generators: readTiffFile answers them from bytes
 // in memory, synchronously (decodeImage), openTiffSource from a ByteSource with ranged reads (the
 // region reader), so a directory of a huge file is read without reading the file.
@@ -22,6 +26,7 @@ import {
 } from "../../schema/image-formats/index.ts";
 import type { ByteSource } from "./byte-source.ts";
 import { outside, type Parse, parseBytes, parseSource } from "./header-parse.ts";
+import { readRestartTiles } from "./ndpi-tiles.ts";
 
 export { Tag };
 
@@ -30,12 +35,16 @@ export type TagValue = number[] | string;
 
 export interface TiffDirectory extends TiffTags {
   tags: Map<number, TagValue>;
+  /** An NDPI page read by restart intervals: the JPEG header each of its tiles is decoded behind. */
+  jpegHeader?: Uint8Array;
 }
 
 /** What both readers know once the header and the directory chain are read. */
 export interface TiffStructure {
   littleEndian: boolean;
   bigTiff: boolean;
+  /** Hamamatsu NDPI: 8-byte next-directory offsets, and the high halves of each entry's value after them. */
+  ndpi: boolean;
   /** Where each page's directory starts, in chain order. */
   directories: readonly number[];
 }
@@ -105,9 +114,14 @@ export function* readStructure(size: number): Parse<TiffStructure> {
   } else {
     next = f.u32(yield { offset: 4, length: 4, what: "a header field" }, 0);
   }
+  let ndpi = false;
+  if (!bigTiff && f.littleEndian) {
+    const ndpiFirst = yield* ndpiFirstDirectory(f, next, size);
+    if (ndpiFirst !== null) [ndpi, next] = [true, ndpiFirst];
+  }
   const entrySize = bigTiff ? 20 : 12;
   const countSize = bigTiff ? 8 : 2;
-  const nextSize = bigTiff ? 8 : 4;
+  const nextSize = bigTiff || ndpi ? 8 : 4;
 
   const directories: number[] = [];
   const seen = new Set<number>();
@@ -117,13 +131,36 @@ export function* readStructure(size: number): Parse<TiffStructure> {
     seen.add(next);
     const count = yield* entryCount(f, bigTiff, next);
     const end = next + countSize + count * entrySize;
-    if (outside(end, nextSize, size)) truncated("an image directory");
+    if (outside(end, nextSize + (ndpi ? 4 * count : 0), size)) truncated("an image directory");
     directories.push(next);
     const field = yield { offset: end, length: nextSize, what: "an image directory" };
-    next = bigTiff ? f.u64(field, 0) : f.u32(field, 0);
+    next = nextSize === 8 ? f.u64(field, 0) : f.u32(field, 0);
   }
   if (directories.length === 0) throw new ImageDecodeError("TIFF has no image directory");
-  return { littleEndian: f.littleEndian, bigTiff, directories };
+  return { littleEndian: f.littleEndian, bigTiff, ndpi, directories };
+}
+
+/**
+ * Where an NDPI's first directory is, or null if the file is no NDPI: the directory the classic
+ * header points at, or failing that the one its 8-byte offset points at (an NDPI past 4 GiB), when
+ * it holds the NDPI tag.
+ */
+function* ndpiFirstDirectory(f: Fields, classic: number, size: number): Parse<number | null> {
+  const candidates = [classic];
+  if (!outside(4, 8, size)) {
+    // In a classic TIFF these bytes are anything: read without the u64's refusal of huge values.
+    const field = yield { offset: 4, length: 8, what: "a header field" };
+    const wide = f.u32(field, 0) + f.u32(field, 4) * 2 ** 32;
+    if (wide !== classic) candidates.push(wide);
+  }
+  for (const at of candidates) {
+    if (outside(at, 2, size)) continue;
+    const count = f.u16(yield { offset: at, length: 2, what: "an image directory" }, 0);
+    if (count > MAX_TIFF_ENTRIES || outside(at + 2, count * 12, size)) continue;
+    const table = yield { offset: at + 2, length: count * 12, what: "an image directory" };
+    for (let i = 0; i < count; i++) if (f.u16(table, i * 12) === Tag.NdpiFileFormat) return at;
+  }
+  return null;
 }
 
 function* entryCount(f: Fields, bigTiff: boolean, at: number): Parse<number> {
@@ -135,13 +172,16 @@ function* entryCount(f: Fields, bigTiff: boolean, at: number): Parse<number> {
 
 /** The tags the readers use of the directory at `at`, values and all. */
 export function* readDirectory(structure: TiffStructure, at: number, size: number): Parse<TiffDirectory> {
-  const { bigTiff, littleEndian } = structure;
+  const { bigTiff, littleEndian, ndpi } = structure;
   const f = new Fields(littleEndian);
   const entrySize = bigTiff ? 20 : 12;
   const count = yield* entryCount(f, bigTiff, at);
   const first = at + (bigTiff ? 8 : 2);
-  if (outside(first, count * entrySize + (bigTiff ? 8 : 4), size)) truncated("an image directory");
+  if (outside(first, count * entrySize + (bigTiff || ndpi ? 8 : 4) + (ndpi ? 4 * count : 0), size)) truncated("an image directory");
   const table = yield { offset: first, length: count * entrySize, what: "an image directory" };
+  // NDPI: the high half of each entry's value field, after the next-directory offset.
+  const highHalves = ndpi ? yield { offset: first + count * entrySize + 8, length: 4 * count, what: "an image directory" } : undefined;
+  const wide = (i: number, low: number) => low + (highHalves ? f.u32(highHalves, 4 * i) * 2 ** 32 : 0);
   const tags = new Map<number, TagValue>();
   const counts = new Map<number, number>();
   let valueBytes = 0;
@@ -156,10 +196,8 @@ export function* readDirectory(structure: TiffStructure, at: number, size: numbe
     if (!inline) valueBytes += n * typeSize;
     if (!TAGS_READ.has(tag) || tags.has(tag)) continue;
     const valueField = bigTiff ? 12 : 8;
-    if (!inline) {
-      const valueAt = bigTiff ? f.u64(entry, valueField) : f.u32(entry, valueField);
-      if (outside(valueAt, n * typeSize, size)) truncated(`tag ${tag}`);
-    }
+    const valueAt = inline ? 0 : bigTiff ? f.u64(entry, valueField) : wide(i, f.u32(entry, valueField));
+    if (!inline && outside(valueAt, n * typeSize, size)) truncated(`tag ${tag}`);
     // The description and the XMP packet (BYTEs of UTF-8 XML) are read as text.
     const text = type === 2 || tag === Tag.XmlPacket;
     if (!text && n > MAX_TIFF_TAG_VALUES) {
@@ -167,14 +205,15 @@ export function* readDirectory(structure: TiffStructure, at: number, size: numbe
     }
     // Their first bytes hold everything a reader looks at.
     const wanted = text ? Math.min(n, MAX_TIFF_DESCRIPTION_BYTES) : n;
-    const value = inline
-      ? entry.subarray(valueField, valueField + n * typeSize)
-      : yield { offset: bigTiff ? f.u64(entry, valueField) : f.u32(entry, valueField), length: wanted * typeSize, what: `tag ${tag}` };
-    tags.set(tag, text ? readText(value) : readNumbers(f.view(value), type, n, littleEndian));
+    const value = inline ? entry.subarray(valueField, valueField + n * typeSize) : yield { offset: valueAt, length: wanted * typeSize, what: `tag ${tag}` };
+    const numbers = text ? undefined : readNumbers(f.view(value), type, n, littleEndian);
+    // NDPI: a single LONG (a strip's offset or size) has its high half too.
+    if (numbers && n === 1 && (type === 4 || type === 13)) numbers[0] = wide(i, numbers[0]!);
+    tags.set(tag, numbers ?? readText(value));
     counts.set(tag, n);
   }
   checkTiffValueBytes(valueBytes, size);
-  return {
+  const directory: TiffDirectory = {
     tags,
     numbers: (tag) => {
       const value = tags.get(tag);
@@ -182,6 +221,34 @@ export function* readDirectory(structure: TiffStructure, at: number, size: numbe
     },
     count: (tag) => counts.get(tag) ?? 0,
   };
+  return ndpi ? yield* ndpiPage(directory, counts, size) : directory;
+}
+
+/**
+ * An NDPI page as the readers take it: its restart intervals as tiles (their offsets and sizes in
+ * the tile tags), and its JPEG's three components as YCbCr, which they are (JFIF, as OpenSlide
+ * decodes them) whatever the photometric tag says.
+ */
+function* ndpiPage(directory: TiffDirectory, counts: Map<number, number>, size: number): Parse<TiffDirectory> {
+  const { tags } = directory;
+  if (directory.numbers(Tag.Compression)?.[0] === 7 && directory.numbers(Tag.SamplesPerPixel)?.[0] === 3) tags.set(Tag.Photometric, [6]);
+  const tiles = yield* readRestartTiles(directory, size);
+  if (!tiles) return directory;
+  for (const tag of [Tag.StripOffsets, Tag.StripByteCounts, Tag.RowsPerStrip]) {
+    tags.delete(tag);
+    counts.delete(tag);
+  }
+  const tileTags: [number, number[]][] = [
+    [Tag.TileWidth, [tiles.tiling.tileWidth]],
+    [Tag.TileLength, [tiles.tiling.tileHeight]],
+    [Tag.TileOffsets, tiles.offsets],
+    [Tag.TileByteCounts, tiles.byteCounts],
+  ];
+  for (const [tag, values] of tileTags) {
+    tags.set(tag, values);
+    counts.set(tag, values.length);
+  }
+  return { ...directory, jpegHeader: tiles.header };
 }
 
 export function readTiffFile(bytes: Uint8Array): TiffFile {

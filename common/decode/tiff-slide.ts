@@ -3,9 +3,11 @@
 // whole-image decoder and the region reader all run these, so they agree on which page is the
 // image; none of them reads the levels' pixels.
 import {
+  hamamatsuSlide,
   ImageDecodeError,
   isGenericSlide,
   leicaSlide,
+  type NdpiPage,
   philipsPixelSize,
   type SlideFacts,
   slideVendorOf,
@@ -31,6 +33,16 @@ export function* readSlideFacts(structure: TiffStructure, size: number, first: T
   const description = stringOf(first, Tag.ImageDescription);
   const vendor = slideVendorOf({ description, software: stringOf(first, Tag.Software), xmp: stringOf(first, Tag.XmlPacket) });
   const pages = structure.directories.slice(0, MAX_SLIDE_PAGES);
+  if (structure.ndpi) {
+    const described: NdpiPage[] = [];
+    for (let page = 0; page < pages.length; page++) {
+      const dir = page === 0 ? first : yield* readDirectory(structure, pages[page]!, size);
+      described.push({ page, ...pageSize(dir), sourceLens: dir.numbers(Tag.NdpiSourceLens)?.[0], zOffset: dir.numbers(Tag.NdpiZOffset)?.[0] });
+    }
+    const slide = hamamatsuSlide(described);
+    if (!slide) throw new ImageDecodeError("Hamamatsu NDPI corrupt: no page is a pyramid level (each has no objective, or is out of focus)");
+    return { vendor: "hamamatsu", ...slide, pixelSize: null };
+  }
   if (vendor === "leica") {
     const main = leicaSlide(description!);
     if (!main || main.page >= structure.directories.length) throw new ImageDecodeError("Leica SCN corrupt: its description names no main image in the file");

@@ -10,6 +10,8 @@
 //   image another; its pixel size is its view's size over its pixels.
 // - Ventana BIF: an XMP packet with an <iScan> element (ScanRes: µm per pixel, Magnification);
 //   pages described "Label Image", "Thumbnail", then the levels "level=0 mag=40 …", level=1 ….
+// - Hamamatsu NDPI: a TIFF of its own kind (ndpi.ts); the pyramid's largest page of the focal plane
+//   in focus; the resolution tags for the pixel size.
 // - Any other TIFF whose second page is smaller than its first: a generic pyramid.
 import { micrometres, type PixelSize } from "./calibration.ts";
 
@@ -19,13 +21,14 @@ export interface PageSize {
   height: number;
 }
 
-export type SlideVendor = "aperio" | "philips" | "leica" | "ventana" | "generic";
+export type SlideVendor = "aperio" | "philips" | "leica" | "ventana" | "hamamatsu" | "generic";
 
 export const SLIDE_FORMAT_NAMES: Readonly<Record<SlideVendor, string>> = {
   aperio: "Aperio SVS",
   philips: "Philips TIFF",
   leica: "Leica SCN",
   ventana: "Ventana BIF",
+  hamamatsu: "Hamamatsu NDPI",
   generic: "pyramidal TIFF",
 };
 
@@ -48,8 +51,8 @@ export interface FirstPageText {
   xmp: string | undefined;
 }
 
-/** The vendor a TIFF's first page names (a generic pyramid is told by its pages' sizes, not here), or null. */
-export function slideVendorOf({ description, software, xmp }: FirstPageText): Exclude<SlideVendor, "generic"> | null {
+/** The vendor a TIFF's first page names (an NDPI is told by its structure, a generic pyramid by its pages' sizes, not here), or null. */
+export function slideVendorOf({ description, software, xmp }: FirstPageText): Exclude<SlideVendor, "generic" | "hamamatsu"> | null {
   const text = description?.trim() ?? "";
   if (text.startsWith("Aperio")) return "aperio";
   if (software?.startsWith("Philips DP") && text.endsWith("</DataObject>")) return "philips";

@@ -32,6 +32,17 @@ export const Tag = {
   JpegTables: 347,
   /** An XMP packet (BYTE, read as text): Ventana's slides keep their scan's <iScan> element there. */
   XmlPacket: 700,
+  // Hamamatsu NDPI's private tags (schema/image-formats/ndpi.ts), named as tifffile names them.
+  /** Present on every page of an NDPI: how a classic TIFF is told to be one. */
+  NdpiFileFormat: 65420,
+  /** The page's objective: > 0 a pyramid level, -1 the macro image, -2 the map. */
+  NdpiSourceLens: 65421,
+  /** Focal plane of a z-stack, in nm from the slide's centre: 0 is the plane in focus. */
+  NdpiZOffset: 65424,
+  /** Where each restart interval of the page's JPEG starts, from the strip's start (low 32 bits). */
+  NdpiMcuStarts: 65426,
+  /** The high 32 bits of the same offsets, in files past 4 GiB. */
+  NdpiMcuStartsHigh: 65432,
 } as const;
 
 /** The tags a reader reads; every other tag is skipped without touching its value. */

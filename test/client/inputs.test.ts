@@ -36,6 +36,7 @@ describe("the client's folder walk", () => {
       "leica.scn",
       "level-0.DCM",
       "plate.zarr.zip",
+      "slide.ndpi",
       "slide.svs",
       "ventana.bif",
     ]);

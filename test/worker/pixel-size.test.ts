@@ -22,6 +22,7 @@ import { leaseJob } from "./runner-helpers.ts";
 import { encodeTiff } from "../fixtures/tiff-writer.ts";
 import { cutTiles, encodeDicomLevel, TRANSFER_SYNTAX } from "../fixtures/dicom-writer.ts";
 import { encodeOmeZarrZip } from "../fixtures/ome-zarr-writer.ts";
+import { encodeNdpi } from "../fixtures/ndpi-writer.ts";
 
 const bytesOf = (dataUrl: string) => Uint8Array.from(atob(dataUrl.slice(dataUrl.indexOf(",") + 1)), (c) => c.charCodeAt(0));
 
@@ -190,6 +191,30 @@ describe("the pixel size, from the file to the calibrated columns", () => {
     expect(page).toContain('<dd id="format">Aperio SVS</dd>');
     expect(page).toMatch(/<dd id="pyramid">full resolution read; 1 reduced level: 32 × 24<\/dd>/);
     expect(page).toContain('<dd id="objective">40x</dd>');
+  });
+
+  it("names a Hamamatsu NDPI, reads its restart-marked level's size, its resolution tags and objective, and not its macro", async () => {
+    const org = await createOrg();
+    const tissue = (w: number, h: number) => new Uint8Array(w * h * 3).fill(180);
+    const ndpi = encodeNdpi([
+      { width: 256, height: 24, rgb: tissue(256, 24), interval: 4, sourceLens: 40, resolution: 40_000 },
+      { width: 64, height: 6, rgb: tissue(64, 6), sourceLens: 10, resolution: 10_000 },
+      { width: 90, height: 30, rgb: tissue(90, 30), sourceLens: -1 },
+    ]);
+    const image = await upload(org, "slide.ndpi", ndpi);
+    expect(image).toMatchObject({
+      format: "tiff",
+      format_name: "Hamamatsu NDPI",
+      width: 256,
+      height: 24,
+      levels: [
+        { width: 256, height: 24 },
+        { width: 64, height: 6 },
+      ],
+      level_read: 0,
+      objective_magnification: 40,
+      pixel_size: { x_um: 0.25, y_um: 0.25, source: "tiff" },
+    });
   });
 
   it("fills the calibrated columns of the segmentation with the file's size: µm and µm²", async () => {
