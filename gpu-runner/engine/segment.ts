@@ -104,7 +104,7 @@ export interface DiameterEstimate {
   fromModel?: number;
   /** Median equivalent diameter of the masks of the first network pass (undefined: no masks). */
   fromMasks: number | undefined;
-  /** Network passes run (1, or 2 when the masks disagreed with the first guess). */
+  /** Network passes run: 1, 2 when the masks disagreed with the first guess, 3 when nothing was found at it and the model's own scale measured. */
   passes: number;
 }
 
@@ -189,35 +189,30 @@ export async function segmentImage(
   let masks: MaskResult | undefined;
   let keptOutputs: Float32Array | undefined;
   if (estimate) {
-    // The first pass's masks measure the objects; on a downsampled pass they are computed at the
-    // network's resolution, which is cheaper and, objects being near the model's size there, as good.
     report(0.05 + 0.75 * passShare, "diameter");
-    let fromMasks: number | undefined;
-    if (pass.scale < 1) {
-      // The masks' thread takes a copy: this pass's outputs may still make the final masks.
-      const small = await computeMasksInThread(pass.outputs.slice(), pass.width, pass.height, p, signal);
-      if (small.count > 0) fromMasks = medianObjectDiameter(small.labels) / pass.scale;
-    } else {
-      masks = await masksAtImageSize(pass);
-      lap("masks");
-      if (masks.count > 0) fromMasks = medianObjectDiameter(masks.labels);
+    const differs = (a: number, b: number) => Math.abs(Math.log(a / b)) > Math.log(AUTO_DIAMETER_TOLERANCE);
+    /** Runs the network again at `at`, the last pass's outputs dropped first (at 8192x8192 unscaled, 805 MB each). */
+    const passAgain = async (at: number) => {
+      diameter = at;
+      estimate!.passes++;
+      masks = undefined;
+      pass.outputs = new Float32Array(0);
+      pass = await networkPass(input!.data, diameter, 0.5);
+    };
+    let fromMasks = await measureObjects(pass);
+    // Nothing found at the image's guess is not yet an empty field: on stained tissue the statistics
+    // can read glass or keratin as objects ten times the nuclei's size (240 px on 20x skin whose
+    // nuclei measure 11), and a pass at that scale sees no nucleus. The model's own scale measures again.
+    if (fromMasks === undefined && differs(diameter, unconfirmed)) {
+      await passAgain(unconfirmed);
+      fromMasks = await measureObjects(pass);
     }
-    if (fromMasks !== undefined) fromMasks = Math.max(MIN_ESTIMATED_DIAMETER, fromMasks);
     estimate.fromMasks = fromMasks;
     lap("diameter");
-    // No objects at the guess leaves it unconfirmed (on an empty field it is the scale of noise):
-    // the second pass then runs at the model's own scale, as without a diameter.
+    // No objects at the model's scale either leaves the guess unconfirmed (on an empty field it is
+    // the scale of noise): the last pass then runs at the model's own scale, as without a diameter.
     const target = fromMasks === undefined ? unconfirmed : settle(fromMasks);
-    const second = Math.abs(Math.log(target / diameter)) > Math.log(AUTO_DIAMETER_TOLERANCE) ? target : undefined;
-    if (second !== undefined) {
-      diameter = second;
-      estimate.passes = 2;
-      masks = undefined;
-      // The first pass's outputs are not needed any more: drop them before the second pass makes
-      // its own (at 8192x8192 unscaled, 805 MB each).
-      pass.outputs = new Float32Array(0);
-      pass = await networkPass(input.data, diameter, 0.5);
-    }
+    if (differs(target, diameter)) await passAgain(target);
   }
   input = undefined;
   report(0.8, "masks");
@@ -248,6 +243,25 @@ export async function segmentImage(
     networkInput = undefined;
     lap("network");
     return { outputs, scale, width: scaledWidth, height: scaledHeight, plane: scaledWidth * scaledHeight };
+  }
+
+  /**
+   * The median diameter of the objects a pass finds (undefined: none). On a downsampled pass the
+   * masks are computed at the network's resolution, which is cheaper and, objects being near the
+   * model's size there, as good; otherwise they are the image's and are kept for the result.
+   */
+  async function measureObjects(pass: { outputs: Float32Array; scale: number; width: number; height: number }): Promise<number | undefined> {
+    let median: number | undefined;
+    if (pass.scale < 1) {
+      // The masks' thread takes a copy: this pass's outputs may still make the final masks.
+      const small = await computeMasksInThread(pass.outputs.slice(), pass.width, pass.height, p, signal);
+      if (small.count > 0) median = medianObjectDiameter(small.labels) / pass.scale;
+    } else {
+      masks = await masksAtImageSize(pass);
+      lap("masks");
+      if (masks.count > 0) median = medianObjectDiameter(masks.labels);
+    }
+    return median === undefined ? undefined : Math.max(MIN_ESTIMATED_DIAMETER, median);
   }
 
   /**

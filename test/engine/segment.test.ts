@@ -161,6 +161,24 @@ describe("segmentImage", () => {
       expect(result.diameter / fieldDiameter).toBeLessThan(2.5);
     });
 
+    it("measures at the model's own scale when the image's guess finds nothing, instead of giving the guess up unmeasured", async () => {
+      // A broad bright swell (glass glare, a fold of keratin) that the image statistics read as the
+      // objects: the guess is about 14 times the nuclei, and a pass at that scale finds none.
+      const field = discField(400, 400, 10, 6, 8, 5);
+      const swollen = renderNuclei(field);
+      for (let y = 0; y < 400; y++) {
+        for (let x = 0; x < 400; x++) swollen.data[y * 400 + x]! += 3000 * Math.exp(-((x - 200) ** 2 + (y - 200) ** 2) / (2 * 120 ** 2));
+      }
+      const model = await referenceModel(15);
+      const result = await segmentImage(swollen, model, { diameter: "auto" });
+      const nuclei = medianObjectDiameter(field.labels);
+      expect(result.diameterEstimate!.fromImage! / nuclei).toBeGreaterThan(5);
+      expect(result.diameterEstimate!.passes).toBeGreaterThanOrEqual(2);
+      expect(result.diameterEstimate!.fromMasks! / nuclei).toBeGreaterThan(0.8);
+      expect(result.diameterEstimate!.fromMasks! / nuclei).toBeLessThan(1.25);
+      expect(result.labels).toEqual((await segmentImage(swollen, model, { diameter: result.diameter })).labels);
+    });
+
     it("falls back to the model's diameter on an image without objects", async () => {
       const blank = { ...image, data: new Float32Array(image.data.length).fill(100) };
       const result = await segmentImage(blank, await referenceModel(15), { diameter: "auto" });
