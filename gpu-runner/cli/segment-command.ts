@@ -3,15 +3,15 @@
 //   [--min-size N] [--niter N] [--block-size N] [--memory-mb N]
 // Writes <name>_masks.png (16-bit labels; <name>_masks.tif, 32-bit, above 65,535 cells),
 // <name>_rois.geojson and <name>_measurements.csv. The image is read through the decoders' region
-// reader (a TIFF tile by tile, never the whole file); images above SINGLE_PASS_PIXELS (or with
-// --block-size) are segmented block by block in bounded memory (engine/blocks/), and every output
+// reader (a TIFF tile by tile, never the whole file); images whose network input may pass
+// SINGLE_PASS_PIXELS (fitsOnePass), or any with --block-size, are segmented block by block in bounded memory (engine/blocks/), and every output
 // is streamed to disk.
 // The command behind segment.ts, which loads it once Node's compile cache is on.
 import { mkdirSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Roi } from "../../schema/roi.ts";
-import { SINGLE_PASS_PIXELS, segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
+import { fitsOnePass, SINGLE_PASS_PIXELS, segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
 import { fileSource, openImageRegions } from "../../common/decode/region-reader.ts";
 import type { ExecutionProviderChoice } from "../engine/model.ts";
 import type { ModalityDecision } from "../engine/modality.ts";
@@ -78,7 +78,14 @@ async function main(): Promise<void> {
   const decodedAt = performance.now();
   const blockSize = values["block-size"] === undefined ? undefined : numberFlag(values["block-size"], "--block-size");
   const memoryMb = values["memory-mb"] === undefined ? undefined : numberFlag(values["memory-mb"], "--memory-mb");
-  const blockwise = blockSize !== undefined || regions.width * regions.height > SINGLE_PASS_PIXELS;
+  const blockwise =
+    blockSize !== undefined ||
+    !fitsOnePass(
+      regions.width * regions.height,
+      params.diameter === "auto" ? undefined : (params.diameter ?? model.manifest.diameter),
+      model.manifest.diameter,
+      SINGLE_PASS_PIXELS,
+    );
   let rois: Roi[];
   let result: {
     width: number;

@@ -55,7 +55,7 @@ export const CONFIG_HELP = `npm run runner -- [flags]     (each flag also reads 
   --training-memory-mb N      TRAINING_MEMORY_MB         prepared training images held at once, 13 bytes a pixel (21 for a colour model; default 2048)
   --grace-seconds N           SHUTDOWN_GRACE_SECONDS     on SIGTERM, time to finish jobs in hand (default 60)
   --max-input-mb N            MAX_INPUT_MB               largest image file a job downloads whole (default 6144)
-  --single-pass-mp N          SINGLE_PASS_MP             larger images (megapixels) are read in parts and segmented block by block (default 16.8, 4096²)
+  --single-pass-mp N          SINGLE_PASS_MP             images whose network input may pass this (megapixels: with an automatic diameter, 9x the image) are read in parts and segmented block by block (default 16.8, 4096²)
   --block-memory-mb N         BLOCK_MEMORY_MB            memory those blocks may take; sets the block size (default 640)
   --input-seconds N           INPUT_SECONDS              time one decode or rasterisation of an input may take; past it the job fails (default 300)
   --input-heap-mb N           INPUT_HEAP_MB              JavaScript heap of the thread that does it (default 1024)`;

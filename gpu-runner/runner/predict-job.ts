@@ -4,7 +4,7 @@ import { diameterRefusal, expansionReachRefusal, predictionWorkRefusal, readCapB
 import { type BlockPlan as BlockPlanWire, type LeasedPrediction, MAX_BLOCKS_PER_PREDICTION } from "../../schema/internal-api.ts";
 import { encodeRoiArtifact, RoiArtifactAccumulator } from "../../common/roi-artifact/writer.ts";
 import type { Roi } from "../../schema/roi.ts";
-import { type BlockPlan, planBlocks, segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
+import { type BlockPlan, fitsOnePass, planBlocks, segmentInBlocks } from "../engine/blocks/segment-blocks.ts";
 import { countedSource, type ImageRegions, openImageRegions } from "../../common/decode/region-reader.ts";
 import { InputError } from "../engine/faults.ts";
 import { attachCells } from "../engine/cell-expansion.ts";
@@ -67,7 +67,16 @@ export async function runPrediction(job: LeasedPrediction, ctx: JobContext) {
   if (width !== null && height !== null && width * height > ctx.singlePassPixels) return runBlockwisePrediction(job, ctx, expansion);
   const started = performance.now();
   ctx.progress(0, "fetching");
-  const [bytes, model] = await Promise.all([fetchImage(ctx, job.image), ctx.models.session(ctx.api, job.model)]);
+  // The model's scale tells how large the network's input may grow (kept loaded for the next jobs).
+  const model = await ctx.models.session(ctx.api, job.model);
+  if (
+    width !== null &&
+    height !== null &&
+    !fitsOnePass(width * height, requestedDiameter(job.params.diameter), model.manifest.diameter, ctx.singlePassPixels)
+  ) {
+    return runBlockwisePrediction(job, ctx, expansion);
+  }
+  const bytes = await fetchImage(ctx, job.image);
   ctx.checkpoint();
   const fetchedMs = performance.now() - started;
 

@@ -21,7 +21,7 @@ import { blockIsGlass } from "./glass.ts";
 import { type ImageSurvey, SURVEY_WINDOW, surveyImage } from "./image-survey.ts";
 import type { RegionSource } from "./region-source.ts";
 import { RasterOrderQueue } from "./raster-order.ts";
-import { expansionReachPx } from "../../../schema/work-limits.ts";
+import { expansionReachPx, MAX_AUTO_ENLARGEMENT } from "../../../schema/work-limits.ts";
 import { InputError } from "../faults.ts";
 import type { DisplayRange } from "../../../common/stretch.ts";
 
@@ -37,10 +37,22 @@ export const BLOCK_BYTES_PER_PIXEL = 64;
  */
 export const DEFAULT_BLOCK_MEMORY_BYTES = 640 * 2 ** 20;
 /**
- * Images up to this many pixels are segmented in one pass by the CLI and the runner (4096²: about
- * 0.6 GB at the single-image path's 34 bytes a pixel); larger ones block by block.
+ * Network input pixels up to which an image is segmented in one pass by the CLI and the runner
+ * (4096²: about 0.6 GB at the single-image path's 34 bytes a pixel); larger ones block by block.
  */
 export const SINGLE_PASS_PIXELS = 4096 * 4096;
+
+/**
+ * Whether a `pixels`-pixel image is segmented in one pass: the single-image path holds the
+ * network's input and outputs whole, at the network's scale, so it is the image enlarged as far
+ * as the request may take it that must fit in `singlePassPixels` (a given diameter's scale; with
+ * "auto", which may settle on small nuclei, MAX_AUTO_ENLARGEMENT). A 16-MP slide whose nuclei are
+ * estimated at 13.7 px for a 24-px model peaked at 3 GB in one pass.
+ */
+export function fitsOnePass(pixels: number, diameter: number | undefined, modelDiameter: number, singlePassPixels: number): boolean {
+  const enlargement = diameter === undefined ? MAX_AUTO_ENLARGEMENT : Math.max(1, modelDiameter / diameter);
+  return pixels * enlargement ** 2 <= singlePassPixels;
+}
 /** Margin around each core, in cell diameters (the seam merge needs a kept cell whole in its block). */
 export const MARGIN_DIAMETERS = 2;
 const MIN_CORE_SIDE = 256;
