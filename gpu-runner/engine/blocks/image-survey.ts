@@ -2,7 +2,7 @@
 // of it: the modality, the normalisation bounds (percentiles of a grid of windows spread over the
 // image, as Cellpose's distributed segmentation and QuPath normalise a whole slide from a
 // subsample) and, with diameter "auto", the cell diameter, found by the single-image pipeline on
-// one window rich in foreground. Blocks then run with these fixed, so a cell is scaled and sized
+// the three windows richest in foreground (glass left out), their median kept. Blocks then run with these fixed, so a cell is scaled and sized
 // alike wherever the seams fall.
 import type { LoadedModel } from "../model.ts";
 import { decidedModelInput } from "../modality-by-network.ts";
@@ -22,8 +22,10 @@ import { displayRanges } from "../preview.ts";
 /** Windows per side of the sampling grid, and their side in pixels (16 windows of 512²: 4 MP sampled). */
 const SURVEY_GRID = 4;
 export const SURVEY_WINDOW = 512;
-/** Side of the window the diameter is estimated on (the single-image pipeline's "auto"). */
+/** Side of the windows the diameter is estimated on (the single-image pipeline's "auto"). */
 const DIAMETER_WINDOW = 1024;
+/** Windows the diameter is estimated on, apart from one another; their median is used. */
+const DIAMETER_WINDOWS = 3;
 
 export interface ImageSurvey {
   /** Models that read the modality: what the samples showed (or the request gave). */
@@ -35,7 +37,7 @@ export interface ImageSurvey {
   diameterEstimate?: DiameterEstimate;
   /** Which diameter and why, in words. */
   diameterBasis: DiameterBasis;
-  /** Where the diameter was estimated. */
+  /** Where the diameter kept (the windows' median) was estimated. */
   diameterWindow?: Rectangle;
   /** Pixels read to measure all this. */
   sampledPixels: number;
@@ -73,18 +75,31 @@ export async function surveyImage(source: RegionSource, model: LoadedModel, para
   const calibrated = calibratedDiameter(manifest, modality?.modality, params.pixelSize);
   if (calibrated) return { ...known, diameter: calibrated.diameter, diameterBasis: calibrated.basis };
 
-  // The window with the brightest model input (nuclei are bright in what the model reads) holds the
-  // most cells to measure; the estimate runs there at its own size, centred on that sample.
-  const brightest = windows[brightestWindow(input.data, windows)]!;
+  // The windows with the brightest model input (nuclei are bright in what the model reads, glass is
+  // dark) hold the most cells to measure; the estimate runs on each at its own size, centred on
+  // that sample, and their median is kept, so one window of keratin or a fold does not decide it.
   const side = Math.min(DIAMETER_WINDOW, source.width, source.height);
-  const diameterWindow = {
-    x: clamp(brightest.x + brightest.width / 2 - side / 2, 0, source.width - side),
-    y: clamp(brightest.y + brightest.height / 2 - side / 2, 0, source.height - side),
-    width: Math.min(side, source.width),
-    height: Math.min(side, source.height),
-  };
-  const region = await source.readRegion(diameterWindow.x, diameterWindow.y, diameterWindow.width, diameterWindow.height);
-  const estimated = await segmentImage(region, model, { ...params, ...(modality && { modality: modality.modality }) }, { normalization, signal });
+  const diameterWindows: Rectangle[] = [];
+  for (const index of brightestWindows(input.data, windows)) {
+    const sampled = windows[index]!;
+    const window = {
+      x: clamp(sampled.x + sampled.width / 2 - side / 2, 0, source.width - side),
+      y: clamp(sampled.y + sampled.height / 2 - side / 2, 0, source.height - side),
+      width: Math.min(side, source.width),
+      height: Math.min(side, source.height),
+    };
+    // Windows that overlap by half or more measure the same cells.
+    const overlapping = diameterWindows.some((w) => Math.abs(w.x - window.x) < side / 2 && Math.abs(w.y - window.y) < side / 2);
+    if (!overlapping) diameterWindows.push(window);
+    if (diameterWindows.length === DIAMETER_WINDOWS) break;
+  }
+  const estimates = [];
+  for (const window of diameterWindows) {
+    const region = await source.readRegion(window.x, window.y, window.width, window.height);
+    const estimated = await segmentImage(region, model, { ...params, ...(modality && { modality: modality.modality }) }, { normalization, signal });
+    estimates.push({ window, estimated });
+  }
+  const { window: diameterWindow, estimated } = estimates.sort((a, b) => a.estimated.diameter - b.estimated.diameter)[Math.floor((estimates.length - 1) / 2)]!;
   return {
     ...(modality && { modality }),
     normalization,
@@ -92,7 +107,7 @@ export async function surveyImage(source: RegionSource, model: LoadedModel, para
     ...(estimated.diameterEstimate && { diameterEstimate: estimated.diameterEstimate }),
     diameterBasis: estimated.diameterBasis,
     diameterWindow,
-    sampledPixels: sampledPixels + diameterWindow.width * diameterWindow.height,
+    sampledPixels: sampledPixels + diameterWindows.reduce((sum, w) => sum + w.width * w.height, 0),
     display,
   };
 }
@@ -101,22 +116,17 @@ function clamp(value: number, low: number, high: number): number {
   return Math.round(Math.min(high, Math.max(low, value)));
 }
 
-/** Index of the window whose first model-input plane has the highest mean, in the side-by-side input. */
-function brightestWindow(plane: Float32Array, windows: Rectangle[]): number {
+/** Indices of the windows by the mean of their first model-input plane, brightest first, in the side-by-side input. */
+function brightestWindows(plane: Float32Array, windows: Rectangle[]): number[] {
   const height = windows[0]!.height;
   const width = windows.reduce((sum, w) => sum + w.width, 0);
-  let best = 0,
-    bestMean = Number.NEGATIVE_INFINITY,
-    left = 0;
-  windows.forEach((window, i) => {
+  const means: number[] = [];
+  let left = 0;
+  for (const window of windows) {
     let sum = 0;
     for (let y = 0; y < height; y++) for (let x = 0; x < window.width; x++) sum += plane[y * width + left + x]!;
-    const mean = sum / (window.width * height);
-    if (mean > bestMean) {
-      bestMean = mean;
-      best = i;
-    }
+    means.push(sum / (window.width * height));
     left += window.width;
-  });
-  return best;
+  }
+  return means.map((_, i) => i).sort((a, b) => means[b]! - means[a]! || a - b);
 }
