@@ -27,6 +27,11 @@ const DIAMETER_WINDOW = 1024;
 /** Windows the diameter is estimated on, apart from one another; their median is used. */
 const DIAMETER_WINDOWS = 3;
 
+/** As many windows as cover at most a quarter of the image (at least one): the estimate stays a small part of the work. */
+function diameterWindowCount(pixels: number, side: number): number {
+  return Math.max(1, Math.min(DIAMETER_WINDOWS, Math.floor(pixels / (4 * side * side))));
+}
+
 export interface ImageSurvey {
   /** Models that read the modality: what the samples showed (or the request gave). */
   modality?: ModalityDecision;
@@ -88,10 +93,10 @@ export async function surveyImage(source: RegionSource, model: LoadedModel, para
       width: Math.min(side, source.width),
       height: Math.min(side, source.height),
     };
-    // Windows that overlap by half or more measure the same cells.
-    const overlapping = diameterWindows.some((w) => Math.abs(w.x - window.x) < side / 2 && Math.abs(w.y - window.y) < side / 2);
+    // Windows that overlap would measure some of the same cells.
+    const overlapping = diameterWindows.some((w) => Math.abs(w.x - window.x) < side && Math.abs(w.y - window.y) < side);
     if (!overlapping) diameterWindows.push(window);
-    if (diameterWindows.length === DIAMETER_WINDOWS) break;
+    if (diameterWindows.length === diameterWindowCount(source.width * source.height, side)) break;
   }
   const estimates = [];
   for (const window of diameterWindows) {
