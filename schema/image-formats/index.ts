@@ -82,17 +82,7 @@ export {
   type SlideFacts,
   type SlideVendor,
 } from "./tiff-slides.ts";
-export {
-  hamamatsuSlide,
-  MAX_NDPI_HEADER_BYTES_PER_PIXEL,
-  MAX_NDPI_JPEG_HEADER_BYTES,
-  NDPI_TILE_WIDTH,
-  ndpiPageRole,
-  restartTiling,
-  type NdpiPage,
-  type RestartJpeg,
-  type RestartTiling,
-} from "./ndpi.ts";
+export { hamamatsuSlide, MAX_NDPI_JPEG_HEADER_BYTES, restartTiling, type NdpiPage, type RestartTiling } from "./ndpi.ts";
 export {
   describeDicomLevel,
   MAX_DICOM_FRAME_BYTES,

@@ -17,7 +17,7 @@ import type { PageSize } from "./tiff-slides.ts";
 export const MAX_NDPI_JPEG_HEADER_BYTES = 1024 * 1024;
 
 /** The width a restart tile is grown to, by whole intervals: wide enough that its header costs little, narrow enough to read a region without much more. */
-export const NDPI_TILE_WIDTH = 1024;
+const NDPI_TILE_WIDTH = 1024;
 
 /**
  * Bytes of header a restart tile may carry per pixel it decodes. Every tile is decoded behind the
@@ -25,10 +25,10 @@ export const NDPI_TILE_WIDTH = 1024;
  * headers: real files carry about 0.1 byte per pixel (600 bytes before a 1024 x 8 tile); a row
  * that cannot be cut into tiles of more than a few MCUs is refused.
  */
-export const MAX_NDPI_HEADER_BYTES_PER_PIXEL = 2;
+const MAX_NDPI_HEADER_BYTES_PER_PIXEL = 2;
 
 /** What a restart-marked JPEG's header states: its MCU, and the MCUs of one interval. */
-export interface RestartJpeg {
+interface RestartJpeg {
   mcuWidth: number;
   mcuHeight: number;
   interval: number;
@@ -77,7 +77,7 @@ export function restartTiling(page: PageSize, jpeg: RestartJpeg, starts: number)
 }
 
 /** What an NDPI page is, by its SourceLens and focal plane. */
-export function ndpiPageRole(sourceLens: number | undefined, zOffset: number | undefined): "level" | "associated" | "other plane" {
+function ndpiPageRole(sourceLens: number | undefined, zOffset: number | undefined): "level" | "associated" | "other plane" {
   if (sourceLens === undefined || !(sourceLens > 0)) return "associated";
   return (zOffset ?? 0) === 0 ? "level" : "other plane";
 }
