@@ -134,7 +134,12 @@ export async function segmentImage(
     timings[stage] += now - t;
     t = now;
   };
-  const report = (fraction: number, stage: string) => onProgress?.(Math.min(1, Math.max(0, fraction)), stage);
+  // Never backwards: a third pass (nothing found at the guess) reports over the second's range again.
+  let reported = 0;
+  const report = (fraction: number, stage: string) => {
+    reported = Math.max(reported, Math.min(1, Math.max(0, fraction)));
+    onProgress?.(reported, stage);
+  };
 
   report(0, "normalize");
   // Large intermediates are held in `let`s and dropped as soon as they are used up, so peak memory

@@ -170,7 +170,9 @@ describe("segmentImage", () => {
         for (let x = 0; x < 400; x++) swollen.data[y * 400 + x]! += 3000 * Math.exp(-((x - 200) ** 2 + (y - 200) ** 2) / (2 * 120 ** 2));
       }
       const model = await referenceModel(15);
-      const result = await segmentImage(swollen, model, { diameter: "auto" });
+      const fractions: number[] = [];
+      const result = await segmentImage(swollen, model, { diameter: "auto" }, { onProgress: (f) => fractions.push(f) });
+      expect(fractions.every((f, i) => i === 0 || f >= fractions[i - 1]!)).toBe(true);
       const nuclei = medianObjectDiameter(field.labels);
       expect(result.diameterEstimate!.fromImage! / nuclei).toBeGreaterThan(5);
       expect(result.diameterEstimate!.passes).toBeGreaterThanOrEqual(2);
