@@ -41,6 +41,7 @@ import type { ByteSource } from "./byte-source.ts";
 import { readDicomStructure } from "./dicom-structure.ts";
 import { readZipImage } from "./zip-image.ts";
 import { readSlideFacts, subIfdLevels } from "./tiff-slide.ts";
+import { mosaicOfPage } from "./tile-mosaic.ts";
 import type { ImageProbe } from "./decoded-image.ts";
 import { pageInfo, StoredBytesTally } from "./tiff-blocks.ts";
 import { type Parse, parseBytes, parseSource } from "./header-parse.ts";
@@ -220,14 +221,16 @@ function* readTiffHeaders(size: number, options: ProbeOptions): Parse<ImageProbe
   for (let b = 0; b < first.blocks; b++) checkTiffBlock(first, page, b, first.offsets[b]!, first.byteCounts?.[b], size);
   new StoredBytesTally(size).add(page, first);
   const channels = layout.channelPages * first.samplesPerPixel;
-  if (options.regions) checkRegionImageSize(first.width, first.height, channels);
+  // A slide whose tiles overlap is as large as they are laid out (tile-mosaic.ts).
+  const { width, height } = (layout.kind === "slide" && mosaicOfPage(slide, page, first)) || first;
+  if (options.regions) checkRegionImageSize(width, height, channels);
   const calibration = tiffCalibration(description, directory, slide?.pixelSize ?? null);
   const pyramid = slide && layout.kind === "slide" ? slide.levels : yield* subIfdLevels(structure, size, directory);
   const levels = pyramid.map(({ width, height }) => ({ width, height }));
   return {
     format: "tiff",
-    width: first.width,
-    height: first.height,
+    width,
+    height,
     channels,
     bitDepth: first.bitsPerSample,
     sampleFormat: first.sampleFormat,

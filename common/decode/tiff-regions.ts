@@ -25,6 +25,7 @@ import { parseSource } from "./header-parse.ts";
 import { openTiffSource, stringOf } from "./tiff-directory.ts";
 import { readSlideFacts, subIfdLevels } from "./tiff-slide.ts";
 import { undoPredictor } from "./tiff-predictor.ts";
+import { mosaicOfPage, mosaicTilesIn, placedCells, type TileMosaic } from "./tile-mosaic.ts";
 
 /** Decoded blocks kept for the next regions (neighbouring regions share edge tiles, a strip spans many). */
 const BLOCK_CACHE_BYTES = 64 * 1024 * 1024;
@@ -79,7 +80,9 @@ export async function openTiffRegions(source: ByteSource, options: TiffRegionOpt
         : await parseSource(subIfdLevels(file, source.size, await file.directory(geometryPage)), cached);
   const spp = geometry.samplesPerPixel;
   const cache = new BlockCache(BLOCK_CACHE_BYTES);
-  const image = { width: geometry.width, height: geometry.height, channels: layout.channelPages * spp };
+  // A slide level whose tiles overlap is read laid out (tile-mosaic.ts); a level read through readLevel is one too.
+  const mosaic = layout.kind === "slide" || level !== undefined ? mosaicOfPage(slide, geometryPage, geometry) : null;
+  const image = { width: (mosaic ?? geometry).width, height: (mosaic ?? geometry).height, channels: layout.channelPages * spp };
   // Compressed strips span the image's width: a region decodes whole strips, so the blocks of a band
   // share them, and the decoded strips are kept for a band's rows (uncompressed ones are read by rows).
   const strips = !geometry.tiled && geometry.compression !== Compression.None;
@@ -115,7 +118,7 @@ export async function openTiffRegions(source: ByteSource, options: TiffRegionOpt
       for (const { page, samples } of samplesByPage(layout, plane, spp, wanted, file.pageCount)) {
         const info = await infoOf(page);
         checkSameLayout(info, geometry, page);
-        planBlocks({ info, page, samples, rect, out: data, fileSize: source.size, cache }, reads);
+        planBlocks({ info, page, samples, rect, out: data, fileSize: source.size, cache, mosaic }, reads);
       }
       await readRanges(source, reads);
       return { width: w, height: h, channels: wanted.length, bitDepth: geometry.bitsPerSample, sampleFormat: geometry.sampleFormat, data };
@@ -131,14 +134,19 @@ interface BlockPlan {
   out: Float32Array;
   fileSize: number;
   cache: BlockCache;
+  mosaic: TileMosaic | null;
 }
 
 /** Lists the reads a region needs of one page: the blocks it intersects, or their rows if uncompressed. */
 function planBlocks(plan: BlockPlan, reads: RangeRead[]): void {
-  const { info, page, samples, rect, out, fileSize, cache } = plan;
+  const { info, page, samples, rect, out, fileSize, cache, mosaic } = plan;
   const { across, perPlane } = blockGrid(info);
-  const [bx0, bx1] = [Math.floor(rect.x / info.blockWidth), Math.floor((rect.x + rect.width - 1) / info.blockWidth)];
-  const [by0, by1] = [Math.floor(rect.y / info.blockHeight), Math.floor((rect.y + rect.height - 1) / info.blockHeight)];
+  const tiles = mosaic && mosaicTilesIn(mosaic, rect);
+  const [bx0, bx1] = tiles?.columns ?? [Math.floor(rect.x / info.blockWidth), Math.floor((rect.x + rect.width - 1) / info.blockWidth)];
+  const [by0, by1] = tiles?.rows ?? [Math.floor(rect.y / info.blockHeight), Math.floor((rect.y + rect.height - 1) / info.blockHeight)];
+  const place = (index: number, block: Uint8Array, group: { sample: number; target: number }[]) => {
+    for (const pixels of mosaic ? placedCells(info, mosaic, index, block) : [blockPixels(info, index, block)]) copyPixels(info, pixels, group, rect, out);
+  };
   // A planar page keeps each sample in blocks of its own.
   for (const group of info.planar ? samples.map((s) => [s]) : [samples]) {
     const planeStart = info.planar ? group[0]!.sample * perPlane : 0;
@@ -147,7 +155,7 @@ function planBlocks(plan: BlockPlan, reads: RangeRead[]): void {
         const index = planeStart + by * across + bx;
         const offset = info.offsets[index]!;
         const count = checkTiffBlock(info, page, index, offset, info.byteCounts?.[index], fileSize);
-        if (info.compression === Compression.None) {
+        if (info.compression === Compression.None && !mosaic) {
           planRows(info, index, offset, group, rect, out, reads);
           continue;
         }
@@ -160,7 +168,7 @@ function planBlocks(plan: BlockPlan, reads: RangeRead[]): void {
         const key = `${page}:${index}`;
         const cached = cache.get(key);
         if (cached) {
-          copyPixels(info, blockPixels(info, index, cached), group, rect, out);
+          place(index, cached, group);
           continue;
         }
         reads.push({
@@ -169,7 +177,7 @@ function planBlocks(plan: BlockPlan, reads: RangeRead[]): void {
           use: (stored) => {
             const block = decodeBlock(info, index, stored);
             cache.set(key, block);
-            copyPixels(info, blockPixels(info, index, block), group, rect, out);
+            place(index, block, group);
           },
         });
       }

@@ -14,8 +14,10 @@ import {
   Tag,
   ventanaLevel,
   ventanaScan,
+  ventanaTileAdvance,
 } from "../../schema/image-formats/index.ts";
 import type { Parse } from "./header-parse.ts";
+import { tileMosaic } from "./tile-mosaic.ts";
 import { pageSize, readDirectory, stringOf, type TiffDirectory, type TiffStructure } from "./tiff-directory.ts";
 
 /** Pages looked at for a slide's levels and associated images: slides have a handful. */
@@ -49,16 +51,26 @@ export function* readSlideFacts(structure: TiffStructure, size: number, first: T
     return { vendor, ...main, levels: largestFirst(main.levels) };
   }
   if (vendor === "ventana") {
-    const described: { level: number; page: number; size: LevelSize; xmp: string | undefined }[] = [];
+    const described: { level: number; page: number; size: LevelSize; tile: LevelSize; xmp: string | undefined }[] = [];
     for (let page = 0; page < pages.length; page++) {
       const dir = page === 0 ? first : yield* readDirectory(structure, pages[page]!, size);
       const level = ventanaLevel(stringOf(dir, Tag.ImageDescription));
-      if (level !== null) described.push({ level, page, size: pageSize(dir), xmp: stringOf(dir, Tag.XmlPacket) });
+      const tile = { width: dir.numbers(Tag.TileWidth)?.[0] ?? 0, height: dir.numbers(Tag.TileLength)?.[0] ?? 0 };
+      if (level !== null) described.push({ level, page, size: pageSize(dir), tile, xmp: stringOf(dir, Tag.XmlPacket) });
     }
     const [full, ...reduced] = described.sort((a, b) => a.level - b.level);
     if (!full) throw new ImageDecodeError("Ventana BIF corrupt: no page is described as a level (level=0)");
     const xmp = [full.xmp, stringOf(first, Tag.XmlPacket)].find((packet) => packet?.includes("<iScan"));
-    return { vendor, page: full.page, levels: largestFirst(reduced.map((d) => ({ ...d.size, page: d.page }))), ...ventanaScan(xmp) };
+    const advance = full.tile.width > 0 ? ventanaTileAdvance(full.xmp, full.tile) : null;
+    const downsamples = new Map(described.map((d) => [d.page, Math.round(full.size.width / d.size.width)]));
+    // Where the tiles overlap, each level is as large as its tiles laid out (tile-mosaic.ts).
+    const laidOut = (d: (typeof described)[number]) =>
+      (advance && tileMosaic({ ...d.size, blockWidth: d.tile.width, blockHeight: d.tile.height }, advance, downsamples.get(d.page)!)) || d.size;
+    const levels = reduced.map((d) => {
+      const { width, height } = laidOut(d);
+      return { width, height, page: d.page };
+    });
+    return { vendor, page: full.page, levels: largestFirst(levels), ...ventanaScan(xmp), ...(advance && { tileOverlap: { advance, downsamples } }) };
   }
   if (vendor === null) {
     if (structure.directories.length < 2) return null;

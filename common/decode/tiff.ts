@@ -20,6 +20,7 @@ import {
 import { parseBytes } from "./header-parse.ts";
 import { readTiffFile, stringOf, Tag, type TiffFile } from "./tiff-directory.ts";
 import { readSlideFacts } from "./tiff-slide.ts";
+import { mosaicOfPage, placedCells, type TileMosaic } from "./tile-mosaic.ts";
 
 function describePage(file: TiffFile, index: number, tally: StoredBytesTally): PageInfo {
   const info = pageInfo(file.directory(index), index, file.littleEndian);
@@ -42,6 +43,8 @@ interface TiffLayout {
   layout: PageLayout;
   first: PageInfo;
   tally: StoredBytesTally;
+  /** The full resolution's tiles laid out where they overlap (tile-mosaic.ts). */
+  mosaic: TileMosaic | null;
 }
 
 function layoutOf(bytes: Uint8Array): TiffLayout {
@@ -52,11 +55,11 @@ function layoutOf(bytes: Uint8Array): TiffLayout {
   const layout = tiffPageLayout(stringOf(firstPage, Tag.ImageDescription), file.pageCount, firstPage.numbers(Tag.SamplesPerPixel)?.[0] ?? 1, slide);
   // The first page, or a slide's full resolution wherever its vendor keeps it.
   const first = describePage(file, layout.pageOf(0, 0), tally);
-  return { file, layout, first, tally };
+  return { file, layout, first, tally, mosaic: layout.kind === "slide" ? mosaicOfPage(slide, layout.pageOf(0, 0), first) : null };
 }
 
 export function decodeTiff(bytes: Uint8Array, options: DecodeOptions = {}): DecodedImage {
-  const { file, layout, first, tally } = layoutOf(bytes);
+  const { file, layout, first, tally, mosaic } = layoutOf(bytes);
   const plane = options.page ?? 0;
   if (!Number.isInteger(plane) || plane < 0 || plane >= layout.planes) {
     throw new ImageDecodeError(`page ${plane} does not exist (file has ${layout.planes} plane${layout.planes === 1 ? "" : "s"})`);
@@ -66,20 +69,21 @@ export function decodeTiff(bytes: Uint8Array, options: DecodeOptions = {}): Deco
   const geometry = layout.kind === "plain" ? describePage(file, layout.pageOf(plane, 0), tally) : first;
   const firstPage = layout.pageOf(0, 0);
   const wanted = selectChannels(layout.channelPages * geometry.samplesPerPixel, options.channels);
-  const { width, height } = geometry;
+  const { width, height } = mosaic ?? geometry;
   checkImageSize(width, height, wanted.length);
   const data = new Float32Array(wanted.length * width * height);
   // Each page is decompressed once for all the channels it holds.
   for (const { page, samples } of samplesByPage(layout, plane, geometry.samplesPerPixel, wanted, file.pageCount)) {
     const info = page === firstPage ? first : describePage(file, page, tally);
     checkSameLayout(info, geometry, page);
-    decodePage(file, info, samples, data);
+    decodePage(file, info, samples, data, page === firstPage ? mosaic : null);
   }
   return { width, height, channels: wanted.length, bitDepth: geometry.bitsPerSample, sampleFormat: geometry.sampleFormat, data };
 }
 
-function decodePage(file: TiffFile, info: PageInfo, samples: { sample: number; target: number }[], out: Float32Array): void {
-  const whole: Rect = { x: 0, y: 0, width: info.width, height: info.height };
+function decodePage(file: TiffFile, info: PageInfo, samples: { sample: number; target: number }[], out: Float32Array, mosaic: TileMosaic | null): void {
+  const { width, height } = mosaic ?? info;
+  const whole: Rect = { x: 0, y: 0, width, height };
   const { perPlane } = blockGrid(info);
   // A planar page keeps each sample in blocks of its own.
   const groups = info.planar ? samples.map((s) => [s]) : [samples];
@@ -89,7 +93,8 @@ function decodePage(file: TiffFile, info: PageInfo, samples: { sample: number; t
       const offset = info.offsets[index]!;
       const count = info.byteCounts?.[index] ?? tiffBlockBytes(info, index).expected;
       const block = decodeBlock(info, index, file.bytes.subarray(offset, offset + count));
-      copyPixels(info, blockPixels(info, index, block), group, whole, out);
+      const pieces = mosaic ? placedCells(info, mosaic, index, block) : [blockPixels(info, index, block)];
+      for (const pixels of pieces) copyPixels(info, pixels, group, whole, out);
     }
   }
 }

@@ -143,7 +143,8 @@ export function omeElements(xml: string, name: string): Record<string, string>[]
   return [...xml.matchAll(new RegExp(`<(?:\\w+:)?${name}\\b([^>]*)>`, "g"))].map((m) => attributesOf(m[1]!));
 }
 
-function attributesOf(element: string): Record<string, string> {
+/** An XML start tag's attributes (the text after its name), entities decoded. */
+export function attributesOf(element: string): Record<string, string> {
   const attributes: Record<string, string> = {};
   for (const m of element.matchAll(/([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) attributes[m[1]!] = unescapeXml(m[2] ?? m[3] ?? "");
   return attributes;

@@ -82,6 +82,7 @@ export {
   type SlideFacts,
   type SlideVendor,
 } from "./tiff-slides.ts";
+export { type TileAdvance, ventanaTileAdvance } from "./ventana-overlaps.ts";
 export { hamamatsuSlide, MAX_NDPI_JPEG_HEADER_BYTES, restartTiling, type NdpiPage, type RestartTiling } from "./ndpi.ts";
 export {
   describeDicomLevel,

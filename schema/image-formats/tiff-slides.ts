@@ -13,7 +13,8 @@
 // - Hamamatsu NDPI: a TIFF of its own kind (ndpi.ts); the pyramid's largest page of the focal plane
 //   in focus; the resolution tags for the pixel size.
 // - Any other TIFF whose second page is smaller than its first: a generic pyramid.
-import { micrometres, type PixelSize } from "./calibration.ts";
+import { attributesOf as attributes, micrometres, type PixelSize } from "./calibration.ts";
+import type { TileAdvance } from "./ventana-overlaps.ts";
 
 /** A page's size in pixels. */
 export interface PageSize {
@@ -42,6 +43,8 @@ export interface SlideFacts {
   /** Micrometres per pixel at full resolution from the vendor's metadata (Aperio's MPP is read with the other TIFF calibrations). */
   pixelSize: PixelSize | null;
   magnification: number | null;
+  /** Ventana: where the stored tiles overlap, level 0's tile advance and each level page's downsample from it (the levels' sizes above are laid out). */
+  tileOverlap?: { advance: TileAdvance; downsamples: ReadonlyMap<number, number> };
 }
 
 /** What a TIFF's first page says of its maker. */
@@ -79,10 +82,6 @@ const positive = (text: string | undefined): number | null => {
   const value = text === undefined ? Number.NaN : Number(text);
   return Number.isFinite(value) && value > 0 ? value : null;
 };
-
-function attributes(element: string): Record<string, string> {
-  return Object.fromEntries([...element.matchAll(/([\w:]+)\s*=\s*"([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
-}
 
 /** Philips: the first DICOM_PIXEL_SPACING attribute (the full resolution's), millimetres as `"row" "column"`. */
 export function philipsPixelSize(xml: string): PixelSize | null {
