@@ -66,7 +66,7 @@ const result = await fineTune({
   base: basePath,
   pairs: trainNames.map((name) => () => ({ image: decodeImage(read("images", name)), labels: labelsFromImage(decodeImage(read("labels", name))) })),
   budget: { steps: Number(values.steps) },
-  validationFraction: 0,
+  holdOut: false,
   learningRate: values.lr === undefined ? undefined : Number(values.lr),
 });
 console.log(`${result.steps} steps in ${((performance.now() - started) / 1000).toFixed(0)} s at a peak learning rate of ${result.learningRate}`);

@@ -129,11 +129,13 @@ export const trainingEvidence = z
 /** How a training did: base and fine-tuned model scored on the same images, kept aside from training when possible. */
 export const trainingMetrics = z
   .object({
-    evaluated_on: z.enum(["held_out", "training_image", "none"]).meta({
+    evaluated_on: z.enum(["held_out_regions", "rotated_regions", "training_image", "held_out", "none"]).meta({
       description:
-        "`held_out`: images given but not trained on; `training_image`: a single image was given, so the figures are on the image trained on; `none`: nothing could be scored",
+        "How the scores were drawn. `held_out_regions`: a band of each image was held out from training, with a margin so that no object lies in both; `rotated_regions`: a small set's bands were held out in turn (`folds` trainings), so every object was judged once, and the model returned was trained on all of them; `training_image`: the images hold fewer objects than the guard's minimum, so the figures are on the images trained on; `held_out`: whole images held out (trainings recorded before regions); `none`: nothing was held out",
     }),
-    evaluated_images: count,
+    evaluated_images: count.meta({ description: "The images the judged part came from" }),
+    evaluated_regions: count.optional().meta({ description: "The regions judged (bands of the images, or whole images), pooled over the folds" }),
+    folds: count.optional().meta({ description: "The folds the objects were split into (absent where the set was not split)" }),
     base: apPair.meta({ description: "The base model" }),
     fine_tuned: apPair.meta({ description: "The model returned (the base weights when fine-tuning never beat them)" }),
     chosen_step: count.meta({ description: "The training step whose weights were returned; 0 means the base weights" }),

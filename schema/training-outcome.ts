@@ -14,17 +14,29 @@ const score = (ap: number | null) => (ap === null ? "—" : ap.toFixed(3));
 const signed = (value: number) => `${value < 0 ? "-" : "+"}${Math.abs(value).toFixed(3)}`;
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-/** Where the scores were measured, and on how many objects when that is known. */
-function where(metrics: TrainingMetrics, objects?: number): string {
+/** Where the scores were measured, and on how many objects when that is known; the client's `train --wait` prints it too. */
+export function scoredOn(metrics: TrainingMetrics, objects?: number): string {
   const counted = objects === undefined ? "" : plural(objects, "object");
-  if (metrics.evaluated_on === "training_image") return `the image trained on (the only one given${counted && `; ${counted}`})`;
-  return `${plural(metrics.evaluated_images, "held-out image")}${counted && ` (${counted})`}`;
+  const images = plural(metrics.evaluated_images, "image");
+  const regions = plural(metrics.evaluated_regions ?? metrics.evaluated_images, "held-out region");
+  switch (metrics.evaluated_on) {
+    case "training_image":
+      return `the images trained on (too few objects to hold any out${counted && `; ${counted}`})`;
+    case "held_out_regions":
+      return `${regions} of ${images}${counted && ` (${counted})`}`;
+    case "rotated_regions":
+      return `every object once, in ${metrics.folds ?? 0} folds of ${images} held out in turn${counted && ` (${counted})`}`;
+    case "none":
+      return "nothing (not evaluated)";
+    default:
+      return `${plural(metrics.evaluated_images, "held-out image")}${counted && ` (${counted})`}`;
+  }
 }
 
 /** "AP@0.5 0.620 against 0.470 on 2 held-out images (143 objects), +0.150 (95% interval +0.080 to +0.220)" */
 function figures(metrics: TrainingMetrics, e: TrainingEvidence): string {
   const interval = `${Math.round(e.confidence * 100)}% interval ${signed(e.gain_low)} to ${signed(e.gain_high)}`;
-  return `AP@0.5 ${score(e.fine_tuned_ap50)} against ${score(metrics.base.ap50)} on ${where(metrics, e.objects)}, ${signed(e.gain)} (${interval})`;
+  return `AP@0.5 ${score(e.fine_tuned_ap50)} against ${score(metrics.base.ap50)} on ${scoredOn(metrics, e.objects)}, ${signed(e.gain)} (${interval})`;
 }
 
 const SAME_AS_BASE = "the new model keeps the base's weights (same as base)";
@@ -34,11 +46,16 @@ export function trainingOutcomeText(metrics: TrainingMetrics): string {
   const e = metrics.evidence;
   if (!e) {
     // Recorded before the guard weighed its evidence: the scores, without claiming what they show.
-    if (learnedNothing(metrics)) return `Did not beat its base: AP@0.5 ${score(metrics.base.ap50)} on ${where(metrics)}, no step higher; ${SAME_AS_BASE}`;
-    return `Scored above its base: AP@0.5 ${score(metrics.fine_tuned.ap50)} against ${score(metrics.base.ap50)} on ${where(metrics)} (not tested against noise: trained before the service did so)`;
+    if (learnedNothing(metrics)) return `Did not beat its base: AP@0.5 ${score(metrics.base.ap50)} on ${scoredOn(metrics)}, no step higher; ${SAME_AS_BASE}`;
+    return `Scored above its base: AP@0.5 ${score(metrics.fine_tuned.ap50)} against ${score(metrics.base.ap50)} on ${scoredOn(metrics)} (not tested against noise: trained before the service did so)`;
   }
   if (e.verdict === "gain") return `Beat its base: ${figures(metrics, e)}`;
   if (e.verdict === "no_gain") return `Did not beat its base: ${figures(metrics, e)}; ${SAME_AS_BASE}`;
-  const why = e.objects < e.min_objects ? `under the ${e.min_objects} objects needed to tell a gain from noise` : "a difference that could be noise";
+  const why =
+    metrics.evaluated_on === "training_image"
+      ? `under the ${e.min_objects} objects needed to judge a model: annotate ${Math.max(0, e.min_objects - e.objects)} more and train again`
+      : e.objects < e.min_objects
+        ? `under the ${e.min_objects} objects needed to tell a gain from noise`
+        : "a difference that could be noise";
   return `Too few to tell: ${figures(metrics, e)}, ${why}; ${SAME_AS_BASE}`;
 }

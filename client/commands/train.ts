@@ -7,7 +7,7 @@ import { positiveInteger, positiveNumber } from "../flags.ts";
 import { formatSeconds } from "../format.ts";
 import { pollJob } from "../jobs.ts";
 import { createDisplay } from "../progress.ts";
-import { learnedNothing, trainingOutcomeText } from "../../schema/training-outcome.ts";
+import { learnedNothing, scoredOn, trainingOutcomeText } from "../../schema/training-outcome.ts";
 
 export const TRAIN_HELP = `npm run client -- train --model <base-id> <image-id>... [--segmentations ID,...] [--name N] [--steps N] [--wait [--allow-no-gain]]
 
@@ -45,11 +45,8 @@ const TRAIN_OPTIONS = {
 const score = (ap: number | null) => (ap === null ? "-" : ap.toFixed(3));
 
 export function metricsLines(metrics: TrainingMetrics): string[] {
-  const where = { held_out: `on ${metrics.evaluated_images} held-out image(s)`, training_image: "on the image trained on", none: "not evaluated" }[
-    metrics.evaluated_on
-  ];
   return [
-    `Scores (${where}):`,
+    `Scores (on ${scoredOn(metrics)}):`,
     `  base        AP@0.5 ${score(metrics.base.ap50)}  AP@0.75 ${score(metrics.base.ap75)}`,
     `  fine-tuned  AP@0.5 ${score(metrics.fine_tuned.ap50)}  AP@0.75 ${score(metrics.fine_tuned.ap75)}  (weights of step ${metrics.chosen_step})`,
     metrics.note,
@@ -106,11 +103,10 @@ export async function trainCommand(args: string[], out: NodeJS.WritableStream): 
   out.write(`Training job ${job.job_id} COMPLETED in ${took}\nNew model: ${job.result_model_id}\n`);
   if (job.metrics) out.write(`${metricsLines(job.metrics).join("\n")}\n${trainingOutcomeText(job.metrics)}\n`);
   if (job.metrics && learnedNothing(job.metrics)) {
-    const scoredOn = job.metrics.evaluated_on === "training_image" ? "the image trained on" : "the held-out images";
     const why =
       job.metrics.evidence?.verdict === "too_few_to_tell"
-        ? `${scoredOn} could not tell fine-tuning's gain over ${job.model_id} from noise`
-        : `fine-tuning did not beat ${job.model_id} on ${scoredOn}`;
+        ? `the scores on ${scoredOn(job.metrics)} could not tell fine-tuning's gain over ${job.model_id} from noise`
+        : `fine-tuning did not beat ${job.model_id} on ${scoredOn(job.metrics)}`;
     out.write(`Nothing was learned: ${why}, so model ${job.result_model_id} is ${job.model_id}'s weights (listed as "same as base").\n`);
     return values["allow-no-gain"] ? 0 : 1;
   }

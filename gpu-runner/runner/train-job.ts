@@ -7,7 +7,9 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LeasedTraining, TrainingResult } from "../../schema/internal-api.ts";
+import type { TrainingMetrics } from "../../schema/api-records.ts";
 import { fineTune, type TrainingPairSource } from "../training/fine-tune.ts";
+import type { EvidenceKind } from "../training/fine-tune-runs.ts";
 import type { GainEvidence } from "../training/gain-evidence.ts";
 import { fetchImage } from "./fetch-image.ts";
 import { DownloadRefusedError } from "./internal-api.ts";
@@ -19,6 +21,14 @@ import type { JobContext } from "./job-context.ts";
  * (worker/services/runner-jobs.ts), so a training leased just before that finds the URL it was
  * given gone (404): the job's fresh URLs point at the artifact the segmentation has now.
  */
+/** How fine-tuning drew its judged part (fine-tune-runs.ts), as the training record names it. */
+const EVALUATED_ON = {
+  none: "none",
+  training_images: "training_image",
+  held_out_regions: "held_out_regions",
+  rotated_regions: "rotated_regions",
+} as const satisfies Record<EvidenceKind, TrainingMetrics["evaluated_on"]>;
+
 export async function downloadLabels(
   job: LeasedTraining,
   labels: LeasedTraining["training"]["examples"][number]["labels"],
@@ -114,8 +124,10 @@ async function trainFrom(folder: string, job: LeasedTraining, ctx: JobContext) {
     steps: result.steps,
     seconds: result.seconds,
     metrics: {
-      evaluated_on: validation.heldOut === 0 ? "none" : validation.onTrainingImage ? "training_image" : "held_out",
-      evaluated_images: validation.heldOut,
+      evaluated_on: EVALUATED_ON[validation.heldOutBy],
+      evaluated_images: validation.judgedImages,
+      ...(validation.heldOut > 0 && { evaluated_regions: validation.heldOut }),
+      ...(validation.folds > 0 && { folds: validation.folds }),
       base: { ap50: validation.apBefore ?? null, ap75: validation.ap75Before ?? null },
       fine_tuned: { ap50: validation.apAfter ?? null, ap75: validation.ap75After ?? null },
       chosen_step: validation.chosenStep,

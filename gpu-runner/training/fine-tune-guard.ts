@@ -2,6 +2,7 @@
 // budget that also pays for validations, whether the model keeps its training objects' size, and
 // what to tell the user about the weights returned (which weights that is: gain-evidence.ts).
 import type { GainEvidence } from "./gain-evidence.ts";
+import type { EvidenceKind } from "./fine-tune-runs.ts";
 
 /**
  * Steps that fit `seconds` at `stepSeconds` each once `validationSeconds` (all validations
@@ -31,44 +32,55 @@ const signed = (value: number) => `${value < 0 ? "-" : "+"}${Math.abs(value).toF
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 export interface FineTuneOutcome {
-  /** The guard's evidence: the base against the best validated fine-tuned weights; undefined when nothing was scored. */
+  /** The guard's evidence: the base against the fine-tuned weights; undefined when nothing was scored. */
   evidence: GainEvidence | undefined;
-  /** The best validated fine-tuned step, the one weighed against the base. */
+  /** The fine-tuned step weighed against the base: the best validated one, or (rotated folds) the last. */
   candidateStep: number;
-  /** Steps run. */
+  /** Steps run (by the run whose weights are returned). */
   steps: number;
   /** AP@0.5 after the last step, where it was validated. */
   apLastStep?: number;
-  /** The single pair given was scored: the figures are on the training image, not held-out ones. */
-  onTrainingImage?: boolean;
+  /** How the judged part was drawn (fine-tune-runs.ts); "held_out_regions" unless told. */
+  heldOutBy?: EvidenceKind;
+  /** The folds the objects were split into. */
+  folds?: number;
+  /** training_images: the objects that would bring the set to the guard's minimum. */
+  missing?: number;
 }
 
 /**
- * One sentence for the user on what the guard saw and decided, e.g. "on 2 held-out images (143
- * objects, 96 tiles) AP@0.5 rose from 0.470 to 0.620, +0.150 (95% interval +0.080 to +0.220): a
- * gain, the fine-tuned weights are returned".
+ * One sentence for the user on what the guard saw and decided, e.g. "on 6 held-out regions of 6
+ * images (143 objects, 96 tiles) AP@0.5 rose from 0.470 to 0.620, +0.150 (95% interval +0.080 to
+ * +0.220): a gain, the fine-tuned weights are returned".
  */
-export function fineTuneNote({ evidence, candidateStep, steps, apLastStep, onTrainingImage = false }: FineTuneOutcome): string {
-  if (!evidence) return `no held-out pairs (give at least two pairs to hold one out): the weights after step ${steps} are returned unvalidated`;
+export function fineTuneNote({ evidence, candidateStep, steps, apLastStep, heldOutBy = "held_out_regions", folds = 0, missing = 0 }: FineTuneOutcome): string {
+  if (!evidence) return `nothing held out (as requested): the weights after step ${steps} are returned unvalidated`;
   const e = evidence;
-  const where = onTrainingImage
-    ? `on the training image (the only image given, so none could be held out; ${plural(e.objects, "object")}, ${plural(e.tiles, "tile")})`
-    : `on ${plural(e.images, "held-out image")} (${plural(e.objects, "object")}, ${plural(e.tiles, "tile")})`;
+  const counted = `${plural(e.objects, "object")}, ${plural(e.tiles, "tile")}`;
+  const where = {
+    held_out_regions: `on ${plural(e.images, "held-out region")} of the images (${counted})`,
+    rotated_regions: `on every object once, ${folds} folds of regions held out in turn (${plural(e.images, "region")}, ${counted})`,
+    training_images: `on the images trained on (${counted}; too few objects to hold any out)`,
+    none: `on ${plural(e.images, "region")} (${counted})`,
+  }[heldOutBy];
   const move =
     e.apFineTuned === e.apBase ? `stayed at ${ap(e.apBase)}` : `${e.apFineTuned > e.apBase ? "rose" : "fell"} from ${ap(e.apBase)} to ${ap(e.apFineTuned)}`;
   const interval = `${signed(e.gain)} (${Math.round(e.confidence * 100)}% interval ${signed(e.low)} to ${signed(e.high)})`;
   const which =
-    candidateStep === steps
+    candidateStep === steps || heldOutBy === "rotated_regions"
       ? ""
       : ` (the best validated fine-tuned weights, step ${candidateStep} of ${steps}${apLastStep === undefined ? "" : `; ${ap(apLastStep)} after step ${steps}`})`;
-  const verdict = {
-    gain: "a gain, the fine-tuned weights are returned",
-    too_few_to_tell:
-      e.objects < e.minObjects
+  const tooFew =
+    heldOutBy === "training_images"
+      ? `too few to tell: the images hold ${plural(e.objects, "annotated object")}, under the ${e.minObjects} needed to judge a model; annotate ${missing} more and train again. The base weights are returned unchanged`
+      : e.objects < e.minObjects
         ? `too few to tell a gain from noise (${plural(e.objects, "object")} scored, under the ${e.minObjects} needed), the base weights are returned unchanged`
-        : "too few to tell a gain from noise, the base weights are returned unchanged",
+        : "too few to tell a gain from noise, the base weights are returned unchanged";
+  const verdict = {
+    gain: heldOutBy === "rotated_regions" ? "a gain, the weights trained on every region are returned" : "a gain, the fine-tuned weights are returned",
+    too_few_to_tell: tooFew,
     no_gain: "no gain, the base weights are returned unchanged",
   }[e.verdict];
-  const caveat = onTrainingImage ? "; figures on the image trained on say how well it learned that image, not how it does on others" : "";
+  const caveat = heldOutBy === "training_images" ? "; figures on the images trained on say how well it learned them, not how it does on others" : "";
   return `${where} AP@0.5 ${move}${which}, ${interval}: ${verdict}${caveat}`;
 }

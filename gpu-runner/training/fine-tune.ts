@@ -1,11 +1,13 @@
 // The runner's entry point for custom models: fine-tunes a base model on (image, labels) pairs
-// within a step or time budget and reports AP@0.5 and AP@0.75 on held-out pairs before and after
-// (with a single pair nothing can be held out: it is scored on that training pair, and says so).
-// Guard: with held-out pairs, the weights are validated a few times during the run; the best
-// validated weights are weighed against the base on the held-out images tile by tile, and are
-// returned only where the gain's 95% bootstrap interval lies above zero (gain-evidence.ts). A run
-// that scores lower, or higher by what could be noise, returns the base weights unchanged and says
-// so, with how much it saw (images, objects, tiles) and the gain's interval.
+// within a step or time budget and reports AP@0.5 and AP@0.75 before and after on regions of the
+// images kept apart from training (issue #46: evidence drawn by objects, fine-tune-runs.ts).
+// Guard: the weights are validated a few times during the run; the best validated weights are
+// weighed against the base on the judged regions tile by tile, and are returned only where the
+// gain's 95% bootstrap interval lies above zero (gain-evidence.ts). Where one fold of regions holds
+// too few objects, the folds rotate: each is trained and judged in turn, the evidence pooled, and
+// the weights returned are trained on everything. A run that scores lower, or higher by what could
+// be noise, returns the base weights unchanged and says so, with how much it saw (regions,
+// objects, tiles) and the gain's interval.
 // Recipe: pairs that are mostly stained histology train a colour network (a one-channel base
 // widened) with slide variants and the microscope augmentation; others train the base as it is
 // (fine-tune-recipe.ts). The base is always scored, and kept, as it is served.
@@ -26,7 +28,7 @@ import { prepareImageInThread, preparingDiameters } from "./prepare-image.ts";
 import { PreparedImageCache, preparedImageBytes } from "./prepared-image-cache.ts";
 import type { PreparedImageCacheStats } from "./prepared-image-cache.ts";
 import { fineTuneNote, keepsLearnedSize, stepsThatFit } from "./fine-tune-guard.ts";
-import { gainEvidence } from "./gain-evidence.ts";
+import { gainEvidence, MIN_HELD_OUT_OBJECTS } from "./gain-evidence.ts";
 import type { GainEvidence } from "./gain-evidence.ts";
 import { trainLoop } from "./train-loop.ts";
 import type { LoopOptions, ValidationScores } from "./train-loop.ts";
@@ -34,7 +36,10 @@ import { defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "./training-
 import { freshTrainingState, Trainer } from "./trainer.ts";
 import { autoDiameterAp, validationAp } from "./validate.ts";
 import type { ValidationImage } from "./validate.ts";
-import { validationIds } from "./validation-split.ts";
+import { type EvidenceKind, objectsIn, planRuns, type RunPlan } from "./fine-tune-runs.ts";
+import { cropLabelled } from "./labelled-crop.ts";
+import { type ImageObjects, type ImageRegion, objectsAlong } from "./region-split.ts";
+import type { TrainingConfig } from "./training-config.ts";
 import { InputError } from "../engine/faults.ts";
 import { medianObjectDiameter } from "../engine/object-diameter.ts";
 import { manifestReadsAs, networkReads } from "./network-input.ts";
@@ -72,10 +77,11 @@ export interface FineTuneRequest {
    */
   memoryBudgetBytes?: number;
   /**
-   * Share of pairs held out for validation (default 0.2; at least one pair when there are two or
-   * more). A single pair is validated on itself unless this is 0.
+   * Whether regions of the images are held out to judge the weights (default true): by the split
+   * by regions (fine-tune-runs.ts). false: nothing is judged, and the weights after the last step
+   * are returned unvalidated.
    */
-  validationFraction?: number;
+  holdOut?: boolean;
   seed?: number;
   /** Peak learning rate (default: the base manifest's fineTuneLearningRate, else FINE_TUNE_PEAK_LEARNING_RATE). */
   learningRate?: number;
@@ -106,10 +112,9 @@ export interface FineTuneResult {
   /** How it trained, in words (fine-tune-recipe.ts): "standard: Cellpose augmentation", or on stained pairs "stained: colour input, stain variants, microscope augmentation". */
   recipe: string;
   /**
-   * Mean AP@0.5 over the held-out pairs (undefined when none could be held out): of the base
+   * Mean AP@0.5 over the judged regions (undefined when nothing was judged): of the base
    * (apBefore), of the returned weights (apAfter), of the weights after the last step (apLastStep);
-   * ap75Before and ap75After: the same at IoU 0.75. onTrainingImage: the single pair given was
-   * scored (nothing could be held out). chosenStep is the step of the returned weights (0: the
+   * ap75Before and ap75After: the same at IoU 0.75. chosenStep is the step of the returned weights (0: the
    * base weights came back unchanged); evidence is what the guard weighed: the base against the
    * best validated fine-tuned weights (candidateStep), tile by tile, with the gain's interval and
    * the verdict; note says in words what happened, for the user.
@@ -122,7 +127,13 @@ export interface FineTuneResult {
     ap75After: number | undefined;
     chosenStep: number;
     candidateStep: number;
+    /** Regions judged (bands of the images, or whole images), pooled over the folds where they rotate. */
     heldOut: number;
+    /** How the judged part was drawn (fine-tune-runs.ts), the folds the objects were split into, and the images judged. */
+    heldOutBy: EvidenceKind;
+    folds: number;
+    judgedImages: number;
+    /** The whole set was below the guard's minimum: the figures are on the images trained on. */
     onTrainingImage: boolean;
     evidence: GainEvidence | undefined;
     note: string;
@@ -162,21 +173,31 @@ interface ScannedPair {
   modality: Modality;
   /** Median object diameter of its labels (0: no objects). */
   diameter: number;
+  /** Its objects as the split by regions sees them. */
+  objects: ImageObjects;
 }
 
-/** A training image: pair `pair` as given (variant 0) or its slide variant `variant`. */
+/** A training image: region `region` of a run as given (variant 0) or its slide variant `variant`. */
 interface TrainingEntry {
-  pair: number;
+  region: ImageRegion;
   variant: number;
 }
 
-/** Each training pair, followed by the slide variants it gets; each is drawn from as an image of its own. */
-function trainingEntries(trainIndices: readonly number[], scanned: readonly ScannedPair[], variants: ImageVariants | undefined): TrainingEntry[] {
-  return trainIndices.flatMap((pair) => {
-    const { modality, imageChannels } = scanned[pair]!;
+/** Each training region, followed by the slide variants it gets; each is drawn from as an image of its own. */
+function trainingEntries(regions: readonly ImageRegion[], scanned: readonly ScannedPair[], variants: ImageVariants | undefined): TrainingEntry[] {
+  return regions.flatMap((region) => {
+    const { modality, imageChannels } = scanned[region.image]!;
     const copies = variants ? variantCount(variants, modality, imageChannels) : 0;
-    return Array.from({ length: 1 + copies }, (_, variant) => ({ pair, variant }));
+    return Array.from({ length: 1 + copies }, (_, variant) => ({ region, variant }));
   });
+}
+
+const covers = (region: ImageRegion, pair: { width: number; height: number }) =>
+  region.x === 0 && region.y === 0 && region.width === pair.width && region.height === pair.height;
+
+/** A region's id: its image's, with where it lies when it is a part of it. */
+function regionId(imageId: string, region: ImageRegion, pair: { width: number; height: number }): string {
+  return covers(region, pair) ? imageId : `${imageId}@${region.x},${region.y},${region.width}x${region.height}`;
 }
 
 /**
@@ -186,6 +207,22 @@ function trainingEntries(trainIndices: readonly number[], scanned: readonly Scan
  */
 const TIMED_STEPS = 3;
 
+/** What one training run of the plan gives back. */
+interface RunOutcome {
+  steps: number;
+  params: Float32Array;
+  /** The best validated weights, their step and scores; the last validated scores. */
+  bestParams: Float32Array;
+  candidateStep: number;
+  bestScores: ValidationScores | undefined;
+  lastScores: ValidationScores | undefined;
+  baseScores: ValidationScores | undefined;
+  judged: ValidationImage[];
+  baseJudged: ValidationImage[];
+  memory: PreparedImageCacheStats;
+  executionProvider: ExecutionProvider;
+}
+
 export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult> {
   const { steps: stepBudget, seconds } = request.budget;
   if (stepBudget === undefined && seconds === undefined) throw new Error("fine-tuning needs a budget: steps, seconds or both");
@@ -193,6 +230,8 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     throw new Error(`budget.steps must be a positive integer, got ${stepBudget}`);
   if (seconds !== undefined && !(seconds > 0)) throw new Error(`budget.seconds must be positive, got ${seconds}`);
   if (request.pairs.length === 0) throw new Error("fine-tuning needs at least one (image, labels) pair");
+  const validations = request.validations ?? 4;
+  if (!(Number.isInteger(validations) && validations >= 1)) throw new Error(`validations must be a positive integer, got ${validations}`);
   // The time budget counts from here: reading and preparing the pairs, and scoring the base, spend it too.
   const started = performance.now();
 
@@ -212,16 +251,12 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
       throw new InputError(`pair ${i}: labels hold ${pair.labels.length} values for a ${pair.image.width}x${pair.image.height} image`);
     return pair;
   };
-  const labelled = async (i: number, reads: ModelReads): Promise<LabelledImage> => asLabelled(ids[i]!, await readPair(i), reads);
   const seed = request.seed ?? 1;
-  const fraction = request.validationFraction ?? 0.2;
-  const held = ids.length >= 2 ? validationIds(ids, fraction, seed) : new Set<string>();
-  const trainIndices = ids.flatMap((id, i) => (held.has(id) ? [] : [i]));
-  // One pair cannot be split: the user still gets before/after figures, on the image trained on.
-  const onTrainingImage = ids.length === 1 && fraction > 0;
+  const holdOut = request.holdOut ?? true;
 
-  // One pass over the pairs, one at a time: sizes, object diameters and modalities, and the first
-  // training images prepared while they fit the budget (so a job that fits reads each image once).
+  // One pass over the pairs, one at a time: sizes, objects, diameters and modalities; and, where
+  // nothing is held out (every image is trained whole), the first training images prepared while
+  // they fit the budget, so a job that fits reads each image once.
   const scanned: ScannedPair[] = [];
   const preparedInScan = new Map<number, PreparedImage>();
   let scanBytes = 0;
@@ -229,9 +264,16 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     const read = await readPair(i);
     const pair = asLabelled(ids[i]!, read, baseReads);
     const diameter = medianObjectDiameter(pair.labels);
-    scanned.push({ width: pair.width, height: pair.height, imageChannels: read.image.channels, modality: pair.modality, diameter });
+    scanned.push({
+      width: pair.width,
+      height: pair.height,
+      imageChannels: read.image.channels,
+      modality: pair.modality,
+      diameter,
+      objects: objectsAlong(pair),
+    });
     const bytes = preparedImageBytes(pair.width, pair.height, pair.channels);
-    if (!held.has(ids[i]!) && diameter > 0 && scanBytes + bytes <= budgetBytes) {
+    if (!holdOut && diameter > 0 && scanBytes + bytes <= budgetBytes) {
       preparedInScan.set(i, await prepareImageInThread(pair, base.manifest.diameter, diameter, request.signal));
       scanBytes += bytes;
     }
@@ -243,150 +285,254 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
     baseWeights.network.inputChannels,
   );
   const widened = recipe.inputChannels !== baseWeights.network.inputChannels;
-  const { network, params } = widened ? expandToColour(baseWeights.network, baseWeights.params) : baseWeights;
+  const { network, params: startParams } = widened ? expandToColour(baseWeights.network, baseWeights.params) : baseWeights;
   const reads = networkReads(network.inputChannels);
   // The scan read the images as the base reads them; a widened network reads them again, in colour.
   if (widened) preparedInScan.clear();
   const variants = recipe.slideVariants > 0 ? slideVariants(recipe.slideVariants, seed) : undefined;
-
-  const heldOutIndices = (onTrainingImage ? [0] : ids.flatMap((id, i) => (held.has(id) ? [i] : []))).filter((i) => measured[i]! > 0);
-  const heldOutAs = (as: ModelReads): ValidationImage[] => heldOutIndices.map((i) => ({ id: ids[i]!, diameter: measured[i]!, load: () => labelled(i, as) }));
-  const heldOut = heldOutAs(reads);
-  const baseHeldOut = widened ? heldOutAs(baseReads) : heldOut;
-  const trainDiameters = preparingDiameters(
-    trainIndices.map((i) => ids[i]!),
-    trainIndices.map((i) => measured[i]!),
-  );
-  const diameterOf = new Map(trainIndices.map((i, k) => [i, trainDiameters[k]!]));
-  const entries = trainingEntries(trainIndices, scanned, variants);
-  const images = new PreparedImageCache(
-    entries.map(({ pair, variant }) => (variant ? `${ids[pair]}~${variant}` : ids[pair]!)),
-    entries.map(({ pair }) => ({ width: scanned[pair]!.width, height: scanned[pair]!.height, channels: reads.channels })),
-    budgetBytes,
-    async (k) => {
-      const { pair: i, variant } = entries[k]!;
-      const read = await readPair(i);
-      const pair = asLabelled(ids[i]!, read, reads);
-      const labelled = variant && variants ? labelledVariant(pair, read.image, reads, variants, variant) : pair;
-      return prepareImageInThread(labelled, base.manifest.diameter, diameterOf.get(i)!, request.signal);
-    },
-  );
-  entries.forEach(({ pair, variant }, k) => {
-    const prepared = variant ? undefined : preparedInScan.get(pair);
-    if (prepared) images.offer(k, prepared);
-  });
-  preparedInScan.clear();
-
-  // With only a time budget, the schedule's length is set once the first steps have been timed.
-  const plannedSteps = stepBudget ?? 100_000;
-  const config = defaultTrainingConfig(plannedSteps, {
-    network,
+  const plan = planRuns(
+    scanned.map((p) => p.objects),
+    holdOut,
+    MIN_HELD_OUT_OBJECTS,
     seed,
-    augmentation: recipe.augmentation,
-    modelDiameter: base.manifest.diameter,
-    cropSize: base.manifest.tileSize,
-    batchSize: request.batchSize ?? 4,
-    schedule: {
-      peak: request.learningRate ?? base.manifest.fineTuneLearningRate ?? FINE_TUNE_PEAK_LEARNING_RATE,
-      warmupSteps: Math.min(10, Math.ceil(plannedSteps / 10)),
-      totalSteps: plannedSteps,
-      finalFraction: 0.1,
-    },
-  });
-  const state = freshTrainingState(config, params);
-  const trainer = await Trainer.create(state, images, { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 }, request.executionProvider);
+  );
+  // An image without objects is prepared at its set's median size (a negative example).
+  const diameterOf = preparingDiameters(ids, measured);
 
-  const validationTimes: number[] = [];
-  const timed = async (score: () => Promise<ValidationScores>) => {
-    const validationStarted = performance.now();
-    const scores = await score();
-    validationTimes.push((performance.now() - validationStarted) / 1000);
-    return scores;
+  const regionOf = async (region: ImageRegion, as: ModelReads, variant = 0): Promise<LabelledImage> => {
+    const read = await readPair(region.image);
+    const pair = asLabelled(ids[region.image]!, read, as);
+    const made = variant && variants ? labelledVariant(pair, read.image, as, variants, variant) : pair;
+    return covers(region, pair) ? made : cropLabelled(made, region, regionId(made.id, region, pair));
   };
-  const validate = heldOut.length ? (weights: Float32Array) => timed(() => validationAp(config, weights, heldOut)) : undefined;
+  const judgedAs = (regions: readonly ImageRegion[], as: ModelReads): ValidationImage[] =>
+    regions
+      .filter((region) => objectsIn(scanned[region.image]!.objects, region) > 0)
+      .map((region) => ({
+        id: regionId(ids[region.image]!, region, scanned[region.image]!),
+        diameter: measured[region.image]!,
+        load: () => regionOf(region, as),
+      }));
+
   // The base is scored as it is served (one channel where the candidate was widened to colour),
   // so the guard weighs what the user would get against what they have.
-  const baseConfig = { ...config, network: baseWeights.network };
-  const baseScores = validate ? await timed(() => validationAp(baseConfig, baseWeights.params, baseHeldOut)) : undefined;
-  const apBefore = baseScores?.ap50.mean;
-  // The loop keeps the best validated fine-tuned weights (the candidate); whether they beat the
-  // base by more than noise is decided after the run, on the evidence of both.
-  const validations = request.validations ?? 4;
-  if (!(Number.isInteger(validations) && validations >= 1)) throw new Error(`validations must be a positive integer, got ${validations}`);
-  let candidateStep = 0;
-  let firstStepSeconds = 0;
-  let validationsDone = 0;
-  let nextValidation = Math.ceil(plannedSteps / validations);
-  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  /**
-   * Sets the schedule's length and the next validation from the timings so far: the steps that fit
-   * the time left once the validations still due are paid (at the mean time of those run), the
-   * validations spread evenly over the steps left. Planned after the first timed steps, then again
-   * at every validation, since a shared machine's speed drifts; the schedule's length changing
-   * after the warm-up moves the cosine's rate a little, which costs less than ending early or late.
-   */
-  const plan = (step: number, elapsed: number) => {
-    const validationsLeft = validate ? validations - validationsDone : 0;
-    // After the last validation the run ends where planned: more steps would go unvalidated.
-    if (seconds !== undefined && validationsLeft > 0) {
-      const inValidation = sum(validationTimes.slice(1));
-      const stepSeconds = (elapsed - inValidation - firstStepSeconds) / Math.max(1, step - 1);
-      const validationSeconds = validationTimes.length ? sum(validationTimes) / validationTimes.length : 0;
-      const fitting = step + stepsThatFit(seconds - elapsed, stepSeconds, validationsLeft * validationSeconds, 0);
-      config.schedule.totalSteps = Math.max(step, Math.min(stepBudget ?? Infinity, fitting));
-      // Stopping at the schedule's end leaves the budget's rest for the validations.
-      loopOptions.lastStep = config.schedule.totalSteps;
-    }
-    const stepsLeft = config.schedule.totalSteps - step;
-    nextValidation = validationsLeft > 0 ? step + Math.max(1, Math.ceil(stepsLeft / validationsLeft)) : Infinity;
-  };
-  const loopOptions: LoopOptions = {
-    lastStep: plannedSteps,
-    seconds,
-    validate,
-    validateWhen: (step) => step === nextValidation,
-    onEvent: (event) => {
-      if (event.kind === "validation") {
-        if (event.best) candidateStep = event.step;
-        validationsDone++;
-        plan(event.step, (performance.now() - started) / 1000);
+  const baseConfig = (config: TrainingConfig) => ({ ...config, network: baseWeights.network });
+  const runs = plan.runs.length;
+  const outcomes: RunOutcome[] = [];
+  let lastConfig: TrainingConfig | undefined;
+  for (let r = 0; r < runs; r++) {
+    const run = plan.runs[r]!;
+    // Each run has an equal share of the time left; the first counts from the start, as the scan spent its time.
+    const runStarted = r === 0 ? started : performance.now();
+    const runSeconds = seconds === undefined ? undefined : (seconds - (runStarted - started) / 1000) / (runs - r);
+    // Folds that rotate are judged once, at their end: the weights they stand for are the last run's last ones.
+    const runValidations = plan.kind === "rotated_regions" ? 1 : validations;
+    const judged = judgedAs(run.judged, reads);
+    const baseJudged = widened ? judgedAs(run.judged, baseReads) : judged;
+    const entries = trainingEntries(run.training, scanned, variants);
+    const images = new PreparedImageCache(
+      entries.map(({ region, variant }) => `${regionId(ids[region.image]!, region, scanned[region.image]!)}${variant ? `~${variant}` : ""}`),
+      entries.map(({ region }) => ({ width: region.width, height: region.height, channels: reads.channels })),
+      budgetBytes,
+      async (k) => {
+        const { region, variant } = entries[k]!;
+        return prepareImageInThread(await regionOf(region, reads, variant), base.manifest.diameter, diameterOf[region.image]!, request.signal);
+      },
+    );
+    entries.forEach(({ region, variant }, k) => {
+      const prepared = variant ? undefined : preparedInScan.get(region.image);
+      if (prepared && covers(region, scanned[region.image]!)) images.offer(k, prepared);
+    });
+    preparedInScan.clear();
+
+    // With only a time budget, the schedule's length is set once the first steps have been timed.
+    const plannedSteps = stepBudget ?? 100_000;
+    const config = defaultTrainingConfig(plannedSteps, {
+      network,
+      seed,
+      augmentation: recipe.augmentation,
+      modelDiameter: base.manifest.diameter,
+      cropSize: base.manifest.tileSize,
+      batchSize: request.batchSize ?? 4,
+      schedule: {
+        peak: request.learningRate ?? base.manifest.fineTuneLearningRate ?? FINE_TUNE_PEAK_LEARNING_RATE,
+        warmupSteps: Math.min(10, Math.ceil(plannedSteps / 10)),
+        totalSteps: plannedSteps,
+        finalFraction: 0.1,
+      },
+    });
+    lastConfig = config;
+    const state = freshTrainingState(config, startParams);
+    const trainer = await Trainer.create(state, images, { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 }, request.executionProvider);
+
+    const validationTimes: number[] = [];
+    const timed = async (score: () => Promise<ValidationScores>) => {
+      const validationStarted = performance.now();
+      const scores = await score();
+      validationTimes.push((performance.now() - validationStarted) / 1000);
+      return scores;
+    };
+    const validate = judged.length ? (weights: Float32Array) => timed(() => validationAp(config, weights, judged)) : undefined;
+    const baseScores = validate ? await timed(() => validationAp(baseConfig(config), baseWeights.params, baseJudged)) : undefined;
+    // The loop keeps the best validated fine-tuned weights (the candidate); whether they beat the
+    // base by more than noise is decided after the runs, on the evidence of both.
+    let candidateStep = 0;
+    let firstStepSeconds = 0;
+    let validationsDone = 0;
+    let nextValidation = Math.ceil(plannedSteps / runValidations);
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    const elapsedInRun = () => (performance.now() - runStarted) / 1000;
+    /**
+     * Sets the schedule's length and the next validation from the timings so far: the steps that fit
+     * the time left once the validations still due are paid (at the mean time of those run), the
+     * validations spread evenly over the steps left. Planned after the first timed steps, then again
+     * at every validation, since a shared machine's speed drifts; the schedule's length changing
+     * after the warm-up moves the cosine's rate a little, which costs less than ending early or late.
+     */
+    const replan = (step: number, elapsed: number) => {
+      const validationsLeft = validate ? runValidations - validationsDone : 0;
+      // After the last validation the run ends where planned: more steps would go unvalidated.
+      if (runSeconds !== undefined && (validationsLeft > 0 || !validate)) {
+        const inValidation = sum(validationTimes.slice(1));
+        const stepSeconds = (elapsed - inValidation - firstStepSeconds) / Math.max(1, step - 1);
+        const validationSeconds = validationTimes.length ? sum(validationTimes) / validationTimes.length : 0;
+        const fitting = step + stepsThatFit(runSeconds - elapsed, stepSeconds, validationsLeft * validationSeconds, 0);
+        config.schedule.totalSteps = Math.max(step, Math.min(stepBudget ?? Infinity, fitting));
+        // Stopping at the schedule's end leaves the budget's rest for the validations.
+        loopOptions.lastStep = config.schedule.totalSteps;
       }
-      if (event.kind !== "step") return;
-      const elapsed = (performance.now() - started) / 1000;
-      if (event.step === 1) firstStepSeconds = elapsed;
-      if (seconds !== undefined && event.step === 1 + TIMED_STEPS) plan(event.step, elapsed);
-      const fraction = Math.max(stepBudget ? event.step / stepBudget : 0, seconds ? elapsed / seconds : 0);
-      request.onProgress?.({
-        step: event.step,
-        totalSteps: stepBudget ?? Math.round(event.step / Math.max(fraction, 1e-9)),
-        loss: event.loss,
-        fraction: Math.min(1, fraction),
-      });
-    },
-  };
-  const loop = await trainLoop(trainer, loopOptions);
-  const trainedSeconds = (performance.now() - started) / 1000;
-  const apLastStep = loop.lastScores?.ap50.mean;
+      const stepsLeft = config.schedule.totalSteps - step;
+      nextValidation = validationsLeft > 0 ? step + Math.max(1, Math.ceil(stepsLeft / validationsLeft)) : Infinity;
+    };
+    const loopOptions: LoopOptions = {
+      lastStep: plannedSteps,
+      seconds: runSeconds === undefined ? undefined : runSeconds - elapsedInRun(),
+      validate,
+      validateWhen: (step) => step === nextValidation,
+      onEvent: (event) => {
+        if (event.kind === "validation") {
+          if (event.best) candidateStep = event.step;
+          validationsDone++;
+          replan(event.step, elapsedInRun());
+        }
+        if (event.kind !== "step") return;
+        const elapsed = elapsedInRun();
+        if (event.step === 1) firstStepSeconds = elapsed;
+        if (runSeconds !== undefined && event.step === 1 + TIMED_STEPS) replan(event.step, elapsed);
+        const fraction = Math.min(1, Math.max(stepBudget ? event.step / stepBudget : 0, runSeconds ? elapsed / runSeconds : 0));
+        // Runs follow one another: the job's progress is the runs done and this one's share.
+        request.onProgress?.({
+          step: event.step,
+          totalSteps: stepBudget ?? Math.round(event.step / Math.max(fraction, 1e-9)),
+          loss: event.loss,
+          fraction: (r + fraction) / runs,
+        });
+      },
+    };
+    const loop = await trainLoop(trainer, loopOptions);
+    outcomes.push({
+      steps: state.step,
+      params: state.params,
+      bestParams: loop.bestParams,
+      candidateStep: validate ? candidateStep : state.step,
+      bestScores: loop.bestScores,
+      lastScores: loop.lastScores,
+      baseScores,
+      judged,
+      baseJudged,
+      memory: images.stats(),
+      executionProvider: trainer.executionProvider,
+    });
+  }
+  return finish({
+    request,
+    base,
+    baseWeights,
+    widened,
+    recipe,
+    plan,
+    outcomes,
+    config: lastConfig!,
+    baseConfig: baseConfig(lastConfig!),
+    measured,
+    started,
+    seed,
+  });
+}
+
+interface Finished {
+  request: FineTuneRequest;
+  base: { onnx: Uint8Array; manifest: ModelManifest };
+  baseWeights: ReturnType<typeof weightsFromModel>;
+  widened: boolean;
+  recipe: ReturnType<typeof fineTuneRecipe>;
+  plan: RunPlan;
+  outcomes: RunOutcome[];
+  config: TrainingConfig;
+  baseConfig: TrainingConfig;
+  measured: number[];
+  started: number;
+  seed: number;
+}
+
+/**
+ * The guard's verdict on the runs and the model it returns. Rotated folds pool their judged
+ * regions: the base and each fold's last weights, region by region, every object judged once; the
+ * weights returned are then the last run's, trained on everything. Otherwise the one run's best
+ * validated weights are weighed.
+ */
+async function finish(f: Finished): Promise<FineTuneResult> {
+  const { request, base, baseWeights, widened, recipe, plan, outcomes, config, baseConfig, measured, seed } = f;
+  const rotated = plan.kind === "rotated_regions";
+  const judging = rotated ? outcomes.slice(0, -1) : outcomes;
+  const returnedRun = outcomes.at(-1)!;
+  const pooled = (pick: (o: RunOutcome) => ValidationScores | undefined) => judging.flatMap((o) => pick(o)?.tiles ?? []);
+  const baseTiles = pooled((o) => o.baseScores);
+  const tunedTiles = pooled((o) => (rotated ? o.lastScores : o.bestScores));
   // Seeded by the request's seed: the same run's scores give the same interval.
-  const evidence = baseScores?.tiles && loop.bestScores?.tiles ? gainEvidence(baseScores.tiles, loop.bestScores.tiles, { seed }) : undefined;
-  const chosenStep = evidence?.verdict === "gain" ? candidateStep : 0;
-  const returnedScores = chosenStep === 0 ? baseScores : loop.bestScores;
-  const apAfter = returnedScores?.ap50.mean;
-  const ap75Before = baseScores?.ap75?.mean;
-  const ap75After = returnedScores?.ap75?.mean;
+  const weighed = baseTiles.length > 0 && baseTiles.length === tunedTiles.length ? gainEvidence(baseTiles, tunedTiles, { seed }) : undefined;
+  // Scores on the images trained on show what was learned, never a gain or its absence elsewhere:
+  // below the minimum the verdict is "too few to tell", whatever they say.
+  const evidence = weighed && plan.kind === "training_images" ? { ...weighed, verdict: "too_few_to_tell" as const } : weighed;
+  const validated = evidence !== undefined;
+  const keptBase = validated && evidence.verdict !== "gain";
+  const candidateStep = rotated ? returnedRun.steps : (outcomes[0]?.candidateStep ?? 0);
+  const chosenStep = keptBase ? 0 : validated ? candidateStep : returnedRun.steps;
+  const mean = (values: (number | undefined)[]) => {
+    const known = values.filter((v): v is number => v !== undefined);
+    return known.length ? known.reduce((a, b) => a + b, 0) / known.length : undefined;
+  };
+  const apBefore = rotated ? evidence?.apBase : outcomes[0]?.baseScores?.ap50.mean;
+  const ap75Before = mean(judging.map((o) => o.baseScores?.ap75?.mean));
+  const tunedAp = rotated ? evidence?.apFineTuned : outcomes[0]?.bestScores?.ap50.mean;
+  const tunedAp75 = mean(judging.map((o) => (rotated ? o.lastScores : o.bestScores)?.ap75?.mean));
+  const apAfter = keptBase ? apBefore : tunedAp;
+  const ap75After = keptBase ? ap75Before : tunedAp75;
+  const apLastStep = rotated ? tunedAp : outcomes[0]?.lastScores?.ap50.mean;
+  const returnedParams = validated && !rotated ? returnedRun.bestParams : returnedRun.params;
   // Kept, the base comes back as it was given: its own network, bytes and reading (one channel,
   // where the candidate was widened to colour).
-  const keptBase = validate !== undefined && chosenStep === 0;
   const returned = keptBase
-    ? { config: baseConfig, params: baseWeights.params, heldOut: baseHeldOut }
-    : { config, params: validate ? loop.bestParams : state.params, heldOut };
-  const note = fineTuneNote({ evidence, candidateStep, steps: state.step, apLastStep, onTrainingImage });
+    ? { config: baseConfig, params: baseWeights.params, judged: outcomes[0]!.baseJudged }
+    : { config, params: returnedParams, judged: rotated ? [] : outcomes[0]!.judged };
+  const steps = returnedRun.steps;
+  const judgedRegions = judging.reduce((n, o) => n + o.judged.length, 0);
+  const note = fineTuneNote({
+    evidence,
+    candidateStep,
+    steps,
+    apLastStep,
+    heldOutBy: plan.kind,
+    folds: plan.folds,
+    missing: plan.missing,
+  });
   const name = request.name ?? `${base.manifest.name}-finetuned`;
   const version = request.version ?? new Date().toISOString();
+  const trainedImages = new Set(plan.runs.at(-1)!.training.map((region) => region.image)).size;
   const provenance = {
-    source: `fine-tuned from ${base.manifest.name}@${base.manifest.version}${keptBase || !widened ? "" : " (its one-channel first layer spread over three colour planes)"} by this project's trainer, weights of step ${validate ? chosenStep : state.step} of ${state.step} on ${trainIndices.length} images`,
+    source: `fine-tuned from ${base.manifest.name}@${base.manifest.version}${keptBase || !widened ? "" : " (its one-channel first layer spread over three colour planes)"} by this project's trainer, weights of step ${chosenStep} of ${steps} on ${trainedImages} images`,
     license: base.manifest.provenance.license,
-    trainedOn: [...(base.manifest.provenance.trainedOn ?? []), `${trainIndices.length} user images`],
+    trainedOn: [...(base.manifest.provenance.trainedOn ?? []), `${trainedImages} user images`],
     createdAt: new Date().toISOString(),
   };
   const model = keptBase ? keptBaseModel(base, name, version, provenance) : exportModel(config, returned.params, name, version, provenance);
@@ -397,31 +543,31 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   // Fine-tuning the result again starts from the same network, so it keeps the base's rate.
   if (base.manifest.fineTuneLearningRate) model.manifest.fineTuneLearningRate = base.manifest.fineTuneLearningRate;
   // The training objects' size becomes the model's start for diameter "auto" only where it
-  // segments the held-out images clearly better than the image's own estimate does
+  // segments the judged regions clearly better than the image's own estimate does
   // (keepsLearnedSize): a set whose objects differ in size from image to image is better served by
-  // the estimate.
-  const learnedDiameter = medianOf(trainIndices.map((i) => measured[i]!).filter((d) => d > 0));
+  // the estimate. Weights trained on everything (rotated folds) have nothing left to check it on.
+  const learnedDiameter = medianOf(measured.filter((d) => d > 0));
   let sizeNote = "";
-  if (learnedDiameter !== undefined && heldOut.length) {
+  if (learnedDiameter !== undefined && returned.judged.length) {
     const maskDefaults = model.manifest.maskDefaults;
-    const withSize = await autoDiameterAp(returned.config, returned.params, returned.heldOut, { trainedObjectDiameter: learnedDiameter, maskDefaults });
-    const withEstimate = await autoDiameterAp(returned.config, returned.params, returned.heldOut, { maskDefaults });
+    const withSize = await autoDiameterAp(returned.config, returned.params, returned.judged, { trainedObjectDiameter: learnedDiameter, maskDefaults });
+    const withEstimate = await autoDiameterAp(returned.config, returned.params, returned.judged, { maskDefaults });
     const keep = keepsLearnedSize(withSize, withEstimate);
     if (keep) model.manifest.trainedObjectDiameter = learnedDiameter;
     // The note's one pair of scores is the base's and the returned weights' above; the two "auto"
     // scores behind this choice would read as a second pair, so they are not repeated in it.
     sizeNote = keep
-      ? `. Segmenting without a diameter, the new model starts from its training objects' median diameter, ${learnedDiameter.toFixed(1)} px (it segmented the held-out images better than each image's own size estimate)`
+      ? `. Segmenting without a diameter, the new model starts from its training objects' median diameter, ${learnedDiameter.toFixed(1)} px (it segmented the judged regions better than each image's own size estimate)`
       : ". Segmenting without a diameter, the new model estimates each image's object size itself, as its base does";
   }
-  if (learnedDiameter !== undefined && !heldOut.length) model.manifest.trainedObjectDiameter = learnedDiameter;
+  if (learnedDiameter !== undefined && !validated) model.manifest.trainedObjectDiameter = learnedDiameter;
   return {
     ...model,
-    steps: state.step,
-    seconds: trainedSeconds,
-    memory: images.stats(),
+    steps,
+    seconds: (performance.now() - f.started) / 1000,
+    memory: returnedRun.memory,
     recipe: recipe.name,
-    executionProvider: trainer.executionProvider,
+    executionProvider: returnedRun.executionProvider,
     learningRate: config.schedule.peak,
     validation: {
       apBefore,
@@ -431,8 +577,11 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
       ap75After,
       chosenStep,
       candidateStep,
-      heldOut: heldOut.length,
-      onTrainingImage,
+      heldOut: judgedRegions,
+      heldOutBy: plan.kind,
+      folds: plan.folds,
+      judgedImages: new Set(plan.runs.flatMap((run) => run.judged.map((region) => region.image))).size,
+      onTrainingImage: plan.kind === "training_images",
       evidence,
       note: note + sizeNote,
     },

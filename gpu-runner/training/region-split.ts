@@ -28,6 +28,13 @@ export interface SplitImage {
   labels: Uint32Array;
 }
 
+/** What the split needs of an image: its size, and each object's place along its longer axis (objectsAlong). */
+export interface ImageObjects {
+  width: number;
+  height: number;
+  extents: Extent[];
+}
+
 export interface Fold {
   /** One band of each image that holds any object. */
   heldOut: ImageRegion[];
@@ -48,7 +55,7 @@ export const MAX_FOLDS = 5;
 /** Objects a fold is planned to hold, in multiples of the minimum. */
 const FOLD_SLACK = 1.5;
 
-interface Extent {
+export interface Extent {
   /** Centroid along the image's longer axis. */
   centre: number;
   /** First and last pixel along it. */
@@ -56,7 +63,12 @@ interface Extent {
   to: number;
 }
 
-/** Each object's centroid and extent along the image's longer axis, by label id (index 0 unused). */
+/** An image's objects as the split sees them, measured once (fine-tuning reads each image once to scan it, and holds only this). */
+export function objectsAlong(image: SplitImage): ImageObjects {
+  return { width: image.width, height: image.height, extents: extentsOf(image, image.width >= image.height) };
+}
+
+/** Each object's centroid and extent along the image's longer axis. */
 function extentsOf(image: SplitImage, alongX: boolean): Extent[] {
   let count = 0;
   for (let i = 0; i < image.labels.length; i++) count = Math.max(count, image.labels[i]!);
@@ -85,10 +97,10 @@ function extentsOf(image: SplitImage, alongX: boolean): Extent[] {
  * the guard's minimum (gain-evidence.ts): the set is "too few" only when all its objects together
  * are fewer. `seed` orders which band goes to which fold.
  */
-export function splitByRegions(images: readonly SplitImage[], minObjects: number, seed: number): RegionSplit {
-  const perImage = images.map((image) => {
-    const alongX = image.width >= image.height;
-    return { alongX, length: alongX ? image.width : image.height, extents: extentsOf(image, alongX) };
+export function splitByRegions(images: readonly ImageObjects[], minObjects: number, seed: number): RegionSplit {
+  const perImage = images.map(({ width, height, extents }) => {
+    const alongX = width >= height;
+    return { alongX, length: alongX ? width : height, extents };
   });
   const objects = perImage.reduce((n, p) => n + p.extents.length, 0);
   if (objects < minObjects) return { kind: "too_few", objects, missing: minObjects - objects };

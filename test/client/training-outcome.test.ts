@@ -62,13 +62,30 @@ describe("a training's outcome", () => {
     );
   });
 
-  it("scored on the one image given, or not at all", () => {
-    expect(trainingOutcomeText(metrics({ evaluated_on: "training_image", evaluated_images: 1, evidence: evidence({ images: 1 }) }))).toBe(
-      "Beat its base: AP@0.5 0.612 against 0.444 on the image trained on (the only one given; 143 objects), +0.168 (95% interval +0.080 to +0.250)",
+  it("says where the evidence was drawn: held-out bands of the images, folds held out in turn, or the images trained on", () => {
+    const bands = metrics({ evaluated_on: "held_out_regions", evaluated_images: 3, evaluated_regions: 3, folds: 3 });
+    expect(trainingOutcomeText(bands)).toBe(
+      "Beat its base: AP@0.5 0.612 against 0.444 on 3 held-out regions of 3 images (143 objects), +0.168 (95% interval +0.080 to +0.250)",
     );
-    const unscored = metrics({ evaluated_on: "none", evaluated_images: 0, chosen_step: 0, note: "no held-out pairs", evidence: undefined });
+    const rotated = metrics({ evaluated_on: "rotated_regions", evaluated_images: 2, evaluated_regions: 4, folds: 2 });
+    expect(trainingOutcomeText(rotated)).toBe(
+      "Beat its base: AP@0.5 0.612 against 0.444 on every object once, in 2 folds of 2 images held out in turn (143 objects), +0.168 (95% interval +0.080 to +0.250)",
+    );
+    const few = metrics({
+      evaluated_on: "training_image",
+      evaluated_images: 2,
+      chosen_step: 0,
+      evidence: evidence({ images: 2, objects: 12, verdict: "too_few_to_tell" }),
+    });
+    expect(trainingOutcomeText(few)).toBe(
+      "Too few to tell: AP@0.5 0.612 against 0.444 on the images trained on (too few objects to hold any out; 12 objects), +0.168 (95% interval +0.080 to +0.250), under the 20 objects needed to judge a model: annotate 8 more and train again; the new model keeps the base's weights (same as base)",
+    );
+  });
+
+  it("says nothing was evaluated when nothing was held out", () => {
+    const unscored = metrics({ evaluated_on: "none", evaluated_images: 0, chosen_step: 0, note: "nothing held out (as requested)", evidence: undefined });
     expect(learnedNothing(unscored)).toBe(false); // nothing was measured, so nothing is claimed
-    expect(trainingOutcomeText(unscored)).toBe("Not evaluated: no held-out pairs");
+    expect(trainingOutcomeText(unscored)).toBe("Not evaluated: nothing held out (as requested)");
   });
 
   it("a training recorded before the guard weighed evidence shows its scores without claiming a gain", () => {

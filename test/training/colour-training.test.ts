@@ -130,9 +130,9 @@ describe("training a colour network", () => {
       validations: 1,
     });
     expect(result.steps).toBe(2);
-    // Stained pairs: the two training images and their slide variants, each drawn from as an image of its own.
+    // Stained pairs: the training regions and their slide variants, each drawn from as an image of its own.
     expect(result.recipe).toBe("stained: stain variants, microscope augmentation");
-    expect(result.memory.peakBytes % preparedImageBytes(SIZE, SIZE, 3)).toBe(0);
+    expect(result.memory.peakBytes).toBeGreaterThan(0);
     expect(result.memory.peakBytes).toBeLessThanOrEqual(6 * preparedImageBytes(SIZE, SIZE, 3));
     expect(result.manifest).toMatchObject({ name: "tiny-colour-finetuned", channels: 3, input: "modality-colour" });
     expect(result.validation.apBefore).toBeGreaterThanOrEqual(0);
@@ -162,7 +162,7 @@ describe("fine-tuning a one-channel base on stained pairs", () => {
   const stainedPairs = (count: number) => Array.from({ length: count }, (_, k) => () => stainedNuclei(k + 1));
 
   it("trains a colour version of the base on the pairs and their slide variants, which the engine serves", async () => {
-    const result = await fineTune({ base, pairs: stainedPairs(3), budget: { steps: 4 }, batchSize: 4, threads: 1, validationFraction: 0 });
+    const result = await fineTune({ base, pairs: stainedPairs(3), budget: { steps: 4 }, batchSize: 4, threads: 1, holdOut: false });
     expect(result.recipe).toBe("stained: colour input, stain variants, microscope augmentation");
     expect(result.manifest).toMatchObject({ name: "tiny-finetuned", channels: 3, input: "modality-colour", tileSize: 32, diameter: 12 });
     expect(result.manifest.provenance.source).toMatch(/its one-channel first layer spread over three colour planes/);
@@ -183,7 +183,7 @@ describe("fine-tuning a one-channel base on stained pairs", () => {
     // The untrained tiny base finds no nuclei, nor does its colour version after two steps: no gain.
     const result = await fineTune({ base, pairs: stainedPairs(5), budget: { steps: 2 }, batchSize: 2, threads: 1, validations: 1 });
     expect(result.recipe).toBe("stained: colour input, stain variants, microscope augmentation");
-    expect(result.validation).toMatchObject({ apBefore: 0, chosenStep: 0, heldOut: 1 });
+    expect(result.validation).toMatchObject({ apBefore: 0, chosenStep: 0, heldOutBy: "held_out_regions", heldOut: 5 });
     expect(result.validation.evidence?.verdict).toBe("no_gain");
     expect(result.onnx).toBe(base.onnx);
     expect(result.manifest).toEqual({ ...base.manifest, name: "tiny-finetuned", version: result.manifest.version, provenance: result.manifest.provenance });
@@ -195,7 +195,7 @@ describe("fine-tuning a one-channel base on stained pairs", () => {
       const { image, labels } = syntheticNuclei(SIZE, SIZE, 6, seed);
       return { image: { width: SIZE, height: SIZE, channels: 1, bitDepth: 32, sampleFormat: "float", data: image } satisfies DecodedImage, labels };
     };
-    const result = await fineTune({ base, pairs: [1, 2, 3].map(fluorescence), budget: { steps: 2 }, batchSize: 2, threads: 1, validationFraction: 0 });
+    const result = await fineTune({ base, pairs: [1, 2, 3].map(fluorescence), budget: { steps: 2 }, batchSize: 2, threads: 1, holdOut: false });
     expect(result.recipe).toBe("standard: Cellpose augmentation");
     expect(result.manifest.channels).toBe(1);
     expect(result.manifest.input).toBeUndefined();

@@ -47,12 +47,12 @@ const evidence = (over: Partial<GainEvidence>): GainEvidence => ({
 describe("fineTuneNote", () => {
   it("says what the guard saw and that a gain above noise keeps the fine-tuned weights", () => {
     expect(fineTuneNote({ evidence: evidence({}), candidateStep: 300, steps: 300 })).toBe(
-      "on 2 held-out images (143 objects, 96 tiles) AP@0.5 rose from 0.470 to 0.620, +0.150 (95% interval +0.080 to +0.220): a gain, the fine-tuned weights are returned",
+      "on 2 held-out regions of the images (143 objects, 96 tiles) AP@0.5 rose from 0.470 to 0.620, +0.150 (95% interval +0.080 to +0.220): a gain, the fine-tuned weights are returned",
     );
   });
   it("names the step weighed when the last one was not the best validated", () => {
     expect(fineTuneNote({ evidence: evidence({}), candidateStep: 150, steps: 300, apLastStep: 0.6 })).toBe(
-      "on 2 held-out images (143 objects, 96 tiles) AP@0.5 rose from 0.470 to 0.620 (the best validated fine-tuned weights, step 150 of 300; 0.600 after step 300), +0.150 (95% interval +0.080 to +0.220): a gain, the fine-tuned weights are returned",
+      "on 2 held-out regions of the images (143 objects, 96 tiles) AP@0.5 rose from 0.470 to 0.620 (the best validated fine-tuned weights, step 150 of 300; 0.600 after step 300), +0.150 (95% interval +0.080 to +0.220): a gain, the fine-tuned weights are returned",
     );
   });
   it("calls a difference within noise too few to tell, and returns the base", () => {
@@ -68,7 +68,7 @@ describe("fineTuneNote", () => {
       verdict: "too_few_to_tell",
     });
     expect(fineTuneNote({ evidence: noise, candidateStep: 812, steps: 812 })).toBe(
-      "on 1 held-out image (41 objects, 20 tiles) AP@0.5 rose from 0.938 to 0.944, +0.006 (95% interval -0.030 to +0.040): too few to tell a gain from noise, the base weights are returned unchanged",
+      "on 1 held-out region of the images (41 objects, 20 tiles) AP@0.5 rose from 0.938 to 0.944, +0.006 (95% interval -0.030 to +0.040): too few to tell a gain from noise, the base weights are returned unchanged",
     );
     const thin = evidence({ images: 1, objects: 12, tiles: 6, verdict: "too_few_to_tell" });
     expect(fineTuneNote({ evidence: thin, candidateStep: 10, steps: 10 })).toMatch(
@@ -78,16 +78,24 @@ describe("fineTuneNote", () => {
   it("says a lower score is no gain", () => {
     const loss = evidence({ apBase: 0.861, apFineTuned: 0.813, gain: -0.048, low: -0.09, high: -0.01, verdict: "no_gain" });
     expect(fineTuneNote({ evidence: loss, candidateStep: 300, steps: 300 })).toBe(
-      "on 2 held-out images (143 objects, 96 tiles) AP@0.5 fell from 0.861 to 0.813, -0.048 (95% interval -0.090 to -0.010): no gain, the base weights are returned unchanged",
+      "on 2 held-out regions of the images (143 objects, 96 tiles) AP@0.5 fell from 0.861 to 0.813, -0.048 (95% interval -0.090 to -0.010): no gain, the base weights are returned unchanged",
     );
   });
-  it("says when the figures are on the training image because a single image was given", () => {
-    const single = evidence({ images: 1, objects: 30, tiles: 15, apBase: 0.2, apFineTuned: 0.5, gain: 0.3, low: 0.1, high: 0.5 });
-    expect(fineTuneNote({ evidence: single, candidateStep: 10, steps: 10, onTrainingImage: true })).toBe(
-      "on the training image (the only image given, so none could be held out; 30 objects, 15 tiles) AP@0.5 rose from 0.200 to 0.500, +0.300 (95% interval +0.100 to +0.500): a gain, the fine-tuned weights are returned; figures on the image trained on say how well it learned that image, not how it does on others",
+  it("when the whole set is below the minimum, says the figures are on the images trained on and how many objects to add", () => {
+    const few = evidence({ images: 2, objects: 12, tiles: 15, apBase: 0.2, apFineTuned: 0.5, gain: 0.3, low: 0.1, high: 0.5, verdict: "too_few_to_tell" });
+    expect(fineTuneNote({ evidence: few, candidateStep: 10, steps: 10, heldOutBy: "training_images", missing: 8 })).toBe(
+      "on the images trained on (12 objects, 15 tiles; too few objects to hold any out) AP@0.5 rose from 0.200 to 0.500, +0.300 (95% interval +0.100 to +0.500): too few to tell: the images hold 12 annotated objects, under the 20 needed to judge a model; annotate 8 more and train again. The base weights are returned unchanged; figures on the images trained on say how well it learned them, not how it does on others",
     );
   });
-  it("says when nothing could be validated", () => {
-    expect(fineTuneNote({ evidence: undefined, candidateStep: 0, steps: 20 })).toMatch(/no held-out pairs .* after step 20 are returned unvalidated/);
+  it("says when every object was judged once by folds held out in turn, and that the weights returned were trained on all of them", () => {
+    const folds = evidence({ images: 6, objects: 45, tiles: 30 });
+    expect(fineTuneNote({ evidence: folds, candidateStep: 40, steps: 40, heldOutBy: "rotated_regions", folds: 2 })).toBe(
+      "on every object once, 2 folds of regions held out in turn (6 regions, 45 objects, 30 tiles) AP@0.5 rose from 0.470 to 0.620, +0.150 (95% interval +0.080 to +0.220): a gain, the weights trained on every region are returned",
+    );
+  });
+  it("says when nothing was validated", () => {
+    expect(fineTuneNote({ evidence: undefined, candidateStep: 0, steps: 20 })).toBe(
+      "nothing held out (as requested): the weights after step 20 are returned unvalidated",
+    );
   });
 });

@@ -24,7 +24,7 @@ function pair(seed: number): () => { image: DecodedImage; labels: Uint32Array } 
 }
 
 describe("fineTune", () => {
-  it("returns a servable model and held-out AP before, after and at the last step", async () => {
+  it("returns a servable model and AP before, after and at the last step on regions of the images held out from training", async () => {
     const steps: number[] = [];
     const result = await fineTune({
       base,
@@ -36,8 +36,9 @@ describe("fineTune", () => {
     });
     expect(steps).toEqual([1, 2, 3, 4]);
     expect(result.steps).toBe(4);
-    expect(result.validation.heldOut).toBe(1);
-    expect(result.validation.onTrainingImage).toBe(false);
+    // 75 objects: two folds of about 40, one is enough; each of the five images gives it a band.
+    expect(result.validation).toMatchObject({ heldOutBy: "held_out_regions", folds: 2, heldOut: 5, judgedImages: 5, onTrainingImage: false });
+    expect(result.validation.evidence!.objects).toBeGreaterThanOrEqual(20);
     for (const ap of [
       result.validation.apBefore,
       result.validation.apAfter,
@@ -59,7 +60,7 @@ describe("fineTune", () => {
   });
 
   it("runs its train steps where the runner segments: on the CPU by default, on auto the provider inference chooses, and says which", async () => {
-    const request = { base, pairs: [pair(1), pair(2)], budget: { steps: 1 }, batchSize: 2, threads: 1, validationFraction: 0 };
+    const request = { base, pairs: [pair(1), pair(2)], budget: { steps: 1 }, batchSize: 2, threads: 1, holdOut: false };
     expect((await fineTune(request)).executionProvider).toBe("cpu");
     const inference = await loadModelFromBytes(base.onnx, base.manifest, { executionProvider: "auto", log: () => {} });
     const trained = await fineTune({ ...request, executionProvider: "auto" });
@@ -68,7 +69,7 @@ describe("fineTune", () => {
   });
 
   it("fine-tunes at the base manifest's learning rate, which the result keeps for a later fine-tuning; a request's own rate wins", async () => {
-    const request = { pairs: [pair(1), pair(2)], budget: { steps: 1 }, batchSize: 2, threads: 1, validationFraction: 0 };
+    const request = { pairs: [pair(1), pair(2)], budget: { steps: 1 }, batchSize: 2, threads: 1, holdOut: false };
     expect((await fineTune({ ...request, base })).learningRate).toBe(FINE_TUNE_PEAK_LEARNING_RATE);
     const slowBase = { onnx: base.onnx, manifest: { ...base.manifest, fineTuneLearningRate: 1e-4 } };
     const slow = await fineTune({ ...request, base: slowBase });
@@ -87,15 +88,19 @@ describe("fineTune", () => {
       threads: 1,
       validations: 2,
     });
-    expect(result.validation).toMatchObject({ apBefore: 0, apAfter: 0, apLastStep: 0, ap75Before: 0, ap75After: 0, chosenStep: 0, heldOut: 1 });
-    // The evidence weighed: the held-out image's objects in tiles of a few diameters, and the best validated step against the base.
+    expect(result.validation).toMatchObject({ apBefore: 0, apAfter: 0, apLastStep: 0, ap75Before: 0, ap75After: 0, chosenStep: 0, heldOut: 5 });
+    // The evidence weighed: the held-out bands' objects in tiles of a few diameters, and the best validated step against the base.
     const objects = result.validation.evidence!.objects;
-    expect([1, 2, 3, 4, 5].map((seed) => new Set(pair(seed)().labels.filter((id) => id > 0)).size)).toContain(objects);
-    expect(result.validation.evidence).toMatchObject({ images: 1, apBase: 0, apFineTuned: 0, gain: 0, verdict: "no_gain" });
+    const total = [1, 2, 3, 4, 5].reduce((n, seed) => n + new Set(pair(seed)().labels.filter((id) => id > 0)).size, 0);
+    expect(objects).toBeGreaterThanOrEqual(20);
+    expect(objects).toBeLessThan(total);
+    expect(result.validation.evidence).toMatchObject({ images: 5, apBase: 0, apFineTuned: 0, gain: 0, verdict: "no_gain" });
     expect(result.validation.evidence!.tiles).toBeGreaterThan(1);
     expect([2, 4]).toContain(result.validation.candidateStep);
     expect(result.validation.note).toMatch(
-      new RegExp(`^on 1 held-out image \\(${objects} objects, \\d+ tiles\\) AP@0\\.5 stayed at 0\\.000.*: no gain, the base weights are returned unchanged\\.`),
+      new RegExp(
+        `^on 5 held-out regions of the images \\(${objects} objects, \\d+ tiles\\) AP@0\\.5 stayed at 0\\.000.*: no gain, the base weights are returned unchanged\\.`,
+      ),
     );
     expect(weightsFromModel(result.onnx).params).toEqual(weightsFromModel(base.onnx).params);
     expect(result.manifest.provenance.source).toMatch(/weights of step 0 of 4/);
@@ -108,18 +113,54 @@ describe("fineTune", () => {
     expect(result.seconds).toBeLessThan(4); // ...nor run past the budget by more than a step and a validation
   });
 
-  it("with a single pair scores base and result on that training pair, and says so", async () => {
+  it("with fewer objects than the guard needs, scores base and result on the images trained on, says so and how many objects to add", async () => {
+    // One image of 14 nuclei: under the 20 the guard needs.
     const result = await fineTune({ base, pairs: [pair(1)], budget: { steps: 2 }, batchSize: 2, threads: 1, validations: 1 });
-    expect(result.validation).toMatchObject({ heldOut: 1, onTrainingImage: true, apBefore: 0, ap75Before: 0 });
+    expect(result.validation).toMatchObject({ heldOut: 1, heldOutBy: "training_images", onTrainingImage: true, apBefore: 0, ap75Before: 0 });
     expect(result.validation.ap75After).toBeLessThanOrEqual(result.validation.apAfter!);
-    expect(result.validation.note).toMatch(/^on the training image \(the only image given, so none could be held out; \d+ objects, \d+ tiles\)/);
-    expect(result.validation.evidence).toMatchObject({ images: 1 });
+    expect(result.validation.note).toMatch(/^on the images trained on \(14 objects, \d+ tiles; too few objects to hold any out\)/);
+    expect(result.validation.note).toMatch(
+      /too few to tell: the images hold 14 annotated objects, under the 20 needed to judge a model; annotate 6 more and train again/,
+    );
+    expect(result.validation.evidence).toMatchObject({ images: 1, verdict: "too_few_to_tell" });
+    expect(weightsFromModel(result.onnx).params).toEqual(weightsFromModel(base.onnx).params);
+  });
+
+  it("judges one image's own regions when it alone holds enough objects", async () => {
+    const { image, labels } = syntheticNuclei(192, 128, 6, 7);
+    const one = () => ({ image: { width: 192, height: 128, channels: 1, bitDepth: 32, sampleFormat: "float" as const, data: image }, labels });
+    const result = await fineTune({ base, pairs: [one], budget: { steps: 2 }, batchSize: 2, threads: 1, validations: 1 });
+    expect(result.validation).toMatchObject({ heldOutBy: "held_out_regions", heldOut: 1, judgedImages: 1, onTrainingImage: false });
+    expect(result.validation.evidence!.objects).toBeGreaterThanOrEqual(20);
+  });
+
+  it("with a small set, holds its folds out in turn so every object is judged once, and returns weights trained on all of them", async () => {
+    // 29 objects in two images: two folds of about 15, each under the guard's 20.
+    const fractions: number[] = [];
+    const result = await fineTune({
+      base,
+      pairs: [pair(1), pair(2)],
+      budget: { steps: 3 },
+      batchSize: 2,
+      threads: 1,
+      holdOut: true,
+      onProgress: (p) => fractions.push(p.fraction),
+    });
+    expect(result.validation).toMatchObject({ heldOutBy: "rotated_regions", folds: 2, heldOut: 4, judgedImages: 2 });
+    // Each object is judged once (one crossing the cut between two bands counts in both).
+    expect(result.validation.evidence!.objects).toBeGreaterThanOrEqual(29);
+    expect(result.validation.note).toMatch(/^on every object once, 2 folds of regions held out in turn \(4 regions, \d+ objects, \d+ tiles\)/);
+    // Two folds and the last run on everything, three steps each; progress runs across all three.
+    expect(fractions).toHaveLength(9);
+    expect(fractions.every((f, i) => i === 0 || f >= fractions[i - 1]!)).toBe(true);
+    expect(fractions.at(-1)).toBe(1);
+    expect(result.steps).toBe(3);
   });
 
   it("without held-out pairs returns the weights of the last step and says they are unvalidated", async () => {
-    const result = await fineTune({ base, pairs: [pair(1), pair(2)], budget: { steps: 3 }, batchSize: 2, threads: 1, validationFraction: 0 });
+    const result = await fineTune({ base, pairs: [pair(1), pair(2)], budget: { steps: 3 }, batchSize: 2, threads: 1, holdOut: false });
     expect(result.validation).toMatchObject({ apBefore: undefined, apAfter: undefined, heldOut: 0, evidence: undefined });
-    expect(result.validation.note).toMatch(/no held-out pairs/);
+    expect(result.validation.note).toBe("nothing held out (as requested): the weights after step 3 are returned unvalidated");
     expect(weightsFromModel(result.onnx).params).not.toEqual(baseParams);
     // Nothing to check it on: the model starts "auto" from its training objects' size, their median over the images.
     const sizes = [1, 2].map((seed) => medianObjectDiameter(pair(seed)().labels));

@@ -112,7 +112,7 @@ describe("fineTune within a memory budget", () => {
   it("with room for every image reads each once to prepare it, and no more for training", async () => {
     const reads: number[] = [];
     const pairs = pairsCountingReads(5, reads);
-    const result = await fineTune({ base, pairs, budget: { steps: 4 }, batchSize: 4, threads: 1, validations: 1, validationFraction: 0 });
+    const result = await fineTune({ base, pairs, budget: { steps: 4 }, batchSize: 4, threads: 1, validations: 1, holdOut: false });
     expect(result.memory.preparations).toBe(5);
     expect(result.memory.peakBytes).toBe(5 * imageBytes);
     expect(reads.sort()).toEqual([0, 1, 2, 3, 4]);

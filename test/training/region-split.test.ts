@@ -2,7 +2,7 @@
 // keep each object on one side, folds that rotate over a small set, the same split from the same seed.
 import { describe, expect, it } from "vitest";
 import { MIN_HELD_OUT_OBJECTS } from "../../gpu-runner/training/gain-evidence.ts";
-import { type Fold, type ImageRegion, MAX_FOLDS, type SplitImage, splitByRegions } from "../../gpu-runner/training/region-split.ts";
+import { type Fold, type ImageRegion, MAX_FOLDS, objectsAlong, type SplitImage, splitByRegions } from "../../gpu-runner/training/region-split.ts";
 import { discField } from "../fixtures/labels.ts";
 
 const image = (width: number, height: number, count: number, seed: number): SplitImage => discField(width, height, count, 5, 9, seed);
@@ -20,7 +20,7 @@ function idsIn(img: SplitImage, regions: readonly ImageRegion[], index: number):
 }
 
 function folds(images: SplitImage[], seed = 1): Fold[] {
-  const split = splitByRegions(images, MIN_HELD_OUT_OBJECTS, seed);
+  const split = splitByRegions(images.map(objectsAlong), MIN_HELD_OUT_OBJECTS, seed);
   if (split.kind !== "folds") throw new Error(`expected folds, got ${split.kind}`);
   return split.folds;
 }
@@ -30,7 +30,7 @@ describe("splitByRegions", () => {
     for (const seed of [3, 4, 5]) {
       const one = image(900, 300, 5 * MIN_HELD_OUT_OBJECTS, seed);
       expect(objectCount(one)).toBe(5 * MIN_HELD_OUT_OBJECTS);
-      const split = splitByRegions([one], MIN_HELD_OUT_OBJECTS, 1);
+      const split = splitByRegions([one].map(objectsAlong), MIN_HELD_OUT_OBJECTS, 1);
       expect(split).toMatchObject({ kind: "folds", objects: 100, rotate: false });
       if (split.kind !== "folds") return;
       expect(split.folds).toHaveLength(3);
@@ -39,7 +39,7 @@ describe("splitByRegions", () => {
   });
 
   it("holds out at most a fifth of a large set's objects in a fold", () => {
-    const split = splitByRegions([image(1600, 1200, 400, 14)], MIN_HELD_OUT_OBJECTS, 1);
+    const split = splitByRegions([image(1600, 1200, 400, 14)].map(objectsAlong), MIN_HELD_OUT_OBJECTS, 1);
     expect(split.kind === "folds" && split.folds.length).toBe(MAX_FOLDS);
   });
 
@@ -57,7 +57,7 @@ describe("splitByRegions", () => {
 
   it("judges every object of a small set in some fold, and rotates the folds", () => {
     const images = [image(500, 300, 17, 7), image(400, 400, 13, 8)];
-    const split = splitByRegions(images, MIN_HELD_OUT_OBJECTS, 1);
+    const split = splitByRegions(images.map(objectsAlong), MIN_HELD_OUT_OBJECTS, 1);
     // Two folds of about 15 objects: neither alone reaches the minimum, together they judge all 30.
     expect(split).toMatchObject({ kind: "folds", objects: 30, rotate: true });
     if (split.kind !== "folds") return;
@@ -90,6 +90,6 @@ describe("splitByRegions", () => {
 
   it("calls the set too few only when all its objects are below the minimum, and says how many to add", () => {
     const images = [image(200, 200, 8, 12), image(200, 200, 7, 13)];
-    expect(splitByRegions(images, MIN_HELD_OUT_OBJECTS, 1)).toEqual({ kind: "too_few", objects: 15, missing: MIN_HELD_OUT_OBJECTS - 15 });
+    expect(splitByRegions(images.map(objectsAlong), MIN_HELD_OUT_OBJECTS, 1)).toEqual({ kind: "too_few", objects: 15, missing: MIN_HELD_OUT_OBJECTS - 15 });
   });
 });

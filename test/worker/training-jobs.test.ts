@@ -186,6 +186,16 @@ describe("what a training reports", () => {
     expect((await json(await call(`/job/${job_id}`, { key: org.key }))).metrics).toEqual(single);
   });
 
+  it("figures drawn from regions of the images say how: the folds held out in turn and the regions judged", async () => {
+    const org = await createOrg();
+    const { imageId } = await predictedImage(org);
+    const { job_id } = await json(await train(org, { image_ids: [imageId] }));
+    const rotated = { ...metrics, evaluated_on: "rotated_regions", evaluated_images: 1, evaluated_regions: 2, folds: 2 };
+    const lease = await leaseTraining(job_id as string);
+    await runTraining(lease, { steps: 40, seconds: 3, metrics: rotated });
+    expect((await json(await call(`/job/${job_id}`, { key: org.key }))).metrics).toEqual(rotated);
+  });
+
   it("a training's record and its model's summary show the evidence its guard decided on: images, objects, tiles, the gain and its interval", async () => {
     const org = await createOrg();
     const { imageId } = await predictedImage(org);

@@ -47,7 +47,7 @@ function TrainingForm(props: { models: Model[]; images: TrainableImage[] }) {
       <p class="muted">
         Fine-tune a model on the images' most recent segmentations. An image you corrected (in the viewer's Edit cells, or imported) is learned from its
         correction, and those are selected to start with. The new model appears above when the training completes, marked "same as base" if it did not beat the
-        base on the held-out images by more than noise.
+        base by more than noise on the regions of the images held out from training.
       </p>
       <table class="list compact" id="trainable-images">
         <thead>
