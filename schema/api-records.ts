@@ -121,7 +121,7 @@ export const trainingEvidence = z
     confidence: z.number().min(0).max(1).meta({ description: "The interval's confidence (0.95)" }),
     verdict: z.enum(["gain", "too_few_to_tell", "no_gain"]).meta({
       description:
-        "`gain`: the interval lies above zero, the fine-tuned weights are returned; `too_few_to_tell`: it scored higher, but by what could be noise (the interval reaches zero, or fewer objects than `min_objects`); `no_gain`: it did not score higher. Both return the base weights",
+        "`gain`: the interval lies above zero, the fine-tuned weights are returned; `too_few_to_tell`: it scored higher, but by what could be noise (the interval reaches zero, or fewer objects than `min_objects`); `no_gain`: it did not score higher, and the base weights are returned. On `too_few_to_tell` the fine-tuned weights are returned as a model marked unverified (`chosen_step` above 0) where the figures come from regions held out from training, the base weights where they come from the images trained on",
     }),
   })
   .meta({ id: "TrainingEvidence" });

@@ -10,6 +10,11 @@ export function learnedNothing(metrics: TrainingMetrics): boolean {
   return metrics.evaluated_on !== "none" && metrics.chosen_step === 0;
 }
 
+/** The fine-tuned weights were kept on a difference that could be noise: the model is marked unverified, for the user to compare with its base. */
+export function unverified(metrics: TrainingMetrics): boolean {
+  return metrics.evidence?.verdict === "too_few_to_tell" && metrics.chosen_step > 0;
+}
+
 const score = (ap: number | null) => (ap === null ? "—" : ap.toFixed(3));
 const signed = (value: number) => `${value < 0 ? "-" : "+"}${Math.abs(value).toFixed(3)}`;
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -57,5 +62,7 @@ export function trainingOutcomeText(metrics: TrainingMetrics): string {
       : e.objects < e.min_objects
         ? `under the ${e.min_objects} objects needed to tell a gain from noise`
         : "a difference that could be noise";
+  if (unverified(metrics))
+    return `Unverified: ${figures(metrics, e)}, ${why}; the new model keeps the fine-tuned weights, marked unverified: compare it with the base on your own images before relying on it`;
   return `Too few to tell: ${figures(metrics, e)}, ${why}; ${SAME_AS_BASE}`;
 }

@@ -7,7 +7,7 @@ import { positiveInteger, positiveNumber } from "../flags.ts";
 import { formatSeconds } from "../format.ts";
 import { pollJob } from "../jobs.ts";
 import { createDisplay } from "../progress.ts";
-import { learnedNothing, scoredOn, trainingOutcomeText } from "../../schema/training-outcome.ts";
+import { learnedNothing, scoredOn, trainingOutcomeText, unverified } from "../../schema/training-outcome.ts";
 
 export const TRAIN_HELP = `npm run client -- train --model <base-id> <image-id>... [--segmentations ID,...] [--name N] [--steps N] [--wait [--allow-no-gain]]
 
@@ -24,9 +24,9 @@ by more than noise (the gain's 95% interval above zero).
   --wait                follow the training to its end, then print the new model's id and its
                         scores (AP@0.5 and AP@0.75) beside the base model's. Ctrl-C stops the
                         waiting, not the training
-  --allow-no-gain       with --wait, exit 0 also when fine-tuning did not beat the base, or by
-                        too little to tell from noise (the new model is then the base's weights,
-                        marked "same as base")
+  --allow-no-gain       with --wait, exit 0 also when fine-tuning did not beat the base (the new
+                        model is then the base's weights, marked "same as base"), or beat it by
+                        what could be noise (the new model keeps its weights, marked "unverified")
   --poll SECONDS        first wait between status polls with --wait (default 2; grows to 15)
 
 ${CONNECTION_HELP}`;
@@ -108,6 +108,12 @@ export async function trainCommand(args: string[], out: NodeJS.WritableStream): 
         ? `the scores on ${scoredOn(job.metrics)} could not tell fine-tuning's gain over ${job.model_id} from noise`
         : `fine-tuning did not beat ${job.model_id} on ${scoredOn(job.metrics)}`;
     out.write(`Nothing was learned: ${why}, so model ${job.result_model_id} is ${job.model_id}'s weights (listed as "same as base").\n`);
+    return values["allow-no-gain"] ? 0 : 1;
+  }
+  if (job.metrics && unverified(job.metrics)) {
+    out.write(
+      `Unverified: model ${job.result_model_id} scored above ${job.model_id} by what could be noise; segment a few of your images with both (--model) and compare before relying on it.\n`,
+    );
     return values["allow-no-gain"] ? 0 : 1;
   }
   out.write(`Segment with it: npm run client -- segment <images> --out <dir> --model ${job.result_model_id}\n`);

@@ -27,6 +27,20 @@ export function keepsLearnedSize(apWithSize: number, apWithEstimate: number): bo
   return apWithSize > apWithEstimate + LEARNED_SIZE_MARGIN;
 }
 
+/**
+ * Which weights a fine-tuning returns on its evidence: the fine-tuned ones on a gain; on a
+ * difference that could be noise, the fine-tuned ones marked "unverified" (the user compares and
+ * chooses; issue #46), except where the figures are on the images trained on, which cannot show a
+ * gain; the base's on no gain. Without evidence (nothing held out) the fine-tuned ones, unvalidated.
+ */
+export type ReturnedWeights = "fine_tuned" | "unverified" | "base";
+
+export function returnedWeights(evidence: GainEvidence | undefined, heldOutBy: EvidenceKind): ReturnedWeights {
+  if (!evidence || evidence.verdict === "gain") return "fine_tuned";
+  if (evidence.verdict === "too_few_to_tell" && heldOutBy !== "training_images") return "unverified";
+  return "base";
+}
+
 const ap = (value: number) => value.toFixed(3);
 const signed = (value: number) => `${value < 0 ? "-" : "+"}${Math.abs(value).toFixed(3)}`;
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -73,9 +87,7 @@ export function fineTuneNote({ evidence, candidateStep, steps, apLastStep, heldO
   const tooFew =
     heldOutBy === "training_images"
       ? `too few to tell: the images hold ${plural(e.objects, "annotated object")}, under the ${e.minObjects} needed to judge a model; annotate ${missing} more and train again. The base weights are returned unchanged`
-      : e.objects < e.minObjects
-        ? `too few to tell a gain from noise (${plural(e.objects, "object")} scored, under the ${e.minObjects} needed), the base weights are returned unchanged`
-        : "too few to tell a gain from noise, the base weights are returned unchanged";
+      : `too few to tell a gain from noise${e.objects < e.minObjects ? ` (${plural(e.objects, "object")} scored, under the ${e.minObjects} needed)` : ""}, ${heldOutBy === "rotated_regions" ? "the weights trained on every region" : "the fine-tuned weights"} are returned as a model marked unverified: compare it with the base on your own images before relying on it`;
   const verdict = {
     gain: heldOutBy === "rotated_regions" ? "a gain, the weights trained on every region are returned" : "a gain, the fine-tuned weights are returned",
     too_few_to_tell: tooFew,

@@ -5,9 +5,10 @@
 // weighed against the base on the judged regions tile by tile, and are returned only where the
 // gain's 95% bootstrap interval lies above zero (gain-evidence.ts). Where one fold of regions holds
 // too few objects, the folds rotate: each is trained and judged in turn, the evidence pooled, and
-// the weights returned are trained on everything. A run that scores lower, or higher by what could
-// be noise, returns the base weights unchanged and says so, with how much it saw (regions,
-// objects, tiles) and the gain's interval.
+// the weights returned are trained on everything. A run that scores lower returns the base weights
+// unchanged; one higher by what could be noise returns its weights marked unverified, for the user
+// to compare and choose (fine-tune-guard.ts, returnedWeights); each says so, with how much it saw
+// (regions, objects, tiles) and the gain's interval.
 // Recipe: pairs that are mostly stained histology train a colour network (a one-channel base
 // widened) with slide variants and the microscope augmentation; others train the base as it is
 // (fine-tune-recipe.ts). The base is always scored, and kept, as it is served.
@@ -27,7 +28,7 @@ import type { PreparedImage } from "./augment.ts";
 import { prepareImageInThread, preparingDiameters } from "./prepare-image.ts";
 import { PreparedImageCache, preparedImageBytes } from "./prepared-image-cache.ts";
 import type { PreparedImageCacheStats } from "./prepared-image-cache.ts";
-import { fineTuneNote, keepsLearnedSize, stepsThatFit } from "./fine-tune-guard.ts";
+import { fineTuneNote, keepsLearnedSize, returnedWeights, stepsThatFit } from "./fine-tune-guard.ts";
 import { gainEvidence, MIN_HELD_OUT_OBJECTS } from "./gain-evidence.ts";
 import type { GainEvidence } from "./gain-evidence.ts";
 import { trainLoop } from "./train-loop.ts";
@@ -135,6 +136,8 @@ export interface FineTuneResult {
     judgedImages: number;
     /** The whole set was below the guard's minimum: the figures are on the images trained on. */
     onTrainingImage: boolean;
+    /** The fine-tuned weights came back on a difference that could be noise: the user compares and chooses (fine-tune-guard.ts, returnedWeights). */
+    unverified: boolean;
     evidence: GainEvidence | undefined;
     note: string;
   };
@@ -495,7 +498,8 @@ async function finish(f: Finished): Promise<FineTuneResult> {
   // below the minimum the verdict is "too few to tell", whatever they say.
   const evidence = weighed && plan.kind === "training_images" ? { ...weighed, verdict: "too_few_to_tell" as const } : weighed;
   const validated = evidence !== undefined;
-  const keptBase = validated && evidence.verdict !== "gain";
+  const weights = returnedWeights(evidence, plan.kind);
+  const keptBase = weights === "base";
   const candidateStep = rotated ? returnedRun.steps : (outcomes[0]?.candidateStep ?? 0);
   const chosenStep = keptBase ? 0 : validated ? candidateStep : returnedRun.steps;
   const mean = (values: (number | undefined)[]) => {
@@ -582,6 +586,7 @@ async function finish(f: Finished): Promise<FineTuneResult> {
       folds: plan.folds,
       judgedImages: new Set(plan.runs.flatMap((run) => run.judged.map((region) => region.image))).size,
       onTrainingImage: plan.kind === "training_images",
+      unverified: weights === "unverified",
       evidence,
       note: note + sizeNote,
     },

@@ -3,7 +3,7 @@
 // objects), the gain with its interval, and a plain verdict that claims a gain only above noise.
 import { describe, expect, it } from "vitest";
 import type { TrainingEvidence, TrainingMetrics } from "../../schema/api-records.ts";
-import { learnedNothing, trainingOutcomeText } from "../../schema/training-outcome.ts";
+import { learnedNothing, trainingOutcomeText, unverified } from "../../schema/training-outcome.ts";
 
 const evidence = (over: Partial<TrainingEvidence>): TrainingEvidence => ({
   images: 2,
@@ -79,6 +79,21 @@ describe("a training's outcome", () => {
     });
     expect(trainingOutcomeText(few)).toBe(
       "Too few to tell: AP@0.5 0.612 against 0.444 on the images trained on (too few objects to hold any out; 12 objects), +0.168 (95% interval +0.080 to +0.250), under the 20 objects needed to judge a model: annotate 8 more and train again; the new model keeps the base's weights (same as base)",
+    );
+  });
+
+  it("a difference that could be noise on held-out regions keeps the fine-tuned weights, marked unverified", () => {
+    const noisy = metrics({
+      evaluated_on: "held_out_regions",
+      evaluated_images: 3,
+      evaluated_regions: 3,
+      chosen_step: 40,
+      evidence: evidence({ objects: 60, fine_tuned_ap50: 0.45, gain: 0.006, gain_low: -0.03, gain_high: 0.04, verdict: "too_few_to_tell" }),
+    });
+    expect(unverified(noisy)).toBe(true);
+    expect(learnedNothing(noisy)).toBe(false);
+    expect(trainingOutcomeText(noisy)).toBe(
+      "Unverified: AP@0.5 0.450 against 0.444 on 3 held-out regions of 3 images (60 objects), +0.006 (95% interval -0.030 to +0.040), a difference that could be noise; the new model keeps the fine-tuned weights, marked unverified: compare it with the base on your own images before relying on it",
     );
   });
 

@@ -2,7 +2,7 @@
 // the model keeps its training objects' size, and the sentence that tells the user which weights
 // they got, on how much evidence, and why.
 import { describe, expect, it } from "vitest";
-import { fineTuneNote, keepsLearnedSize, stepsThatFit } from "../../gpu-runner/training/fine-tune-guard.ts";
+import { fineTuneNote, keepsLearnedSize, returnedWeights, stepsThatFit } from "../../gpu-runner/training/fine-tune-guard.ts";
 import type { GainEvidence } from "../../gpu-runner/training/gain-evidence.ts";
 
 describe("keepsLearnedSize", () => {
@@ -44,6 +44,19 @@ const evidence = (over: Partial<GainEvidence>): GainEvidence => ({
   ...over,
 });
 
+describe("returnedWeights", () => {
+  it("returns the fine-tuned weights on a gain, marks them unverified on a difference that could be noise, and returns the base on no gain", () => {
+    expect(returnedWeights(evidence({ verdict: "gain" }), "held_out_regions")).toBe("fine_tuned");
+    expect(returnedWeights(evidence({ verdict: "too_few_to_tell" }), "held_out_regions")).toBe("unverified");
+    expect(returnedWeights(evidence({ verdict: "too_few_to_tell" }), "rotated_regions")).toBe("unverified");
+    expect(returnedWeights(evidence({ verdict: "no_gain" }), "rotated_regions")).toBe("base");
+  });
+  it("never keeps weights on figures from the images trained on, and returns unvalidated weights when nothing was held out", () => {
+    expect(returnedWeights(evidence({ verdict: "too_few_to_tell" }), "training_images")).toBe("base");
+    expect(returnedWeights(undefined, "none")).toBe("fine_tuned");
+  });
+});
+
 describe("fineTuneNote", () => {
   it("says what the guard saw and that a gain above noise keeps the fine-tuned weights", () => {
     expect(fineTuneNote({ evidence: evidence({}), candidateStep: 300, steps: 300 })).toBe(
@@ -55,7 +68,7 @@ describe("fineTuneNote", () => {
       "on 2 held-out regions of the images (143 objects, 96 tiles) AP@0.5 rose from 0.470 to 0.620 (the best validated fine-tuned weights, step 150 of 300; 0.600 after step 300), +0.150 (95% interval +0.080 to +0.220): a gain, the fine-tuned weights are returned",
     );
   });
-  it("calls a difference within noise too few to tell, and returns the base", () => {
+  it("calls a difference within noise too few to tell, and returns the fine-tuned weights marked unverified", () => {
     const noise = evidence({
       images: 1,
       objects: 41,
@@ -68,11 +81,11 @@ describe("fineTuneNote", () => {
       verdict: "too_few_to_tell",
     });
     expect(fineTuneNote({ evidence: noise, candidateStep: 812, steps: 812 })).toBe(
-      "on 1 held-out region of the images (41 objects, 20 tiles) AP@0.5 rose from 0.938 to 0.944, +0.006 (95% interval -0.030 to +0.040): too few to tell a gain from noise, the base weights are returned unchanged",
+      "on 1 held-out region of the images (41 objects, 20 tiles) AP@0.5 rose from 0.938 to 0.944, +0.006 (95% interval -0.030 to +0.040): too few to tell a gain from noise, the fine-tuned weights are returned as a model marked unverified: compare it with the base on your own images before relying on it",
     );
     const thin = evidence({ images: 1, objects: 12, tiles: 6, verdict: "too_few_to_tell" });
     expect(fineTuneNote({ evidence: thin, candidateStep: 10, steps: 10 })).toMatch(
-      /too few to tell a gain from noise \(12 objects scored, under the 20 needed\), the base weights/,
+      /too few to tell a gain from noise \(12 objects scored, under the 20 needed\), the fine-tuned weights are returned as a model marked unverified/,
     );
   });
   it("says a lower score is no gain", () => {

@@ -237,6 +237,43 @@ describe("what a training reports", () => {
     expect(ownModels).toContain("same as base: AP@0.5 0.938, too few to tell a gain");
   });
 
+  it("a fine-tuning that scored higher by what could be noise gives a model marked unverified, with both figures", async () => {
+    const org = await createOrg();
+    const { imageId } = await predictedImage(org);
+    const { job_id } = await json(await train(org, { image_ids: [imageId] }));
+    const evidence = {
+      images: 3,
+      objects: 60,
+      tiles: 30,
+      min_objects: 20,
+      fine_tuned_step: 40,
+      fine_tuned_ap50: 0.62,
+      gain: 0.02,
+      gain_low: -0.01,
+      gain_high: 0.05,
+      confidence: 0.95,
+      verdict: "too_few_to_tell",
+    };
+    const noisy = {
+      ...metrics,
+      evaluated_on: "held_out_regions",
+      evaluated_images: 3,
+      evaluated_regions: 3,
+      base: { ap50: 0.6, ap75: 0.4 },
+      fine_tuned: { ap50: 0.62, ap75: 0.41 },
+      chosen_step: 40,
+      evidence,
+    };
+    const lease = await leaseTraining(job_id as string);
+    await runTraining(lease, { steps: 40, seconds: 60, metrics: noisy });
+    const model = await json(await call(`/models/${lease.output.model_id}`, { key: org.key }));
+    expect(model.description).toMatch(/^Unverified: fine-tuned from .* scoring above it by what could be noise; compare the two before relying on it$/);
+    const page = await (await dashboardCall(await signIn(org), "/models")).text();
+    const ownModels = page.slice(page.indexOf('id="own-models"'), page.indexOf("Start a training"));
+    expect(ownModels).toContain("unverified: AP@0.5 0.620 (base 0.600), could be noise");
+    expect(page).toContain("Unverified: AP@0.5 0.620 against 0.600 on 3 held-out regions of 3 images (60 objects)");
+  });
+
   it("a runner's result without metrics leaves them null rather than inventing figures", async () => {
     const org = await createOrg();
     const { imageId } = await predictedImage(org);

@@ -25,7 +25,8 @@ import { completeStatement, failAttempt, getJobById, isLeaseToken, type Job, Job
 import { getVisibleModel, type Model } from "./models.ts";
 import { signStorageUrl, type StorageTarget } from "./signed-urls.ts";
 import { trainingInput, trainingLabels, trainingSummary } from "./trainings.ts";
-import { learnedNothing } from "../../schema/training-outcome.ts";
+import { learnedNothing, unverified } from "../../schema/training-outcome.ts";
+import type { TrainingMetrics } from "../../schema/api-records.ts";
 import { blocksOf, completeBlock, planBlockTasks, removeBlockParts } from "./block-tasks.ts";
 import {
   artifactIndexKey,
@@ -393,10 +394,7 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
       orgId: job.orgId,
       name: input.name ?? `${model?.name ?? "model"}-finetuned-${job.resultModelId!.slice(0, 8)}`,
       version: "1",
-      description:
-        result.metrics && learnedNothing(result.metrics)
-          ? `Same as its base ${model?.name ?? job.modelId}: fine-tuning on ${input.image_ids.length} image(s) did not beat it`
-          : `Fine-tuned from ${model?.name ?? job.modelId} on ${input.image_ids.length} image(s)`,
+      description: trainedModelDescription(result.metrics, model?.name ?? job.modelId ?? "its base", input.image_ids.length),
       baseModelId: job.modelId,
       r2Prefix: prefix,
       training: trainingSummary(job, result),
@@ -414,4 +412,12 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
   }
   // Lost a race with another completion or a lease sweep.
   throw new HttpError(409, `Job ${job.id} is not held by this lease (it is ${now.status}); its result was not recorded`);
+}
+
+/** A trained model's description: what its training gave, in one line. */
+function trainedModelDescription(metrics: TrainingMetrics | null | undefined, base: string, images: number): string {
+  if (metrics && learnedNothing(metrics)) return `Same as its base ${base}: fine-tuning on ${images} image(s) did not beat it`;
+  if (metrics && unverified(metrics))
+    return `Unverified: fine-tuned from ${base} on ${images} image(s), scoring above it by what could be noise; compare the two before relying on it`;
+  return `Fine-tuned from ${base} on ${images} image(s)`;
 }

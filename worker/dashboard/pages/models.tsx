@@ -1,7 +1,7 @@
 import type { JobRecord, TrainingMetrics } from "../../../schema/api-records.ts";
 import type { Model } from "../../services/models.ts";
 import type { TrainableImage } from "../../services/trainings.ts";
-import { learnedNothing, trainingOutcomeText } from "../../../schema/training-outcome.ts";
+import { learnedNothing, trainingOutcomeText, unverified } from "../../../schema/training-outcome.ts";
 import { Bar, counted, formatDate, Layout, type PageContext } from "../layout.tsx";
 import { StatusBadge } from "./images.tsx";
 
@@ -17,6 +17,8 @@ function metrics(training: unknown): string {
   if (scored?.fine_tuned && learnedNothing(scored)) {
     const why = scored.evidence?.verdict === "too_few_to_tell" ? "too few to tell a gain" : "not beaten";
     parts.push(`same as base: AP@0.5 ${ap(scored.base.ap50)}, ${why}`);
+  } else if (scored?.fine_tuned && unverified(scored)) {
+    parts.push(`unverified: AP@0.5 ${ap(scored.fine_tuned.ap50)} (base ${ap(scored.base?.ap50)}), could be noise`);
   } else if (scored?.fine_tuned) parts.push(`AP@0.5 ${ap(scored.fine_tuned.ap50)} (base ${ap(scored.base?.ap50)})`);
   else if (typeof validation.ap50_after === "number") {
     const before = typeof validation.ap50_before === "number" ? ` (base ${validation.ap50_before.toFixed(3)})` : "";
@@ -47,7 +49,7 @@ function TrainingForm(props: { models: Model[]; images: TrainableImage[] }) {
       <p class="muted">
         Fine-tune a model on the images' most recent segmentations. An image you corrected (in the viewer's Edit cells, or imported) is learned from its
         correction, and those are selected to start with. The new model appears above when the training completes, marked "same as base" if it did not beat the
-        base by more than noise on the regions of the images held out from training.
+        base on the regions of the images held out from training, "unverified" if it scored higher by what could be noise (compare the two on your images).
       </p>
       <table class="list compact" id="trainable-images">
         <thead>
