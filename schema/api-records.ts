@@ -338,5 +338,6 @@ function page<Item extends z.ZodType>(item: Item, name: string) {
 
 export const imagePage = page(imageRecord, "ImagePage");
 export const segmentationPage = page(segmentationRecord, "SegmentationPage");
+export type SegmentationPage = z.infer<typeof segmentationPage>;
 export const predictionPage = page(predictionRecord, "PredictionPage");
 export const jobPage = page(jobRecord, "JobPage");

@@ -27,3 +27,29 @@ export function recommendedModel(modality: Modality | null | undefined): string 
 export function recommendedFor(modelId: string, isPublic: boolean): Modality[] {
   return isPublic ? [...(RECOMMENDED_MODALITIES[modelId] ?? [])] : [];
 }
+
+/** The base a fine-tuning starts from where the user names none, and why, in words. */
+export interface TrainingBaseChoice {
+  modelId: string;
+  reason: string;
+}
+
+/**
+ * The public model recommended for the training images' modality (the one most of them share, by
+ * the segmentations the service made of them); cpsam where no image's modality is known.
+ */
+export function trainingBase(modalities: readonly (Modality | null)[]): TrainingBaseChoice {
+  const counts = new Map<Modality, number>();
+  for (const modality of modalities) if (modality) counts.set(modality, (counts.get(modality) ?? 0) + 1);
+  const [modality, count] = [...counts].sort((a, b) => b[1] - a[1])[0] ?? [null, 0];
+  const images = (n: number) => `${n} image${n === 1 ? "" : "s"}`;
+  if (!modality) {
+    return {
+      modelId: recommendedModel(null),
+      reason: `the default: no image's modality is known yet (the service reads it when it segments an image; imported segmentations do not say)`,
+    };
+  }
+  const modelId = recommendedModel(modality);
+  const where = modalities.length === 1 ? "the image" : `${count} of the ${images(modalities.length)}`;
+  return { modelId, reason: `recommended for ${modality}, the modality the service read in ${where}` };
+}

@@ -1,7 +1,9 @@
-// `train --model <base> <image-id>...`: POST /job/training, and with --wait the job followed to its
+// `train [--model <base>] <image-id>...`: POST /job/training, and with --wait the job followed to its
 // end: the new model's id and how it scored against its base.
 import { parseArgs } from "node:util";
-import type { JobAcknowledgement, JobRecord, TrainingMetrics } from "../../schema/api-records.ts";
+import type { JobAcknowledgement, JobRecord, SegmentationPage, TrainingMetrics } from "../../schema/api-records.ts";
+import { trainingBase } from "../../schema/model-recommendations.ts";
+import type { Modality } from "../../schema/modality.ts";
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connect, UsageError } from "../connection.ts";
 import { positiveInteger, positiveNumber } from "../flags.ts";
 import { formatSeconds } from "../format.ts";
@@ -9,14 +11,17 @@ import { pollJob } from "../jobs.ts";
 import { createDisplay } from "../progress.ts";
 import { learnedNothing, scoredOn, trainingOutcomeText, unverified } from "../../schema/training-outcome.ts";
 
-export const TRAIN_HELP = `npm run client -- train --model <base-id> <image-id>... [--segmentations ID,...] [--name N] [--steps N] [--wait [--allow-no-gain]]
+export const TRAIN_HELP = `npm run client -- train [--model <base-id>] <image-id>... [--segmentations ID,...] [--name N] [--steps N] [--wait [--allow-no-gain]]
 
 Fine-tunes a model on your segmented images (predicted, or corrected and imported with
 \`npm run client -- import\`) and prints the training's job id. Exits 0 once it is submitted, or
 with --wait, only if the training COMPLETED and its model beat the base on the held-out images
 by more than noise (the gain's 95% interval above zero).
 
-  --model ID            the model to start from (see \`npm run client -- models\`; required)
+  --model ID            the model to start from (see \`npm run client -- models\`); by default the
+                        public model recommended for the images' modality, as the service read it
+                        when it segmented them (cpsam-histology for stained histology), printed
+                        with the reason
   --segmentations IDS   comma-separated segmentations to learn from, at most one per image; an image
                         not named here is learned from its most recent segmentation
   --name N              the trained model's name
@@ -53,15 +58,20 @@ export function metricsLines(metrics: TrainingMetrics): string[] {
   ];
 }
 
+/** The modality the service read in an image: that of its most recent segmentation that records one (imports do not). */
+async function modalityOf(http: ReturnType<typeof connect>, imageId: string): Promise<Modality | null> {
+  const page = await http.json<SegmentationPage>("GET", `/segmentations?image_id=${encodeURIComponent(imageId)}&limit=50`);
+  return page.items.find((segmentation) => segmentation.modality)?.modality?.modality ?? null;
+}
+
 export async function trainCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
   const { values, positionals } = parseArgs({ args, options: TRAIN_OPTIONS, allowPositionals: true });
   if (values.help) {
     out.write(`${TRAIN_HELP}\n`);
     return 0;
   }
-  if (!values.model) throw new UsageError("--model <base-id> is required: the model to fine-tune");
   if (positionals.length === 0) throw new UsageError("Name at least one image to train on");
-  const body: Record<string, unknown> = { model_id: values.model, image_ids: positionals };
+  const body: Record<string, unknown> = { image_ids: positionals };
   if (values.segmentations !== undefined) {
     const ids = values.segmentations
       .split(",")
@@ -76,6 +86,12 @@ export async function trainCommand(args: string[], out: NodeJS.WritableStream): 
 
   const display = createDisplay(out);
   const http = connect(values, { log: (m) => display.log(`retrying: ${m}`) });
+  if (values.model) body.model_id = values.model;
+  else {
+    const base = trainingBase(await Promise.all(positionals.map((id) => modalityOf(http, id))));
+    body.model_id = base.modelId;
+    display.log(`Base model: ${base.modelId} (${base.reason}; --model names another)`);
+  }
   const ack = await http.json<JobAcknowledgement>("POST", "/job/training", { json: body });
   display.log(ack.status === "skipped" ? `The same training is already queued: job ${ack.job_id} (${ack.reason})` : `Training job ${ack.job_id} submitted`);
   if (!values.wait) {

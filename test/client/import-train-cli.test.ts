@@ -172,11 +172,13 @@ describe("npm run client -- train", () => {
     expect(output).not.toContain(stack.key);
   }, 300_000);
 
-  it("without --wait prints the job id and exits 0 at once", async () => {
-    const { code, output } = await runClient(["train", "--model", "cpsam", imageId, "--steps", "1"]);
+  it("without --wait prints the job id and exits 0 at once; without --model it names the base it chose and why", async () => {
+    const { code, output } = await runClient(["train", imageId, "--steps", "1"]);
     expect(code, output).toBe(0);
+    // The image was only imported, never segmented by the service: its modality is unknown.
+    expect(output).toContain("Base model: cpsam (the default: no image's modality is known yet");
     const jobId = output.match(/Training job (\S+) submitted/)![1]!;
-    expect(await api(`/job/${jobId}`)).toMatchObject({ kind: "training", image_ids: [imageId] });
+    expect(await api(`/job/${jobId}`)).toMatchObject({ kind: "training", image_ids: [imageId], model_id: "cpsam" });
     // The training goes on without the client; let it finish so the stack stops with no job in flight.
     let status = "";
     for (
@@ -194,7 +196,7 @@ describe("npm run client -- train", () => {
     expect(missing.code, missing.output).toBe(1);
     expect(missing.output).toContain("404 Image with id no-such-image not found");
     expect((await runClient(["train", "--model", "cpsam", imageId, "--steps", "1.5"])).output).toContain("--steps must be a whole number");
-    expect((await runClient(["train", imageId])).code).toBe(2);
+    expect((await runClient(["train", "--model", "cpsam"])).code).toBe(2);
   }, 60_000);
 
   it("with --wait reports a training that FAILED, with its reason, and exits 1", async () => {

@@ -274,6 +274,16 @@ describe("what a training reports", () => {
     expect(page).toContain("Unverified: AP@0.5 0.620 against 0.600 on 3 held-out regions of 3 images (60 objects)");
   });
 
+  it("the training form starts from the public model recommended for the images' modality, and says why", async () => {
+    const org = await createOrg();
+    const { predicted } = await predictedImage(org);
+    // The service read stained histology when it segmented the image.
+    await env.DB.prepare("UPDATE segmentations SET modality = 'histology', modality_source = 'detected' WHERE id = ?").bind(predicted).run();
+    const page = await (await dashboardCall(await signIn(org), "/models")).text();
+    expect(page).toMatch(/<option value="cpsam-histology" selected[^>]*>/);
+    expect(page).toContain("cpsam-histology: recommended for histology, the modality the service read in the image");
+  });
+
   it("a runner's result without metrics leaves them null rather than inventing figures", async () => {
     const org = await createOrg();
     const { imageId } = await predictedImage(org);

@@ -6,6 +6,7 @@ import type { Bindings } from "../env.ts";
 import { HttpError, notFound } from "../errors.ts";
 import { type Job, JobFaultError, type TrainingInput } from "./jobs.ts";
 import { getSegmentation, latestSegmentation, type Segmentation } from "./segmentations.ts";
+import type { Modality } from "../../schema/modality.ts";
 
 /** A training job's `input`. segmentation_ids is absent on jobs submitted before labels were fixed at submission. */
 export const trainingInput = (job: Job) => job.input as TrainingInput;
@@ -80,13 +81,17 @@ export interface TrainableImage {
   height: number | null;
   segmentationSource: string;
   cellCount: number;
+  /** The modality the service read when it last segmented the image (imports record none). */
+  modality: Modality | null;
 }
 
 /** The organization's ready images that have a segmentation to learn from, newest first. */
 export async function trainableImages(d1: D1Database, orgId: string, limit = 200): Promise<TrainableImage[]> {
   const { results } = await d1
     .prepare(
-      `SELECT i.id, i.name, i.width, i.height, s.source AS segmentationSource, s.roi_count AS cellCount
+      `SELECT i.id, i.name, i.width, i.height, s.source AS segmentationSource, s.roi_count AS cellCount,
+         (SELECT modality FROM segmentations WHERE org_id = i.org_id AND image_id = i.id AND modality IS NOT NULL
+          ORDER BY created_at DESC, id DESC LIMIT 1) AS modality
        FROM images i JOIN segmentations s ON s.id = (
          SELECT id FROM segmentations WHERE org_id = i.org_id AND image_id = i.id ORDER BY created_at DESC, id DESC LIMIT 1)
        WHERE i.org_id = ?1 AND i.status = 'ready'

@@ -1,6 +1,7 @@
 import type { JobRecord, TrainingMetrics } from "../../../schema/api-records.ts";
 import type { Model } from "../../services/models.ts";
 import type { TrainableImage } from "../../services/trainings.ts";
+import { trainingBase } from "../../../schema/model-recommendations.ts";
 import { learnedNothing, trainingOutcomeText, unverified } from "../../../schema/training-outcome.ts";
 import { Bar, counted, formatDate, Layout, type PageContext } from "../layout.tsx";
 import { StatusBadge } from "./images.tsx";
@@ -37,6 +38,10 @@ function outcome(job: JobRecord): string {
 }
 
 function TrainingForm(props: { models: Model[]; images: TrainableImage[] }) {
+  // The base selected to start with: the one recommended for the images selected to start with
+  // (the corrected ones; all where none is), as the client's `train` picks it.
+  const corrected = props.images.filter((i) => i.segmentationSource === "import");
+  const base = trainingBase((corrected.length ? corrected : props.images).map((i) => i.modality));
   if (props.images.length === 0) {
     return (
       <p class="empty">
@@ -88,9 +93,10 @@ function TrainingForm(props: { models: Model[]; images: TrainableImage[] }) {
           <span>Base model</span>
           <select name="model_id">
             {props.models.map((m) => (
-              <option value={m.id}>{`${m.name} v${m.version}${m.orgId ? " (yours)" : ""}`}</option>
+              <option value={m.id} selected={m.id === base.modelId}>{`${m.name} v${m.version}${m.orgId ? " (yours)" : ""}`}</option>
             ))}
           </select>
+          <span class="muted" id="training-base-reason">{`${base.modelId}: ${base.reason}`}</span>
         </label>
         <label>
           <span>Name of the new model</span>
