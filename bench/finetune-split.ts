@@ -51,6 +51,8 @@ export interface SlideSplitRequest {
   trainSlides: string[];
   /** At most this many crops trained on, taken from the slides in turn. */
   maxTrain: number;
+  /** The slides whose crops are scored (default: every other slide), e.g. those the base never learned. */
+  testSlides?: string[];
 }
 
 /** The slide a crop comes from: its name up to the last "_". */
@@ -62,20 +64,21 @@ export function slideOf(name: string): string {
 /**
  * A split by slide, never by crop (crops of one slide share a patient, a stain and a scanner): up
  * to `maxTrain` crops of the training slides, taken from each slide in turn, and every crop of the
- * other slides to score.
+ * other slides (or of `testSlides`) to score.
  */
 export function slideSplit(request: SlideSplitRequest): { trainNames: string[]; testNames: string[] } {
   const names = readdirSync(join(request.data, "images"))
     .map((file) => file.replace(/\.[^.]+$/, ""))
     .sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
   const slides = new Set(names.map(slideOf));
-  const unknown = request.trainSlides.find((slide) => !slides.has(slide));
+  const unknown = [...request.trainSlides, ...(request.testSlides ?? [])].find((slide) => !slides.has(slide));
   if (unknown !== undefined) throw new Error(`no crops of slide ${unknown} in ${request.data} (slides: ${[...slides].join(", ")})`);
   const bySlide = request.trainSlides.map((slide) => names.filter((name) => slideOf(name) === slide));
   const trainNames: string[] = [];
   for (let round = 0; trainNames.length < request.maxTrain && bySlide.some((crops) => round < crops.length); round++)
     for (const crops of bySlide) if (round < crops.length && trainNames.length < request.maxTrain) trainNames.push(crops[round]!);
-  const testNames = names.filter((name) => !request.trainSlides.includes(slideOf(name)));
-  if (testNames.length === 0) throw new Error("every slide is a training slide: none is left to score");
+  const scored = (slide: string) => !request.trainSlides.includes(slide) && (request.testSlides === undefined || request.testSlides.includes(slide));
+  const testNames = names.filter((name) => scored(slideOf(name)));
+  if (testNames.length === 0) throw new Error("none is left to score: every slide scored would be a training slide");
   return { trainNames, testNames };
 }

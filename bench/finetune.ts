@@ -21,12 +21,14 @@ import { startStack } from "../scripts/local-stack.ts";
 import { type Plan, PLANS } from "../schema/db.ts";
 import { averagePrecision } from "../gpu-runner/engine/average-precision.ts";
 import { fineTuneSplit, slideSplit } from "./finetune-split.ts";
+import type { TrainingMetrics } from "../schema/api-records.ts";
 
 const { values } = parseArgs({
   options: {
     data: { type: "string", default: "../shared/data/nuclei/dsb2018-train" },
     tnbc: { type: "string", default: "../shared/data/nuclei/tnbc" },
     "train-slides": { type: "string", default: "tnbc-02,tnbc-03" },
+    "test-slides": { type: "string" },
     base: { type: "string", default: "cpsam" },
     plan: { type: "string", default: "free" },
     "held-out": { type: "string", default: "gpu-runner/models/cpsam/training-record.json" },
@@ -45,7 +47,8 @@ if (values.help) {
   --base      the public model fine-tuned and compared with (default cpsam; cpsam-large shares its hold-out)
   --held-out  use only the images this training record held out for validation (default: the base model's record); "none": every image
   --set       modalities of modality.csv to run (default: histology, where the base is weak, and fluorescence, where it is good; also brightfield),
-              or tnbc: the TNBC folder (--tnbc <dir>), --train crops of --train-slides (default tnbc-02,tnbc-03) trained on, every crop of the other slides scored
+              or tnbc: the TNBC folder (--tnbc <dir>), --train crops of --train-slides (default tnbc-02,tnbc-03) trained on, every crop of the other slides
+              scored, or of --test-slides (cpsam-histology learned tnbc-01,04,05,06 and chose its weights on 02,03: score it on tnbc-07,tnbc-08)
   --train     images trained on per set (default 8); --test: unseen images scored per set (default 13; 21 histology images are held out)
   --steps   training steps; default: the runner's time budget (TRAINING_SECONDS, 600 s)
   --rotate  start the split N names further along the sorted list (wrapping round): another split of the same set, to choose a setting on one split and report it on another`);
@@ -69,7 +72,13 @@ const dataOf = (set: string) => (set === "tnbc" ? values.tnbc : values.data);
 
 /** A set's images trained on and scored: TNBC by slide, the others as fineTuneSplit draws them from dsb2018-train. */
 function splitOf(set: string): { trainNames: string[]; testNames: string[] } {
-  if (set === "tnbc") return slideSplit({ data: values.tnbc, trainSlides: values["train-slides"].split(","), maxTrain: trainCount });
+  if (set === "tnbc")
+    return slideSplit({
+      data: values.tnbc,
+      trainSlides: values["train-slides"].split(","),
+      testSlides: values["test-slides"]?.split(","),
+      maxTrain: trainCount,
+    });
   return fineTuneSplit({ data: values.data, heldOutRecord: values["held-out"], modality: set, train: trainCount, test: testCount, rotate });
 }
 
@@ -152,20 +161,14 @@ async function main() {
         lastShown = performance.now();
         console.log(`  training: ${job.stage ?? "queued"} ${Math.round(Number(job.progress ?? 0) * 100)}%`);
       });
-      const metrics = trained.metrics as {
-        evaluated_on: string;
-        evaluated_images: number;
-        base: { ap50: number | null; ap75: number | null };
-        fine_tuned: { ap50: number | null; ap75: number | null };
-        note: string;
-      } | null;
+      const metrics = trained.metrics as TrainingMetrics | null;
       const record = await call<{ training: { steps: number; seconds: number } | null }>(`/models/${trained.result_model_id}`);
       console.log(
         `  trained in ${((performance.now() - started) / 1000).toFixed(0)} s (${record.training?.steps} steps in ${record.training?.seconds.toFixed(0)} s of training): ${metrics?.note ?? "no metrics reported"}`,
       );
       if (metrics) {
         console.log(
-          `  the job's own figures (${metrics.evaluated_on}, ${metrics.evaluated_images} images): base AP@0.5 ${f3(metrics.base.ap50)} AP@0.75 ${f3(metrics.base.ap75)}, fine-tuned ${f3(metrics.fine_tuned.ap50)} ${f3(metrics.fine_tuned.ap75)}`,
+          `  the job's own figures (${metrics.evaluated_on}, ${metrics.evaluated_images} images, ${metrics.evaluated_regions ?? 0} regions${metrics.folds ? `, ${metrics.folds} folds` : ""}; ${metrics.evidence?.objects ?? 0} held-out objects, verdict ${metrics.evidence?.verdict ?? "none"}, weights of step ${metrics.chosen_step}): base AP@0.5 ${f3(metrics.base.ap50)} AP@0.75 ${f3(metrics.base.ap75)}, fine-tuned ${f3(metrics.fine_tuned.ap50)} ${f3(metrics.fine_tuned.ap75)}`,
         );
       }
 
@@ -199,11 +202,13 @@ async function main() {
       ];
       const [s50, s75] = [mean(baseAtTuned.map((s) => s.ap50)), mean(baseAtTuned.map((s) => s.ap75))];
       summary.push(
-        `${modality.padEnd(14)}${f3(b50).padStart(8)}${f3(b75).padStart(9)}${f3(t50).padStart(13)}${f3(t75).padStart(9)}${`${t50 >= b50 ? "+" : ""}${(t50 - b50).toFixed(3)}`.padStart(12)}${f3(s50).padStart(20)}${f3(s75).padStart(9)}`,
+        `${`${modality} (${baseModel})`.padEnd(26)}${(metrics?.evidence?.verdict ?? "none").padStart(16)}${String(metrics?.evidence?.objects ?? 0).padStart(9)}${(record.training?.seconds ?? 0).toFixed(0).padStart(8)}${f3(b50).padStart(8)}${f3(b75).padStart(9)}${f3(t50).padStart(13)}${f3(t75).padStart(9)}${`${t50 >= b50 ? "+" : ""}${(t50 - b50).toFixed(3)}`.padStart(12)}${f3(s50).padStart(20)}${f3(s75).padStart(9)}`,
       );
     }
     console.log(`\nmean over the unseen images of each set (segmented with diameter "auto", as a user would)`);
-    console.log("set             base AP@0.5 AP@0.75  fine-tuned AP@0.5 AP@0.75  change AP@0.5  base at the fine-tuned model's diameter AP@0.5 AP@0.75");
+    console.log(
+      "set (base)                         verdict  judged  seconds  base AP@0.5 AP@0.75  fine-tuned AP@0.5 AP@0.75  change AP@0.5  base at the fine-tuned model's diameter AP@0.5 AP@0.75",
+    );
     for (const row of summary) console.log(row);
   } finally {
     runner.kill("SIGTERM");

@@ -61,9 +61,18 @@ describe("slideSplit", () => {
     });
   });
 
+  it("scores only the slides named, where the base learned the others", () => {
+    expect(slideSplit({ data: crops(), trainSlides: ["tnbc-03"], testSlides: ["tnbc-02", "tnbc-10"], maxTrain: 8 })).toEqual({
+      trainNames: ["tnbc-03_1", "tnbc-03_2", "tnbc-03_3", "tnbc-03_4"],
+      testNames: ["tnbc-02_1", "tnbc-02_2", "tnbc-10_1"],
+    });
+  });
+
   it("refuses a slide that is not there, and a split that leaves nothing to score", () => {
     const data = crops();
     expect(() => slideSplit({ data, trainSlides: ["tnbc-04"], maxTrain: 8 })).toThrow(/no crops of slide tnbc-04/);
     expect(() => slideSplit({ data, trainSlides: ["tnbc-01", "tnbc-02", "tnbc-03", "tnbc-10"], maxTrain: 8 })).toThrow(/none is left/);
+    expect(() => slideSplit({ data, trainSlides: ["tnbc-01"], testSlides: ["tnbc-01"], maxTrain: 8 })).toThrow(/none is left/);
+    expect(() => slideSplit({ data, trainSlides: ["tnbc-01"], testSlides: ["tnbc-11"], maxTrain: 8 })).toThrow(/no crops of slide tnbc-11/);
   });
 });
