@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { Roi } from "../schema/roi.ts";
 import { renderLabels, ScanPolygon } from "../common/geometry/roi-raster.ts";
-import { averagePrecision } from "../gpu-runner/engine/average-precision.ts";
+import { averagePrecision } from "../common/scoring/average-precision.ts";
 import { segmentInBlocks } from "../gpu-runner/engine/blocks/segment-blocks.ts";
 import { startComputeThread } from "../gpu-runner/engine/compute-thread/compute-thread.ts";
 import type { ExecutionProviderChoice } from "../gpu-runner/engine/model.ts";

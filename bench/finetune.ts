@@ -19,7 +19,7 @@ import { parseArgs } from "node:util";
 import { decode as decodePng } from "fast-png";
 import { startStack } from "../scripts/local-stack.ts";
 import { type Plan, PLANS } from "../schema/db.ts";
-import { averagePrecision } from "../gpu-runner/engine/average-precision.ts";
+import { averagePrecision } from "../common/scoring/average-precision.ts";
 import { fineTuneSplit, slideSplit } from "./finetune-split.ts";
 import type { TrainingMetrics } from "../schema/api-records.ts";
 

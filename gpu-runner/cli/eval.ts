@@ -24,7 +24,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import { parseArgs } from "node:util";
-import { averagePrecision } from "../engine/average-precision.ts";
+import { averagePrecision } from "../../common/scoring/average-precision.ts";
 import { decodeImage } from "../../common/decode/index.ts";
 import type { ExecutionProviderChoice } from "../engine/model.ts";
 import { chooseModel } from "../engine/model-choice.ts";

@@ -5,7 +5,7 @@
 // unmatched prediction a false positive. The tiles' counts add up to the image's own, so its
 // AP@0.5 is the same figure validation reports, and fine-tuning's guard (gain-evidence.ts) can
 // resample the tiles to see how much of a difference between two models is noise.
-import { matchObjects } from "../engine/average-precision.ts";
+import { matchObjects } from "../../common/scoring/average-precision.ts";
 
 /**
  * Tile side in object diameters. Big enough that an object's split or merge, which spans one or

@@ -1,7 +1,7 @@
 // Validation AP on held-out images through the real engine (segmentImage: tiling, flow following,
 // masks), Cellpose-style: each image is segmented at its true object diameter, as Cellpose's
 // benchmarks do, so the score measures the network rather than a size estimate.
-import { averagePrecision } from "../engine/average-precision.ts";
+import { averagePrecision } from "../../common/scoring/average-precision.ts";
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { loadModelFromBytes } from "../engine/model.ts";
 import type { LoadedModel, ModelManifest } from "../engine/model.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
-import { minimumCostAssignment } from "../../gpu-runner/engine/assignment.ts";
+import { averagePrecision } from "../../common/scoring/average-precision.ts";
+import { minimumCostAssignment } from "../../common/scoring/assignment.ts";
 import { emptyLabels, mixedScene, paintRect } from "../fixtures/labels.ts";
 
 describe("averagePrecision (Cellpose's TP / (TP + FP + FN))", () => {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
+import { averagePrecision } from "../../common/scoring/average-precision.ts";
 import { FLOW_SCALE, flowsFromLabels } from "../../gpu-runner/engine/flow-targets.ts";
 import { atImageResolution, computeMasks, DEFAULT_MASK_PARAMS, type MaskParams } from "../../gpu-runner/engine/masks/compute-masks.ts";
 import { removeBadFlowMasks } from "../../gpu-runner/engine/masks/flow-error.ts";

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { Roi } from "../../schema/roi.ts";
 import { renderLabels } from "../../common/geometry/roi-raster.ts";
-import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
+import { averagePrecision } from "../../common/scoring/average-precision.ts";
 import { blockGrid } from "../../gpu-runner/engine/blocks/block-grid.ts";
 import { RasterOrderQueue } from "../../gpu-runner/engine/blocks/raster-order.ts";
 import { inMemoryRegions } from "../../gpu-runner/engine/blocks/region-source.ts";

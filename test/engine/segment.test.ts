@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
+import { averagePrecision } from "../../common/scoring/average-precision.ts";
 import { loadModelFromBytes, type ModelManifest } from "../../gpu-runner/engine/model.ts";
 import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
 import { modelInput } from "../../gpu-runner/engine/model-input.ts";

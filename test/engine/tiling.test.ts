@@ -4,7 +4,7 @@ import { loadModel, loadModelFromBytes, type LoadedModel } from "../../gpu-runne
 import { DEFAULT_MODEL_PATH } from "../../gpu-runner/engine/model-choice.ts";
 import { normalizeImage } from "../../gpu-runner/engine/normalize.ts";
 import { buildReferenceModel } from "../../gpu-runner/engine/reference-model.ts";
-import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
+import { averagePrecision } from "../../common/scoring/average-precision.ts";
 import { segmentImage } from "../../gpu-runner/engine/segment.ts";
 import { largeTiles, sizeMultiple, taper, tileStarts } from "../../gpu-runner/engine/tiling.ts";
 import { DataType, encodeModel } from "../../gpu-runner/onnx/model-builder.ts";

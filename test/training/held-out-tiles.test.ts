@@ -2,7 +2,7 @@
 // the tile holding its centroid, from one matching over the whole image, so the tiles add up to
 // the image's own AP@0.5.
 import { describe, expect, it } from "vitest";
-import { averagePrecision } from "../../gpu-runner/engine/average-precision.ts";
+import { averagePrecision } from "../../common/scoring/average-precision.ts";
 import { heldOutTiles } from "../../gpu-runner/training/held-out-tiles.ts";
 import { syntheticNuclei } from "./synthetic-nuclei.ts";
 

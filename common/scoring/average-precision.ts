@@ -3,7 +3,7 @@
 // assignment (cost = -[IoU >= th] - IoU / (2 n_min)), a match counts when IoU >= th, and
 // AP = TP / (TP + FP + FN). One deliberate difference: an image with no objects in either label
 // image scores AP = 1 (Cellpose divides 0 by 0), so dataset means stay finite.
-import { renumberInRasterOrder } from "../../common/geometry/label-image.ts";
+import { renumberInRasterOrder } from "../geometry/label-image.ts";
 import { minimumCostAssignment } from "./assignment.ts";
 
 export interface AveragePrecision {
