@@ -1,5 +1,6 @@
 // npm run client -- <command>: the service's command-line client for scientists.
 import { ApiError } from "./http.ts";
+import { compareCommand, COMPARE_HELP } from "./commands/compare.ts";
 import { imagesCommand, IMAGES_HELP } from "./commands/images.ts";
 import { importCommand, IMPORT_HELP } from "./commands/import.ts";
 import { modelsCommand, MODELS_HELP } from "./commands/models.ts";
@@ -20,6 +21,7 @@ ${first(MODELS_HELP)}
 ${first(SEGMENTATION_HELP)}
 ${first(IMPORT_HELP)}
 ${first(TRAIN_HELP)}
+${first(COMPARE_HELP)}
 
 Set CELLSEG_API (e.g. https://cellseg.example.org/api/v1) and CELLSEG_KEY (an API key from the
 dashboard), or pass --api and --key.`;
@@ -47,6 +49,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   segmentation: (args) => segmentationCommand(args, process.stdout),
   import: (args) => importCommand(args, process.stdout),
   train: (args) => trainCommand(args, process.stdout),
+  compare: (args) => compareCommand(args, process.stdout),
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -1,8 +1,8 @@
-// `import` and `train` against the real local stack (wrangler dev + a CPU runner with the committed
+// `import`, `train` and `compare` against the real local stack (wrangler dev + a CPU runner with the committed
 // cpsam): a corrected label image imported for an uploaded image, refusals explained with the
 // service's detail and exit status 1, and a short training on it followed to its new model, or to its failure.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encode as encodePng } from "fast-png";
@@ -218,4 +218,41 @@ describe("npm run client -- train", () => {
     expect(output).toMatch(/Training job \S+ FAILED after [^:\n]+: \S.*/);
     expect(output).not.toContain("New model");
   }, 180_000);
+});
+
+describe("npm run client -- compare", () => {
+  it("segments one image with each model and scores both against the annotation imported for it", async () => {
+    // An image of its own (the one above was damaged on purpose), its annotation imported first.
+    const side = 240;
+    const path = file("compare.png", encodePng({ width: side, height: side, data: syntheticNuclei(side, side, SPACING, RADIUS).data, depth: 16, channels: 1 }));
+    const form = new FormData();
+    form.append("file", new File([readFileSync(path)], "compare.png"));
+    const response = await fetch(`${stack.api}/upload`, { method: "POST", body: form, headers: { Authorization: `Bearer ${stack.key}` } });
+    expect(response.status).toBe(201);
+    const compared = ((await response.json()) as { image: { id: string } }).image.id;
+    expect((await runClient(["import", compared, file("compare-labels.png", nucleiLabels(side, side))])).code).toBe(0);
+
+    const out = join(work, "compared");
+    const { code, output } = await runClient(["compare", path, "--models", "cpsam,cpsam-large", "--out", out, "--poll", "0.5"]);
+    expect(code, output).toBe(0);
+    // The file is uploaded once: the second model's run finds it already there.
+    expect(output).toContain(`compare.png (image ${compared})`);
+    expect(output).toMatch(/^model\s+cells\s+AP@0\.5\s+AP@0\.75\s+overlay$/m);
+    for (const model of ["cpsam", "cpsam-large"]) {
+      const overlay = join(out, model, "compare-overlay.png");
+      expect(output).toMatch(
+        new RegExp(`^${model}\\s+\\d+\\s+[01]\\.\\d{3}\\s+[01]\\.\\d{3}\\s+${overlay.replaceAll("/", "\\/").replaceAll(".", "\\.")}$`, "m"),
+      );
+      expect(existsSync(overlay)).toBe(true);
+    }
+    expect(output).toContain("AP against the annotation you imported for this image");
+  }, 300_000);
+
+  it("refuses fewer than two models, or no --out (exit 2), and has --help", async () => {
+    expect((await runClient(["compare", file("one.png", "x"), "--models", "cpsam", "--out", work])).code).toBe(2);
+    expect((await runClient(["compare", file("two.png", "x"), "--models", "cpsam,cpsam-large"])).code).toBe(2);
+    const help = await runClient(["compare", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.output).toContain("AP@0.5 and AP@0.75 against that annotation");
+  }, 30_000);
 });
