@@ -83,76 +83,144 @@ async function exists(http: Http, path: string): Promise<boolean> {
 }
 
 export async function runSegment(http: Http, options: SegmentOptions, display: Display): Promise<ImageOutcome[]> {
-  mkdirSync(options.out, { recursive: true });
-  const interruption = options.interruption ?? new Interruption();
-  const checkpoint = () => interruption.checkpoint();
-  const wait = { ...options.wait, checkpoint, signal: interruption.signal };
-  const state = new ResumeState(options.out, http.api);
-  const request = JSON.stringify({ model_id: options.modelId, params: options.params });
-  const busy = new Map<InputFile, number>();
+  return new SegmentRun(http, options, display).run();
+}
+
+/** The lanes and their steps for one run over the inputs: each step a method, the run's state in fields. */
+class SegmentRun {
+  private readonly interruption: Interruption;
+  private readonly wait: WaitOptions & { checkpoint: () => void; signal: AbortSignal };
+  private readonly state: ResumeState;
+  /** The request every image's prediction makes; a recorded step made for another is redone. */
+  private readonly request: string;
+  private readonly choice: ExportChoice;
+  /** Each image's own time so far (ImageOutcome.ms). */
+  private readonly busy = new Map<InputFile, number>();
+  private readonly outcomes: ImageOutcome[] = [];
+  private finished = 0;
+  private readonly http: Http;
+  private readonly options: SegmentOptions;
+  private readonly display: Display;
+
+  constructor(http: Http, options: SegmentOptions, display: Display) {
+    this.http = http;
+    this.options = options;
+    this.display = display;
+    mkdirSync(options.out, { recursive: true });
+    this.interruption = options.interruption ?? new Interruption();
+    this.wait = { ...options.wait, checkpoint: () => this.checkpoint(), signal: this.interruption.signal };
+    this.state = new ResumeState(options.out, http.api);
+    this.request = JSON.stringify({ model_id: options.modelId, params: options.params });
+    this.choice = { columns: options.columns ?? [], cellObjects: options.cellObjects };
+  }
+
+  async run(): Promise<ImageOutcome[]> {
+    const { options, display } = this;
+    display.count(0, options.inputs.length);
+    // Uploads: one after another, each starting when the one before has finished, however far ahead
+    // of the predictions that runs.
+    let previousUpload: Promise<unknown> = Promise.resolve();
+    const prepared = options.inputs.map((input) => {
+      const settled = this.state.get(input.path);
+      const done =
+        settled && settled.size === input.size && settled.mtime_ms === input.mtimeMs && settled.request === this.request && this.exportsDone(settled);
+      if (done) return Promise.resolve<Prepared | "done">("done");
+      const upload = previousUpload.then(() => this.timed(input, () => this.prepare(input)));
+      previousUpload = upload;
+      return upload;
+    });
+    const downloads: Promise<void>[] = [];
+    for (const [index, input] of options.inputs.entries()) {
+      const next = await prepared[index]!;
+      if (next === "done") downloads.push(this.alreadyDone(input));
+      else if ("interrupted" in next) this.conclude(input, { ok: false, alreadyDone: false, interrupted: true, cellCount: null, error: "interrupted" }, false);
+      else if ("failed" in next) this.conclude(input, { ok: false, alreadyDone: false, interrupted: false, cellCount: null, error: next.failed }, false);
+      else {
+        const progress = await this.predictOrConclude(input, next.progress);
+        if (progress) downloads.push(this.saveAll(input, progress));
+      }
+    }
+    await Promise.all(downloads);
+    // In the order given, whatever order they finished in.
+    return options.inputs.map((input) => this.outcomes.find((o) => o.input === input)!);
+  }
+
+  private checkpoint(): void {
+    this.interruption.checkpoint();
+  }
+
   /** Adds the time `step` takes to the image's own time. */
-  async function timed<T>(input: InputFile, step: () => Promise<T>): Promise<T> {
+  private async timed<T>(input: InputFile, step: () => Promise<T>): Promise<T> {
     const start = Date.now();
     try {
       return await step();
     } finally {
-      busy.set(input, (busy.get(input) ?? 0) + Date.now() - start);
+      this.busy.set(input, (this.busy.get(input) ?? 0) + Date.now() - start);
     }
   }
-  let finished = 0;
-  display.count(0, options.inputs.length);
 
-  const record = (input: InputFile, patch: Partial<ImageProgress>) => state.update(input.path, patch);
-  const choice: ExportChoice = { columns: options.columns ?? [], cellObjects: options.cellObjects };
-  const saved = (progress: ImageProgress, format: ExportFormat) => progress.exports?.[format] === exportMark(format, choice);
-  const exportsDone = (_input: InputFile, progress: ImageProgress) =>
-    options.formats.every((f) => saved(progress, f) && existsSync(join(options.out, progress.folder, exportFile(f, progress.cell_count ?? 0))));
+  private record(input: InputFile, patch: Partial<ImageProgress>): ImageProgress {
+    return this.state.update(input.path, patch);
+  }
+
+  private saved(progress: ImageProgress, format: ExportFormat): boolean {
+    return progress.exports?.[format] === exportMark(format, this.choice);
+  }
+
+  private exportsDone(progress: ImageProgress): boolean {
+    return this.options.formats.every(
+      (f) => this.saved(progress, f) && existsSync(join(this.options.out, progress.folder, exportFile(f, progress.cell_count ?? 0))),
+    );
+  }
 
   /** This run's starting point for one image: what the state says, less what no longer holds. */
-  async function startingPoint(input: InputFile): Promise<ImageProgress> {
-    const previous = state.get(input.path);
+  private async startingPoint(input: InputFile): Promise<ImageProgress> {
+    const { http, request } = this;
+    const previous = this.state.get(input.path);
     const sameFile = previous && previous.size === input.size && previous.mtime_ms === input.mtimeMs;
     let progress: ImageProgress = sameFile ? previous : { size: input.size, mtime_ms: input.mtimeMs, folder: previous?.folder ?? input.folder };
     if (progress.request !== request)
       progress = { ...progress, request, prediction_id: undefined, segmentation_id: undefined, cell_count: undefined, blocks: undefined, exports: {} };
-    if (progress.segmentation_id && !exportsDone(input, progress) && !(await exists(http, `/segmentation/${progress.segmentation_id}`))) {
+    if (progress.segmentation_id && !this.exportsDone(progress) && !(await exists(http, `/segmentation/${progress.segmentation_id}`))) {
       progress = { ...progress, prediction_id: undefined, segmentation_id: undefined, blocks: undefined, exports: {} };
     }
     if (progress.prediction_id && !progress.segmentation_id) {
       const prediction = await http.json<PredictionRecord>("GET", `/predict/${progress.prediction_id}`).catch((e) => (gone(e) ? null : Promise.reject(e)));
       if (!prediction || prediction.status === "FAILED") progress = { ...progress, prediction_id: undefined };
     }
-    state.set(input.path, progress);
+    this.state.set(input.path, progress);
     return progress;
   }
 
-  async function prepare(input: InputFile): Promise<Prepared> {
+  /** The upload lane's step: the image uploaded, or found already past that. */
+  private async prepare(input: InputFile): Promise<Prepared> {
+    const { options, display } = this;
     try {
-      checkpoint();
-      const progress = await startingPoint(input);
+      this.checkpoint();
+      const progress = await this.startingPoint(input);
       if (progress.prediction_id || progress.segmentation_id) return { progress };
       const bar = display.bar(`upload ${input.name}`, input.size, "bytes");
       let sent = 0;
       let alreadyUploaded = false;
       try {
         const image = await uploadImage(
-          http,
+          this.http,
           input,
           {
             resumableAbove: options.resumableAbove,
             bodyLimit: options.bodyLimit,
             pollMs: options.wait.pollMs,
-            checkpoint,
+            checkpoint: () => this.checkpoint(),
             onBytes: (delta) => bar.update((sent += delta)),
             onPhase: (phase) => bar.update(sent, phase),
-            onState: (upload) => record(input, upload),
+            onState: (upload) => this.record(input, upload),
             onAlreadyUploaded: () => (alreadyUploaded = true),
           },
           progress,
         );
         const how = alreadyUploaded ? "already uploaded (same SHA-256), not sent again: image" : "uploaded as";
         bar.finish(`${input.name}: ${how} ${image.id}, pixel size ${formatPixelSize(image)}`);
-        return { progress: record(input, { image_id: image.id, parts_done: undefined }) };
+        return { progress: this.record(input, { image_id: image.id, parts_done: undefined }) };
       } catch (error) {
         bar.finish(`${input.name}: ${error instanceof InterruptedError ? "upload stopped" : `upload failed: ${message(error)}`}`);
         throw error;
@@ -163,34 +231,37 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
     }
   }
 
-  async function predict(input: InputFile, progress: ImageProgress): Promise<ImageProgress> {
+  /** The model an image's prediction asks for: the one given, or (auto) the one recommended for its modality, recorded once. */
+  private async modelFor(input: InputFile, progress: ImageProgress): Promise<{ modelId: string; progress: ImageProgress }> {
+    if (this.options.modelId !== AUTO_MODEL) return { modelId: this.options.modelId, progress };
+    if (!progress.model_id) {
+      const choice = await chooseModelForFile(input.path, this.options.models ?? []);
+      progress = this.record(input, { model_id: choice.modelId, model_reason: choice.reason });
+    }
+    this.display.log(`${input.name}: model ${progress.model_id}, recommended for ${progress.model_reason}`);
+    return { modelId: progress.model_id!, progress };
+  }
+
+  /** The prediction lane's step: submitted when the organization's slot is free, followed to its segmentation. */
+  private async predict(input: InputFile, progress: ImageProgress): Promise<ImageProgress> {
     if (progress.segmentation_id) return progress;
+    const { http, options, display, wait } = this;
     const bar = display.bar(`predict ${input.name}`, 1, "fraction");
     try {
       let predictionId = progress.prediction_id;
       if (!predictionId) {
-        checkpoint();
+        this.checkpoint();
         const params = Object.keys(options.params).length ? options.params : undefined;
-        let modelId = options.modelId;
-        if (modelId === AUTO_MODEL) {
-          if (!progress.model_id) {
-            const choice = await chooseModelForFile(input.path, options.models ?? []);
-            progress = record(input, { model_id: choice.modelId, model_reason: choice.reason });
-          }
-          modelId = progress.model_id!;
-          display.log(`${input.name}: model ${modelId}, recommended for ${progress.model_reason}`);
-        }
+        const chosen = await this.modelFor(input, progress);
+        progress = chosen.progress;
         predictionId = await submitWhenFree(
           http,
-          { image_id: progress.image_id!, model_id: modelId, params },
-          {
-            ...wait,
-            onWaiting: (why) => bar.update(0, `waiting: ${why}`),
-          },
+          { image_id: progress.image_id!, model_id: chosen.modelId, params },
+          { ...wait, onWaiting: (why) => bar.update(0, `waiting: ${why}`) },
         );
-        progress = record(input, { prediction_id: predictionId });
+        progress = this.record(input, { prediction_id: predictionId });
       }
-      const done = await timed(input, () =>
+      const done = await this.timed(input, () =>
         pollPrediction(http, predictionId, {
           ...wait,
           onUpdate: (p) => {
@@ -202,7 +273,7 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
       if (done.status === "FAILED") throw new Error(done.reason ?? "the prediction failed");
       const blocks = done.blocks ? { total: done.blocks.total, glass: done.blocks.glass } : undefined;
       bar.finish(`${input.name}: ${done.cell_count} cells (prediction ${predictionId}${blocks ? `; ${blocksSummary(blocks)}` : ""})`);
-      return record(input, { segmentation_id: done.segmentation_id!, cell_count: done.cell_count!, blocks });
+      return this.record(input, { segmentation_id: done.segmentation_id!, cell_count: done.cell_count!, blocks });
     } catch (error) {
       if (error instanceof InterruptedError) {
         bar.finish(`${input.name}: stopped${progress.prediction_id ? ` (prediction ${progress.prediction_id} goes on in the service)` : ""}`);
@@ -213,117 +284,86 @@ export async function runSegment(http: Http, options: SegmentOptions, display: D
     }
   }
 
-  async function download(input: InputFile, progress: ImageProgress): Promise<void> {
+  /** predict, or the image concluded as failed or interrupted (null). */
+  private async predictOrConclude(input: InputFile, progress: ImageProgress): Promise<ImageProgress | null> {
+    try {
+      return await this.predict(input, progress);
+    } catch (error) {
+      const interrupted = error instanceof InterruptedError;
+      this.conclude(input, { ok: false, alreadyDone: false, interrupted, cellCount: null, error: interrupted ? "interrupted" : (error as Error).message });
+      return null;
+    }
+  }
+
+  /** The export lane's step: every export not yet saved, then the overlay; the image concluded. */
+  private saveAll(input: InputFile, progress: ImageProgress): Promise<void> {
+    const cellCount = progress.cell_count ?? null;
+    return this.timed(input, async () => {
+      await this.download(input, progress);
+      return this.overlay(input, progress, true);
+    }).then(
+      (note) => this.conclude(input, { ok: true, alreadyDone: false, interrupted: false, cellCount, error: null, note }),
+      (error) => this.concludeFailed(input, error, false, cellCount),
+    );
+  }
+
+  /** An image a previous run finished: only the overlay may be left (an earlier run without --overlay, or stopped before it). */
+  private alreadyDone(input: InputFile): Promise<void> {
+    const progress = this.state.get(input.path)!;
+    this.display.log(`${input.name}: already done (${progress.cell_count} cells in ${join(this.options.out, progress.folder)})`);
+    const cellCount = progress.cell_count ?? null;
+    return this.overlay(input, progress, false).then(
+      (note) => this.conclude(input, { ok: true, alreadyDone: true, interrupted: false, cellCount, error: null, note }),
+      (error) => this.concludeFailed(input, error, true, cellCount),
+    );
+  }
+
+  private async download(input: InputFile, progress: ImageProgress): Promise<void> {
+    const { options } = this;
     const dir = join(options.out, progress.folder);
     mkdirSync(dir, { recursive: true });
     const file = (format: ExportFormat) => exportFile(format, progress.cell_count ?? 0);
     for (const format of options.formats) {
-      if (saved(progress, format) && existsSync(join(dir, file(format)))) continue;
-      checkpoint();
+      if (this.saved(progress, format) && existsSync(join(dir, file(format)))) continue;
+      this.checkpoint();
       try {
-        await downloadExport(http, progress.segmentation_id!, file(format), dir, choice, format);
+        await downloadExport(this.http, progress.segmentation_id!, file(format), dir, this.choice, format);
       } catch (error) {
         throw new Error(`export ${file(format)}: ${message(error)}`);
       }
-      progress = record(input, { exports: { ...progress.exports, [format]: exportMark(format, choice) } });
+      progress = this.record(input, { exports: { ...progress.exports, [format]: exportMark(format, this.choice) } });
     }
-    display.log(`${input.name}: saved ${options.formats.map(file).join(", ")} in ${dir}`);
+    this.display.log(`${input.name}: saved ${options.formats.map(file).join(", ")} in ${dir}`);
   }
 
   /**
    * The overlay (`redraw`: over any earlier one, after new exports; otherwise only if missing);
    * a note if the image is too large for one.
    */
-  async function overlay(input: InputFile, progress: ImageProgress, redraw: boolean): Promise<string | undefined> {
-    const dir = join(options.out, progress.folder);
-    if (!options.overlay || (!redraw && existsSync(join(dir, overlayFile(input.name))))) return undefined;
-    checkpoint();
+  private async overlay(input: InputFile, progress: ImageProgress, redraw: boolean): Promise<string | undefined> {
+    const dir = join(this.options.out, progress.folder);
+    if (!this.options.overlay || (!redraw && existsSync(join(dir, overlayFile(input.name))))) return undefined;
+    this.checkpoint();
     try {
-      display.log(`${input.name}: drew ${await writeOverlay(input.path, dir)}`);
+      this.display.log(`${input.name}: drew ${await writeOverlay(input.path, dir)}`);
       return undefined;
     } catch (error) {
       if (!(error instanceof OverlaySkipped)) throw new Error(`overlay: ${(error as Error).message}`);
-      display.log(`${input.name}: no overlay: ${error.message}`);
+      this.display.log(`${input.name}: no overlay: ${error.message}`);
       return `no overlay: ${error.message}`;
     }
   }
 
-  const outcomes: ImageOutcome[] = [];
   /** The image id is the one recorded, unless `uploaded` is false: an unfinished or refused upload's id names no usable image. */
-  const conclude = (input: InputFile, outcome: Omit<ImageOutcome, "input" | "ms" | "imageId" | "blocks">, uploaded = true) => {
-    const recorded = uploaded ? state.get(input.path) : undefined;
+  private conclude(input: InputFile, outcome: Omit<ImageOutcome, "input" | "ms" | "imageId" | "blocks">, uploaded = true): void {
+    const recorded = uploaded ? this.state.get(input.path) : undefined;
     const blocks = outcome.cellCount !== null && recorded?.segmentation_id ? (recorded.blocks ?? null) : null;
-    outcomes.push({ input, ...outcome, imageId: recorded?.image_id ?? null, blocks, ms: busy.get(input) ?? 0 });
-    display.count(++finished, options.inputs.length);
-  };
-
-  // Uploads: one after another, each starting when the one before has finished, however far ahead
-  // of the predictions that runs.
-  let previousUpload: Promise<unknown> = Promise.resolve();
-  const prepared = options.inputs.map((input) => {
-    const settled = state.get(input.path);
-    const done = settled && settled.size === input.size && settled.mtime_ms === input.mtimeMs && settled.request === request && exportsDone(input, settled);
-    if (done) return Promise.resolve<Prepared | "done">("done");
-    const upload = previousUpload.then(() => timed(input, () => prepare(input)));
-    previousUpload = upload;
-    return upload;
-  });
-
-  const downloads: Promise<void>[] = [];
-  for (const [index, input] of options.inputs.entries()) {
-    const next = await prepared[index]!;
-    if (next === "done") {
-      const progress = state.get(input.path)!;
-      display.log(`${input.name}: already done (${progress.cell_count} cells in ${join(options.out, progress.folder)})`);
-      const cellCount = progress.cell_count ?? null;
-      // An earlier run without --overlay (or one stopped before it) leaves the overlay to draw.
-      downloads.push(
-        overlay(input, progress, false).then(
-          (note) => conclude(input, { ok: true, alreadyDone: true, interrupted: false, cellCount, error: null, note }),
-          (error) => {
-            const interrupted = error instanceof InterruptedError;
-            conclude(input, { ok: false, alreadyDone: true, interrupted, cellCount, error: interrupted ? "interrupted" : (error as Error).message });
-          },
-        ),
-      );
-      continue;
-    }
-    if ("interrupted" in next) {
-      conclude(input, { ok: false, alreadyDone: false, interrupted: true, cellCount: null, error: "interrupted" }, false);
-      continue;
-    }
-    if ("failed" in next) {
-      conclude(input, { ok: false, alreadyDone: false, interrupted: false, cellCount: null, error: next.failed }, false);
-      continue;
-    }
-    let progress: ImageProgress;
-    try {
-      progress = await predict(input, next.progress);
-    } catch (error) {
-      const interrupted = error instanceof InterruptedError;
-      conclude(input, { ok: false, alreadyDone: false, interrupted, cellCount: null, error: interrupted ? "interrupted" : (error as Error).message });
-      continue;
-    }
-    downloads.push(
-      timed(input, async () => {
-        await download(input, progress);
-        return overlay(input, progress, true);
-      }).then(
-        (note) => conclude(input, { ok: true, alreadyDone: false, interrupted: false, cellCount: progress.cell_count ?? null, error: null, note }),
-        (error) => {
-          const interrupted = error instanceof InterruptedError;
-          conclude(input, {
-            ok: false,
-            alreadyDone: false,
-            interrupted,
-            cellCount: progress.cell_count ?? null,
-            error: interrupted ? "interrupted" : (error as Error).message,
-          });
-        },
-      ),
-    );
+    this.outcomes.push({ input, ...outcome, imageId: recorded?.image_id ?? null, blocks, ms: this.busy.get(input) ?? 0 });
+    this.display.count(++this.finished, this.options.inputs.length);
   }
-  await Promise.all(downloads);
-  // In the order given, whatever order they finished in.
-  return options.inputs.map((input) => outcomes.find((o) => o.input === input)!);
+
+  private concludeFailed(input: InputFile, error: unknown, alreadyDone: boolean, cellCount: number | null): void {
+    const interrupted = error instanceof InterruptedError;
+    this.conclude(input, { ok: false, alreadyDone, interrupted, cellCount, error: interrupted ? "interrupted" : (error as Error).message });
+  }
 }

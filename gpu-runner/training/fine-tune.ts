@@ -212,6 +212,8 @@ const TIMED_STEPS = 3;
 
 /** What one training run of the plan gives back. */
 interface RunOutcome {
+  /** The run's training configuration (its schedule as planned). */
+  config: TrainingConfig;
   steps: number;
   params: Float32Array;
   /** The best validated weights, their step and scores; the last validated scores. */
@@ -238,6 +240,51 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   // The time budget counts from here: reading and preparing the pairs, and scoring the base, spend it too.
   const started = performance.now();
 
+  const job = await scanPairs(request, validations, started);
+  const outcomes: RunOutcome[] = [];
+  for (let r = 0; r < job.plan.runs.length; r++) outcomes.push(await trainRun(job, r));
+  const config = outcomes.at(-1)!.config;
+  return finish({ ...job, outcomes, config, baseConfig: { ...config, network: job.baseWeights.network } });
+}
+
+/** What the scan of the pairs settles before any training: the base, the recipe, the plan of runs, and how each region is read. */
+interface FineTuneJob {
+  request: FineTuneRequest;
+  started: number;
+  seed: number;
+  validations: number;
+  base: { onnx: Uint8Array; manifest: ModelManifest };
+  baseWeights: ReturnType<typeof weightsFromModel>;
+  /** The network trained (the base's, or it widened to colour) and its starting weights. */
+  network: TrainingConfig["network"];
+  startParams: Float32Array;
+  widened: boolean;
+  reads: ModelReads;
+  baseReads: ModelReads;
+  recipe: ReturnType<typeof fineTuneRecipe>;
+  variants: ImageVariants | undefined;
+  budgetBytes: number;
+  ids: string[];
+  scanned: ScannedPair[];
+  measured: number[];
+  /** Each image's object diameter for preparing it (its set's median where it has none). */
+  diameterOf: number[];
+  /** Whole images prepared during the scan, offered to the first run's cache. */
+  preparedInScan: Map<number, PreparedImage>;
+  plan: RunPlan;
+  /** A region as the network (`as`) reads it, a slide variant of it where `variant` is set. */
+  regionOf(region: ImageRegion, as: ModelReads, variant?: number): Promise<LabelledImage>;
+  /** The judged regions holding objects, as validation reads them. */
+  judgedAs(regions: readonly ImageRegion[], as: ModelReads): ValidationImage[];
+}
+
+/**
+ * One pass over the pairs, one at a time: sizes, objects, diameters and modalities; and, where
+ * nothing is held out (every image is trained whole), the first training images prepared while
+ * they fit the budget, so a job that fits reads each image once. Then the recipe (from every
+ * pair's modality) and the plan of runs (from every image's objects).
+ */
+async function scanPairs(request: FineTuneRequest, validations: number, started: number): Promise<FineTuneJob> {
   const base = loadBase(request.base);
   const baseWeights = weightsFromModel(base.onnx);
   // One-channel and colour models both train; the manifest says which the network's channels hold.
@@ -257,9 +304,6 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const seed = request.seed ?? 1;
   const holdOut = request.holdOut ?? true;
 
-  // One pass over the pairs, one at a time: sizes, objects, diameters and modalities; and, where
-  // nothing is held out (every image is trained whole), the first training images prepared while
-  // they fit the budget, so a job that fits reads each image once.
   const scanned: ScannedPair[] = [];
   const preparedInScan = new Map<number, PreparedImage>();
   let scanBytes = 0;
@@ -317,150 +361,165 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
         load: () => regionOf(region, as),
       }));
 
-  // The base is scored as it is served (one channel where the candidate was widened to colour),
-  // so the guard weighs what the user would get against what they have.
-  const baseConfig = (config: TrainingConfig) => ({ ...config, network: baseWeights.network });
-  const runs = plan.runs.length;
-  const outcomes: RunOutcome[] = [];
-  let lastConfig: TrainingConfig | undefined;
-  for (let r = 0; r < runs; r++) {
-    const run = plan.runs[r]!;
-    // Each run has an equal share of the time left; the first counts from the start, as the scan spent its time.
-    const runStarted = r === 0 ? started : performance.now();
-    const runSeconds = seconds === undefined ? undefined : (seconds - (runStarted - started) / 1000) / (runs - r);
-    // Folds that rotate are judged once, at their end: the weights they stand for are the last run's last ones.
-    const runValidations = plan.kind === "rotated_regions" ? 1 : validations;
-    const judged = judgedAs(run.judged, reads);
-    const baseJudged = widened ? judgedAs(run.judged, baseReads) : judged;
-    const entries = trainingEntries(run.training, scanned, variants);
-    const images = new PreparedImageCache(
-      entries.map(({ region, variant }) => `${regionId(ids[region.image]!, region, scanned[region.image]!)}${variant ? `~${variant}` : ""}`),
-      entries.map(({ region }) => ({ width: region.width, height: region.height, channels: reads.channels })),
-      budgetBytes,
-      async (k) => {
-        const { region, variant } = entries[k]!;
-        return prepareImageInThread(await regionOf(region, reads, variant), base.manifest.diameter, diameterOf[region.image]!, request.signal);
-      },
-    );
-    entries.forEach(({ region, variant }, k) => {
-      const prepared = variant ? undefined : preparedInScan.get(region.image);
-      if (prepared && covers(region, scanned[region.image]!)) images.offer(k, prepared);
-    });
-    preparedInScan.clear();
-
-    // With only a time budget, the schedule's length is set once the first steps have been timed.
-    const plannedSteps = stepBudget ?? 100_000;
-    const config = defaultTrainingConfig(plannedSteps, {
-      network,
-      seed,
-      augmentation: recipe.augmentation,
-      modelDiameter: base.manifest.diameter,
-      cropSize: base.manifest.tileSize,
-      batchSize: request.batchSize ?? 4,
-      schedule: {
-        peak: request.learningRate ?? base.manifest.fineTuneLearningRate ?? FINE_TUNE_PEAK_LEARNING_RATE,
-        warmupSteps: Math.min(10, Math.ceil(plannedSteps / 10)),
-        totalSteps: plannedSteps,
-        finalFraction: 0.1,
-      },
-    });
-    lastConfig = config;
-    const state = freshTrainingState(config, startParams);
-    const trainer = await Trainer.create(state, images, { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 }, request.executionProvider);
-
-    const validationTimes: number[] = [];
-    const timed = async (score: () => Promise<ValidationScores>) => {
-      const validationStarted = performance.now();
-      const scores = await score();
-      validationTimes.push((performance.now() - validationStarted) / 1000);
-      return scores;
-    };
-    const validate = judged.length ? (weights: Float32Array) => timed(() => validationAp(config, weights, judged)) : undefined;
-    const baseScores = validate ? await timed(() => validationAp(baseConfig(config), baseWeights.params, baseJudged)) : undefined;
-    // The loop keeps the best validated fine-tuned weights (the candidate); whether they beat the
-    // base by more than noise is decided after the runs, on the evidence of both.
-    let candidateStep = 0;
-    let firstStepSeconds = 0;
-    let validationsDone = 0;
-    let nextValidation = Math.ceil(plannedSteps / runValidations);
-    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-    const elapsedInRun = () => (performance.now() - runStarted) / 1000;
-    /**
-     * Sets the schedule's length and the next validation from the timings so far: the steps that fit
-     * the time left once the validations still due are paid (at the mean time of those run), the
-     * validations spread evenly over the steps left. Planned after the first timed steps, then again
-     * at every validation, since a shared machine's speed drifts; the schedule's length changing
-     * after the warm-up moves the cosine's rate a little, which costs less than ending early or late.
-     */
-    const replan = (step: number, elapsed: number) => {
-      const validationsLeft = validate ? runValidations - validationsDone : 0;
-      // After the last validation the run ends where planned: more steps would go unvalidated.
-      if (runSeconds !== undefined && (validationsLeft > 0 || !validate)) {
-        const inValidation = sum(validationTimes.slice(1));
-        const stepSeconds = (elapsed - inValidation - firstStepSeconds) / Math.max(1, step - 1);
-        const validationSeconds = validationTimes.length ? sum(validationTimes) / validationTimes.length : 0;
-        const fitting = step + stepsThatFit(runSeconds - elapsed, stepSeconds, validationsLeft * validationSeconds, 0);
-        config.schedule.totalSteps = Math.max(step, Math.min(stepBudget ?? Infinity, fitting));
-        // Stopping at the schedule's end leaves the budget's rest for the validations.
-        loopOptions.lastStep = config.schedule.totalSteps;
-      }
-      const stepsLeft = config.schedule.totalSteps - step;
-      nextValidation = validationsLeft > 0 ? step + Math.max(1, Math.ceil(stepsLeft / validationsLeft)) : Infinity;
-    };
-    const loopOptions: LoopOptions = {
-      lastStep: plannedSteps,
-      seconds: runSeconds === undefined ? undefined : runSeconds - elapsedInRun(),
-      validate,
-      validateWhen: (step) => step === nextValidation,
-      onEvent: (event) => {
-        if (event.kind === "validation") {
-          if (event.best) candidateStep = event.step;
-          validationsDone++;
-          replan(event.step, elapsedInRun());
-        }
-        if (event.kind !== "step") return;
-        const elapsed = elapsedInRun();
-        if (event.step === 1) firstStepSeconds = elapsed;
-        if (runSeconds !== undefined && event.step === 1 + TIMED_STEPS) replan(event.step, elapsed);
-        const fraction = Math.min(1, Math.max(stepBudget ? event.step / stepBudget : 0, runSeconds ? elapsed / runSeconds : 0));
-        // Runs follow one another: the job's progress is the runs done and this one's share.
-        request.onProgress?.({
-          step: event.step,
-          totalSteps: stepBudget ?? Math.round(event.step / Math.max(fraction, 1e-9)),
-          loss: event.loss,
-          fraction: (r + fraction) / runs,
-        });
-      },
-    };
-    const loop = await trainLoop(trainer, loopOptions);
-    outcomes.push({
-      steps: state.step,
-      params: state.params,
-      bestParams: loop.bestParams,
-      candidateStep: validate ? candidateStep : state.step,
-      bestScores: loop.bestScores,
-      lastScores: loop.lastScores,
-      baseScores,
-      judged,
-      baseJudged,
-      memory: images.stats(),
-      executionProvider: trainer.executionProvider,
-    });
-  }
-  return finish({
+  return {
     request,
-    base,
-    baseWeights,
-    widened,
-    recipe,
-    plan,
-    outcomes,
-    config: lastConfig!,
-    baseConfig: baseConfig(lastConfig!),
-    measured,
     started,
     seed,
+    validations,
+    base,
+    baseWeights,
+    network,
+    startParams,
+    widened,
+    reads,
+    baseReads,
+    recipe,
+    variants,
+    budgetBytes,
+    ids,
+    scanned,
+    measured,
+    diameterOf,
+    preparedInScan,
+    plan,
+    regionOf,
+    judgedAs,
+  };
+}
+
+/**
+ * Run `r` of the plan: its training regions prepared within the memory budget, the base scored on
+ * its judged regions as it is served (one channel where the candidate was widened to colour, so
+ * the guard weighs what the user would get against what they have), then the steps, validated on
+ * schedule. Each run has an equal share of the time left; the first counts from the start, as the
+ * scan spent its time.
+ */
+async function trainRun(job: FineTuneJob, r: number): Promise<RunOutcome> {
+  const { request, base, baseWeights, network, startParams, widened, reads, baseReads, recipe, variants, budgetBytes } = job;
+  const { ids, scanned, diameterOf, preparedInScan, plan, regionOf, judgedAs, started, seed, validations } = job;
+  const { steps: stepBudget, seconds } = request.budget;
+  const runs = plan.runs.length;
+  const run = plan.runs[r]!;
+  const runStarted = r === 0 ? started : performance.now();
+  const runSeconds = seconds === undefined ? undefined : (seconds - (runStarted - started) / 1000) / (runs - r);
+  // Folds that rotate are judged once, at their end: the weights they stand for are the last run's last ones.
+  const runValidations = plan.kind === "rotated_regions" ? 1 : validations;
+  const judged = judgedAs(run.judged, reads);
+  const baseJudged = widened ? judgedAs(run.judged, baseReads) : judged;
+  const entries = trainingEntries(run.training, scanned, variants);
+  const images = new PreparedImageCache(
+    entries.map(({ region, variant }) => `${regionId(ids[region.image]!, region, scanned[region.image]!)}${variant ? `~${variant}` : ""}`),
+    entries.map(({ region }) => ({ width: region.width, height: region.height, channels: reads.channels })),
+    budgetBytes,
+    async (k) => {
+      const { region, variant } = entries[k]!;
+      return prepareImageInThread(await regionOf(region, reads, variant), base.manifest.diameter, diameterOf[region.image]!, request.signal);
+    },
+  );
+  entries.forEach(({ region, variant }, k) => {
+    const prepared = variant ? undefined : preparedInScan.get(region.image);
+    if (prepared && covers(region, scanned[region.image]!)) images.offer(k, prepared);
   });
+  preparedInScan.clear();
+
+  // With only a time budget, the schedule's length is set once the first steps have been timed.
+  const plannedSteps = stepBudget ?? 100_000;
+  const config = defaultTrainingConfig(plannedSteps, {
+    network,
+    seed,
+    augmentation: recipe.augmentation,
+    modelDiameter: base.manifest.diameter,
+    cropSize: base.manifest.tileSize,
+    batchSize: request.batchSize ?? 4,
+    schedule: {
+      peak: request.learningRate ?? base.manifest.fineTuneLearningRate ?? FINE_TUNE_PEAK_LEARNING_RATE,
+      warmupSteps: Math.min(10, Math.ceil(plannedSteps / 10)),
+      totalSteps: plannedSteps,
+      finalFraction: 0.1,
+    },
+  });
+  const state = freshTrainingState(config, startParams);
+  const trainer = await Trainer.create(state, images, { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 }, request.executionProvider);
+
+  const validationTimes: number[] = [];
+  const timed = async (score: () => Promise<ValidationScores>) => {
+    const validationStarted = performance.now();
+    const scores = await score();
+    validationTimes.push((performance.now() - validationStarted) / 1000);
+    return scores;
+  };
+  const validate = judged.length ? (weights: Float32Array) => timed(() => validationAp(config, weights, judged)) : undefined;
+  const baseScores = validate ? await timed(() => validationAp({ ...config, network: baseWeights.network }, baseWeights.params, baseJudged)) : undefined;
+  // The loop keeps the best validated fine-tuned weights (the candidate); whether they beat the
+  // base by more than noise is decided after the runs, on the evidence of both.
+  let candidateStep = 0;
+  let firstStepSeconds = 0;
+  let validationsDone = 0;
+  let nextValidation = Math.ceil(plannedSteps / runValidations);
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  const elapsedInRun = () => (performance.now() - runStarted) / 1000;
+  /**
+   * Sets the schedule's length and the next validation from the timings so far: the steps that fit
+   * the time left once the validations still due are paid (at the mean time of those run), the
+   * validations spread evenly over the steps left. Planned after the first timed steps, then again
+   * at every validation, since a shared machine's speed drifts; the schedule's length changing
+   * after the warm-up moves the cosine's rate a little, which costs less than ending early or late.
+   */
+  const replan = (step: number, elapsed: number) => {
+    const validationsLeft = validate ? runValidations - validationsDone : 0;
+    // After the last validation the run ends where planned: more steps would go unvalidated.
+    if (runSeconds !== undefined && (validationsLeft > 0 || !validate)) {
+      const inValidation = sum(validationTimes.slice(1));
+      const stepSeconds = (elapsed - inValidation - firstStepSeconds) / Math.max(1, step - 1);
+      const validationSeconds = validationTimes.length ? sum(validationTimes) / validationTimes.length : 0;
+      const fitting = step + stepsThatFit(runSeconds - elapsed, stepSeconds, validationsLeft * validationSeconds, 0);
+      config.schedule.totalSteps = Math.max(step, Math.min(stepBudget ?? Infinity, fitting));
+      // Stopping at the schedule's end leaves the budget's rest for the validations.
+      loopOptions.lastStep = config.schedule.totalSteps;
+    }
+    const stepsLeft = config.schedule.totalSteps - step;
+    nextValidation = validationsLeft > 0 ? step + Math.max(1, Math.ceil(stepsLeft / validationsLeft)) : Infinity;
+  };
+  const loopOptions: LoopOptions = {
+    lastStep: plannedSteps,
+    seconds: runSeconds === undefined ? undefined : runSeconds - elapsedInRun(),
+    validate,
+    validateWhen: (step) => step === nextValidation,
+    onEvent: (event) => {
+      if (event.kind === "validation") {
+        if (event.best) candidateStep = event.step;
+        validationsDone++;
+        replan(event.step, elapsedInRun());
+      }
+      if (event.kind !== "step") return;
+      const elapsed = elapsedInRun();
+      if (event.step === 1) firstStepSeconds = elapsed;
+      if (runSeconds !== undefined && event.step === 1 + TIMED_STEPS) replan(event.step, elapsed);
+      const fraction = Math.min(1, Math.max(stepBudget ? event.step / stepBudget : 0, runSeconds ? elapsed / runSeconds : 0));
+      // Runs follow one another: the job's progress is the runs done and this one's share.
+      request.onProgress?.({
+        step: event.step,
+        totalSteps: stepBudget ?? Math.round(event.step / Math.max(fraction, 1e-9)),
+        loss: event.loss,
+        fraction: (r + fraction) / runs,
+      });
+    },
+  };
+  const loop = await trainLoop(trainer, loopOptions);
+  return {
+    config,
+    steps: state.step,
+    params: state.params,
+    bestParams: loop.bestParams,
+    candidateStep: validate ? candidateStep : state.step,
+    bestScores: loop.bestScores,
+    lastScores: loop.lastScores,
+    baseScores,
+    judged,
+    baseJudged,
+    memory: images.stats(),
+    executionProvider: trainer.executionProvider,
+  };
 }
 
 interface Finished {

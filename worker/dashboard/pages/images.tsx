@@ -1,6 +1,7 @@
 import type { Image } from "../../services/images.ts";
 import type { usage } from "../../services/usage.ts";
 import { Bar, formatBytes, formatDate, Layout, type PageContext } from "../layout.tsx";
+import { ListTable } from "../list-table.tsx";
 
 type Usage = Awaited<ReturnType<typeof usage>>;
 
@@ -56,39 +57,30 @@ export function ImagesPage(props: { page: PageContext; usage: Usage; images: Ima
         {images.length === 0 ? (
           <p class="empty">No images yet. Upload one above to segment it.</p>
         ) : (
-          <table class="list" id="images">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Status</th>
-                <th>Size</th>
-                <th>Dimensions</th>
-                <th>Uploaded</th>
-                <th></th>
+          <ListTable
+            id="images"
+            headings={["Name", "Status", "Size", "Dimensions", "Uploaded", ""]}
+            items={images}
+            row={(image) => (
+              <tr data-image-id={image.id}>
+                <td>
+                  <a href={`/dashboard/images/${image.id}`}>{image.name}</a>
+                  {image.uploadError && <div class="error-text">{image.uploadError}</div>}
+                </td>
+                <td>
+                  <StatusBadge status={image.status} />
+                </td>
+                <td>{formatBytes(image.size)}</td>
+                <td>{image.width ? `${image.width} × ${image.height} · ${image.channels} ch · ${image.bitDepth}-bit` : "—"}</td>
+                <td>{formatDate(image.createdAt)}</td>
+                <td class="actions">
+                  <button type="button" class="danger small" data-delete-image={image.id} data-name={image.name}>
+                    Delete
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {images.map((image) => (
-                <tr data-image-id={image.id}>
-                  <td>
-                    <a href={`/dashboard/images/${image.id}`}>{image.name}</a>
-                    {image.uploadError && <div class="error-text">{image.uploadError}</div>}
-                  </td>
-                  <td>
-                    <StatusBadge status={image.status} />
-                  </td>
-                  <td>{formatBytes(image.size)}</td>
-                  <td>{image.width ? `${image.width} × ${image.height} · ${image.channels} ch · ${image.bitDepth}-bit` : "—"}</td>
-                  <td>{formatDate(image.createdAt)}</td>
-                  <td class="actions">
-                    <button type="button" class="danger small" data-delete-image={image.id} data-name={image.name}>
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            )}
+          />
         )}
       </section>
     </Layout>

@@ -1,6 +1,7 @@
 import type { ApiKey } from "../../services/api-keys.ts";
 import type { linkSessionView } from "../../services/dashboard-sessions.ts";
 import { formatDate, Layout, type PageContext } from "../layout.tsx";
+import { ListTable } from "../list-table.tsx";
 
 type LinkSession = ReturnType<typeof linkSessionView>;
 
@@ -13,35 +14,24 @@ function LinkSessions(props: { sessions: LinkSession[] }) {
         Browsers signed in to this organization with a one-time link. Revoke one you do not recognise: it is signed out at its next request. Revoking this
         browser's signs you out.
       </p>
-      <table class="list" id="sessions">
-        <thead>
-          <tr>
-            <th>Signed in</th>
-            <th>Expires</th>
-            <th></th>
-            <th></th>
+      <ListTable
+        id="sessions"
+        headings={["Signed in", "Expires", "", ""]}
+        items={props.sessions}
+        empty="No sign-in link sessions."
+        row={(s) => (
+          <tr data-session-id={s.id}>
+            <td>{formatDate(Date.parse(s.created_at))}</td>
+            <td>{formatDate(Date.parse(s.expires_at))}</td>
+            <td>{s.current && <span class="badge ready">this browser</span>}</td>
+            <td class="actions">
+              <button type="button" class="danger small" data-revoke-session={s.id} data-current={String(s.current)}>
+                Revoke
+              </button>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {props.sessions.length === 0 && (
-            <tr class="empty-row">
-              <td colspan={4}>No sign-in link sessions.</td>
-            </tr>
-          )}
-          {props.sessions.map((s) => (
-            <tr data-session-id={s.id}>
-              <td>{formatDate(Date.parse(s.created_at))}</td>
-              <td>{formatDate(Date.parse(s.expires_at))}</td>
-              <td>{s.current && <span class="badge ready">this browser</span>}</td>
-              <td class="actions">
-                <button type="button" class="danger small" data-revoke-session={s.id} data-current={String(s.current)}>
-                  Revoke
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        )}
+      />
     </section>
   );
 }
@@ -74,43 +64,30 @@ export function KeysPage(props: { page: PageContext; keys: ApiKey[]; sessions: L
         </div>
       </section>
       <section>
-        <table class="list" id="keys">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Key</th>
-              <th>Created</th>
-              <th>Last used</th>
-              <th>State</th>
-              <th></th>
+        <ListTable
+          id="keys"
+          headings={["Name", "Key", "Created", "Last used", "State", ""]}
+          items={props.keys}
+          empty="No keys yet."
+          row={(k) => (
+            <tr data-key-id={k.id} class={k.revokedAt ? "revoked" : ""}>
+              <td>{k.name ?? <span class="muted">unnamed</span>}</td>
+              <td>
+                <code>{k.prefix}…</code>
+              </td>
+              <td>{formatDate(k.createdAt)}</td>
+              <td>{k.lastUsedAt ? formatDate(k.lastUsedAt) : <span class="muted">never</span>}</td>
+              <td>{k.revokedAt ? <span class="badge failed">revoked</span> : <span class="badge ready">active</span>}</td>
+              <td class="actions">
+                {!k.revokedAt && (
+                  <button type="button" class="danger small" data-revoke-key={k.id} data-label={k.name ?? k.prefix}>
+                    Revoke
+                  </button>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {props.keys.length === 0 && (
-              <tr class="empty-row">
-                <td colspan={6}>No keys yet.</td>
-              </tr>
-            )}
-            {props.keys.map((k) => (
-              <tr data-key-id={k.id} class={k.revokedAt ? "revoked" : ""}>
-                <td>{k.name ?? <span class="muted">unnamed</span>}</td>
-                <td>
-                  <code>{k.prefix}…</code>
-                </td>
-                <td>{formatDate(k.createdAt)}</td>
-                <td>{k.lastUsedAt ? formatDate(k.lastUsedAt) : <span class="muted">never</span>}</td>
-                <td>{k.revokedAt ? <span class="badge failed">revoked</span> : <span class="badge ready">active</span>}</td>
-                <td class="actions">
-                  {!k.revokedAt && (
-                    <button type="button" class="danger small" data-revoke-key={k.id} data-label={k.name ?? k.prefix}>
-                      Revoke
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       </section>
       {props.sessions && <LinkSessions sessions={props.sessions} />}
     </Layout>

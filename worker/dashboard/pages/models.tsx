@@ -4,6 +4,7 @@ import type { TrainableImage } from "../../services/trainings.ts";
 import { trainingBase } from "../../../schema/model-recommendations.ts";
 import { learnedNothing, trainingOutcomeText, unverified } from "../../../schema/training-outcome.ts";
 import { Bar, counted, formatDate, Layout, type PageContext } from "../layout.tsx";
+import { ListTable } from "../list-table.tsx";
 import { StatusBadge } from "./images.tsx";
 
 const ap = (v: unknown) => (typeof v === "number" ? v.toFixed(3) : "—");
@@ -56,38 +57,32 @@ function TrainingForm(props: { models: Model[]; images: TrainableImage[] }) {
         correction, and those are selected to start with. The new model appears above when the training completes, marked "same as base" if it did not beat the
         base on the regions of the images held out from training, "unverified" if it scored higher by what could be noise (compare the two on your images).
       </p>
-      <table class="list compact" id="trainable-images">
-        <thead>
+      <ListTable
+        id="trainable-images"
+        compact
+        headings={["", "Image", "Size", "Learns from"]}
+        items={props.images}
+        row={(i) => (
           <tr>
-            <th></th>
-            <th>Image</th>
-            <th>Size</th>
-            <th>Learns from</th>
+            <td>
+              <input
+                type="checkbox"
+                name="image_id"
+                value={i.id}
+                aria-label={`Train on ${i.name}`}
+                data-source={i.segmentationSource}
+                checked={i.segmentationSource === "import"}
+              />
+            </td>
+            <td>{i.name}</td>
+            <td>{i.width ? `${i.width} × ${i.height}` : "—"}</td>
+            <td>
+              {i.segmentationSource === "import" ? <span class="badge completed">corrected</span> : <span class="badge">predicted only</span>}
+              {` ${i.cellCount} cells`}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {props.images.map((i) => (
-            <tr>
-              <td>
-                <input
-                  type="checkbox"
-                  name="image_id"
-                  value={i.id}
-                  aria-label={`Train on ${i.name}`}
-                  data-source={i.segmentationSource}
-                  checked={i.segmentationSource === "import"}
-                />
-              </td>
-              <td>{i.name}</td>
-              <td>{i.width ? `${i.width} × ${i.height}` : "—"}</td>
-              <td>
-                {i.segmentationSource === "import" ? <span class="badge completed">corrected</span> : <span class="badge">predicted only</span>}
-                {` ${i.cellCount} cells`}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        )}
+      />
       <div class="form-grid">
         <label>
           <span>Base model</span>
@@ -128,31 +123,22 @@ export function ModelsPage(props: { page: PageContext; models: Model[]; trainabl
     models.length === 0 ? (
       <p class="empty">{empty}</p>
     ) : (
-      <table class="list">
-        <thead>
-          <tr>
-            <th>Name</th>
-            <th>Version</th>
-            <th>Description</th>
-            <th>Training</th>
-            <th>Created</th>
+      <ListTable
+        headings={["Name", "Version", "Description", "Training", "Created"]}
+        items={models}
+        row={(m) => (
+          <tr data-model-id={m.id}>
+            <td class="model">
+              <strong>{m.name}</strong>
+              <div class="muted mono">{m.id}</div>
+            </td>
+            <td>{m.version}</td>
+            <td>{m.description ?? "—"}</td>
+            <td>{metrics(m.training)}</td>
+            <td>{formatDate(m.createdAt)}</td>
           </tr>
-        </thead>
-        <tbody>
-          {models.map((m) => (
-            <tr data-model-id={m.id}>
-              <td class="model">
-                <strong>{m.name}</strong>
-                <div class="muted mono">{m.id}</div>
-              </td>
-              <td>{m.version}</td>
-              <td>{m.description ?? "—"}</td>
-              <td>{metrics(m.training)}</td>
-              <td>{formatDate(m.createdAt)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        )}
+      />
     );
   return (
     <Layout page={props.page} section="models" title="Models">
@@ -166,40 +152,27 @@ export function ModelsPage(props: { page: PageContext; models: Model[]; trainabl
       </section>
       <section>
         <h2>Trainings</h2>
-        <table class="list" id="trainings">
-          <thead>
-            <tr>
-              <th>Submitted</th>
-              <th>Base model</th>
-              <th>Images</th>
-              <th>Status</th>
-              <th>Progress</th>
-              <th>Result</th>
+        <ListTable
+          id="trainings"
+          headings={["Submitted", "Base model", "Images", "Status", "Progress", "Result"]}
+          items={props.trainings}
+          empty="No trainings yet."
+          row={(t) => (
+            <tr data-job-id={t.job_id} data-status={t.status}>
+              <td>{formatDate(Date.parse(t.created_at))}</td>
+              <td class="model">{t.model_id}</td>
+              <td>{t.image_ids.length}</td>
+              <td class="status">
+                <StatusBadge status={t.status} />
+              </td>
+              <td class="progress">
+                <Bar fraction={t.progress} />
+                <span class="stage muted">{t.status === "STARTED" || t.status === "SUBMITTED" ? t.stage : ""}</span>
+              </td>
+              <td class="result">{outcome(t)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {props.trainings.length === 0 && (
-              <tr class="empty-row">
-                <td colspan={6}>No trainings yet.</td>
-              </tr>
-            )}
-            {props.trainings.map((t) => (
-              <tr data-job-id={t.job_id} data-status={t.status}>
-                <td>{formatDate(Date.parse(t.created_at))}</td>
-                <td class="model">{t.model_id}</td>
-                <td>{t.image_ids.length}</td>
-                <td class="status">
-                  <StatusBadge status={t.status} />
-                </td>
-                <td class="progress">
-                  <Bar fraction={t.progress} />
-                  <span class="stage muted">{t.status === "STARTED" || t.status === "SUBMITTED" ? t.stage : ""}</span>
-                </td>
-                <td class="result">{outcome(t)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       </section>
       <section>
         <h2>Public models</h2>
