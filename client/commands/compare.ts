@@ -1,6 +1,6 @@
 // `compare <image> --models A,B --out <dir>`: one image segmented with each model side by side, so
 // a user can tell which to believe (issue #46): each model's cells, an overlay of its outlines in
-// <dir>/<model>/, and, where the image has an annotation imported for it (`import`), AP@0.5 and
+// <dir>/<model>/<image>/, and, where the image has an annotation imported for it (`import`), AP@0.5 and
 // AP@0.75 of each against it, scored as training and the benches score (common/scoring).
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -21,7 +21,7 @@ import { runSegment } from "../segment-run.ts";
 export const COMPARE_HELP = `npm run client -- compare <image> --models A,B[,...] --out <dir>
 
 Segments one image with each model (uploading it once) and prints, per model, its cells, the
-overlay of its outlines (<dir>/<model>/<name>-overlay.png) and, where the image has an annotation
+overlay of its outlines (<dir>/<model>/<name>/<name>-overlay.png) and, where the image has an annotation
 you imported for it (\`npm run client -- import\`), AP@0.5 and AP@0.75 against that annotation.
 For choosing between a base model and one fine-tuned from it, or between public models.
 
@@ -89,6 +89,8 @@ export async function compareCommand(args: string[], out: NodeJS.WritableStream)
     for (const id of modelIds) await http.json<ModelRecord>("GET", `/models/${encodeURIComponent(id)}`);
     for (const modelId of modelIds) {
       const modelDir = join(dir, modelId);
+      // Each image's exports go to a folder of its own (segment's layout).
+      const imageDir = join(modelDir, inputs[0]!.folder);
       const [outcome] = await runSegment(
         http,
         {
@@ -108,8 +110,8 @@ export async function compareCommand(args: string[], out: NodeJS.WritableStream)
       outcomes.push({
         modelId,
         cells: outcome!.cellCount,
-        overlay: outcome!.ok && !outcome!.note ? join(modelDir, overlayFile(inputs[0]!.name)) : null,
-        masks: outcome!.ok && outcome!.cellCount !== null ? join(modelDir, exportFile("masks", outcome!.cellCount)) : null,
+        overlay: outcome!.ok && !outcome!.note ? join(imageDir, overlayFile(inputs[0]!.name)) : null,
+        masks: outcome!.ok && outcome!.cellCount !== null ? join(imageDir, exportFile("masks", outcome!.cellCount)) : null,
         error: outcome!.error,
       });
     }

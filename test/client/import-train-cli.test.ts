@@ -239,7 +239,7 @@ describe("npm run client -- compare", () => {
     expect(output).toContain(`compare.png (image ${compared})`);
     expect(output).toMatch(/^model\s+cells\s+AP@0\.5\s+AP@0\.75\s+overlay$/m);
     for (const model of ["cpsam", "cpsam-large"]) {
-      const overlay = join(out, model, "compare-overlay.png");
+      const overlay = join(out, model, "compare", "compare-overlay.png");
       expect(output).toMatch(
         new RegExp(`^${model}\\s+\\d+\\s+[01]\\.\\d{3}\\s+[01]\\.\\d{3}\\s+${overlay.replaceAll("/", "\\/").replaceAll(".", "\\.")}$`, "m"),
       );
