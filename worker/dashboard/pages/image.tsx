@@ -10,7 +10,7 @@ import type { Segmentation } from "../../services/segmentations.ts";
 import { Bar, formatBytes, formatDate, Layout, type PageContext } from "../layout.tsx";
 import { ListTable } from "../list-table.tsx";
 import { predictionStage } from "../prediction-stage.ts";
-import { ZoomControls } from "./zoom-controls.tsx";
+import { ViewerCanvas, ZoomControls } from "./viewer-parts.tsx";
 import { StatusBadge } from "./images.tsx";
 
 type Prediction = ReturnType<typeof predictionView>;
@@ -159,11 +159,7 @@ function ImagePreview(props: { image: Image }) {
           data-height={image.height}
           data-pixel-size-x-um={image.pixelSizeXUm ?? undefined}
         >
-          <canvas id="viewer-canvas"></canvas>
-          <div class="viewer-status" id="viewer-status">
-            Loading…
-          </div>
-          <div class="viewer-hint">Scroll to zoom · drag to pan</div>
+          <ViewerCanvas />
         </div>
         <ZoomControls />
       </div>

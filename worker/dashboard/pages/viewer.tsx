@@ -4,7 +4,7 @@ import { PNG_MAX_LABEL } from "../../../schema/label-png-limit.ts";
 import type { MeasurementState } from "../../services/measurement-state.ts";
 import type { Segmentation } from "../../services/segmentations.ts";
 import { formatDate, Layout, type PageContext } from "../layout.tsx";
-import { ZoomControls } from "./zoom-controls.tsx";
+import { ViewerCanvas, ZoomControls } from "./viewer-parts.tsx";
 
 const EXPORTS = ["measurements.csv", "rois.geojson", "rois.zip", "masks.png", "masks.tif"] as const;
 
@@ -50,11 +50,7 @@ export function ViewerPage(props: { page: PageContext; segmentation: Segmentatio
           data-import-max-cells={MAX_IMPORT_OBJECTS}
           data-pixel-size-x-um={s.pixelSizeXUm ?? undefined}
         >
-          <canvas id="viewer-canvas"></canvas>
-          <div class="viewer-status" id="viewer-status">
-            Loading…
-          </div>
-          <div class="viewer-hint">Scroll to zoom · drag to pan</div>
+          <ViewerCanvas />
         </div>
         <aside class="viewer-side">
           <div class="card">
