@@ -18,8 +18,8 @@ export class Inspector {
   /** Connects to the one target wrangler's inspector proxy offers: the Worker's isolate. */
   static async connect(port: number): Promise<Inspector> {
     const targets = (await (await fetch(`http://127.0.0.1:${port}/json`)).json()) as { id: string; webSocketDebuggerUrl?: string }[];
-    if (targets.length !== 1) throw new Error(`expected one inspector target on port ${port}, found ${JSON.stringify(targets)}`);
-    const [target] = targets;
+    const [target, ...others] = targets;
+    if (target === undefined || others.length > 0) throw new Error(`expected one inspector target on port ${port}, found ${JSON.stringify(targets)}`);
     // The proxy admits DevTools from local origins only, and Node's WebSocket sends none.
     const socket = new WebSocket(target.webSocketDebuggerUrl ?? `ws://127.0.0.1:${port}/ws`, { headers: { Origin: "http://127.0.0.1" } });
     await new Promise((resolve, reject) => {

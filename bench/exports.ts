@@ -71,7 +71,9 @@ const stack = await startStack({ inspectorPort });
 const origin = new URL(stack.api).origin;
 
 // The segmentation as a finished prediction leaves it: its artifact in R2 and its row in D1.
-const [{ id: orgId }] = stack.sql("SELECT id FROM organizations LIMIT 1") as { id: string }[];
+const [org] = stack.sql("SELECT id FROM organizations LIMIT 1") as { id: string }[];
+if (!org) throw new Error("the local stack has no organization");
+const orgId = org.id;
 const segmentationId = "seg_bench";
 const key = artifactKey(orgId, segmentationId);
 stack.r2Put(key, artifactFile);
@@ -148,6 +150,9 @@ function curl(url: string, headers: string[]): Promise<Download> {
     execFile("curl", args, (error, stdout, stderr) => {
       if (error) return reject(new Error(`curl ${url}: ${stderr || error.message}`));
       const [status, firstByte, total, bytes] = stdout.trim().split(" ").map(Number);
+      if (status === undefined || firstByte === undefined || total === undefined || bytes === undefined) {
+        return reject(new Error(`curl ${url}: expected four numbers from -w, got ${JSON.stringify(stdout)}`));
+      }
       resolve({ status, firstByteMs: firstByte * 1000, totalMs: total * 1000, bytes });
     });
   });
@@ -174,7 +179,8 @@ async function measure(inspector: Inspector, url: string, headers: string[]): Pr
     while (sampling) {
       // A reply can wait for the isolate to wake; never let the sampler block the measurement.
       const usage = await Promise.race([inspector.send("Runtime.getHeapUsage"), new Promise<null>((r) => setTimeout(() => r(null), 50))]);
-      if (usage) peakHeapUsed = Math.max(peakHeapUsed, usage.usedSize);
+      const used = usage?.usedSize;
+      if (used !== undefined) peakHeapUsed = Math.max(peakHeapUsed, used);
       await new Promise((r) => setTimeout(r, 10));
     }
   })();

@@ -86,7 +86,7 @@ export function client(stack: LocalStack, org: Org, index: number, until: number
     },
     async function list() {
       const paths = ["/images", "/predictions", "/segmentations", "/jobs", "/models"];
-      const path = paths[(index + listings++) % paths.length];
+      const path = paths[(index + listings++) % paths.length]!;
       await api(`list ${path.slice(1)}`, `${path}?limit=20`);
     },
     async function exportAll() {
@@ -97,7 +97,7 @@ export function client(stack: LocalStack, org: Org, index: number, until: number
   ];
 
   return (async () => {
-    for (let op = 0; op < MAX_OPS_PER_CLIENT && Date.now() < until; op++) await actions[(op + index) % actions.length]();
+    for (let op = 0; op < MAX_OPS_PER_CLIENT && Date.now() < until; op++) await actions[(op + index) % actions.length]!();
   })();
 }
 

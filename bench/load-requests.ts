@@ -23,7 +23,7 @@ export async function timed(kind: string, url: string, init: RequestInit = {}): 
   }
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 
 /** Requests/s, then count, p50/p99 latency and statuses per route kind, then all statuses. */
 export function report(seconds: number): string[] {

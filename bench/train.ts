@@ -71,7 +71,7 @@ async function medianSeconds(run: () => Promise<unknown>, repeats: number): Prom
   }
   const cpu = process.cpuUsage(cpuBefore);
   lastCpuSeconds = (cpu.user + cpu.system) / 1e6 / repeats;
-  return times.sort((a, b) => a - b)[times.length >> 1];
+  return times.sort((a, b) => a - b)[times.length >> 1] ?? Number.NaN;
 }
 
 async function matMulGflops(): Promise<number> {
@@ -96,7 +96,8 @@ async function inferenceSecondsPerMegapixel(model: Uint8Array, channels: number)
     new Float32Array(channels * side * side).map((_, i) => (i % 97) / 97),
     [1, channels, side, side],
   );
-  const seconds = await medianSeconds(() => session.run({ [session.inputNames[0]]: input }), 5);
+  const inputName = session.inputNames[0]!; // the inference model's one input
+  const seconds = await medianSeconds(() => session.run({ [inputName]: input }), 5);
   return seconds / ((side * side) / 1e6);
 }
 
@@ -121,9 +122,8 @@ type Condition = "inverted" | "plain";
 /** Dark nuclei on a bright background: the image mirrored about its maximum. */
 function inverted(pair: LabelledImage): LabelledImage {
   let max = -Infinity;
-  for (let i = 0; i < pair.image.length; i++) if (pair.image[i] > max) max = pair.image[i];
-  const image = new Float32Array(pair.image.length);
-  for (let i = 0; i < image.length; i++) image[i] = max - pair.image[i];
+  for (const v of pair.image) if (v > max) max = v;
+  const image = pair.image.map((v) => max - v);
   return { ...pair, image };
 }
 
@@ -195,7 +195,7 @@ async function fineTuneDemonstration(): Promise<void> {
     const after = await perImageAp(scoringConfig, weightsFromModel(result.onnx).params, scored);
     console.log(`  ${result.steps} steps in ${result.seconds.toFixed(0)} s; ${result.validation.note}`);
     console.log(`  image                 AP@0.5 base  fine-tuned`);
-    scored.forEach((p, i) => console.log(`  ${p.id.padEnd(22)}${before[i].toFixed(3).padStart(11)}${after[i].toFixed(3).padStart(12)}`));
+    scored.forEach((p, i) => console.log(`  ${p.id.padEnd(22)}${before[i]!.toFixed(3).padStart(11)}${after[i]!.toFixed(3).padStart(12)}`));
     const change = mean(after) - mean(before);
     rows.push(
       `${condition.padEnd(10)}${mean(before).toFixed(3).padStart(6)}${mean(after).toFixed(3).padStart(12)}${`${change >= 0 ? "+" : ""}${change.toFixed(3)}`.padStart(9)}   step ${result.validation.chosenStep} of ${result.steps}`,

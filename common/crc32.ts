@@ -17,6 +17,7 @@ function buildTable(): Uint32Array {
 /** CRC-32 of `bytes`, continuing from `crc` (the result of an earlier call, or 0 to start). */
 export function crc32(bytes: Uint8Array, crc = 0): number {
   let c = ~crc >>> 0;
-  for (let i = 0; i < bytes.length; i++) c = TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  // The table has 256 entries, so an index masked with 0xff is always in it.
+  for (const byte of bytes) c = TABLE[(c ^ byte) & 0xff]! ^ (c >>> 8);
   return ~c >>> 0;
 }

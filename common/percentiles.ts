@@ -1,6 +1,10 @@
 // numpy-style percentiles of one channel, shared by the engine's normalisation
 // (gpu-runner/engine/normalize.ts) and the contrast stretch of pictures (common/stretch.ts): an
 // exact histogram for 8/16-bit integer data, quickselect otherwise.
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 
 /** numpy-style percentiles (linear interpolation) of one channel; NaNs are not expected. */
 export function percentiles(values: Float32Array, ps: number[]): number[] {

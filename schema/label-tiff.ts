@@ -58,7 +58,8 @@ const ASCII = 2,
   SHORT = 3,
   LONG = 4,
   LONG8 = 16;
-const TYPE_BYTES: Record<number, number> = { [ASCII]: 1, [SHORT]: 2, [LONG]: 4, [LONG8]: 8 };
+type FieldType = typeof ASCII | typeof SHORT | typeof LONG | typeof LONG8;
+const TYPE_BYTES: Record<FieldType, number> = { [ASCII]: 1, [SHORT]: 2, [LONG]: 4, [LONG8]: 8 };
 
 const roundUp16 = (n: number) => Math.ceil(n / 16) * 16;
 
@@ -71,7 +72,7 @@ function checkTileSide(name: string, value: number): number {
 
 interface Entry {
   tag: number;
-  type: number;
+  type: FieldType;
   count: number;
   /** Writes the values at `at` (inline in the entry, or out of line). */
   write(view: DataView, at: number): void;
@@ -261,7 +262,7 @@ export class LabelTiffWriter {
           for (let i = 0; i < counts.length; i++) {
             if (big) v.setBigUint64(at + 8 * i, BigInt(offset), le);
             else v.setUint32(at + 4 * i, offset, le);
-            offset += counts[i];
+            offset += counts[i]!;
           }
         },
       },
@@ -270,7 +271,7 @@ export class LabelTiffWriter {
         type: LONG,
         count: counts.length,
         write: (v, at) => {
-          for (let i = 0; i < counts.length; i++) v.setUint32(at + 4 * i, counts[i], le);
+          for (let i = 0; i < counts.length; i++) v.setUint32(at + 4 * i, counts[i]!, le);
         },
       },
       short(339, 1), // SampleFormat: unsigned integer

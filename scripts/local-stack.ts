@@ -124,7 +124,7 @@ function descendants(pid: number): number[] {
   const found: number[] = [];
   const visit = (parent: number) => {
     for (const [child, ppid] of table) {
-      if (ppid === parent) {
+      if (ppid === parent && child !== undefined) {
         found.push(child);
         visit(child);
       }

@@ -44,6 +44,13 @@ function devVars(): Record<string, string> {
 }
 
 const vars = devVars();
+// devVars adds OPERATOR_SECRET when it is missing; RUNNER_TOKENS is written only into a new file.
+const operatorSecret = vars.OPERATOR_SECRET;
+const runnerToken = vars.RUNNER_TOKENS?.split(",")[0];
+if (operatorSecret === undefined || runnerToken === undefined) {
+  console.error("error: .dev.vars has no RUNNER_TOKENS (the runners' tokens, comma-separated): add it, or delete .dev.vars to have a fresh one made");
+  process.exit(2);
+}
 console.log("Applying D1 migrations to the local database...");
 const { createdKey } = await prepareLocalState(local);
 // The key is printed in the closing block, where the startup messages below cannot scroll it away.
@@ -54,7 +61,7 @@ if (!uploadPublicModels(local).includes("cpsam"))
 const url = `http://127.0.0.1:${port}`;
 // From here on (the last time this process opens the database file itself) `npm run admin` goes
 // through the worker, waiting for it while it starts, instead of opening the file beside it.
-const stack = { url, pid: process.pid, secret: vars.OPERATOR_SECRET };
+const stack = { url, pid: process.pid, secret: operatorSecret };
 const withdrawStack = announceStack(local, stack);
 process.on("exit", withdrawStack);
 // wrangler logs every request (the runner's long poll alone every 20 s): left out unless
@@ -66,7 +73,7 @@ worker.stdout?.pipe(withoutRequestLines()).pipe(process.stdout);
 await waitUntilServing(`${url}/api/v1/openapi.json`);
 const runners = runnerEnvs.map((env) =>
   superviseRunner(`runner ${env.RUNNER_ID}`, () => {
-    const runner = startRunner({ WORKER_URL: url, RUNNER_TOKEN: vars.RUNNER_TOKENS.split(",")[0], ...env }, "pipe");
+    const runner = startRunner({ WORKER_URL: url, RUNNER_TOKEN: runnerToken, ...env }, "pipe");
     runner.stdout?.pipe(process.stdout);
     runner.stderr?.pipe(process.stderr);
     return runner;

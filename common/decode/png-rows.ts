@@ -2,6 +2,10 @@
 // against the row above, and reading samples out of the unfiltered row: 1 to 16 bits, gray, gray +
 // alpha, RGB, RGBA, palette indices expanded to the palette's RGB (the whole-image decoder, png.ts,
 // gives the same values through fast-png).
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 import { ImageDecodeError, type PngHeader, pngStoredSamples } from "../../schema/image-formats/index.ts";
 
 /** Bytes a filter looks back: one pixel, at least one byte. */

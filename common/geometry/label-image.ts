@@ -1,4 +1,8 @@
 // Small shared operations on label images (0 = background, 1..N = objects, flat row-major).
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 
 /**
  * Renumbers labels 1..K in raster order of each object's first pixel, the order ROIs use

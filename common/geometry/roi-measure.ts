@@ -1,6 +1,10 @@
 // ROIs and measurements from a raster-ordered label image (labels 1..count, see schema/roi.ts):
 // shared by the engine (model segmentations) and the worker (imported annotations), so both measure alike:
 // an outline along pixel edges, ImageJ's traced perimeter, pixel-centre centroid and bounding box.
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 import type { Roi } from "../../schema/roi.ts";
 
 /**

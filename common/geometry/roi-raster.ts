@@ -10,6 +10,10 @@
 // Only ROIs whose bounding box covers the current row are kept ("active"): ROIs arrive in raster
 // order, so bbox_y never decreases and a ROI joins when the scan reaches its top and leaves below
 // its bottom. Memory is one row plus the active ROIs' edges.
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 
 import type { Roi } from "../../schema/roi.ts";
 

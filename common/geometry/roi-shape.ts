@@ -29,6 +29,10 @@
 // Pixel size: lengths come in pixels, or in physical units for a pixel of sx × sy (µm); with
 // anisotropic pixels the moments and the hull are scaled before the axes and the Feret diameter
 // are taken, as regionprops does with `spacing`.
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 
 import type { Roi } from "../../schema/roi.ts";
 

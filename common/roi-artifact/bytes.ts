@@ -150,7 +150,8 @@ export class ByteCursor {
     let scale = 1;
     for (let i = 0; i < MAX_VARINT_BYTES; i++) {
       if (this.offset >= this.bytes.length) this.need(1);
-      const b = this.bytes[this.offset++];
+      // In range: need(1) above throws at the end of the bytes.
+      const b = this.bytes[this.offset++]!;
       value += (b & 0x7f) * scale;
       if (b < 0x80) return value;
       scale *= 0x80;

@@ -73,13 +73,14 @@ function checkOutline(o: RoiMeasurements & { polygon: Int32Array }, h: RoiArtifa
   if (!(p instanceof Int32Array) || p.length < 6 || p.length % 2 !== 0) {
     throw new RoiArtifactError(`${where}: polygon must be an Int32Array of at least 3 (x, y) vertices`);
   }
-  let minX = p[0],
-    maxX = p[0],
-    minY = p[1],
-    maxY = p[1];
+  // The length is checked just above: at least 6 and even, so every p[i + 1] below is in range.
+  let minX = p[0]!,
+    maxX = p[0]!,
+    minY = p[1]!,
+    maxY = p[1]!;
   for (let i = 2; i < p.length; i += 2) {
-    const x = p[i],
-      y = p[i + 1];
+    const x = p[i]!,
+      y = p[i + 1]!;
     if (x < minX) minX = x;
     if (x > maxX) maxX = x;
     if (y < minY) minY = y;

@@ -79,11 +79,14 @@ function encodeOutline(roi: RoiMeasurements & { polygon: Int32Array }, into: Byt
   into.varint(p.length / 2);
   let px = roi.bbox_x;
   let py = roi.bbox_y;
+  // checkRoi has made the polygon's length even, so p[i + 1] is in range.
   for (let i = 0; i < p.length; i += 2) {
-    into.zigzag(p[i] - px);
-    into.zigzag(p[i + 1] - py);
-    px = p[i];
-    py = p[i + 1];
+    const x = p[i]!;
+    const y = p[i + 1]!;
+    into.zigzag(x - px);
+    into.zigzag(y - py);
+    px = x;
+    py = y;
   }
 }
 

@@ -1,5 +1,9 @@
 // Minimum-cost assignment of a dense rows × cols cost matrix (the Hungarian method with
 // potentials, Kuhn 1955 / Munkres 1957, in its O(n^2 m) shortest-augmenting-path form).
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 
 /** Returns, for each row, the column assigned to it (-1 when rows outnumber columns). */
 export function minimumCostAssignment(cost: Float64Array, rows: number, cols: number): Int32Array {

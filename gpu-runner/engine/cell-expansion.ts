@@ -11,6 +11,10 @@
 // make. Distances are in the units of a pixel of sx × sy (µm for an expansion in µm, oblong pixels
 // included), and a column offset longer than the distance is never needed, so it is kept as an
 // Int16 capped there: 2 bytes a pixel besides the labels.
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { keepLargestComponents } from "../../common/geometry/label-largest-piece.ts";
 import { measureRois } from "../../common/geometry/roi-measure.ts";

@@ -17,6 +17,10 @@
 //
 // The refinement after a network pass (segment.ts) uses Cellpose's own size measure on the masks
 // (median equivalent diameter, as Cellpose 1–3's SizeModel refinement, Stringer et al. 2021).
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 
 /** Candidate diameters grow by this factor; the peak is refined by parabolic interpolation. */
 const SCALE_STEP = 2 ** (1 / 6);

@@ -10,6 +10,10 @@
 // one Float64Array as large as the largest cell; each cell's values are copied there per channel.
 // The median is found by selection (C. A. R. Hoare, "Algorithm 65: FIND", CACM 4(7), 1961), not by
 // sorting, so the cost stays linear in the pixels.
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { INTENSITY_STATS, type Roi } from "../../schema/roi.ts";
 import { ScanPolygon } from "../../common/geometry/roi-raster.ts";

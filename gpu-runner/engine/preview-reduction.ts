@@ -5,6 +5,10 @@
 // parts may come from a reduced level of the file's own pyramid (`source`) no smaller than that
 // finest level: each of its pixels goes to the box its centre falls in, and each box is the mean of
 // the pixels it received.
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 import type { DecodedImage } from "../../common/decode/index.ts";
 import type { DisplayRange } from "../../common/stretch.ts";
 import { previewFactors, previewTiles } from "./preview.ts";

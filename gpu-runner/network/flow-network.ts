@@ -42,20 +42,24 @@ function convLayer(tape: Tape, params: ParameterSource, name: string, x: string,
 /** Emits the network on `input` ([N, inputChannels, H, W]); returns the [N, 3, H, W] output. */
 export function flowNetwork(tape: Tape, params: ParameterSource, config: NetworkConfig, input: string): string {
   const { widths } = config;
+  const [finest] = widths;
+  if (finest === undefined) throw new Error("a network needs at least one level: its widths are empty");
   const skips: string[] = [];
   let x = input;
   let channels = config.inputChannels;
-  for (let level = 0; level < widths.length; level++) {
+  for (const [level, width] of widths.entries()) {
     if (level > 0) x = averagePool2x(tape, x);
-    x = convRelu(tape, params, `down${level}.conv0`, x, channels, widths[level]);
-    x = convRelu(tape, params, `down${level}.conv1`, x, widths[level], widths[level]);
-    channels = widths[level];
+    x = convRelu(tape, params, `down${level}.conv0`, x, channels, width);
+    x = convRelu(tape, params, `down${level}.conv1`, x, width, width);
+    channels = width;
     skips.push(x);
   }
+  // level + 1 < widths.length, and the loop above pushed one skip per level.
   for (let level = widths.length - 2; level >= 0; level--) {
+    const width = widths[level]!;
     const upsampled = upsample2x(tape, x);
-    const merged = add(tape, convLayer(tape, params, `up${level}.conv0`, upsampled, widths[level + 1], widths[level], 3), skips[level]);
-    x = convRelu(tape, params, `up${level}.conv1`, relu(tape, merged), widths[level], widths[level]);
+    const merged = add(tape, convLayer(tape, params, `up${level}.conv0`, upsampled, widths[level + 1]!, width, 3), skips[level]!);
+    x = convRelu(tape, params, `up${level}.conv1`, relu(tape, merged), width, width);
   }
-  return convLayer(tape, params, "output", x, widths[0], OUTPUT_CHANNELS, 1);
+  return convLayer(tape, params, "output", x, finest, OUTPUT_CHANNELS, 1);
 }

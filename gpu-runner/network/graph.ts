@@ -23,7 +23,9 @@ export class Graph {
 
   /** Emits one single-output node and returns the output name. */
   node(op: string, inputs: string[], attributes?: Record<string, AttributeValue>): string {
-    return this.nodeWithOutputs(op, inputs, 1, attributes)[0];
+    const output = this.uniqueName(op.toLowerCase());
+    this.nodes.push({ op, inputs, outputs: [output], attributes });
+    return output;
   }
 
   /** Emits a node whose output gets a chosen name (graph outputs). */

@@ -55,7 +55,7 @@ export class Tape {
       return contributions.get(name)![0];
     };
     for (let r = this.records.length - 1; r >= 0; r--) {
-      const { inputs, outputs, backward } = this.records[r];
+      const { inputs, outputs, backward } = this.records[r]!;
       const outputGrads = outputs.map(total);
       if (outputGrads.every((g) => g === undefined)) continue;
       const inputGrads = backward(outputGrads);

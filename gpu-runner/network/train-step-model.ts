@@ -50,8 +50,9 @@ function emitLossAndGradient(g: Graph, config: NetworkConfig): string {
   const loss = flowLoss(tape, prediction, N.targets);
   g.namedNode("Identity", [loss], N.loss);
   const grads = tape.gradients(loss, g.scalar(1), weightNames);
+  // flowNetwork asks for its weights in the layout's order, one per slot: grads[i] is slot i's.
   const flatGrads = grads.map((grad, i) =>
-    grad === undefined ? g.node("ConstantOfShape", [g.int64([layout.slots[i].size])]) : g.node("Reshape", [grad, g.int64([-1])]),
+    grad === undefined ? g.node("ConstantOfShape", [g.int64([layout.slots[i]!.size])]) : g.node("Reshape", [grad, g.int64([-1])]),
   );
   return g.namedNode("Concat", flatGrads, N.gradient, { axis: 0 });
 }

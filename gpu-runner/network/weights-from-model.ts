@@ -8,9 +8,17 @@ export function weightsFromModel(model: Uint8Array): { network: NetworkConfig; p
   const tensors = readFloatInitializers(model);
   const first = tensors.get("down0.conv0.weight");
   if (!first) throw new Error("this ONNX was not exported by this project's trainer (no down0.conv0.weight), so it cannot be fine-tuned");
+  const inputChannels = first.dims[1];
+  if (inputChannels === undefined) throw new Error(`model weight down0.conv0.weight has dims [${first.dims.join(", ")}], not a convolution's [out, in, h, w]`);
   const widths: number[] = [];
-  for (let level = 0; tensors.has(`down${level}.conv1.weight`); level++) widths.push(tensors.get(`down${level}.conv1.weight`)!.dims[0]);
-  const network: NetworkConfig = { inputChannels: first.dims[1], widths };
+  for (let level = 0; ; level++) {
+    const conv = tensors.get(`down${level}.conv1.weight`);
+    if (!conv) break;
+    const width = conv.dims[0];
+    if (width === undefined) throw new Error(`model weight down${level}.conv1.weight has no dims, not a convolution's [out, in, h, w]`);
+    widths.push(width);
+  }
+  const network: NetworkConfig = { inputChannels, widths };
   const layout = parameterLayout(network);
   const params = new Float32Array(layout.totalSize);
   for (const slot of layout.slots) {

@@ -11,6 +11,10 @@
 // Exact copies would stay exact copies under training (their gradients are equal), so the copies'
 // incoming kernels get a little noise (`noise` × that layer's weight spread), as Net2Net advises:
 // the wide network's output then differs from the narrow one's by about that fraction.
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 import type { NetworkConfig } from "./flow-network.ts";
 import { parameterLayout } from "./parameter-layout.ts";
 import type { ParameterSlot } from "./parameter-layout.ts";

@@ -25,8 +25,9 @@ class ProtoReader {
     let result = 0,
       shift = 0;
     for (;;) {
-      if (this.position >= this.end) throw new Error("truncated ONNX protobuf (varint)");
-      const b = this.bytes[this.position++];
+      const b = this.position < this.end ? this.bytes[this.position] : undefined;
+      if (b === undefined) throw new Error("truncated ONNX protobuf (varint)");
+      this.position++;
       result += (b & 0x7f) * 2 ** shift;
       if (b < 0x80) return result;
       shift += 7;

@@ -65,14 +65,14 @@ export class ProtoWriter {
 
   packedVarints(field: number, values: ArrayLike<number | bigint>): this {
     const inner = new ProtoWriter();
-    for (let i = 0; i < values.length; i++) inner.rawVarint(BigInt(values[i]));
+    for (let i = 0; i < values.length; i++) inner.rawVarint(BigInt(values[i]!));
     return this.bytes(field, inner.finish());
   }
 
   packedFloats(field: number, values: ArrayLike<number>): this {
     const b = new Uint8Array(values.length * 4);
     const view = new DataView(b.buffer);
-    for (let i = 0; i < values.length; i++) view.setFloat32(i * 4, values[i], true);
+    for (let i = 0; i < values.length; i++) view.setFloat32(i * 4, values[i]!, true);
     return this.bytes(field, b);
   }
 

@@ -83,7 +83,8 @@ export class ModelCache {
       loaded.catch(() => this.sessions.delete(key));
       this.sessions.set(key, loaded);
       if (this.sessions.size > LOADED_SESSIONS) {
-        const [oldest] = this.sessions.keys();
+        // More sessions than LOADED_SESSIONS, so there is an oldest.
+        const oldest = this.sessions.keys().next().value!;
         const evicted = this.sessions.get(oldest);
         this.sessions.delete(oldest);
         evicted?.then((m) => m.session.release()).catch(() => undefined);

@@ -65,7 +65,7 @@ function bilinear(plane: Float32Array, offset: number, width: number, height: nu
     for (let i = 0; i < 2; i++) {
       const x = x0 + i;
       if (x < 0 || x >= width) continue;
-      sum += wy * (i ? fx : 1 - fx) * plane[offset + y * width + x];
+      sum += wy * (i ? fx : 1 - fx) * plane[offset + y * width + x]!; // x and y are inside the plane (checked above)
     }
   }
   return sum;

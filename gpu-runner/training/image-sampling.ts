@@ -12,18 +12,18 @@ export function cumulativeSamplingWeights(ids: string[], sampling: ImageSampling
   for (const id of ids) imagesPerSet.set(setOfImage(id), (imagesPerSet.get(setOfImage(id)) ?? 0) + 1);
   const cumulative = new Float64Array(ids.length);
   let total = 0;
-  for (let i = 0; i < ids.length; i++) {
-    const inSet = imagesPerSet.get(setOfImage(ids[i]))!;
+  for (const [i, id] of ids.entries()) {
+    const inSet = imagesPerSet.get(setOfImage(id))!;
     total += sampling === "per-image" ? 1 : sampling === "sqrt" ? 1 / Math.sqrt(inSet) : 1 / inSet;
     cumulative[i] = total;
   }
-  for (let i = 0; i < ids.length; i++) cumulative[i] /= total;
+  for (const [i, c] of cumulative.entries()) cumulative[i] = c / total;
   return cumulative;
 }
 
 /** The index drawn by a uniform number u in [0, 1). */
 export function drawIndex(cumulative: Float64Array, u: number): number {
   let i = 0;
-  while (i < cumulative.length - 1 && cumulative[i] <= u) i++;
+  while (i < cumulative.length - 1 && cumulative[i]! <= u) i++;
   return i;
 }

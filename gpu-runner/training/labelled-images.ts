@@ -48,7 +48,7 @@ export function labelsFromImage(decoded: DecodedImage): Uint32Array {
   const labels = new Uint32Array(decoded.width * decoded.height);
   for (let i = 0; i < labels.length; i++) {
     const v = decoded.data[i];
-    if (!(v >= 0) || v !== Math.floor(v)) throw new Error(`label value ${v} is not a non-negative integer`);
+    if (v === undefined || !(v >= 0) || v !== Math.floor(v)) throw new Error(`label value ${v} is not a non-negative integer`);
     labels[i] = v;
   }
   return labels;

@@ -9,6 +9,10 @@
 // - Focus: a Gaussian blur (a scanner's focus drifts across a slide).
 // - Compression: a real JPEG round trip at a random quality (most slide scanners store JPEG tiles).
 // Each variant draws its changes from a seeded generator, so a run makes the same variants again.
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 import jpeg from "jpeg-js";
 import type { DecodedImage } from "../../common/decode/index.ts";
 import type { ImageVariants } from "./labelled-images.ts";

@@ -4,11 +4,14 @@ import type { TrainingState } from "./checkpoint.ts";
 import type { ImageTiles } from "./held-out-tiles.ts";
 import type { Trainer } from "./trainer.ts";
 
+/** An AP per set, and their mean under "mean". */
+export type ApBySet = { [set: string]: number; mean: number };
+
 export interface ValidationScores {
   /** AP at IoU 0.5 per set, and their mean under "mean". */
-  ap50: Record<string, number>;
+  ap50: ApBySet;
   /** AP at IoU 0.75, the same way (a stricter look at outline quality; the guard selects on ap50). */
-  ap75?: Record<string, number>;
+  ap75?: ApBySet;
   /** Each image's AP@0.5 counts tile by tile, in the images' order: what fine-tuning's guard weighs a gain on (gain-evidence.ts). */
   tiles?: ImageTiles[];
 }

@@ -96,12 +96,13 @@ export class Trainer {
       [N.step]: new ort.Tensor("float32", Float32Array.of(stepNumber), []),
       [N.learningRate]: new ort.Tensor("float32", Float32Array.of(learningRate), []),
     });
-    const loss = out[N.loss].data[0] as number;
+    // run returns every output of the graph, and the train-step graph (train-step-model.ts) has these.
+    const loss = out[N.loss]!.data[0] as number;
     if (!Number.isFinite(loss)) throw new Error(`training diverged at step ${stepNumber}: loss ${loss}`);
     // Copies: onnxruntime may release its output buffers once the tensors are collected.
-    this.state.params = (out[N.newParams].data as Float32Array).slice();
-    this.state.firstMoment = (out[N.newFirstMoment].data as Float32Array).slice();
-    this.state.secondMoment = (out[N.newSecondMoment].data as Float32Array).slice();
+    this.state.params = (out[N.newParams]!.data as Float32Array).slice();
+    this.state.firstMoment = (out[N.newFirstMoment]!.data as Float32Array).slice();
+    this.state.secondMoment = (out[N.newSecondMoment]!.data as Float32Array).slice();
     this.state.step = stepNumber;
     this.state.randomState = random.state;
     return { loss, learningRate };

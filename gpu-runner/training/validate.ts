@@ -12,7 +12,7 @@ import { heldOutTiles, TILE_DIAMETERS } from "./held-out-tiles.ts";
 import type { ImageTiles } from "./held-out-tiles.ts";
 import { exportModel } from "./model-export.ts";
 import { medianObjectDiameter } from "../engine/object-diameter.ts";
-import type { ValidationScores } from "./train-loop.ts";
+import type { ApBySet, ValidationScores } from "./train-loop.ts";
 import type { TrainingConfig } from "./training-config.ts";
 
 /** A held-out image: read for each validation (fine-tuning reads it from disk then, within its memory budget). */
@@ -68,20 +68,20 @@ export async function validationAp(config: TrainingConfig, params: Float32Array,
     const pair = await load();
     const result = await segmentImage(preparedInput(pair), model, { diameter }, { preparedFor: pair.modality });
     const set = setOfImage(pair.id);
+    // One AP per threshold asked for.
     const [ap50, ap75] = averagePrecision(pair.labels, result.labels, [0.5, 0.75]).ap;
-    perSet.set(set, [...(perSet.get(set) ?? []), [ap50, ap75]]);
+    perSet.set(set, [...(perSet.get(set) ?? []), [ap50!, ap75!]]);
     tiles.push(heldOutTiles(pair.labels, result.labels, pair.width, TILE_DIAMETERS * diameter));
   }
   await model.session.release();
   return { ap50: meansBySet(perSet, 0), ap75: meansBySet(perSet, 1), tiles };
 }
 
-function meansBySet(perSet: Map<string, [number, number][]>, threshold: 0 | 1): Record<string, number> {
+function meansBySet(perSet: Map<string, [number, number][]>, threshold: 0 | 1): ApBySet {
   const means: Record<string, number> = {};
   for (const [set, scores] of perSet) means[set] = scores.reduce((sum, s) => sum + s[threshold], 0) / scores.length;
   const sets = Object.values(means);
-  means.mean = sets.length ? sets.reduce((a, b) => a + b, 0) / sets.length : 0;
-  return means;
+  return { ...means, mean: sets.length ? sets.reduce((a, b) => a + b, 0) / sets.length : 0 };
 }
 
 /**

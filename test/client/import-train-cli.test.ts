@@ -208,10 +208,10 @@ describe("npm run client -- train", () => {
     await stopped;
     const client = startClient(["train", "--model", "cpsam", imageId, "--steps", "1", "--wait", "--poll", "0.5"]);
     await until(() => /submitted/.test(client.output()), 30_000);
-    const [{ id: orgId }] = stack.sql(`SELECT id FROM organizations WHERE slug = '${stack.slug}'`) as { id: string }[];
+    const [{ id: orgId }] = stack.sql(`SELECT id FROM organizations WHERE slug = '${stack.slug}'`) as [{ id: string }]; // the stack's organization, by its unique slug
     const damaged = join(work, "damaged.png");
     writeFileSync(damaged, new TextEncoder().encode("these bytes are no longer a PNG"));
-    stack.r2Put(imageKey(orgId!, imageId), damaged);
+    stack.r2Put(imageKey(orgId, imageId), damaged);
     runner = stack.startRunner();
     const { code, output } = await client.done;
     expect(code, output).toBe(1);

@@ -56,7 +56,7 @@ async function segmentWith(cells: number): Promise<{ exports: string[]; saved: s
   const out = join(work, `out-${cells}`);
   const { fetch, exports } = service(cells);
   const http = new Http({ api: "http://cellseg.test/api/v1", key: "csk_test", fetch, retry: { attempts: 1, baseMs: 1, maxMs: 1 } });
-  const [outcome] = await runSegment(
+  const outcomes = await runSegment(
     http,
     {
       inputs: collectInputs([folder], out),
@@ -70,6 +70,8 @@ async function segmentWith(cells: number): Promise<{ exports: string[]; saved: s
     },
     quiet,
   );
+  expect(outcomes).toHaveLength(1);
+  const outcome = outcomes[0]!;
   expect(outcome.error).toBeNull();
   expect(outcome.ok).toBe(true);
   const dir = join(out, outcome.input.folder);

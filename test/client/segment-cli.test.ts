@@ -455,7 +455,7 @@ describe("the client's uploads and waiting", () => {
     // Another file than the one uploaded above (one byte of its filler changed), or it would not be sent at all.
     const file = join(work, "big-2.tif");
     const bytes = readFileSync(join(work, "big.tif"));
-    bytes[bytes.length - 1] ^= 1;
+    bytes[bytes.length - 1]! ^= 1;
     writeFileSync(file, bytes);
     const http = new Http({ api: stack.api, key: stack.key, retry: fastRetry });
     const states: { image_id?: string }[] = [];

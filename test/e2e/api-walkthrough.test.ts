@@ -62,6 +62,6 @@ describe("the curl walkthrough of docs/api.md", () => {
     expect(shapes[0]).toMatch(/^roi_id,.*solidity.*,intensity_c0_mean,/);
 
     const imported = JSON.parse(stdout.trim().split("\n").at(-1)!);
-    expect(imported).toMatchObject({ image_id: images[1].id, source: "import", cell_count: cells });
+    expect(imported).toMatchObject({ image_id: images[1]!.id, source: "import", cell_count: cells });
   }, 240_000);
 });

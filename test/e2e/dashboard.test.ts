@@ -55,6 +55,13 @@ async function open(selector: string): Promise<void> {
 const shot = (name: string) => page.screenshot({ path: `${SHOTS}-${name}.png` });
 const apiStatus = async (key: string) => (await fetch(`${stack.api}/models`, { headers: { Authorization: `Bearer ${key}` } })).status;
 
+/** Where the viewer has image pixels on screen, from its data-view attribute: "scale,x,y". */
+async function viewerView(): Promise<{ scale: number; x: number; y: number }> {
+  const view = (await page.locator("#viewer").getAttribute("data-view"))!.split(",").map(Number);
+  expect(view).toHaveLength(3);
+  return { scale: view[0]!, x: view[1]!, y: view[2]! };
+}
+
 function nucleiPng(width: number, height: number): Buffer {
   const { data } = syntheticNuclei(width, height);
   return Buffer.from(encodePng({ width, height, data, depth: 16, channels: 1 }));
@@ -277,7 +284,7 @@ describe("the dashboard in a browser", () => {
     const before = await count();
     /** Where image pixel (ix, iy) is on the screen now. */
     const screen = async (ix: number, iy: number): Promise<[number, number]> => {
-      const [scale, x, y] = (await page.locator("#viewer").getAttribute("data-view"))!.split(",").map(Number);
+      const { scale, x, y } = await viewerView();
       const box = (await page.locator("#viewer-canvas").boundingBox())!;
       return [box.x + ix * scale + x, box.y + iy * scale + y];
     };
@@ -458,7 +465,7 @@ describe("the dashboard in a browser", () => {
     await page.check("#show-outlines");
     expect(await page.evaluate<number>(`(${COUNT_PIXELS})((r, g, b) => r > 200 && g > 170 && b < 90)`)).toBeGreaterThan(1000);
     // The cell under the pointer at that white spot is that nucleus (its centroid within a pixel).
-    const [scale, x, y] = (await page.locator("#viewer").getAttribute("data-view"))!.split(",").map(Number);
+    const { scale, x, y } = await viewerView();
     const box = (await page.locator("#viewer-canvas").boundingBox())!;
     await page.mouse.move(box.x + cx * scale + x, box.y + cy * scale + y);
     await expect.poll(() => page.locator("#viewer").getAttribute("data-hovered-cell")).not.toBe("");
@@ -543,7 +550,7 @@ describe("the dashboard in a browser", () => {
     expect([...new Set(tilesAsked)].sort()).toEqual(["0/0", "0/1", "1/0", "1/1"]);
     expect(await page.evaluate<number>(`(${COUNT_PIXELS})((r, g, b) => r > 200 && g > 170 && b < 90)`)).toBeGreaterThan(10_000);
     // The square under the pointer is the one drawn there: the one whose corner is (1201, 1201).
-    const [scale, x, y] = (await page.locator("#viewer").getAttribute("data-view"))!.split(",").map(Number);
+    const { scale, x, y } = await viewerView();
     const box = (await page.locator("#viewer-canvas").boundingBox())!;
     await page.mouse.move(box.x + 1203.5 * scale + x, box.y + 1203.5 * scale + y);
     await expect.poll(() => page.locator("#viewer").getAttribute("data-hovered-cell")).not.toBe("");

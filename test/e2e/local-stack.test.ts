@@ -88,7 +88,7 @@ async function expectIntensities(segmentationId: string, data: Uint16Array, widt
     expect(
       [properties.intensity_c0_mean, properties.intensity_c0_median, properties.intensity_c0_min, properties.intensity_c0_max, properties.intensity_c0_sum],
       cell,
-    ).toEqual([mean, median, sorted[0], sorted[n - 1], sum].map(asExported));
+    ).toEqual([mean, median, sorted[0]!, sorted[n - 1]!, sum].map(asExported));
     // Rounded to 6 significant digits (at least 4 decimals), as every exported number is.
     expect(Math.abs(properties.intensity_c0_std! - std) / std, cell).toBeLessThan(1e-5);
   }
@@ -468,7 +468,7 @@ describe("the local stack", () => {
     startRunner();
     const done = await until(() => api(`/predict/${prediction_id}`), finished, 180_000);
     expect(done).toMatchObject({ status: "COMPLETED", attempts: 2 });
-    const [{ n }] = stack.sql(`SELECT count(*) AS n FROM segmentations WHERE job_id = '${prediction_id}'`) as { n: number }[];
+    const [{ n }] = stack.sql(`SELECT count(*) AS n FROM segmentations WHERE job_id = '${prediction_id}'`) as [{ n: number }];
     expect(n).toBe(1);
   }, 300_000);
 });

@@ -78,7 +78,7 @@ describe("workerd killed during conversions, then restarted", () => {
         name: `c${i}.png`,
         size: png.length,
       });
-      const put = await fetch(plan.urls[0].url, { method: "PUT", body: png });
+      const put = await fetch(plan.urls[0]!.url, { method: "PUT", body: png }); // a small PNG: one part
       expect(put.status).toBe(200);
       ids.push(image.id);
     }
@@ -154,7 +154,7 @@ describe("a runner whose worker disappears for 30 s", () => {
     let firstLease: Record<string, unknown> = {};
     await stack.restartWorker({
       downMs: 30_000,
-      whileDown: () => ([firstLease] = stack.sql(`SELECT lease_token, attempts FROM jobs WHERE id = '${prediction_id}'`)),
+      whileDown: () => (firstLease = stack.sql(`SELECT lease_token, attempts FROM jobs WHERE id = '${prediction_id}'`)[0] ?? {}),
     });
     expect(firstLease).toMatchObject({ attempts: 1, lease_token: expect.any(String) });
     const done = await until(() => api(`/predict/${prediction_id}`), ended, 300_000);

@@ -78,7 +78,8 @@ describe("the deployed database over the D1 REST API", () => {
     // Only the key's hash is stored.
     expect(JSON.stringify(sqlite.prepare("SELECT * FROM api_keys").all())).not.toContain(key);
     await revokeKey(db, keyId);
-    expect((await listKeys(db, "lab-rest"))[0].revoked_at).toEqual(expect.any(Number));
+    const [revoked] = await listKeys(db, "lab-rest");
+    expect(revoked?.revoked_at).toEqual(expect.any(Number));
     expect(await refusal(revokeKey(db, keyId))).toEqual({ status: 404, message: `Key with id ${keyId} not found` });
 
     await addMember(db, "lab-rest", "Ada@Lab.example");

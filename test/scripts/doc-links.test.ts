@@ -26,7 +26,7 @@ function prose(markdown: string): string {
 
 /** The link targets of a markdown text: `[text](target)` and `![alt](target)`, titles dropped. */
 function linkTargets(markdown: string): string[] {
-  return [...prose(markdown).matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((match) => match[1]);
+  return [...prose(markdown).matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((match) => match[1]!);
 }
 
 /** GitHub's id for a heading: lowercase, punctuation other than hyphens and spaces dropped, spaces to hyphens. */
@@ -44,7 +44,7 @@ function headingIds(markdown: string): Set<string> {
   const seen = new Map<string, number>();
   const withoutFences = markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[ \t]*$/gm, "");
   for (const match of withoutFences.matchAll(/^#{1,6}[ \t]+(.+?)[ \t#]*$/gm)) {
-    const base = slug(match[1]);
+    const base = slug(match[1]!);
     const count = seen.get(base) ?? 0;
     seen.set(base, count + 1);
     ids.add(count === 0 ? base : `${base}-${count}`);

@@ -43,10 +43,10 @@ function importCycles(graph: Map<string, string[]>): string[][] {
     stack.push(start);
     onStack.add(start);
     while (work.length > 0) {
-      const frame = work[work.length - 1];
+      const frame = work[work.length - 1]!;
       const targets = graph.get(frame.file) ?? [];
       if (frame.next < targets.length) {
-        const target = targets[frame.next++];
+        const target = targets[frame.next++]!;
         if (!order.has(target)) {
           order.set(target, order.size);
           lowest.set(target, order.get(target)!);
@@ -60,7 +60,7 @@ function importCycles(graph: Map<string, string[]>): string[][] {
       }
       work.pop();
       if (work.length > 0) {
-        const parent = work[work.length - 1].file;
+        const parent = work[work.length - 1]!.file;
         lowest.set(parent, Math.min(lowest.get(parent)!, lowest.get(frame.file)!));
       }
       if (lowest.get(frame.file) === order.get(frame.file)) {
@@ -75,13 +75,15 @@ function importCycles(graph: Map<string, string[]>): string[][] {
       }
     }
   }
-  return groups.map((group) => shortestCircle(graph, group)).sort((a, b) => a[0].localeCompare(b[0]));
+  // A circle starts with its group's first file.
+  return groups.map((group) => shortestCircle(graph, group)).sort((a, b) => a[0]!.localeCompare(b[0]!));
 }
 
 /** Breadth-first from the group's first file, inside the group, back to that file. */
 function shortestCircle(graph: Map<string, string[]>, group: string[]): string[] {
   const members = new Set(group);
-  const start = group[0];
+  // A group holds at least the file that closed it.
+  const start = group[0]!;
   const cameFrom = new Map<string, string>();
   const queue = [start];
   while (queue.length > 0) {

@@ -61,7 +61,7 @@ const ALLOWED: string[] = [
 ];
 
 function layerOf(file: string): string {
-  return file.split("/")[0];
+  return file.split("/")[0]!;
 }
 
 function workerLayerOf(file: string): number {

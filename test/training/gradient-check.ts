@@ -44,7 +44,8 @@ async function lossAndGradientSession(inputs: TensorInput[], op: (tape: Tape) =>
     g.scalar(1),
     differentiable.map((i) => i.name),
   );
-  grads.forEach((grad, k) => g.namedNode("Identity", [grad!], `grad_${differentiable[k].name}`));
+  // One gradient per wanted name, in order.
+  for (const [k, input] of differentiable.entries()) g.namedNode("Identity", [grads[k]!], `grad_${input.name}`);
   const spec = g.toSpec(
     "gradient_check",
     inputs.map((i) => floatTensor(i.name, i.shape)),
@@ -69,10 +70,11 @@ export async function compareGradients(
   const samples = options.samples ?? 12;
   const epsilon = options.epsilon ?? 1e-2;
   const session = await lossAndGradientSession(inputs, op, outputShape);
+  // One value array per input, and one session output per name the graph gave: "loss" and "grad_<input>".
   const values = inputs.map((input, k) => input.data ?? randomData(sizeOf(input.shape), 1 + k));
   const run = async () => {
     const feeds: Record<string, ort.Tensor> = {};
-    inputs.forEach((input, k) => (feeds[input.name] = new ort.Tensor("float32", values[k], input.shape)));
+    inputs.forEach((input, k) => (feeds[input.name] = new ort.Tensor("float32", values[k]!, input.shape)));
     return session.run(feeds);
   };
   const base = await run();
@@ -80,17 +82,19 @@ export async function compareGradients(
   const random = new SeededRandom(7);
   for (const [k, input] of inputs.entries()) {
     if (!input.differentiable) continue;
-    const analyticAll = base[`grad_${input.name}`].data as Float32Array;
+    const analyticAll = base[`grad_${input.name}`]!.data as Float32Array;
+    const data = values[k]!;
     const comparison: GradientComparison = { input: input.name, analytic: [], numeric: [] };
-    for (let s = 0; s < Math.min(samples, values[k].length); s++) {
-      const index = samples >= values[k].length ? s : random.below(values[k].length);
-      const original = values[k][index];
-      values[k][index] = original + epsilon;
-      const plus = (await run()).loss.data[0] as number;
-      values[k][index] = original - epsilon;
-      const minus = (await run()).loss.data[0] as number;
-      values[k][index] = original;
-      comparison.analytic.push(analyticAll[index]);
+    for (let s = 0; s < Math.min(samples, data.length); s++) {
+      // Below data.length either way; the gradient has the input's shape.
+      const index = samples >= data.length ? s : random.below(data.length);
+      const original = data[index]!;
+      data[index] = original + epsilon;
+      const plus = (await run()).loss!.data[0] as number;
+      data[index] = original - epsilon;
+      const minus = (await run()).loss!.data[0] as number;
+      data[index] = original;
+      comparison.analytic.push(analyticAll[index]!);
       comparison.numeric.push((plus - minus) / (2 * epsilon));
     }
     comparisons.push(comparison);
@@ -102,6 +106,7 @@ export async function compareGradients(
 export function relativeError(c: GradientComparison): number {
   const scale = Math.max(1e-3, ...c.analytic.map(Math.abs), ...c.numeric.map(Math.abs));
   let worst = 0;
-  for (let i = 0; i < c.analytic.length; i++) worst = Math.max(worst, Math.abs(c.analytic[i] - c.numeric[i]) / scale);
+  // One numeric gradient per analytic one.
+  for (const [i, analytic] of c.analytic.entries()) worst = Math.max(worst, Math.abs(analytic - c.numeric[i]!) / scale);
   return worst;
 }

@@ -4,12 +4,13 @@ import { SeededRandom } from "../../gpu-runner/training/random.ts";
 
 // Three images of a big set and one of a small set, interleaved as directory order might leave them.
 const ids = ["big/a", "big/b", "small/x", "big/c"];
+// drawIndex answers an index of the cumulative weights, one per id, so `counts[drawIndex(…)]!` is a count.
 
 function drawnShares(sampling: "per-set" | "per-image", draws = 40_000): number[] {
   const cumulative = cumulativeSamplingWeights(ids, sampling);
   const random = new SeededRandom(7);
   const counts = new Array<number>(ids.length).fill(0);
-  for (let n = 0; n < draws; n++) counts[drawIndex(cumulative, random.next())]++;
+  for (let n = 0; n < draws; n++) counts[drawIndex(cumulative, random.next())]!++;
   return counts.map((c) => c / draws);
 }
 
@@ -36,7 +37,7 @@ describe("sampling tempered by the square root of a set's size", () => {
     const cumulative = cumulativeSamplingWeights(ids, "sqrt");
     const random = new SeededRandom(11);
     const counts = new Array<number>(ids.length).fill(0);
-    for (let n = 0; n < 40_000; n++) counts[drawIndex(cumulative, random.next())]++;
+    for (let n = 0; n < 40_000; n++) counts[drawIndex(cumulative, random.next())]!++;
     const smallShare = counts[2]! / 40_000;
     expect(smallShare).toBeCloseTo(1 / (1 + Math.sqrt(3)), 1);
   });

@@ -72,8 +72,8 @@ describe("backward passes agree with finite differences", () => {
 
   it("Cellpose loss (flow MSE + cell-probability BCE) with respect to the prediction", async () => {
     const target = randomData(2 * 3 * 4 * 4, 11);
-    for (let i = 2 * 16; i < 3 * 16; i++) target[i] = target[i] > 0 ? 1 : 0; // image 0's mask channel
-    for (let i = 5 * 16; i < 6 * 16; i++) target[i] = target[i] > 0 ? 1 : 0; // image 1's mask channel
+    for (let i = 2 * 16; i < 3 * 16; i++) target[i] = target[i]! > 0 ? 1 : 0; // image 0's mask channel
+    for (let i = 5 * 16; i < 6 * 16; i++) target[i] = target[i]! > 0 ? 1 : 0; // image 1's mask channel
     await expectGradientsToMatch(
       [
         { name: "prediction", shape: [2, 3, 4, 4], data: randomData(2 * 3 * 4 * 4, 12, -4, 4), differentiable: true },

@@ -33,7 +33,7 @@ export function syntheticNuclei(width: number, height: number, radius: number, s
     }
     next++;
   }
-  for (let i = 0; i < image.length; i++) image[i] += 0.05 * random.normal();
+  for (const [i, value] of image.entries()) image[i] = value + 0.05 * random.normal();
   return { image, labels };
 }
 

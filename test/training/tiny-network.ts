@@ -22,7 +22,7 @@ export function syntheticBatch(count: number, channels: number, size: number): {
           dx = cx - x;
         const distance = Math.hypot(dy, dx);
         const inside = distance < radius;
-        for (let c = 0; c < channels; c++) images[(n * channels + c) * plane + y * size + x] = (inside ? 0.8 : 0.1) + noise[y * size + x];
+        for (let c = 0; c < channels; c++) images[(n * channels + c) * plane + y * size + x] = (inside ? 0.8 : 0.1) + noise[y * size + x]!;
         const t = n * 3 * plane + y * size + x;
         targets[t] = inside && distance > 0 ? dy / distance : 0;
         targets[t + plane] = inside && distance > 0 ? dx / distance : 0;

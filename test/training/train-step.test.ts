@@ -1,4 +1,5 @@
 // The train-step graph updates weights by AdamW and, repeated, fits a small problem.
+// The models' outputs are the names in TrainStepNames, so `out[N.…]!` is always there.
 import * as ort from "onnxruntime-node";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_ADAMW } from "../../gpu-runner/network/adamw.ts";
@@ -21,7 +22,7 @@ describe("the train step", () => {
       learningRate = 0.01;
     const gradientSession = await ort.InferenceSession.create(buildGradientModel(TINY_NETWORK));
     const gradient = (
-      (await gradientSession.run({ images: batch.images, targets: batch.targets, params: vector(params) }))[N.gradient].data as Float32Array
+      (await gradientSession.run({ images: batch.images, targets: batch.targets, params: vector(params) }))[N.gradient]!.data as Float32Array
     ).slice();
 
     const stepSession = await ort.InferenceSession.create(buildTrainStepModel(TINY_NETWORK, DEFAULT_ADAMW));
@@ -35,16 +36,18 @@ describe("the train step", () => {
       [N.learningRate]: scalar(learningRate),
     });
     const { beta1, beta2, epsilon, weightDecay } = DEFAULT_ADAMW;
-    const newParams = out[N.newParams].data as Float32Array;
-    const newM = out[N.newFirstMoment].data as Float32Array;
-    const newV = out[N.newSecondMoment].data as Float32Array;
-    for (let i = 0; i < params.length; i++) {
-      const expectedM = beta1 * m[i] + (1 - beta1) * gradient[i];
-      const expectedV = beta2 * v[i] + (1 - beta2) * gradient[i] * gradient[i];
-      const update = expectedM / (1 - beta1 ** step) / (Math.sqrt(expectedV / (1 - beta2 ** step)) + epsilon) + weightDecay * params[i];
+    const newParams = out[N.newParams]!.data as Float32Array;
+    const newM = out[N.newFirstMoment]!.data as Float32Array;
+    const newV = out[N.newSecondMoment]!.data as Float32Array;
+    for (const [i, param] of params.entries()) {
+      // m, v and the gradient have one value per parameter.
+      const g = gradient[i]!;
+      const expectedM = beta1 * m[i]! + (1 - beta1) * g;
+      const expectedV = beta2 * v[i]! + (1 - beta2) * g * g;
+      const update = expectedM / (1 - beta1 ** step) / (Math.sqrt(expectedV / (1 - beta2 ** step)) + epsilon) + weightDecay * param;
       expect(newM[i]).toBeCloseTo(expectedM, 6);
       expect(newV[i]).toBeCloseTo(expectedV, 8);
-      expect(newParams[i]).toBeCloseTo(params[i] - learningRate * update, 5);
+      expect(newParams[i]).toBeCloseTo(param - learningRate * update, 5);
     }
   });
 
@@ -65,12 +68,12 @@ describe("the train step", () => {
         [N.step]: scalar(step),
         [N.learningRate]: scalar(0.02),
       });
-      losses.push(out[N.loss].data[0] as number);
-      params = out[N.newParams].data as Float32Array;
-      m = out[N.newFirstMoment].data as Float32Array;
-      v = out[N.newSecondMoment].data as Float32Array;
+      losses.push(out[N.loss]!.data[0] as number);
+      params = out[N.newParams]!.data as Float32Array;
+      m = out[N.newFirstMoment]!.data as Float32Array;
+      v = out[N.newSecondMoment]!.data as Float32Array;
     }
     expect(losses.every(Number.isFinite)).toBe(true);
-    expect(losses.at(-1)!).toBeLessThan(0.6 * losses[0]);
+    expect(losses.at(-1)!).toBeLessThan(0.6 * losses[0]!);
   });
 });

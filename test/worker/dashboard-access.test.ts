@@ -156,6 +156,7 @@ describe("the team's keys", () => {
     const fetcher = async () => {
       fetches++;
       const [answer, ...rest] = answers;
+      if (!answer) throw new Error("Access was asked for its keys more often than this test answers");
       answers = rest;
       return answer();
     };

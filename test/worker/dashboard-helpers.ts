@@ -28,7 +28,7 @@ export function sessionCookie(response: Response): string {
 export function csrfOf(html: string): string {
   const match = /<meta name="csrf-token" content="([0-9a-f]+)"/.exec(html);
   if (!match) throw new Error("page has no CSRF token");
-  return match[1];
+  return match[1]!; // the pattern matched, and its one group is not optional
 }
 
 /**
@@ -41,7 +41,8 @@ export async function followLoginLink(link: string, origin = new URL(link).origi
   const html = await landing.text();
   const form = /<form method="post" action="([^"]+)"><input type="hidden" name="token" value="([^"]*)"\/>/.exec(html);
   if (!form) throw new Error(`the sign-in page has no sign-in form: ${html}`);
-  return call(new URL(form[1], link).toString(), { body: new URLSearchParams({ token: form[2] }), headers: { Origin: origin }, redirect: "manual" });
+  // The pattern matched, and neither of its groups is optional.
+  return call(new URL(form[1]!, link).toString(), { body: new URLSearchParams({ token: form[2]! }), headers: { Origin: origin }, redirect: "manual" });
 }
 
 export async function signIn(org: Pick<TestOrg, "slug">): Promise<DashboardSession> {

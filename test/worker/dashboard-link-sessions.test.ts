@@ -29,13 +29,13 @@ describe("sign-in link sessions", () => {
     const listed = await sessionsSeenBy(older);
     expect(listed).toHaveLength(2);
     expect(listed.map((s) => s.current)).toEqual([false, true]);
-    expect(listed[0].id).toBe(await currentId(newer));
+    expect(listed[0]!.id).toBe(await currentId(newer));
     for (const s of listed) expect(Date.parse(s.expires_at) - Date.parse(s.created_at)).toBe(12 * 60 * 60 * 1000);
 
     const page = await (await dashboardCall(older, "/keys")).text();
     expect(page).toContain("<h2>Sign-in link sessions</h2>");
     expect(page.match(/data-revoke-session="/g)).toHaveLength(2);
-    expect(page).toContain(`<tr data-session-id="${listed[1].id}"><td>`);
+    expect(page).toContain(`<tr data-session-id="${listed[1]!.id}"><td>`);
     expect(page.match(/this browser/g)).toHaveLength(2); // the explanation and the badge on the asking session's row
   });
 

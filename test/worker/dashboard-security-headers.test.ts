@@ -34,7 +34,10 @@ function refusedByPolicy(html: string): string[] {
   for (const [tag] of html.matchAll(/<script\b[^>]*>/g)) if (!/\ssrc="\/dashboard\/assets\/[\w.-]+\.js"/.test(tag)) found.push(tag);
   for (const [tag] of html.matchAll(/<style\b[^>]*>/g)) found.push(tag);
   for (const [attribute] of html.matchAll(/<[^>]*\s(style|on[a-z]+)=("[^"]*"|'[^']*'|[^\s>]+)/g)) found.push(attribute);
-  for (const [, url] of html.matchAll(/\s(?:src|href|action)="([^"]*)"/g)) if (!/^(\/(?!\/)|#)/.test(url)) found.push(url);
+  for (const match of html.matchAll(/\s(?:src|href|action)="([^"]*)"/g)) {
+    const url = match[1]!; // the group is not optional, so it is there whenever the pattern matched
+    if (!/^(\/(?!\/)|#)/.test(url)) found.push(url);
+  }
   return found;
 }
 

@@ -95,7 +95,7 @@ describe("signing in with a one-time link", () => {
     const expired = await signIn(org);
     const unused = await loginLink(org);
     await env.DB.prepare("UPDATE dashboard_sessions SET expires_at = ?1 WHERE token_hash = ?2")
-      .bind(Date.now() - 1, await sha256Hex(expired.cookie.split("=")[1]))
+      .bind(Date.now() - 1, await sha256Hex(expired.cookie.split("=")[1]!))
       .run();
     await deleteExpiredSignIns(env.DB);
     expect((await dashboardCall(live, "/api/keys")).status).toBe(200);
@@ -112,7 +112,7 @@ describe("signing in with a one-time link", () => {
       const setCookie = (await followLoginLink(await loginLink(org, origin))).headers.get("Set-Cookie")!;
       const [nameValue, ...attributes] = setCookie.split(/;\s*/);
       expect(nameValue, origin).toMatch(/^__Host-cellseg_session=[A-Za-z0-9_-]{43}$/);
-      expect(attributes.map((a) => a.split("=")[0].toLowerCase()).sort(), origin).toEqual(["httponly", "max-age", "path", "samesite", "secure"]);
+      expect(attributes.map((a) => a.split("=")[0]!.toLowerCase()).sort(), origin).toEqual(["httponly", "max-age", "path", "samesite", "secure"]);
       expect(attributes, origin).toContain("Path=/");
       expect(attributes, origin).toContain("SameSite=Lax");
     }
@@ -195,7 +195,9 @@ describe("a member sees only their organization", () => {
     const a = await createOrg();
     const b = await createOrg();
     const image = await uploadImage(a);
-    const [aKey] = (await env.DB.prepare("SELECT id FROM api_keys WHERE org_id = ?1").bind(a.id).all<{ id: string }>()).results;
+    const aKeys = (await env.DB.prepare("SELECT id FROM api_keys WHERE org_id = ?1").bind(a.id).all<{ id: string }>()).results;
+    expect(aKeys).toHaveLength(1); // the key createOrg made
+    const aKey = aKeys[0]!;
     const session = await signIn(b);
 
     const foreign = await dashboardCall(session, `/api/image/${image.id}`);

@@ -123,7 +123,8 @@ describe("deleting an image", () => {
       const first = round % 3 === 0 ? startDelete() : startSubmit();
       for (let turn = 0; turn < round * 2; turn++) await Promise.resolve();
       const second = round % 3 === 0 ? startSubmit() : startDelete();
-      const [deleted, submitted] = round % 3 === 0 ? await Promise.all([first, second]) : (await Promise.all([first, second])).reverse();
+      const [firstDone, secondDone] = await Promise.all([first, second]);
+      const [deleted, submitted] = round % 3 === 0 ? [firstDone, secondDone] : [secondDone, firstDone];
       const jobs = await jobsOf(org);
       if (deleted.status === 204) {
         expect([404, 409], `round ${round}`).toContain(submitted.status);

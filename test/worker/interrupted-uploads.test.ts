@@ -62,7 +62,7 @@ async function whileStreaming(orgId: string, drained: Promise<void>): Promise<Im
   await drained;
   const rows = await imageRows(orgId);
   expect(rows).toMatchObject([{ status: "pending", upload_id: expect.any(String) }]);
-  return rows[0];
+  return rows[0]!;
 }
 
 /** Whether R2 still holds the multipart upload (and so its parts). */

@@ -131,7 +131,8 @@ describe("GET /predictions and GET /jobs", () => {
     const { image: pending, upload } = await json<{ image: { id: string }; upload: { urls: { url: string }[] } }>(
       await call("/upload", { key: org.key, json: { name: "x.png", size: 4 } }),
     );
-    await call(upload.urls[0].url, { method: "PUT", body: new Uint8Array(4), headers: { "Content-Length": "4" } });
+    // A 4-byte upload is one part.
+    await call(upload.urls[0]!.url, { method: "PUT", body: new Uint8Array(4), headers: { "Content-Length": "4" } });
     expect((await call(`/upload/${pending.id}/complete`, { key: org.key, method: "POST" })).status).toBe(202);
 
     expect((await list(org, "/jobs")).items.map((j) => j.job_id)).toEqual([training, prediction]);

@@ -49,7 +49,7 @@ export async function checkAgainstDocument(method: string, url: string, response
   const where = `${method} ${found.path} answered ${response.status}`;
   const listed = found.operation.responses[String(response.status)];
   if (!listed) throw new Error(`${where}, which the OpenAPI document does not list`);
-  const type = (response.headers.get("Content-Type") ?? "").split(";")[0].trim();
+  const type = (response.headers.get("Content-Type") ?? "").split(";")[0]!.trim(); // split gives at least one piece
   if (!listed.content) {
     if (response.body !== null && type !== "") throw new Error(`${where} with a ${type} body; the document lists none`);
     return;

@@ -78,15 +78,16 @@ describe("POST /predict and GET /predict/{id}", () => {
     const org = await createOrg();
     const images: { id: string }[] = [];
     for (let i = 0; i < 4; i++) images.push(await uploadImage(org, `${i}.png`));
-    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => predict(org.key, { image_id: images[i % 4].id, model_id: "cpsam" })));
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => predict(org.key, { image_id: images[i % 4]!.id, model_id: "cpsam" })));
     const bodies = await Promise.all(responses.map((r) => json(r)));
     const created = responses.filter((r) => r.status === 202);
     expect(created).toHaveLength(1);
     expect(responses.every((r) => [200, 202, 400].includes(r.status))).toBe(true);
     const runs = await env.DB.prepare("SELECT count(*) AS n FROM jobs WHERE org_id = ? AND kind = 'prediction'").bind(org.id).first<{ n: number }>();
     expect(runs!.n).toBe(1);
-    const runId = bodies[responses.findIndex((r) => r.status === 202)].prediction_id;
-    for (const [i, r] of responses.entries()) if (r.status === 200) expect(bodies[i].prediction_id).toBe(runId);
+    // One response was created (checked above), and bodies runs parallel to responses.
+    const runId = bodies[responses.findIndex((r) => r.status === 202)]!.prediction_id;
+    for (const [i, r] of responses.entries()) if (r.status === 200) expect(bodies[i]!.prediction_id).toBe(runId);
   });
 });
 

@@ -55,7 +55,7 @@ describe("resumable upload (JSON + signed part URLs)", () => {
     const slice = (n: number) => file.slice((n - 1) * upload.part_size, Math.min(size, n * upload.part_size));
     for (const { part_number, url } of upload.urls) expect((await putPart(url, slice(part_number))).status).toBe(200);
     // A client that lost the answer repeats a PUT: it replaces the part.
-    expect((await putPart(upload.urls[1].url, slice(2))).status).toBe(200);
+    expect((await putPart(upload.urls[1]!.url, slice(2))).status).toBe(200);
 
     const completed = await call(`/upload/${image.id}/complete`, { key: org.key, method: "POST" });
     expect(completed.status).toBe(202);
@@ -72,15 +72,16 @@ describe("resumable upload (JSON + signed part URLs)", () => {
     const file = bigTiff(size);
     const { image, upload } = await start(org, "a.tif", size);
     const slice = (n: number) => file.slice((n - 1) * upload.part_size, Math.min(size, n * upload.part_size));
-    expect((await putPart(upload.urls[0].url, slice(1))).status).toBe(200);
+    expect(upload.urls).toHaveLength(2); // 12 MiB in 8 MiB parts
+    expect((await putPart(upload.urls[0]!.url, slice(1))).status).toBe(200);
 
     const incomplete = await call(`/upload/${image.id}/complete`, { key: org.key, method: "POST" });
     expect(incomplete.status).toBe(400);
     expect((await json(incomplete)).detail).toMatch(/missing parts 2\b/);
 
     // A wrong-sized PUT is refused at the door; the part is still missing afterwards.
-    expect((await putPart(upload.urls[1].url, new Uint8Array(10))).status).toBe(400);
-    expect((await putPart(upload.urls[1].url, slice(2))).status).toBe(200);
+    expect((await putPart(upload.urls[1]!.url, new Uint8Array(10))).status).toBe(400);
+    expect((await putPart(upload.urls[1]!.url, slice(2))).status).toBe(200);
     expect((await call(`/upload/${image.id}/complete`, { key: org.key, method: "POST" })).status).toBe(202);
     expect(await waitForStatus(org, image.id, (s) => s !== "processing")).toMatchObject({ upload_status: "ready" });
   });
@@ -101,11 +102,11 @@ describe("resumable upload (JSON + signed part URLs)", () => {
   it("DELETE /upload/{id} of an upload in flight discards its parts, its record and its storage slot", async () => {
     const org = await createOrg({ storageCap: 1 });
     const { image, upload } = await start(org, "gone.tif", 6 * MiB);
-    await putPart(upload.urls[0].url, bigTiff(6 * MiB).slice(0, upload.part_size));
+    await putPart(upload.urls[0]!.url, bigTiff(6 * MiB).slice(0, upload.part_size)); // every upload has a first part
     expect((await call(`/upload/${image.id}`, { key: org.key, method: "DELETE" })).status).toBe(204);
     expect((await call(`/upload/${image.id}`, { key: org.key })).status).toBe(404);
     // The deleted upload's URLs no longer accept parts.
-    expect((await putPart(upload.urls[0].url, new Uint8Array(upload.part_size))).status).toBe(404);
+    expect((await putPart(upload.urls[0]!.url, new Uint8Array(upload.part_size))).status).toBe(404);
     // The slot is free again.
     expect((await call("/upload", { key: org.key, json: { name: "next.tif", size: 100 } })).status).toBe(201);
     expect((await env.BUCKET.list({ prefix: `orgs/${org.id}/` })).objects).toHaveLength(0);
@@ -114,7 +115,7 @@ describe("resumable upload (JSON + signed part URLs)", () => {
   it("POST /upload/{id}/abort discards the chunks and marks the upload failed", async () => {
     const org = await createOrg();
     const { image, upload } = await start(org, "stop.tif", 6 * MiB);
-    await putPart(upload.urls[0].url, new Uint8Array(upload.part_size));
+    await putPart(upload.urls[0]!.url, new Uint8Array(upload.part_size)); // every upload has a first part
     const aborted = await call(`/upload/${image.id}/abort`, { key: org.key, method: "POST" });
     expect(aborted.status).toBe(200);
     expect(await json(aborted)).toMatchObject({ upload_status: "failed", upload_error: "Upload aborted by the client" });
@@ -124,7 +125,7 @@ describe("resumable upload (JSON + signed part URLs)", () => {
   it("refuses a tampered, expired or misused part URL with 403", async () => {
     const org = await createOrg();
     const { upload } = await start(org, "x.tif", 100);
-    const url = new URL(upload.urls[0].url);
+    const url = new URL(upload.urls[0]!.url); // every upload has a first part
     const tampered = new URL(url);
     tampered.searchParams.set("part", "2");
     expect((await putPart(tampered.toString(), new Uint8Array(100))).status).toBe(403);

@@ -58,7 +58,7 @@ export function decodeImageJRoi(bytes: Uint8Array, where = "the ROI"): DecodedIm
     return s < -5000 ? view.getUint16(at) : s;
   };
   const version = view.getUint16(4);
-  const type = bytes[6];
+  const type = view.getUint8(6);
   const top = short(8),
     left = short(10),
     bottom = short(12),

@@ -58,6 +58,9 @@ export function labelsFromImageFile(bytes: Uint8Array, width: number, height: nu
   } catch (error) {
     unreadable(error);
   }
+  if (data.length < width * height) {
+    throw new AnnotationImportError("unreadable", `label image unreadable: it decodes to ${data.length} samples, not the ${width}x${height} its header gives`);
+  }
   // Converted in place: element i is read as a float before it is written as an integer.
   const labels = new Uint32Array(data.buffer, data.byteOffset, width * height);
   const seen = new Set<number>();
@@ -67,7 +70,7 @@ export function labelsFromImageFile(bytes: Uint8Array, width: number, height: nu
   let changes = 0;
   let objectPixels = 0;
   for (let i = 0; i < labels.length; i++) {
-    const v = data[i];
+    const v = data[i]!; // labels.length is width * height, which data holds (checked above)
     if (v === previous) {
       labels[i] = v;
       if (v !== 0) {

@@ -81,8 +81,9 @@ export class OutlineCollector {
       maxX = -Infinity;
     for (const ring of outline.rings) {
       for (let k = 0; k < ring.length; k += 2) {
-        if (ring[k] < minX) minX = ring[k];
-        if (ring[k] > maxX) maxX = ring[k];
+        const x = ring[k]!;
+        if (x < minX) minX = x;
+        if (x > maxX) maxX = x;
       }
     }
     const shape = new ScanPolygon(outline.rings);
@@ -112,9 +113,10 @@ export class OutlineCollector {
   private checkCoordinates(ring: Float64Array, where: string): void {
     const mx = IMPORT_COORDINATE_MARGIN * this.width,
       my = IMPORT_COORDINATE_MARGIN * this.height;
+    // A ring is whole x, y pairs (Outline: the parsers build it as 2 × vertices), so i + 1 is in range.
     for (let i = 0; i < ring.length; i += 2) {
-      const x = ring[i],
-        y = ring[i + 1];
+      const x = ring[i]!,
+        y = ring[i + 1]!;
       if (!(x >= -mx && x <= this.width + mx && y >= -my && y <= this.height + my)) {
         throw new AnnotationImportError(
           "limit_exceeded",

@@ -46,9 +46,10 @@ export function encodeImageJRoi(roi: Roi, name: string): Uint8Array {
   view.setUint16(14, right);
   view.setUint16(16, n);
   view.setUint32(60, header2Offset);
+  // The polygon is n interleaved x, y pairs (schema/roi.ts), so 2 * i + 1 < p.length.
   for (let i = 0; i < n; i++) {
-    view.setUint16(HEADER_SIZE + 2 * i, p[2 * i] - left);
-    view.setUint16(HEADER_SIZE + 2 * n + 2 * i, p[2 * i + 1] - top);
+    view.setUint16(HEADER_SIZE + 2 * i, p[2 * i]! - left);
+    view.setUint16(HEADER_SIZE + 2 * n + 2 * i, p[2 * i + 1]! - top);
   }
   view.setUint32(header2Offset + 16, nameOffset);
   view.setUint32(header2Offset + 20, name.length);

@@ -39,13 +39,15 @@ function filteredRows(renderer: LabelRowRenderer): ReadableStream<Uint8Array> {
         const chunk = new Uint8Array(rowsPerChunk * stride);
         let filled = 0;
         while (filled < rowsPerChunk && (await renderer.next(labels))) {
+          // labels holds width values and current/previous 2 × width bytes, which bound both loops.
           for (let x = 0; x < width; x++) {
-            current[2 * x] = labels[x] >>> 8;
-            current[2 * x + 1] = labels[x] & 0xff;
+            const label = labels[x]!;
+            current[2 * x] = label >>> 8;
+            current[2 * x + 1] = label & 0xff;
           }
           const at = filled * stride;
           chunk[at] = FILTER_UP;
-          for (let i = 0; i < current.length; i++) chunk[at + 1 + i] = current[i] - previous[i];
+          for (let i = 0; i < current.length; i++) chunk[at + 1 + i] = current[i]! - previous[i]!;
           [previous, current] = [current, previous];
           filled++;
         }

@@ -69,11 +69,12 @@ export class StreamingZipWriter {
     let directorySize = 0;
     let nameStart = 0;
     for (let i = 0; i < this.count; i++) {
+      // remember() stored RECORD_STRIDE values for each of the `count` entries.
       const r = RECORD_STRIDE * i;
-      const crc = this.records[r];
-      const size = this.records[r + 1];
-      const offset = this.records[r + 2];
-      const nameEnd = this.records[r + 3];
+      const crc = this.records[r]!;
+      const size = this.records[r + 1]!;
+      const offset = this.records[r + 2]!;
+      const nameEnd = this.records[r + 3]!;
       const farOffset = offset >= U32_MAX;
       const before = out.length;
       out.u32(CENTRAL_HEADER);

@@ -22,7 +22,7 @@ const unauthenticated = (why: keyof typeof AUTHENTICATE) => new HttpError(401, "
 
 function bearer(header: string | undefined): string | null {
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  return match ? match[1] : null;
+  return match?.[1] ?? null;
 }
 
 export const requireOrganization = createMiddleware<AppEnv>(async (c, next) => {

@@ -120,9 +120,8 @@ export interface AccessIdentity {
 
 /** The verified identity of the person Access let through; throws AccessJwtError otherwise. */
 export async function verifyAccessJwt(token: string, config: AccessConfig, fetcher: JwksFetcher = defaultFetcher, now = Date.now()): Promise<AccessIdentity> {
-  const parts = token.split(".");
-  if (parts.length !== 3) throw new AccessJwtError("malformed token");
-  const [headerPart, payloadPart, signaturePart] = parts;
+  const [headerPart, payloadPart, signaturePart, ...rest] = token.split(".");
+  if (headerPart === undefined || payloadPart === undefined || signaturePart === undefined || rest.length > 0) throw new AccessJwtError("malformed token");
   const header = jsonPart(headerPart);
   if (header.alg !== "RS256") throw new AccessJwtError(`unexpected algorithm ${String(header.alg)}`);
   const key = await signingKey(config, String(header.kid ?? ""), fetcher, now);

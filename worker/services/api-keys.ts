@@ -15,7 +15,8 @@ export async function listApiKeys(d1: D1Database, orgId: string): Promise<ApiKey
 export async function createApiKey(d1: D1Database, orgId: string, name: string | null): Promise<{ apiKey: ApiKey; key: string }> {
   const { key, keyHash, prefix } = await newApiKey();
   const [apiKey] = await database(d1).insert(apiKeys).values({ id: newId(), orgId, keyHash, prefix, name, createdAt: Date.now() }).returning();
-  return { apiKey, key };
+  // An INSERT without ON CONFLICT returns the row it inserted, or throws.
+  return { apiKey: apiKey!, key };
 }
 
 /** Revokes at once: the next request with the key is refused (organizationForKey skips revoked keys). */

@@ -53,7 +53,8 @@ export async function planBlockTasks(env: Bindings, job: Job, leaseToken: string
        ON CONFLICT DO NOTHING`,
     ).bind(job.id, settings(env).maxAttempts, now, JSON.stringify(Array.from({ length: total }, (_, i) => i)), total),
   ]);
-  if (parked.results.length !== 1) throw new HttpError(409, `Job ${job.id} is not held by this lease; its plan was not recorded`);
+  // D1's batch answers one result per statement, in order.
+  if (parked!.results.length !== 1) throw new HttpError(409, `Job ${job.id} is not held by this lease; its plan was not recorded`);
   return (await getJobById(env.DB, job.id))!;
 }
 
@@ -125,10 +126,11 @@ export async function completeBlock(env: Bindings, block: Job, leaseToken: strin
     env.DB.prepare(toMerge.sql).bind(...toMerge.params),
   ]);
   const now = (await getJobById(env.DB, block.id))!;
-  if (completed.results.length !== 1 && !(now.status === "COMPLETED" && (await isLeaseToken(now, leaseToken)))) {
+  // D1's batch answers one result per statement, in order.
+  if (completed!.results.length !== 1 && !(now.status === "COMPLETED" && (await isLeaseToken(now, leaseToken)))) {
     throw new HttpError(409, `Job ${block.id} is not held by this lease (it is ${now.status}); its result was not recorded`);
   }
-  if (merging.results.length === 1) await wakeUp(env, { id: parentId, kind: "prediction" });
+  if (merging!.results.length === 1) await wakeUp(env, { id: parentId, kind: "prediction" });
   return now;
 }
 

@@ -24,7 +24,8 @@ export async function constantTimeEqual(a: string, b: string): Promise<boolean> 
   const x = new Uint8Array(ha);
   const y = new Uint8Array(hb);
   let diff = 0;
-  for (let i = 0; i < x.length; i++) diff |= x[i] ^ y[i];
+  // Both are SHA-256 digests, 32 bytes each.
+  for (let i = 0; i < x.length; i++) diff |= x[i]! ^ y[i]!;
   return diff === 0;
 }
 

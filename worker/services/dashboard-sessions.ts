@@ -20,7 +20,8 @@ export async function openSession(d1: D1Database, orgId: string, email: string |
     .insert(dashboardSessions)
     .values({ id: newId(), tokenHash, orgId, email, createdAt: now, expiresAt: now + SESSION_TTL_MS })
     .returning();
-  return { token, session };
+  // An INSERT without ON CONFLICT returns the row it inserted, or throws.
+  return { token, session: session! };
 }
 
 /** The live session a cookie token names, with its organization; null if unknown, expired or no longer a member. */

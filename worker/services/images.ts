@@ -5,7 +5,7 @@ import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import type { ImageRecord } from "../../schema/api-records.ts";
 import { images, type ImageStatus, jobs, segmentations, uploadParts } from "../../schema/db.ts";
 import type { Bindings, Organization } from "../env.ts";
-import { HttpError } from "../errors.ts";
+import { HttpError, notFound } from "../errors.ts";
 import { newId } from "./crypto.ts";
 import { database } from "../storage/database.ts";
 import { after, newestFirst, type PageRequest, toPage } from "./pages.ts";
@@ -61,6 +61,9 @@ export async function updateImage(d1: D1Database, id: string, changes: Partial<I
     .set({ ...changes, updatedAt: Date.now() })
     .where(eq(images.id, id))
     .returning();
+  // Callers update an image they hold: only a DELETE racing the update leaves no row, and the
+  // image is then gone as far as the caller is concerned.
+  if (!image) throw notFound("Image", id);
   return image;
 }
 

@@ -169,10 +169,11 @@ export async function submitGpuJob(env: Bindings, org: Organization, spec: Submi
     .orderBy(jobs.createdAt);
   const identical = active.find((j) => j.dedupeKey === spec.dedupeKey && (spec.skipIfIdentical as string[]).includes(j.status));
   if (identical) return { job: identical, skipped: true };
-  if (spec.exclusive && active.length > 0) {
+  const [oldest] = active;
+  if (spec.exclusive && oldest) {
     throw new HttpError(
       400,
-      `A ${spec.kind} is already ${active[0].status === "STARTED" ? "running" : "queued"} for this organization (id ${active[0].id}); wait for it to finish`,
+      `A ${spec.kind} is already ${oldest.status === "STARTED" ? "running" : "queued"} for this organization (id ${oldest.id}); wait for it to finish`,
     );
   }
   const used = await analysesThisMonth(env.DB, org.id);
@@ -202,7 +203,8 @@ export async function analysesThisMonth(d1: D1Database, orgId: string): Promise<
     .select({ n: sql<number>`count(*)` })
     .from(jobs)
     .where(and(eq(jobs.orgId, orgId), inArray(jobs.kind, ANALYSES), sql`${jobs.createdAt} >= ${monthStart()}`));
-  return row.n;
+  // count(*) without GROUP BY answers exactly one row.
+  return row!.n;
 }
 
 export async function createConversionJob(env: Bindings, orgId: string, imageId: string): Promise<Job> {
@@ -221,8 +223,10 @@ export async function createConversionJob(env: Bindings, orgId: string, imageId:
       enqueuedAt: now,
     })
     .returning();
-  await wakeUp(env, job);
-  return job;
+  // An INSERT without ON CONFLICT returns the row it inserted, or throws.
+  const inserted = job!;
+  await wakeUp(env, inserted);
+  return inserted;
 }
 
 /**

@@ -66,24 +66,28 @@ function parseDisposition(headerBlock: string) {
     if (key === "content-type") contentType = value;
     if (key !== "content-disposition") continue;
     // filename* (RFC 5987) wins over the plain filename when both are present.
-    const star = /filename\*\s*=\s*([^;]*)/.exec(value);
+    const star = /filename\*\s*=\s*([^;]*)/.exec(value)?.[1];
     const plain = /filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]+))/.exec(value);
     const field = /(?:^|;)\s*name\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]+))/.exec(value);
-    if (field) name = (field[1] ?? field[2]).replace(/\\(.)/g, "$1");
-    if (star) filename = extendedValue(star[1].trim());
-    else if (plain) filename = (plain[1] ?? plain[2]).replace(/\\(.)/g, "$1").trim();
+    if (field) name = quotedOrBare(field);
+    if (star !== undefined) filename = extendedValue(star.trim());
+    else if (plain) filename = quotedOrBare(plain).trim();
   }
   return { name, filename, contentType };
 }
 
+/** A parameter matched as "quoted" (group 1, backslash escapes undone) or bare (group 2): exactly one group takes part. */
+function quotedOrBare(match: RegExpExecArray): string {
+  return (match[1] ?? match[2])!.replace(/\\(.)/g, "$1");
+}
+
 /** Decodes an RFC 5987 ext-value, charset'language'percent-encoded-bytes (UTF-8 or ISO-8859-1). */
 function extendedValue(text: string): string {
-  const match = /^([A-Za-z0-9!#$%&+^_`{}~-]+)'[^']*'(.*)$/.exec(text);
-  const charset = match?.[1].toLowerCase();
-  if (!match || (charset !== "utf-8" && charset !== "iso-8859-1")) {
+  const [, charsetName, encoded] = /^([A-Za-z0-9!#$%&+^_`{}~-]+)'[^']*'(.*)$/.exec(text) ?? [];
+  const charset = charsetName?.toLowerCase();
+  if (encoded === undefined || (charset !== "utf-8" && charset !== "iso-8859-1")) {
     throw new MultipartError("Content-Disposition filename* must be UTF-8''<percent-encoded name> (RFC 5987)");
   }
-  const encoded = match[2];
   if (!/^(?:[A-Za-z0-9!#$&+.^_`|~-]|%[0-9A-Fa-f]{2})*$/.test(encoded)) {
     throw new MultipartError("Content-Disposition filename* holds a character that must be percent-encoded, or a broken %-escape");
   }

@@ -15,7 +15,8 @@ export async function listR2Parts(env: Bindings, key: string, uploadId: string):
     const response = await client.fetch(url.toString());
     if (!response.ok) throw new Error(`ListParts failed: ${response.status}`);
     const xml = await response.text();
-    for (const [, body] of xml.matchAll(/<Part>([\s\S]*?)<\/Part>/g)) {
+    for (const part of xml.matchAll(/<Part>([\s\S]*?)<\/Part>/g)) {
+      const body = part[1]!; // the pattern's one group always takes part
       const field = (name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(body)?.[1] ?? "";
       parts.push({ partNumber: Number(field("PartNumber")), etag: field("ETag").replaceAll("&quot;", "").replaceAll('"', ""), size: Number(field("Size")) });
     }

@@ -261,7 +261,11 @@ function insertIfJobCompleted(d1: D1Database, table: SQLiteTable, jobId: string,
   const columns = getTableColumns(table) as Record<string, { name: string }>;
   const entries = Object.entries(values).filter(([, v]) => v !== undefined);
   const names = sql.join(
-    entries.map(([k]) => sql.identifier(columns[k].name)),
+    entries.map(([k]) => {
+      const column = columns[k];
+      if (!column) throw new Error(`${k} is not a column of the table`);
+      return sql.identifier(column.name);
+    }),
     sql`, `,
   );
   const params = sql.join(
@@ -319,7 +323,8 @@ async function completeMeasurement(env: Bindings, job: Job, body: z.infer<typeof
     ).bind(measured, before.id, job.orgId, job.id, body.lease_token),
   ]);
   const now = (await getJobById(env.DB, job.id))!;
-  if (completed.results.length === 1 || (now.status === "COMPLETED" && (await isLeaseToken(now, body.lease_token)))) {
+  // D1's batch answers one result per statement, in order.
+  if (completed!.results.length === 1 || (now.status === "COMPLETED" && (await isLeaseToken(now, body.lease_token)))) {
     // A deletion that swept the segmentation's prefix before the measured artifact arrived would miss it.
     if (!(await getSegmentation(env.DB, job.orgId, before.id))) await env.BUCKET.delete(measured);
     else if (before.artifactKey !== measured) await env.BUCKET.delete([before.artifactKey, artifactIndexKey(before.artifactKey)]);
@@ -406,7 +411,8 @@ export async function completeJob(env: Bindings, job: Job, body: z.infer<typeof 
   // One D1 batch is one transaction: the job and its result row are recorded together or not at all.
   const [completed] = await env.DB.batch([env.DB.prepare(complete.sql).bind(...complete.params), recordResult]);
   const now = (await getJobById(env.DB, job.id))!;
-  if (completed.results.length === 1 || (now.status === "COMPLETED" && (await isLeaseToken(now, body.lease_token)))) {
+  // D1's batch answers one result per statement, in order.
+  if (completed!.results.length === 1 || (now.status === "COMPLETED" && (await isLeaseToken(now, body.lease_token)))) {
     if (job.blocksTotal !== null) await removeBlockParts(env, job);
     return now;
   }

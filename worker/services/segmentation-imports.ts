@@ -168,7 +168,8 @@ export async function importSegmentation(env: Bindings, org: Organization, reque
   const measurement = measurementJob(env, row);
   try {
     const [result] = await env.DB.batch([insertIfImageReady(env.DB, row, org.storageCap), measurement.statement]);
-    if (result.meta.changes !== 1) throw await whyNotInserted(env, org, image.id);
+    // D1's batch answers one result per statement, in order.
+    if (result!.meta.changes !== 1) throw await whyNotInserted(env, org, image.id);
   } catch (error) {
     await env.BUCKET.delete(key);
     throw error;
@@ -199,7 +200,11 @@ function insertIfImageReady(d1: D1Database, row: Record<string, string | number 
   const columns = getTableColumns(segmentations) as Record<string, { name: string }>;
   const entries = Object.entries(row);
   const names = sql.join(
-    entries.map(([k]) => sql.identifier(columns[k].name)),
+    entries.map(([k]) => {
+      const column = columns[k];
+      if (!column) throw new Error(`${k} is not a column of the table`);
+      return sql.identifier(column.name);
+    }),
     sql`, `,
   );
   const values = sql.join(

@@ -25,7 +25,8 @@ export async function storageUsage(d1: D1Database, orgId: string): Promise<{ ima
       .from(segmentations)
       .where(and(eq(segmentations.orgId, orgId), eq(segmentations.source, "import"))),
   ]);
-  return { images: stored.n, imports: imported.n };
+  // count() without GROUP BY answers exactly one row.
+  return { images: stored!.n, imports: imported!.n };
 }
 
 export function storageCapReached(org: Organization): HttpError {

@@ -47,8 +47,10 @@ export async function trainingLabels(env: Bindings, job: Job): Promise<{ imageId
   const ids = input.segmentation_ids ?? (await chooseTrainingLabels(env, job.orgId, input.image_ids));
   const chosen = [];
   for (const [i, imageId] of input.image_ids.entries()) {
-    const labels = await getSegmentation(env.DB, job.orgId, ids[i]);
-    if (!labels) throw new JobFaultError("input", `Segmentation ${ids[i]} of image ${imageId}, which this training learns from, was deleted`);
+    const id = ids[i];
+    if (id === undefined) throw new JobFaultError("input", `The training names no segmentation for image ${imageId}`);
+    const labels = await getSegmentation(env.DB, job.orgId, id);
+    if (!labels) throw new JobFaultError("input", `Segmentation ${id} of image ${imageId}, which this training learns from, was deleted`);
     chosen.push({ imageId, labels });
   }
   return chosen;

@@ -2,6 +2,10 @@
 // probability, flow dynamics, seeds and growth, removal of oversized masks, flow-error QC, removal
 // of small masks and hole filling; then each mask keeps its largest piece (common/geometry/label-largest-piece.ts).
 // Labels come out in raster order of each mask's first pixel.
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 import { CELLPOSE_MASK_DEFAULTS } from "../../../schema/mask-defaults.ts";
 import { FLOW_SCALE } from "../flow-targets.ts";
 import { renumberInRasterOrder } from "../../../common/geometry/label-image.ts";

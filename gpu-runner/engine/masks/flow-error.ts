@@ -2,6 +2,10 @@
 // flows a mask implies (its heat diffusion, heat-diffusion.ts) are compared with the network's;
 // masks whose mean squared difference exceeds the threshold are dropped. Masks are independent,
 // so with threads > 1 they are shared out in chunks (mask-threads.ts).
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 import { labelBoxes } from "../../../common/geometry/label-image.ts";
 import { DiffusionScratch, diffuseInMask } from "../heat-diffusion.ts";
 import { diffusionSteps } from "../../../schema/work-limits.ts";

@@ -3,6 +3,10 @@
 // (bilinear, zeros outside, align_corners=False) at positions normalised by (L - 1); in pixel
 // units that samples the field at p·L/(L-1) − 0.5 rather than at p. The same sampling is used
 // here so the end points, and hence the masks, match Cellpose's.
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 import { runChunks, sharedInt32 } from "./mask-threads.ts";
 
 /**

@@ -5,6 +5,10 @@
 // one with more end points wins; every pixel takes the label of the bin its trajectory ended in.
 // Cellpose pads the histogram by 20 bins; end points are clamped inside the image, so the padding
 // only ever holds zeros and is treated as such here instead of being allocated.
+//
+// Numeric hot loops: every index is bounded by a loop over the array's own length (or width ×
+// height, or a row's samples). The `!`s state that bound to noUncheckedIndexedAccess rather
+// than check it again in the inner loop.
 
 const SEED_MIN_COUNT = 10;
 const GROW_MIN_COUNT = 2;

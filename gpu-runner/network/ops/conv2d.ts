@@ -21,7 +21,7 @@ function weightGradient(g: Graph, x: string, dy: string, kernelSize: number, inC
       perOffset.push(g.node("ReduceSum", [product, g.int64([0])], { keepdims: 1 }));
     }
   }
-  const stacked = perOffset.length === 1 ? perOffset[0] : g.node("Concat", perOffset, { axis: 0 }); // [k*k, I, O]
+  const stacked = perOffset.length === 1 ? perOffset[0]! : g.node("Concat", perOffset, { axis: 0 }); // [k*k, I, O]
   const byOffset = g.node("Reshape", [stacked, g.int64([kernelSize, kernelSize, inChannels, outChannels])]);
   return g.node("Transpose", [byOffset], { perm: [3, 2, 0, 1] });
 }

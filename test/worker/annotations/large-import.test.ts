@@ -57,7 +57,7 @@ describe("a 100,000-object import", () => {
       expect(imported.rois.length).toBe(rois.length);
       expect(
         imported.rois.findIndex(
-          (roi, i) => JSON.stringify({ ...roi, polygon: Array.from(roi.polygon) }) !== JSON.stringify({ ...rois[i], polygon: Array.from(rois[i].polygon) }),
+          (roi, i) => JSON.stringify({ ...roi, polygon: Array.from(roi.polygon) }) !== JSON.stringify({ ...rois[i], polygon: Array.from(rois[i]!.polygon) }),
         ),
       ).toBe(-1);
     },

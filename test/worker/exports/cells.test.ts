@@ -58,7 +58,7 @@ describe("a segmentation with cells", () => {
     ]);
     rows.forEach((row, i) => {
       const roi = cellular[i]!;
-      const r = Object.fromEntries(header.map((name, k) => [name, Number(row[k])]));
+      const r = Object.fromEntries(header!.map((name, k) => [name, Number(row[k])]));
       expect(r.cell_area_px).toBe(roi.cell!.area_px);
       expect(r.cell_centroid_x).toBe(Number(formatMeasurement(roi.cell!.centroid_x)));
       expect(r.cytoplasm_area_px).toBe(roi.cell!.area_px - roi.area_px);

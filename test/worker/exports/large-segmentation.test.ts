@@ -57,7 +57,7 @@ describe("a 100,000-ROI segmentation", () => {
     let count = 0;
     for await (const line of lines(file.body)) {
       if (count === 0) expect(line).toBe("roi_index,area_px\r");
-      else if (count % 9973 === 0 || count === rois.length) expect(line).toBe(`${count},${rois[count - 1].area_px}\r`);
+      else if (count % 9973 === 0 || count === rois.length) expect(line).toBe(`${count},${rois[count - 1]?.area_px}\r`);
       count++;
     }
     expect(count).toBe(rois.length + 1);
@@ -70,9 +70,11 @@ describe("a 100,000-ROI segmentation", () => {
     for await (const line of lines(file.body)) {
       if (!line.startsWith('{"type":"Feature"')) continue;
       const ring: number[][] = JSON.parse(line.replace(/,$/, "")).geometry.coordinates[0];
-      const closed = ring[0][0] === ring.at(-1)![0] && ring[0][1] === ring.at(-1)![1];
+      const [first, last] = [ring[0], ring.at(-1)];
+      const closed = first !== undefined && last !== undefined && first[0] === last[0] && first[1] === last[1];
       // A positive shoelace sum is counter-clockwise by RFC 7946's rule; its half is the area.
-      if (!closed || doubledSignedArea(ring.slice(0, -1).flat()) !== 2 * rois[features].area_px) wrong.push(features);
+      const roi = rois[features];
+      if (!closed || roi === undefined || doubledSignedArea(ring.slice(0, -1).flat()) !== 2 * roi.area_px) wrong.push(features);
       features++;
     }
     expect(wrong).toEqual([]);
@@ -87,6 +89,7 @@ describe("a 100,000-ROI segmentation", () => {
     const walk = await walkStoredZip(file.body, (name, data) => {
       const decoded = decodeImageJRoi(data);
       const roi = rois[index++];
+      if (roi === undefined) throw new Error(`entry ${name} is past the ${rois.length} ROIs`);
       const sameBounds =
         decoded.left === roi.bbox_x && decoded.top === roi.bbox_y && decoded.right === roi.bbox_x + roi.bbox_w && decoded.bottom === roi.bbox_y + roi.bbox_h;
       if (!(name > previous) || !sameBounds || decoded.polygon.length !== roi.polygon.length) wrong.push(name);
@@ -124,12 +127,14 @@ describe("a 100,000-ROI segmentation", () => {
         const dir = readTiffFile(chunk).directory(0);
         expect([dir.numbers(Tag.ImageWidth), dir.numbers(Tag.ImageLength), dir.numbers(Tag.BitsPerSample)]).toEqual([[WIDTH], [HEIGHT], [32]]);
         expect([dir.numbers(Tag.Compression), dir.numbers(Tag.SampleFormat)]).toEqual([[8], [1]]);
-        const width = dir.numbers(Tag.TileWidth)![0];
+        const [width] = dir.numbers(Tag.TileWidth) ?? [];
+        const [length] = dir.numbers(Tag.TileLength) ?? [];
+        if (width === undefined || length === undefined) throw new Error("masks.tif states no tile size");
         tiles = {
           offsets: dir.numbers(Tag.TileOffsets)!,
           counts: dir.numbers(Tag.TileByteCounts)!,
           width,
-          length: dir.numbers(Tag.TileLength)![0],
+          length,
           across: Math.ceil(WIDTH / width),
         };
         expect(tiles.offsets[0]).toBe(chunk.length);
@@ -141,13 +146,16 @@ describe("a 100,000-ROI segmentation", () => {
       let at = 0;
       for (let t = band * tiles.across; t < (band + 1) * tiles.across; t++) {
         expect(tiles.offsets[t]).toBe(position + at);
-        const labels = new Uint32Array(inflateSync(chunk.subarray(at, at + tiles.counts[t])).buffer.slice(0));
+        expect(t).toBeLessThan(tiles.counts.length);
+        const count = tiles.counts[t]!;
+        const labels = new Uint32Array(inflateSync(chunk.subarray(at, at + count)).buffer.slice(0));
         expect(labels.length).toBe(tiles.width * tiles.length);
         const x0 = (t % tiles.across) * tiles.width;
         const y0 = band * tiles.length;
+        // Inside the tile, whose length was just checked; a label is 0 or a roi_index, at most rois.length.
         for (let y = 0; y < Math.min(tiles.length, HEIGHT - y0); y++)
-          for (let x = 0; x < Math.min(tiles.width, WIDTH - x0); x++) histogram[labels[y * tiles.width + x]]++;
-        at += tiles.counts[t];
+          for (let x = 0; x < Math.min(tiles.width, WIDTH - x0); x++) histogram[labels[y * tiles.width + x]!]!++;
+        at += count;
       }
       expect(at).toBe(chunk.length);
       position += chunk.length;

@@ -54,11 +54,13 @@ describe("masks.tif", () => {
     const chunks: Uint8Array[] = [];
     for await (const chunk of file.body) chunks.push(chunk);
     // 300 rows of 256-pixel tiles: two bands, each its own chunk after the header.
-    const header = readTiffFile(chunks[0]).directory(0);
+    expect(chunks).toHaveLength(3);
+    const header = readTiffFile(chunks[0]!).directory(0);
     const offsets = header.numbers(Tag.TileOffsets)!;
     const counts = header.numbers(Tag.TileByteCounts)!;
     expect(offsets).toHaveLength(4);
-    expect(chunks.map((c) => c.length)).toEqual([offsets[0], counts[0] + counts[1], counts[2] + counts[3]]);
+    expect(counts).toHaveLength(4);
+    expect(chunks.map((c) => c.length)).toEqual([offsets[0], counts[0]! + counts[1]!, counts[2]! + counts[3]!]);
     const bytes = concatBytes(chunks);
     const image = decodeImage(bytes);
     expect([image.width, image.height, image.bitDepth]).toEqual([width, height, 32]);

@@ -95,13 +95,13 @@ describe("ROI artifact", () => {
 
     it("with a flipped bit in a chunk (CRC)", async () => {
       const bytes = await encodeToBytes(smallDescription, smallRois);
-      bytes[bytes.length - 40] ^= 0x10;
+      bytes[bytes.length - 40]! ^= 0x10;
       await expect(readBytes(bytes)).rejects.toThrow(/corrupt \(CRC mismatch\)/);
     });
 
     it("with a flipped bit in the header (CRC)", async () => {
       const bytes = await encodeToBytes(smallDescription, smallRois);
-      bytes[14] ^= 0x01;
+      bytes[14]! ^= 0x01;
       await expect(readBytes(bytes)).rejects.toThrow(/header is corrupt/);
     });
 
@@ -128,34 +128,36 @@ describe("ROI artifact", () => {
   });
 
   describe("the writer refuses ROIs that break the contract", () => {
+    // The small fixture's first three ROIs, in raster order (it has more).
+    const [first, second, third] = [smallRois[0]!, smallRois[1]!, smallRois[2]!];
     const header = { ...smallDescription, roiCount: smallRois.length, vertexCount: smallRois.reduce((n, r) => n + r.polygon.length / 2, 0) };
 
     it("out of raster order", () => {
       const writer = new RoiArtifactWriter(header);
-      writer.add(smallRois[0]);
-      writer.add(smallRois[1]);
-      const above = { ...smallRois[2], bbox_y: 0, polygon: smallRois[2].polygon.map((v, i) => (i % 2 ? v - 2 : v)) };
+      writer.add(first);
+      writer.add(second);
+      const above = { ...third, bbox_y: 0, polygon: third.polygon.map((v, i) => (i % 2 ? v - 2 : v)) };
       expect(() => writer.add(above)).toThrow(/raster order/);
     });
 
     it("with an index out of sequence", () => {
-      expect(() => new RoiArtifactWriter(header).add(smallRois[1])).toThrow(/has index 1/);
+      expect(() => new RoiArtifactWriter(header).add(second)).toThrow(/has index 1/);
     });
 
     it("whose polygon leaves its bounding box or the image", () => {
-      const wider = { ...smallRois[0], bbox_w: smallRois[0].bbox_w + 1 };
+      const wider = { ...first, bbox_w: first.bbox_w + 1 };
       expect(() => new RoiArtifactWriter(header).add(wider)).toThrow(/polygon spans/);
-      const outside = { ...smallRois[0], bbox_x: 38 };
+      const outside = { ...first, bbox_x: 38 };
       expect(() => new RoiArtifactWriter(header).add(outside)).toThrow(/not inside the 40x30 image/);
     });
 
     it("fewer or more than the header announced", () => {
       const writer = new RoiArtifactWriter(header);
-      writer.add(smallRois[0]);
+      writer.add(first);
       expect(() => writer.finish()).toThrow(/wrote 1 ROIs/);
-      const full = new RoiArtifactWriter({ ...header, roiCount: 1, vertexCount: smallRois[0].polygon.length / 2 });
-      full.add(smallRois[0]);
-      expect(() => full.add(smallRois[1])).toThrow(/more ROIs than the 1/);
+      const full = new RoiArtifactWriter({ ...header, roiCount: 1, vertexCount: first.polygon.length / 2 });
+      full.add(first);
+      expect(() => full.add(second)).toThrow(/more ROIs than the 1/);
     });
   });
 });
@@ -198,11 +200,12 @@ describe("ROI artifact version 2: intensities per channel", () => {
   });
 
   it("refuses ROIs whose intensities do not match the header's channels, and flags it does not know", async () => {
-    const header = { ...v2Description, roiCount: 1, vertexCount: smallRois[0].polygon.length / 2 };
-    expect(() => new RoiArtifactWriter(header).add(smallRois[0])).toThrow(/intensities must be 18 numbers/);
-    expect(() => new RoiArtifactWriter(header).add({ ...v2Small[0], intensity: new Float64Array(12) })).toThrow(/intensities must be 18 numbers/);
-    const v1Header = { ...smallDescription, roiCount: 1, vertexCount: smallRois[0].polygon.length / 2 };
-    expect(() => new RoiArtifactWriter(v1Header).add(v2Small[0])).toThrow(/none without channels/);
+    const [plain, measured] = [smallRois[0]!, v2Small[0]!]; // the fixture's first ROI, without and with intensities
+    const header = { ...v2Description, roiCount: 1, vertexCount: plain.polygon.length / 2 };
+    expect(() => new RoiArtifactWriter(header).add(plain)).toThrow(/intensities must be 18 numbers/);
+    expect(() => new RoiArtifactWriter(header).add({ ...measured, intensity: new Float64Array(12) })).toThrow(/intensities must be 18 numbers/);
+    const v1Header = { ...smallDescription, roiCount: 1, vertexCount: plain.polygon.length / 2 };
+    expect(() => new RoiArtifactWriter(v1Header).add(measured)).toThrow(/none without channels/);
     const bytes = await encodeToBytes(v2Description, v2Small);
     // The flags follow the model name and version in the header body.
     const flagsAt = 12 + 4 * 4 + 8 + 2 + smallDescription.modelName.length + 2 + smallDescription.modelVersion.length;
@@ -255,11 +258,12 @@ describe("ROI artifact version 2: cells grown around the nuclei", () => {
   });
 
   it("refuses a cell that the header does not announce, one missing, and one whose box does not hold its nucleus", () => {
-    const header = { ...smallDescription, roiCount: 1, vertexCount: smallRois[0].polygon.length / 2 };
+    const nucleus = smallRois[0]!; // the fixture's first ROI
+    const header = { ...smallDescription, roiCount: 1, vertexCount: nucleus.polygon.length / 2 };
     const [cellular] = withCells(smallRois, 0, 40, 30);
     expect(() => new RoiArtifactWriter(header).add(cellular!)).toThrow(/has a cell, but the header announces none/);
-    expect(() => new RoiArtifactWriter({ ...header, cells: true }).add(smallRois[0])).toThrow(/has no cell/);
-    const small = { ...cellular!, cell: { ...cellular!.cell, polygon: smallRois[0].polygon, bbox_x: smallRois[0].bbox_x + 1 } };
+    expect(() => new RoiArtifactWriter({ ...header, cells: true }).add(nucleus)).toThrow(/has no cell/);
+    const small = { ...cellular!, cell: { ...cellular!.cell, polygon: nucleus.polygon, bbox_x: nucleus.bbox_x + 1 } };
     expect(() => new RoiArtifactWriter({ ...header, cells: true }).add(small)).toThrow(RoiArtifactError);
   });
 });

@@ -22,8 +22,10 @@ describe("rois.zip", () => {
   });
 
   it("decodes (by ImageJ's format) to traced polygons with the artifact's outline, bounds and name", async () => {
-    (await entries()).forEach(([name, bytes], i) => {
-      const roi = smallRois[i];
+    const all = await entries();
+    expect(all).toHaveLength(smallRois.length);
+    all.forEach(([name, bytes], i) => {
+      const roi = smallRois[i]!;
       const decoded = decodeImageJRoi(bytes);
       expect(decoded.type).toBe(8); // traced
       expect(decoded.version).toBeGreaterThanOrEqual(218);
@@ -35,7 +37,7 @@ describe("rois.zip", () => {
 
   it("measures area_px as ImageJ counts a traced ROI: the pixels whose centres are inside", async () => {
     (await entries()).forEach(([, bytes], i) => {
-      expect(pixelsInside(decodeImageJRoi(bytes).polygon)).toBe(smallRois[i].area_px);
+      expect(pixelsInside(decodeImageJRoi(bytes).polygon)).toBe(smallRois[i]?.area_px);
     });
   });
 

@@ -40,11 +40,14 @@ export function roiFile(spec: RoiSpec): Uint8Array {
   view.setUint16(16, n);
   if (spec.subPixel) view.setInt16(50, 128);
   for (let i = 0; i < n; i++) {
-    view.setInt16(64 + 2 * i, Math.floor(v[2 * i]) - left);
-    view.setInt16(64 + 2 * n + 2 * i, Math.floor(v[2 * i + 1]) - top);
+    // i < n = v.length / 2, so both coordinates of vertex i are in v.
+    const x = v[2 * i]!,
+      y = v[2 * i + 1]!;
+    view.setInt16(64 + 2 * i, Math.floor(x) - left);
+    view.setInt16(64 + 2 * n + 2 * i, Math.floor(y) - top);
     if (spec.subPixel) {
-      view.setFloat32(64 + 4 * n + 4 * i, v[2 * i]);
-      view.setFloat32(64 + 8 * n + 4 * i, v[2 * i + 1]);
+      view.setFloat32(64 + 4 * n + 4 * i, x);
+      view.setFloat32(64 + 8 * n + 4 * i, y);
     }
   }
   return bytes;

@@ -2,7 +2,9 @@
 // character an object; equal characters are the same object.
 
 export function grid(rows: string[]): { width: number; height: number; labels: Uint32Array } {
-  const width = rows[0].length,
+  const [first] = rows;
+  if (first === undefined) throw new Error("a grid needs at least one row");
+  const width = first.length,
     height = rows.length;
   const labels = new Uint32Array(width * height);
   rows.forEach((row, y) => [...row].forEach((c, x) => (labels[y * width + x] = c === "." ? 0 : c.charCodeAt(0))));

@@ -1,11 +1,13 @@
 // Reference geometry for checking exports, kept deliberately naive (per-pixel tests).
+// Rings are interleaved [x0, y0, x1, y1, ...] of even length, and the loops step over them by
+// vertex, so every index below is in range; the `!`s say so to noUncheckedIndexedAccess.
 
 /** Twice the signed shoelace area of an interleaved [x0, y0, x1, y1, ...] ring. */
 export function doubledSignedArea(ring: ArrayLike<number>): number {
   let sum = 0;
   for (let i = 0; i < ring.length; i += 2) {
     const j = (i + 2) % ring.length;
-    sum += ring[i] * ring[j + 1] - ring[j] * ring[i + 1];
+    sum += ring[i]! * ring[j + 1]! - ring[j]! * ring[i + 1]!;
   }
   return sum;
 }
@@ -14,10 +16,10 @@ export function doubledSignedArea(ring: ArrayLike<number>): number {
 export function containsPoint(ring: ArrayLike<number>, px: number, py: number): boolean {
   let inside = false;
   for (let i = 0, j = ring.length - 2; i < ring.length; j = i, i += 2) {
-    const xi = ring[i],
-      yi = ring[i + 1],
-      xj = ring[j],
-      yj = ring[j + 1];
+    const xi = ring[i]!,
+      yi = ring[i + 1]!,
+      xj = ring[j]!,
+      yj = ring[j + 1]!;
     if (yi > py !== yj > py && px < ((xj - xi) * (py - yi)) / (yj - yi) + xi) inside = !inside;
   }
   return inside;
@@ -30,10 +32,12 @@ export function pixelsInside(ring: ArrayLike<number>): number {
     maxX = -Infinity,
     maxY = -Infinity;
   for (let i = 0; i < ring.length; i += 2) {
-    minX = Math.min(minX, ring[i]);
-    maxX = Math.max(maxX, ring[i]);
-    minY = Math.min(minY, ring[i + 1]);
-    maxY = Math.max(maxY, ring[i + 1]);
+    const x = ring[i]!,
+      y = ring[i + 1]!;
+    minX = Math.min(minX, x);
+    maxX = Math.max(maxX, x);
+    minY = Math.min(minY, y);
+    maxY = Math.max(maxY, y);
   }
   let count = 0;
   for (let y = minY; y < maxY; y++) for (let x = minX; x < maxX; x++) if (containsPoint(ring, x + 0.5, y + 0.5)) count++;

@@ -5,6 +5,7 @@
 // the values and a frame; plots.js owns the card, the data and the pointer.
 
 /** @typedef {[number, number]} Range a low and a high value, in a column's units */
+/** @typedef {[number, number, number]} RGB */
 /** @typedef {{ min: number, max: number, finite: number, integers: boolean }} Extent */
 /** @typedef {{ lo: number, hi: number, width: number, counts: Uint32Array, finite: number, integers: boolean }} Histogram */
 /** @typedef {{ x: Range, y?: Range }} Selection a range on x; with y, a rectangle on a scatter */
@@ -90,7 +91,11 @@ export function histogram(values) {
     bins = 1;
   }
   const counts = new Uint32Array(bins);
-  for (const v of values) if (Number.isFinite(v)) counts[Math.min(bins - 1, Math.floor((v - lo) / width))]++;
+  for (const v of values) {
+    if (!Number.isFinite(v)) continue;
+    const bin = Math.min(bins - 1, Math.floor((v - lo) / width));
+    counts[bin] = /** @type {number} */ (counts[bin]) + 1;
+  }
   return { lo, hi: lo + bins * width, width, counts, finite: range.finite, integers };
 }
 
@@ -268,18 +273,20 @@ export function drawDensity(ctx, frame, xs, ys) {
   const counts = new Uint32Array(columns * rows);
   let most = 0;
   for (let i = 0; i < xs.length; i++) {
-    const [x, y] = [xs[i], ys[i]];
+    const x = /** @type {number} */ (xs[i]);
+    const y = /** @type {number} */ (ys[i]);
     if (!Number.isFinite(x) || !Number.isFinite(y)) continue;
     const column = Math.min(columns - 1, Math.floor(((x - frame.x[0]) / (frame.x[1] - frame.x[0])) * columns));
     const row = Math.min(rows - 1, Math.floor(((frame.y[1] - y) / (frame.y[1] - frame.y[0])) * rows));
     const at = row * columns + column;
-    counts[at]++;
-    if (counts[at] > most) most = counts[at];
+    const inSquare = /** @type {number} */ (counts[at]) + 1;
+    counts[at] = inSquare;
+    if (inSquare > most) most = inSquare;
   }
   const scale = Math.log1p(most) || 1;
-  for (let at = 0; at < counts.length; at++) {
-    if (counts[at] === 0) continue;
-    const t = Math.log1p(counts[at]) / scale; // (0, 1]
+  for (const [at, inSquare] of counts.entries()) {
+    if (inSquare === 0) continue;
+    const t = Math.log1p(inSquare) / scale; // (0, 1]
     // Light blue for one cell, through the bars' blue, to a deep indigo for the densest square.
     const [r, g, b] = t < 0.5 ? mix([96, 165, 250], [37, 99, 235], t * 2) : mix([37, 99, 235], [30, 27, 75], (t - 0.5) * 2);
     ctx.fillStyle = `rgb(${r}, ${g}, ${b})`;
@@ -287,8 +294,8 @@ export function drawDensity(ctx, frame, xs, ys) {
   }
 }
 
-/** @type {(from: number[], to: number[], t: number) => number[]} */
-const mix = (from, to, t) => from.map((v, i) => Math.round(v + (to[i] - v) * t));
+/** @type {(from: RGB, to: RGB, t: number) => RGB} */
+const mix = ([r0, g0, b0], [r1, g1, b1], t) => [Math.round(r0 + (r1 - r0) * t), Math.round(g0 + (g1 - g0) * t), Math.round(b0 + (b1 - b0) * t)];
 
 /**
  * The selected ranges shaded over the plot: a band across a histogram, a rectangle on a scatter.
@@ -297,8 +304,8 @@ const mix = (from, to, t) => from.map((v, i) => Math.round(v + (to[i] - v) * t))
  * @param {Selection} selection
  */
 export function drawSelection(ctx, frame, selection) {
-  const [x0, x1] = selection.x.map(frame.toX);
-  const [y0, y1] = selection.y ? selection.y.map(frame.toY) : [frame.top + frame.height, frame.top];
+  const [x0, x1] = [frame.toX(selection.x[0]), frame.toX(selection.x[1])];
+  const [y0, y1] = selection.y ? [frame.toY(selection.y[0]), frame.toY(selection.y[1])] : [frame.top + frame.height, frame.top];
   ctx.fillStyle = "rgba(217, 70, 239, 0.18)";
   ctx.strokeStyle = HIGHLIGHT;
   ctx.lineWidth = 1.5;

@@ -521,6 +521,7 @@ function showCell(cell) {
   facts.hidden = !cell;
   root.dataset.hoveredCell = cell ? String(cell.props.roi_index) : "";
   if (!cell) return;
+  /** @type {[string, string][]} */
   const rows = [];
   const shown = new Set();
   for (const [key, label, format] of MEASURES) {
@@ -696,13 +697,10 @@ function tilePath(entry) {
 }
 
 /**
- * Deletes (on) a stored cell in edit mode, or brings it back.
+ * Redraws the tile of a stored cell the editor deleted or brought back (in `hidden`).
  * @param {RoiIndex} roiIndex
- * @param {boolean} on
  */
-function setHidden(roiIndex, on) {
-  if (on) hidden.add(roiIndex);
-  else hidden.delete(roiIndex);
+function redrawTileOf(roiIndex) {
   const entry = tileOfCell.get(roiIndex);
   if (entry?.ready) {
     entry.path = tilePath(entry);
@@ -843,7 +841,7 @@ async function load() {
       roiCount: Number(root.dataset.roiCount),
       saveProblem: saveProblem(),
       hidden,
-      setHidden,
+      redrawTileOf,
       cellAt,
       contains: (cell, x, y) => x >= cell.bbox[0] && x <= cell.bbox[2] && y >= cell.bbox[1] && y <= cell.bbox[3] && contains(cell.ring, x, y),
       cells: () => [...outlineTiles.values()].flatMap((entry) => entry.cells),
