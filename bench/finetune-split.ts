@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 
-export interface FineTuneSplitRequest {
+interface FineTuneSplitRequest {
   /** The dsb2018-train folder (images/, labels/, modality.csv). */
   data: string;
   /** A training record whose validation images are the only ones used; "none": every image. */
@@ -44,7 +44,7 @@ export function fineTuneSplit(request: FineTuneSplitRequest): { trainNames: stri
   return { trainNames: names.slice(0, request.train), testNames: names.slice(request.train, request.train + request.test) };
 }
 
-export interface SlideSplitRequest {
+interface SlideSplitRequest {
   /** A folder of crops named <slide>_<crop> (TNBC: tnbc-01_1), images/ and labels/. */
   data: string;
   /** The slides whose crops a user annotates, e.g. ["tnbc-02", "tnbc-03"]. */
@@ -56,7 +56,7 @@ export interface SlideSplitRequest {
 }
 
 /** The slide a crop comes from: its name up to the last "_". */
-export function slideOf(name: string): string {
+function slideOf(name: string): string {
   const mark = name.lastIndexOf("_");
   return mark < 0 ? name : name.slice(0, mark);
 }

@@ -1,7 +1,7 @@
 // The load bench's requests: each one timed and kept, by route kind, for the report.
 export const REQUEST_TIMEOUT_MS = 60_000;
 
-export interface Sample {
+interface Sample {
   kind: string;
   /** 0: no answer (connection error or timeout). */
   status: number;

@@ -9,7 +9,7 @@ import { closeSync, openSync, writeSync } from "node:fs";
 import type { RegionSource } from "../gpu-runner/engine/blocks/region-source.ts";
 import { streamTiledTiff } from "../test/fixtures/tiff-writer.ts";
 
-export interface TiledBigTiffOptions {
+interface TiledBigTiffOptions {
   tile?: number;
   kind?: "uint8" | "uint16";
 }

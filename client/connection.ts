@@ -3,7 +3,7 @@
 // recommends the environment variable.
 import { Http, type HttpOptions } from "./http.ts";
 
-export const DEFAULT_API = "http://127.0.0.1:8787/api/v1";
+const DEFAULT_API = "http://127.0.0.1:8787/api/v1";
 
 export const CONNECTION_OPTIONS = {
   api: { type: "string" },
@@ -19,7 +19,7 @@ export const CONNECTION_HELP = `Connection:
 export class UsageError extends Error {}
 
 /** The API base with its /api/v1 prefix, whether or not it was given with it. */
-export function apiBase(url: string): string {
+function apiBase(url: string): string {
   let parsed: URL;
   try {
     parsed = new URL(url);

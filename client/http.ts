@@ -17,13 +17,13 @@ export class ApiError extends Error {
   }
 }
 
-export interface RetryPolicy {
+interface RetryPolicy {
   attempts: number;
   baseMs: number;
   maxMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseMs: 500, maxMs: 20_000 };
+const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseMs: 500, maxMs: 20_000 };
 
 export interface HttpOptions {
   /** Base address including /api/v1. */
@@ -36,7 +36,7 @@ export interface HttpOptions {
   log?: (message: string) => void;
 }
 
-export interface RequestOptions {
+interface RequestOptions {
   json?: unknown;
   query?: Record<string, string | number | undefined>;
   /** A body built afresh for each attempt (a stream cannot be replayed). */

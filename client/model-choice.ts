@@ -9,12 +9,13 @@ import type { Modality } from "../schema/modality.ts";
 
 export const AUTO_MODEL = "auto";
 
-export interface ModelChoice {
+interface ModelChoice {
   modelId: string;
   /** Why: the modality and what in the pixels decided it, or why none was read. */
   reason: string;
 }
 
+// Exported for its test only (test/client/model-choice.test.ts).
 /** The public model the service lists as recommended for this modality; the first public model where none is. */
 export function modelFor(modality: Modality | null, models: ModelRecord[]): string {
   const recommended = modality ? models.find((m) => m.is_public && m.recommended_for.includes(modality)) : undefined;

@@ -14,6 +14,7 @@ import { stretchOf, toBytes, toRgb } from "../common/stretch.ts";
  */
 export const OVERLAY_MAX_PIXELS = 64 * 1024 * 1024;
 
+// Exported for its test only (test/client/segment-cli.test.ts).
 /** The dashboard viewer's outline colour (#facc15): no gray pixel has it. */
 export const OUTLINE_RGB = [0xfa, 0xcc, 0x15] as const;
 
@@ -27,6 +28,7 @@ interface Geometry {
   coordinates: unknown;
 }
 
+// Exported for its test only (test/client/overlay.test.ts).
 /**
  * The rings of each polygon (exterior first, then holes) of a GeoJSON FeatureCollection: every
  * feature's geometry and, for QuPath cell objects (`--cell-objects`), its nucleus's too, so both
@@ -50,7 +52,7 @@ export function polygonsOf(geojson: { features?: { geometry?: Geometry | null; n
  * counter-clockwise by the numbers (RFC 7946, y down), with the cell on the left of (dx, dy), that
  * is towards (-dy, dx); holes the other way round, so the same side is the cell's.
  */
-export function drawOutlines(rgb: Uint8Array, width: number, height: number, polygons: number[][][][]): void {
+function drawOutlines(rgb: Uint8Array, width: number, height: number, polygons: number[][][][]): void {
   const paint = (x: number, y: number) => {
     if (x < 0 || y < 0 || x >= width || y >= height) return;
     const i = 3 * (y * width + x);

@@ -5,7 +5,7 @@ import type { PredictionRecord, PredictionSubmission } from "../schema/api-recor
 import { sleep } from "../common/retry.ts";
 import { ApiError, type Http } from "./http.ts";
 
-export interface PredictionRequest {
+interface PredictionRequest {
   image_id: string;
   model_id: string;
   params?: Record<string, unknown>;
@@ -59,6 +59,7 @@ export type Blocks = NonNullable<PredictionRecord["blocks"]>;
 /** The stage the service gives a block-wise prediction while its blocks run: "blocks 7 of 12". */
 const BLOCKS_STAGE = /^blocks \d+ of \d+$/;
 
+// Exported for its test only (test/client/block-progress.test.ts).
 /** While the blocks run: "blocks 7 of 12 done (3 glass)". */
 export function blocksDone(blocks: Blocks): string {
   return `blocks ${blocks.done} of ${blocks.total} done (${blocks.glass} glass)`;

@@ -4,7 +4,7 @@
 // (a block-wise prediction's blocks done show on those lines, not on one line per block).
 import { formatBytes } from "./format.ts";
 
-export interface Bar {
+interface Bar {
   /**
    * `done` out of the bar's total; `note` says what is happening (a stage, a wait); `detail` adds
    * what changes often within it (blocks done of all): shown after the note, it never makes a

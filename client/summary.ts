@@ -6,6 +6,7 @@ import { formatSeconds, table } from "./format.ts";
 import { blocksSummary } from "./predict.ts";
 import type { ImageOutcome } from "./segment-run.ts";
 
+// Exported for its test only (test/client/segment-cli.test.ts).
 export const SUMMARY_COLUMNS = ["image", "image id", "result", "cells", "time", "output folder / reason"] as const;
 
 /** After the folder: a whole slide's blocks (how many, how many glass), and any note. */

@@ -13,7 +13,7 @@ import { sleep } from "../common/retry.ts";
 import { MULTIPART_OVERHEAD } from "./body-limit.ts";
 import { ApiError, type Http } from "./http.ts";
 
-export interface LocalFile {
+interface LocalFile {
   path: string;
   /** The name the service records (the file's base name). */
   name: string;
@@ -21,12 +21,12 @@ export interface LocalFile {
 }
 
 /** What an upload has done so far, kept in the resume state. */
-export interface UploadState {
+interface UploadState {
   image_id?: string;
   parts_done?: number[];
 }
 
-export interface UploadOptions {
+interface UploadOptions {
   /** Files larger than this go resumable. */
   resumableAbove: number;
   /** The largest request body the route to the API accepts (Cloudflare's zone limit). */
@@ -43,6 +43,7 @@ export interface UploadOptions {
   onAlreadyUploaded?: (image: ImageRecord) => void;
 }
 
+// Exported for its test only (test/client/segment-cli.test.ts).
 export class UploadFailedError extends Error {}
 
 interface PartPlan {

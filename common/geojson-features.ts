@@ -23,7 +23,7 @@ export const FEATURE_COLLECTION_START = '{"type":"FeatureCollection","features":
 export const FEATURE_COLLECTION_END = "\n]}\n";
 
 /** Twice the signed area of the polygon by the shoelace formula, on (x, y) as given. */
-export function shoelaceSum(polygon: Int32Array): number {
+function shoelaceSum(polygon: Int32Array): number {
   let sum = 0;
   const n = polygon.length;
   for (let i = 0; i < n; i += 2) {

@@ -289,7 +289,7 @@ export const MEASUREMENT_COLUMNS = [
 ] as const satisfies readonly MeasurementColumn[];
 
 /** The intensity group's columns for these channels, channel by channel, INTENSITY_STATS in order. */
-export function intensityColumns(channels: readonly string[]): MeasurementColumn[] {
+function intensityColumns(channels: readonly string[]): MeasurementColumn[] {
   const statDescriptions: Record<(typeof INTENSITY_STATS)[number], string> = {
     mean: "mean of the original pixel values inside the cell (regionprops' intensity_mean)",
     median: "median of those values (of an even count, the mean of the two middle ones)",
@@ -313,7 +313,7 @@ export function intensityColumns(channels: readonly string[]): MeasurementColumn
 }
 
 /** The cell group's columns: the grown cell's measurements, then its cytoplasm's intensities per channel. */
-export function cellColumns(channels: readonly string[]): MeasurementColumn[] {
+function cellColumns(channels: readonly string[]): MeasurementColumn[] {
   const cell = (name: string, description: string, value: (c: ExportContext, r: Roi) => MeasurementValue): MeasurementColumn => ({
     name,
     type: "number",
@@ -352,7 +352,7 @@ export function measurementColumns(context: Pick<ExportContext, "channels" | "ce
   return [...MEASUREMENT_COLUMNS, ...(context.cells ? cellColumns(channels) : []), ...intensityColumns(channels)];
 }
 
-export type MeasurementColumnName = (typeof MEASUREMENT_COLUMNS)[number]["name"];
+type MeasurementColumnName = (typeof MEASUREMENT_COLUMNS)[number]["name"];
 
 export const MEASUREMENT_COLUMN_NAMES: readonly MeasurementColumnName[] = MEASUREMENT_COLUMNS.map((c) => c.name);
 
@@ -360,7 +360,7 @@ export const MEASUREMENT_COLUMN_NAMES: readonly MeasurementColumnName[] = MEASUR
 export const DEFAULT_MEASUREMENT_COLUMNS: readonly MeasurementColumn[] = MEASUREMENT_COLUMNS.filter((c) => c.group === "default");
 
 /** The columns of a group, in the column list's order. */
-export function groupColumns(group: keyof typeof MEASUREMENT_GROUPS, columns: readonly MeasurementColumn[] = MEASUREMENT_COLUMNS): MeasurementColumn[] {
+function groupColumns(group: keyof typeof MEASUREMENT_GROUPS, columns: readonly MeasurementColumn[] = MEASUREMENT_COLUMNS): MeasurementColumn[] {
   return columns.filter((c) => group === "all" || c.group === group);
 }
 

@@ -101,6 +101,7 @@ export function readModality(image: DecodedImage): ModalityReading {
   return { modality: "fluorescence", reason: `a dark field: ${where}`, sure: position < BRIGHT_FIELD_POSITION * 0.9 };
 }
 
+// Exported for its test only (test/engine/modality.test.ts).
 /** The modality alone (readModality's). */
 export function detectModality(image: DecodedImage): Modality {
   return readModality(image).modality;
@@ -143,7 +144,7 @@ export function sampleWindows(width: number, height: number, grid = 4, side = 51
 }
 
 /** The windows of equal height placed left to right in one planar image. */
-export function sideBySide(images: DecodedImage[]): DecodedImage {
+function sideBySide(images: DecodedImage[]): DecodedImage {
   const height = images[0]!.height;
   const channels = images[0]!.channels;
   const width = images.reduce((sum, image) => sum + image.width, 0);

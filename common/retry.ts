@@ -3,7 +3,7 @@
 
 export class TransientError extends Error {}
 
-export interface RetryOptions {
+interface RetryOptions {
   attempts: number;
   baseMs: number;
   maxMs: number;

@@ -11,7 +11,7 @@ const HIGH_PERCENTILE = 99.8;
 /** The percentiles are taken from an overview this size (long side). */
 const STRETCH_OVERVIEW_SIDE = 2048;
 
-export interface Stretch {
+interface Stretch {
   low: number;
   scale: number;
 }

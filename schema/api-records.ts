@@ -76,7 +76,7 @@ export const imageRecord = z
   })
   .meta({ id: "Image" });
 
-export const partUrls = z
+const partUrls = z
   .object({
     part_size: count.meta({ description: "Bytes in each part (the last may be shorter)" }),
     part_count: count,
@@ -107,7 +107,7 @@ const apPair = z.object({
  * image scored tile by tile by the base and by the best fine-tuned weights, and the gain's
  * bootstrap interval over the tiles. Only a "gain" returns the fine-tuned weights.
  */
-export const trainingEvidence = z
+const trainingEvidence = z
   .object({
     images: count.meta({ description: "Images scored (held out, or the one trained on)" }),
     objects: count.meta({ description: "True objects in them" }),
@@ -151,7 +151,7 @@ export const trainingMetrics = z
   .meta({ id: "TrainingMetrics" });
 
 /** A trained model's training summary. */
-export const trainingSummary = z
+const trainingSummary = z
   .object({
     job_id: id,
     base_model_id: id,
@@ -252,7 +252,7 @@ export const jobRecord = z
   })
   .meta({ id: "Job" });
 
-export const MEASUREMENT_STATES = ["measured", "measuring", "failed", "not_measured"] as const;
+const MEASUREMENT_STATES = ["measured", "measuring", "failed", "not_measured"] as const;
 
 const measurementsState = z
   .object({

@@ -51,7 +51,7 @@ export const resumableUploadBody = z
  * diameter lies within MIN_DIAMETER_PX..MAX_DIAMETER_PX (schema/work-limits.ts): it multiplies the
  * work (block margins grow with it, the network's pixels with the enlargement below the model's).
  */
-export const diameter = z.union([
+const diameter = z.union([
   z
     .number()
     .min(0)
@@ -217,7 +217,7 @@ function decodeCursor(cursor: string): PagePosition | null {
   }
 }
 
-export const MAX_PAGE_SIZE = 200;
+const MAX_PAGE_SIZE = 200;
 
 const pageQuery = {
   limit: z.coerce

@@ -28,7 +28,7 @@ export const urlsBody = z.object({ lease_token: leaseToken });
 /** Hands back a job the runner leased but never started (it was shutting down): no attempt spent. */
 export const releaseBody = z.object({ lease_token: leaseToken });
 
-export const predictionResult = z.object({
+const predictionResult = z.object({
   roi_count: z.number().int().min(0),
   confluency: z.number().min(0).max(1),
   width: z.number().int().min(1),
@@ -47,7 +47,7 @@ export const predictionResult = z.object({
  * the survey's normalisation, modality and diameter, and the grid's core side and margin, from
  * which each block's rectangles are computed again (engine/blocks/block-grid.ts) rather than sent.
  */
-export const blockPlan = z.object({
+const blockPlan = z.object({
   width: z.number().int().min(1),
   height: z.number().int().min(1),
   core_side: z.number().int().min(1),
@@ -82,7 +82,7 @@ export type BlockPlan = z.infer<typeof blockPlan>;
 export const MAX_BLOCKS_PER_PREDICTION = 10_000;
 
 /** The first attempt of a block-wise prediction on a file read at random ends with its plan: its blocks become block tasks. */
-export const blockPlanResult = z.object({
+const blockPlanResult = z.object({
   block_plan: blockPlan.refine((plan) => plan.rows * plan.columns <= MAX_BLOCKS_PER_PREDICTION, {
     message: `a prediction has at most ${MAX_BLOCKS_PER_PREDICTION} blocks`,
   }),
@@ -90,7 +90,7 @@ export const blockPlanResult = z.object({
 });
 
 /** A block task's: what it kept (its cells went to its signed URL), and whether it was glass. */
-export const blockResult = z.object({
+const blockResult = z.object({
   block_cells: z.number().int().min(0),
   kept_area: z.number().min(0),
   glass: z.boolean(),
@@ -99,7 +99,7 @@ export const blockResult = z.object({
   execution_provider: z.string().optional(),
 });
 
-export const trainingResult = z.object({
+const trainingResult = z.object({
   steps: z.number().int().min(0),
   seconds: z.number().min(0).optional(),
   metrics: trainingMetrics.optional(),
@@ -107,14 +107,14 @@ export const trainingResult = z.object({
 });
 
 /** A preview job's: the tile archive's size (its bytes went to the job's signed URL), and the modality its pixels show (the dashboard picks a model by it). */
-export const previewResult = z.object({
+const previewResult = z.object({
   preview_bytes: z.number().int().min(1),
   levels: z.number().int().min(1),
   modality: modalityDecision.optional(),
 });
 
 /** A measurement job's: the ROIs it measured and the channels it measured them in (the artifact went to the job's signed URL). */
-export const measurementResult = z.object({
+const measurementResult = z.object({
   measured_rois: z.number().int().min(0),
   channels: z.number().int().min(1),
 });
@@ -185,6 +185,7 @@ const leasedParams = z
   })
   .default({});
 
+// Exported for its test only (test/runner/config-and-retry.test.ts).
 export const leasedPrediction = z.object({
   ...leaseCommon,
   kind: z.literal("prediction"),
@@ -233,7 +234,7 @@ export const leasedPrediction = z.object({
  * full-resolution tile pack goes (engine/preview.ts fullResolutionTiles, stretched by the plan's
  * display), sent only while the image has no full-resolution level and the plan has a display.
  */
-export const leasedBlock = z.object({
+const leasedBlock = z.object({
   ...leaseCommon,
   kind: z.literal("block"),
   prediction_id: z.string(),
@@ -246,7 +247,7 @@ export const leasedBlock = z.object({
 });
 
 /** The dashboard's preview of an image, made once: decode it and store its tile archive. */
-export const leasedPreview = z.object({
+const leasedPreview = z.object({
   ...leaseCommon,
   kind: z.literal("preview"),
   image: signedImage,
@@ -258,7 +259,7 @@ export const leasedPreview = z.object({
  * pixels, written as a new artifact (the same ROIs, in the same order, with intensities) to
  * output.artifact_url.
  */
-export const leasedMeasurement = z.object({
+const leasedMeasurement = z.object({
   ...leaseCommon,
   kind: z.literal("measurement"),
   image: signedImage,
@@ -266,7 +267,7 @@ export const leasedMeasurement = z.object({
   output: z.object({ artifact_url: z.string() }),
 });
 
-export const leasedTraining = z.object({
+const leasedTraining = z.object({
   ...leaseCommon,
   kind: z.literal("training"),
   model: leasedModel,

@@ -33,11 +33,13 @@
 import { deflateSync } from "node:zlib";
 
 /** Default tile side: libtiff's and most viewers' tile size. */
-export const LABEL_TIFF_TILE = 256;
+const LABEL_TIFF_TILE = 256;
 
+// Exported for its test only (test/engine/label-tiff.test.ts).
 /** A band's labels stay within this many bytes: wide images get shorter tiles (at least 16 rows). */
 export const LABEL_TIFF_BAND_BYTES = 16 * 1024 * 1024;
 
+// Exported for its test only (test/engine/label-tiff.test.ts).
 export interface LabelTiffOptions {
   /** Tile width in pixels, a multiple of 16 (TIFF 6.0). Default: 256, or less for a narrower image. */
   tileWidth?: number;

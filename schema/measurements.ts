@@ -36,8 +36,8 @@ export interface ExportContext {
 export type MeasurementValue = string | number | null;
 
 /** Significant digits an exported number keeps (pixels are float32, about 7 digits); never fewer than MEASUREMENT_DECIMALS decimals. */
-export const MEASUREMENT_SIGNIFICANT_DIGITS = 6;
-export const MEASUREMENT_DECIMALS = 4;
+const MEASUREMENT_SIGNIFICANT_DIGITS = 6;
+const MEASUREMENT_DECIMALS = 4;
 
 /**
  * An exported number as text, the one rule for measurements.csv and rois.geojson: rounded to

@@ -11,6 +11,7 @@
 //   quarter of cpsam-large's time.
 import type { Modality } from "./modality.ts";
 
+// Exported for its test only (test/engine/model-recommendations.test.ts).
 export const RECOMMENDED_MODALITIES: Readonly<Record<string, readonly Modality[]>> = {
   cpsam: ["fluorescence"],
   "cpsam-large": ["brightfield"],
@@ -29,7 +30,7 @@ export function recommendedFor(modelId: string, isPublic: boolean): Modality[] {
 }
 
 /** The base a fine-tuning starts from where the user names none, and why, in words. */
-export interface TrainingBaseChoice {
+interface TrainingBaseChoice {
   modelId: string;
   reason: string;
 }

@@ -8,12 +8,12 @@
 //   then         the tiles' PNG bytes; each tile's offset counts from the end of the index
 import { z } from "zod";
 
-export const PREVIEW_TILES_MAGIC = "CSPT";
+const PREVIEW_TILES_MAGIC = "CSPT";
 export const PREVIEW_TILE_SIDE = 512;
 /** Header plus index stay below this, so one range read gets both. */
 export const PREVIEW_INDEX_MAX_BYTES = 64 * 1024;
 
-export const previewLevel = z.object({
+const previewLevel = z.object({
   /** Image pixels per preview pixel, along each axis (a power of two). */
   factor: z.number().int().min(1),
   width: z.number().int().min(1),
@@ -24,7 +24,7 @@ export const previewLevel = z.object({
   tiles: z.array(z.tuple([z.number().int().min(0), z.number().int().min(1)])),
 });
 
-export const previewIndex = z.object({
+const previewIndex = z.object({
   /** The image's size in pixels; every level covers all of it. */
   width: z.number().int().min(1),
   height: z.number().int().min(1),

@@ -67,7 +67,7 @@ export function diameterRefusal(diameter: number | undefined): string | null {
  * steps are taken at the image's resolution, niter × diameter / model diameter of them
  * (masks/compute-masks.ts). The issue that set this found 10,000 at 300 px: 125,000 steps a pixel.
  */
-export const DEFAULT_NITER = 200;
+const DEFAULT_NITER = 200;
 export const MAX_NITER = 2000;
 /**
  * The cell-probability threshold's range: the network's logits lie between about -6 and +6
@@ -117,7 +117,7 @@ export interface PricedParams {
 }
 
 /** What a prediction's parameters make of the work on each megapixel of its image. */
-export interface PredictionPrice {
+interface PredictionPrice {
   /** Network pixels per image pixel: the enlargement's square, 4x with augment. */
   networkFactor: number;
   /** Flow steps per foreground pixel at the image's resolution. */
@@ -141,7 +141,7 @@ function priceAt(diameter: number, params: PricedParams): PredictionPrice {
  * anywhere from the model's over MAX_AUTO_ENLARGEMENT (the network's most work) to MAX_DIAMETER_PX
  * (the masks' most steps): priced at the dearer end.
  */
-export function predictionPrice(params: PricedParams): PredictionPrice {
+function predictionPrice(params: PricedParams): PredictionPrice {
   if (params.diameter !== undefined) return priceAt(params.diameter, params);
   const smallest = priceAt(TIME_LIMITS.networkDiameterPx / MAX_AUTO_ENLARGEMENT, params);
   const largest = priceAt(MAX_DIAMETER_PX, params);
@@ -164,7 +164,7 @@ export function jobTimeLimitSeconds(work: TimedWork): number {
 }
 
 /** A parameter of a prediction past its work budget, and why (a 422's `loc` and `msg`). */
-export interface WorkRefusal {
+interface WorkRefusal {
   param: keyof PricedParams;
   msg: string;
 }
@@ -222,6 +222,7 @@ export function diffusionWork(objects: Iterable<{ area_px: number; bbox_w: numbe
   return work;
 }
 
+// Exported for its test only (test/engine/segment-blocks.test.ts).
 /**
  * How many times over a job may read its image's bytes through ranged reads (k). Block-wise
  * reading reads a row-sequential file (a PNG, a strip TIFF) about three times at most: once for the
@@ -231,7 +232,7 @@ export function diffusionWork(objects: Iterable<{ area_px: number; bbox_w: numbe
  */
 export const MAX_READ_FACTOR = 3;
 /** Bytes read beyond k x the file for headers, directories and the reads' windows. */
-export const READ_SLACK_BYTES = 2 * 2 ** 20;
+const READ_SLACK_BYTES = 2 * 2 ** 20;
 
 /** The most bytes a job may read of an image of `fileBytes` bytes. */
 export function readCapBytes(fileBytes: number): number {

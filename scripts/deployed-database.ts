@@ -29,6 +29,7 @@ export function deployedDatabase(env: "staging" | "production"): OperatorDatabas
   return d1RestDatabase(`${API}/accounts/${account}/d1/database/${databaseId}/raw`, token, `the ${env} database`);
 }
 
+// Exported for its test only (test/scripts/deployed-database.test.ts).
 /** A drizzle database whose every statement is one POST of {sql, params} to a D1 raw query endpoint. */
 export function d1RestDatabase(endpoint: string, token: string, name: string): OperatorDatabase {
   return drizzle(

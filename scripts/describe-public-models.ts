@@ -6,11 +6,12 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { PUBLIC_MODEL_DIRS } from "./public-models.ts";
 
-export const DESCRIPTIONS_FILE = "schema/public-model-descriptions.ts";
+const DESCRIPTIONS_FILE = "schema/public-model-descriptions.ts";
 
 /** Where a reader finds how well each public model does, per modality, with the commands that measured it. */
 const FIGURES = "Its accuracy per modality and its speed, measured: docs/models.md.";
 
+// Exported for its test only (test/scripts/public-model-descriptions.test.ts).
 /** Each public model's description, from its manifest as it is now. */
 export function publicModelDescriptions(): Record<string, string> {
   return Object.fromEntries(

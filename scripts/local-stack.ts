@@ -104,7 +104,7 @@ export interface LocalStack {
 const stopped = (child: ChildProcess) =>
   child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once("exit", () => resolve()));
 
-export interface StackOptions {
+interface StackOptions {
   /** Serve the Worker isolate's DevTools inspector on this port (benchmarks read its heap). */
   inspectorPort?: number;
   /** The lease the worker grants and runners ask for (default 30 s); fault tests use short ones. */

@@ -1,7 +1,7 @@
 // The block `npm start` prints last, once the worker and the runner are up: everything a new user
 // needs to go on, in one place that no later startup message scrolls away.
 
-export interface ReadyStack {
+interface ReadyStack {
   /** The worker's origin, e.g. http://127.0.0.1:8787 (the real port). */
   url: string;
   /** The organization `npm start` made on first start. */

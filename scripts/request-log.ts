@@ -9,6 +9,7 @@ import { Transform } from "node:stream";
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
 const REQUEST = /^\[wrangler:info\] (?:GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) \S+ (\d{3})\b/;
 
+// Exported for its test only (test/scripts/request-log.test.ts).
 /** Whether `line` is wrangler's log of a request that did not fail (below 500): what `npm start` leaves out. */
 export function isQuietRequestLine(line: string): boolean {
   const match = REQUEST.exec(line.replace(ANSI, "").trim());

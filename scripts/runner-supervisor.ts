@@ -4,7 +4,7 @@
 // jobs are not lost meanwhile: their leases run out and the worker offers them again.
 import type { ChildProcess } from "node:child_process";
 
-export interface SupervisorOptions {
+interface SupervisorOptions {
   /** First wait before a restart, doubled after each exit that came soon after its start. */
   firstBackoffMs?: number;
   maxBackoffMs?: number;
@@ -13,7 +13,7 @@ export interface SupervisorOptions {
   log?: (line: string) => void;
 }
 
-export interface SupervisedRunner {
+interface SupervisedRunner {
   /** The runner process running now (a new one after each restart). */
   readonly current: ChildProcess;
   /** Restarts so far. */

@@ -21,7 +21,7 @@ export interface Target {
   persistTo?: string;
 }
 
-export function wrangler(args: string[], options: { capture?: boolean } = {}): string {
+function wrangler(args: string[], options: { capture?: boolean } = {}): string {
   const result = spawnSync(process.execPath, [wranglerBin, ...args], {
     encoding: "utf8",
     stdio: options.capture ? ["ignore", "pipe", "pipe"] : "inherit",

@@ -19,10 +19,11 @@ import { uploadRoutes } from "./routes/uploads.ts";
 import { dashboard } from "./dashboard/index.tsx";
 
 /** Everything the OpenAPI document describes, and nothing else. */
-export const publicApi = apiRouter();
+const publicApi = apiRouter();
 publicApi.use(requireOrganization);
 for (const routes of [uploadRoutes, imageRoutes, modelRoutes, predictionRoutes, jobRoutes, segmentationRoutes, exportRoutes]) publicApi.route("/", routes);
 
+// Exported for its tests only (test/api/openapi-document.test.ts, test/worker/openapi-responses.ts).
 export const apiDescription = describeApi(publicApi);
 
 // Routes are tried in the order they are added: the document, the reference page and signed

@@ -57,7 +57,7 @@ export interface Organization {
   analysisCap: number;
 }
 
-export interface Variables {
+interface Variables {
   org: Organization;
   /** Dashboard requests: the signed-in session and its CSRF token. */
   dashboard: { sessionId: string; email: string | null; csrfToken: string };

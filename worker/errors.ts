@@ -16,7 +16,7 @@ export class HttpError extends Error {
   }
 }
 
-export type ResourceName = "Image" | "Model" | "Prediction" | "Job" | "Segmentation" | "Upload" | "Key" | "Organization" | "Session";
+type ResourceName = "Image" | "Model" | "Prediction" | "Job" | "Segmentation" | "Upload" | "Key" | "Organization" | "Session";
 
 /** A foreign resource is answered exactly like a missing one. */
 export function notFound(resource: ResourceName, id: string): HttpError {

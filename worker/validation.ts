@@ -68,7 +68,7 @@ function explain(issue: z.core.$ZodIssue, found: { present: boolean; value?: unk
   }
 }
 
-export function toValidationIssues(error: z.core.$ZodError, location: string, validated: unknown): ValidationIssue[] {
+function toValidationIssues(error: z.core.$ZodError, location: string, validated: unknown): ValidationIssue[] {
   return error.issues.flatMap((issue): ValidationIssue[] => {
     const path = issue.path.map((p) => (typeof p === "symbol" ? String(p) : p));
     // One issue per field a body does not have, at the field, as pydantic's extra="forbid" answers it.

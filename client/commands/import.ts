@@ -21,7 +21,7 @@ A training (\`npm run client -- train\`) learns from each image's most recent se
 
 ${CONNECTION_HELP}`;
 
-export class ImportRefusedError extends Error {}
+class ImportRefusedError extends Error {}
 
 export async function importCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
   const { values, positionals } = parseArgs({ args, options: { ...CONNECTION_OPTIONS, image: { type: "string" } }, allowPositionals: true });

@@ -100,7 +100,7 @@ const SEGMENT_OPTIONS = {
   "cell-objects": { type: "boolean", default: false },
 } as const;
 
-export interface PredictionFlags {
+interface PredictionFlags {
   diameter?: string;
   channels?: string;
   "pixel-size"?: string;
@@ -119,6 +119,7 @@ function numberFlag(value: string, flag: string): number {
   return n;
 }
 
+// Exported for its test only (test/client/segment-flags.test.ts).
 /**
  * The prediction's parameters from the flags, checked against the service's own schema
  * (schema/api.ts's segmentParams) here, so a value out of range is refused before any upload,
@@ -164,6 +165,7 @@ export function predictionParams(values: PredictionFlags): Record<string, unknow
   return params;
 }
 
+// Exported for its test only (test/client/segment-flags.test.ts).
 /**
  * What the client can tell before uploading: a cell expansion in µm needs the pixel size, and PNG
  * and JPEG files carry none, so without --pixel-size they are refused here rather than after
@@ -191,6 +193,7 @@ export function refuseBeforeUpload(params: Record<string, unknown>, inputs: read
   }
 }
 
+// Exported for its test only (test/client/segment-flags.test.ts).
 /**
  * `--columns`: names of columns or groups, checked against the list the service serves; the
  * intensity and cytoplasm columns are named by each image's channels (intensity_<channel>_<statistic>),
@@ -222,7 +225,7 @@ function exportFormats(list: string): ExportFormat[] {
   return [...new Set(names)] as ExportFormat[];
 }
 
-export interface SegmentIo {
+interface SegmentIo {
   out: NodeJS.WritableStream;
   /** Tests hand in an Http with an injected fetch; the CLI connects from flags and environment. */
   http?: Http;

@@ -35,7 +35,7 @@ function blocksOf(s: SegmentationRecord): string {
   return `${blocks}, ${glass === 0 ? "none" : glass} of them glass${glass ? " (no signal: the network skipped them)" : ""}`;
 }
 
-export function describeSegmentation(s: SegmentationRecord): string {
+function describeSegmentation(s: SegmentationRecord): string {
   const made = s.source === "import" ? "imported" : `${s.model_name ?? s.model_id} ${s.model_version ?? ""}`.trim();
   const measurements = MEASUREMENTS[s.measurements.status] + (s.measurements.detail ? `: ${s.measurements.detail}` : "");
   const rows: [string, string][] = [

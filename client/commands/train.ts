@@ -49,7 +49,7 @@ const TRAIN_OPTIONS = {
 
 const score = (ap: number | null) => (ap === null ? "-" : ap.toFixed(3));
 
-export function metricsLines(metrics: TrainingMetrics): string[] {
+function metricsLines(metrics: TrainingMetrics): string[] {
   return [
     `Scores (on ${scoredOn(metrics)}):`,
     `  base        AP@0.5 ${score(metrics.base.ap50)}  AP@0.75 ${score(metrics.base.ap75)}`,

@@ -11,7 +11,7 @@ export interface RangeRead {
   use(bytes: Uint8Array): void;
 }
 
-export interface ReadPlan {
+interface ReadPlan {
   /** Ranges closer than this are read together, the gap read and dropped (default 64 KiB). */
   maxGap?: number;
   /** Ranges are merged into reads of at most this many bytes, unless one range alone is larger (default 16 MiB). */
@@ -27,7 +27,7 @@ interface Group {
 }
 
 /** Groups the ranges into reads: sorted by offset, merged while the gap and the read size allow. */
-export function groupRanges(ranges: readonly RangeRead[], maxGap = 64 * 1024, maxRead = 16 * 1024 * 1024): Group[] {
+function groupRanges(ranges: readonly RangeRead[], maxGap = 64 * 1024, maxRead = 16 * 1024 * 1024): Group[] {
   const sorted = [...ranges].sort((a, b) => a.offset - b.offset);
   const groups: Group[] = [];
   let current: Group | undefined;

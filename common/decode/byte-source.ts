@@ -15,6 +15,7 @@ export interface ByteSource {
   read(offset: number, length: number): Promise<Uint8Array>;
 }
 
+// Exported for its test only (test/engine/decode/region-reader.test.ts).
 /** A transport failure (short read, server without Range support, file changed): not the image's fault. */
 export class ByteSourceError extends Error {
   constructor(message: string) {
@@ -31,7 +32,7 @@ export function checkReadRange(size: number, offset: number, length: number): vo
 }
 
 /** A source that counts the bytes asked of it, and refuses a read that would take the count past `capBytes`. */
-export interface CountedSource extends ByteSource {
+interface CountedSource extends ByteSource {
   /** Bytes requested so far. */
   readonly bytesRead: number;
 }

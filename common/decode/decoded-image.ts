@@ -4,8 +4,8 @@
 // probe in schema/image-formats.
 import { ImageDecodeError, type ImageFormat, type PixelSize, type SampleFormat } from "../../schema/image-formats/index.ts";
 
-export { ImageDecodeError, MAX_SAMPLES, type ImageDecodeErrorKind } from "../../schema/image-formats/index.ts";
-export type { ImageFormat, PixelSize, SampleFormat };
+export { ImageDecodeError } from "../../schema/image-formats/index.ts";
+export type { ImageFormat, SampleFormat };
 
 export interface DecodedImage {
   width: number;

@@ -5,7 +5,7 @@ import { ImageDecodeError } from "../../schema/image-formats/index.ts";
 import type { ByteSource } from "./byte-source.ts";
 
 /** A parser's request: `length` bytes at `offset`, named `what` in the error if they lie outside the file. */
-export interface ByteRequest {
+interface ByteRequest {
   offset: number;
   length: number;
   what: string;

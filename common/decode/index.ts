@@ -9,10 +9,10 @@ import { isTiff } from "./tiff-directory.ts";
 import { probeImage } from "./probe.ts";
 import { sniffImageFormat, SNIFF_BYTES } from "../../schema/image-formats/index.ts";
 
-export { ImageDecodeError, MAX_SAMPLES, type ImageDecodeErrorKind } from "./decoded-image.ts";
-export type { DecodedImage, DecodeOptions, ImageFormat, ImageProbe, SampleFormat } from "./decoded-image.ts";
+export { ImageDecodeError } from "./decoded-image.ts";
+export type { DecodedImage, ImageProbe } from "./decoded-image.ts";
 // The headers alone, on bytes or through ranged reads (probe.ts).
-export { probeImage, probeImageSource, type ProbeOptions } from "./probe.ts";
+export { probeImage, probeImageSource } from "./probe.ts";
 
 export function decodeImage(bytes: Uint8Array, options?: DecodeOptions): DecodedImage {
   if (isTiff(bytes)) return decodeTiff(bytes, options);

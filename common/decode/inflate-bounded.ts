@@ -17,7 +17,7 @@ import { ImageDecodeError } from "../../schema/image-formats/index.ts";
  */
 const GROWTH_STEP = 64 * 1024;
 
-export interface InflateOptions {
+interface InflateOptions {
   /** "zlib": RFC 1950 header and Adler-32 around the deflate data (PNG, TIFF, Zarr's zlib); "raw": bare deflate (ZIP); "gzip": RFC 1952 (Zarr's gzip). */
   framing: "zlib" | "raw" | "gzip";
   /**
@@ -28,7 +28,7 @@ export interface InflateOptions {
 }
 
 /** The inflated bytes, "too large" past `limit`, or why the data is not valid deflate data. */
-export type Inflated = Uint8Array | "too large" | { corrupt: string };
+type Inflated = Uint8Array | "too large" | { corrupt: string };
 
 export function inflateWithin(input: Uint8Array, limit: number, options: InflateOptions): Inflated {
   const inflate = options.framing === "raw" ? inflateRawSync : options.framing === "gzip" ? gunzipSync : inflateSync;

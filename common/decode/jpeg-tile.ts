@@ -18,7 +18,7 @@ function withTables(block: Uint8Array, tables: Uint8Array | undefined): Uint8Arr
   return stream;
 }
 
-export interface JpegTileShape extends TileShape {
+interface JpegTileShape extends TileShape {
   /** The components are YCbCr, to be turned into RGB. */
   ycbcr: boolean;
 }

@@ -20,7 +20,7 @@ export function isJpeg(bytes: Uint8Array): boolean {
   return bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff;
 }
 
-export interface JpegFrame extends ImageProbe {
+interface JpegFrame extends ImageProbe {
   components: number;
   /** Byte offset just past the frame header, where the entropy-coded data can begin at the earliest. */
   end: number;

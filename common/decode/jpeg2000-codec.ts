@@ -34,7 +34,7 @@ export function useJpeg2000Decoder(loaded: OpenJpegDecoder, reset: () => void): 
   onFailure = reset;
 }
 
-export interface Jpeg2000Pixels {
+interface Jpeg2000Pixels {
   width: number;
   height: number;
   components: number;

@@ -6,7 +6,7 @@ import { ImageDecodeError, jpeg2000EndsWithEoc, readJpeg2000Header } from "../..
 import { decodeJpeg2000 } from "./jpeg2000-codec.ts";
 import { checkTileDeclares, type TileShape, tileHeader } from "./tile-shape.ts";
 
-export interface Jpeg2000TileShape extends TileShape {
+interface Jpeg2000TileShape extends TileShape {
   /** The decoded components are Y, Cb and Cr, to be turned into RGB. */
   ycbcr: boolean;
 }

@@ -14,7 +14,7 @@ import {
 } from "../../schema/image-formats/index.ts";
 import { outside, type Parse } from "./header-parse.ts";
 
-export interface RestartTiles {
+interface RestartTiles {
   tiling: RestartTiling;
   /** Where each tile's entropy-coded data lies in the file, row by row of tiles. */
   offsets: number[];

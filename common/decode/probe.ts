@@ -47,7 +47,7 @@ import { pageInfo, StoredBytesTally } from "./tiff-blocks.ts";
 import { type Parse, parseBytes, parseSource } from "./header-parse.ts";
 import { readDirectory, readStructure, stringOf } from "./tiff-directory.ts";
 
-export interface ProbeOptions {
+interface ProbeOptions {
   /**
    * The image is to be read by regions (the runner's way in, so the upload's rule): a TIFF page may
    * exceed MAX_SAMPLES with each block bounded, and the whole image is held to
@@ -68,7 +68,7 @@ export function probeImageSource(source: ByteSource, options: ProbeOptions = {})
 }
 
 /** The parser both run: every request lies inside the file (checked here, so errors name the format). */
-export function* readImageHeaders(size: number, options: ProbeOptions): Parse<ImageProbe> {
+function* readImageHeaders(size: number, options: ProbeOptions): Parse<ImageProbe> {
   const head = size > 0 ? yield { offset: 0, length: Math.min(SNIFF_BYTES, size), what: "the signature" } : new Uint8Array(0);
   const format = sniffImageFormat(head);
   if (format === "tiff") return yield* readTiffHeaders(size, options);

@@ -19,10 +19,10 @@ import { openTiffRegions } from "./tiff-regions.ts";
 import { openWholeRegions } from "./whole-regions.ts";
 import { openZipRegions } from "./zip-regions.ts";
 
-export { type ByteSource, ByteSourceError, bytesSource, type CountedSource, countedSource, fileSource, httpRangeSource } from "./byte-source.ts";
-export type { ImageRegions, RegionOptions } from "./region.ts";
+export { bytesSource, countedSource, fileSource } from "./byte-source.ts";
+export type { ImageRegions } from "./region.ts";
 
-export interface OpenRegionsOptions {
+interface OpenRegionsOptions {
   /** Plane to read (default 0): a TIFF page, or a Z×T plane of an OME/ImageJ hyperstack. */
   page?: number;
 }

@@ -3,7 +3,7 @@
 import { ImageDecodeError, MAX_REGION_SAMPLES } from "../../schema/image-formats/index.ts";
 import { type DecodedImage, type ImageFormat, type SampleFormat, selectChannels } from "./decoded-image.ts";
 
-export interface RegionOptions {
+interface RegionOptions {
   /** Channel indices to keep, in this order (default: all). */
   channels?: number[];
 }

@@ -67,7 +67,7 @@ export class StoredBytesTally {
 }
 
 /** The channels a decode asks for, grouped by the page holding them (OME/ImageJ keep one channel per page). */
-export interface PageSamples {
+interface PageSamples {
   page: number;
   /** Sample within the page's pixels, and the output channel it goes to. */
   samples: { sample: number; target: number }[];
@@ -110,7 +110,7 @@ export function samplesInBlock(info: TiffPage): number {
 }
 
 /** Rows of data block `by` holds: strips at the bottom hold only the rows left, tiles are always full. */
-export function rowsInBlock(info: TiffPage, by: number): number {
+function rowsInBlock(info: TiffPage, by: number): number {
   return info.tiled ? info.blockHeight : Math.min(info.blockHeight, info.height - by * info.blockHeight);
 }
 

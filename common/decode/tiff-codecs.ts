@@ -31,7 +31,7 @@ function requireFull(out: Uint8Array, expected: number, codec: string, produced 
 }
 
 /** PackBits run-length decoding (TIFF 6.0, section 9). */
-export function decodePackBits(input: Uint8Array, expected: number): Uint8Array {
+function decodePackBits(input: Uint8Array, expected: number): Uint8Array {
   const out = new Uint8Array(expected);
   let i = 0;
   let o = 0;
@@ -56,7 +56,7 @@ export function decodePackBits(input: Uint8Array, expected: number): Uint8Array 
  * TIFF LZW (TIFF 6.0, section 13): MSB-first codes of 9 to 12 bits, 256 = clear, 257 = end, and
  * the code width grows one code early (at 511, 1023, 2047), unlike GIF's LZW.
  */
-export function decodeLzw(input: Uint8Array, expected: number): Uint8Array {
+function decodeLzw(input: Uint8Array, expected: number): Uint8Array {
   const out = new Uint8Array(expected);
   const prefix = new Uint16Array(4096);
   const suffix = new Uint8Array(4096);

@@ -31,7 +31,7 @@ import { readRestartTiles } from "./ndpi-tiles.ts";
 export { Tag };
 
 /** A tag's value: numbers for numeric types, a string for ASCII. */
-export type TagValue = number[] | string;
+type TagValue = number[] | string;
 
 export interface TiffDirectory extends TiffTags {
   tags: Map<number, TagValue>;
@@ -57,7 +57,7 @@ export interface TiffFile extends TiffStructure {
   directory(index: number): TiffDirectory;
 }
 
-export interface TiffSource extends TiffStructure {
+interface TiffSource extends TiffStructure {
   size: number;
   pageCount: number;
   /** The directory of page `index`, its tags read on first use. */

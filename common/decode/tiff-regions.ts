@@ -30,7 +30,7 @@ import { mosaicOfPage, mosaicTilesIn, placedCells, type TileMosaic } from "./til
 /** Decoded blocks kept for the next regions (neighbouring regions share edge tiles, a strip spans many). */
 const BLOCK_CACHE_BYTES = 64 * 1024 * 1024;
 
-export interface TiffRegionOptions {
+interface TiffRegionOptions {
   /** Plane to read (default 0). */
   page?: number;
   /** A reduced level read as an image of its own (readLevel): a slide's level page, or a SubIFD at its offset. */

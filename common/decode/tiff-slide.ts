@@ -23,7 +23,7 @@ import { pageSize, readDirectory, stringOf, type TiffDirectory, type TiffStructu
 /** Pages looked at for a slide's levels and associated images: slides have a handful. */
 const MAX_SLIDE_PAGES = 32;
 
-export interface LevelSize {
+interface LevelSize {
   width: number;
   height: number;
 }

@@ -6,7 +6,7 @@ import type { Parse } from "./header-parse.ts";
 import { readZarrStructure, type ZarrStructure } from "./zarr-structure.ts";
 import { readZipDirectory } from "./zip-directory.ts";
 
-export type ZipImage = { kind: "zarr"; zarr: ZarrStructure } | { kind: "dicom-series"; levels: SeriesLevel[] };
+type ZipImage = { kind: "zarr"; zarr: ZarrStructure } | { kind: "dicom-series"; levels: SeriesLevel[] };
 
 /** The image a ZIP of `size` bytes holds, or null when it holds none the readers read. */
 export function* readZipImage(size: number): Parse<ZipImage | null> {

@@ -75,7 +75,7 @@ export function confluency(labels: Uint32Array): number {
  * turns right otherwise. Vertices are emitted only where the direction changes. The first pixel
  * is topmost-leftmost, so its top-left corner is on the boundary and visited exactly once.
  */
-export function traceOutline(labels: Uint32Array, width: number, height: number, k: number, firstPixel: number): Int32Array {
+function traceOutline(labels: Uint32Array, width: number, height: number, k: number, firstPixel: number): Int32Array {
   const inside = (x: number, y: number) => x >= 0 && y >= 0 && x < width && y < height && labels[y * width + x] === k;
   return traceRegion(inside, firstPixel % width, Math.floor(firstPixel / width), 8);
 }
@@ -226,6 +226,7 @@ function keyholeOutline(outer: Int32Array, holes: Int32Array[]): Int32Array {
   return Int32Array.from(vertices);
 }
 
+// Exported for its tests only (test/engine/rois.test.ts, test/worker/pixel-size.test.ts).
 /** ImageJ's PolygonRoi.getTracedPerimeter: edge length minus (2 - √2) per non-adjacent corner. */
 export function tracedPerimeter(polygon: Int32Array): number {
   const { sumdx, sumdy, corners } = tracedPerimeterParts(polygon);

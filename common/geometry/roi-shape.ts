@@ -41,7 +41,7 @@ import type { Roi } from "../../schema/roi.ts";
  * relative to an origin (the bounding box's corner, which keeps the sums small and, for objects of
  * up to tens of millions of pixels, exact integers).
  */
-export interface PixelMoments {
+interface PixelMoments {
   m00: number;
   m10: number;
   m01: number;
@@ -54,6 +54,7 @@ export interface PixelMoments {
 const sum1 = (n: number) => (n * (n - 1)) / 2;
 const sum2 = (n: number) => ((n - 1) * n * (2 * n - 1)) / 6;
 
+// Exported for its test only (test/worker/exports/roi-shape.test.ts).
 /**
  * The pixel moments of the even-odd interior of `polygon` (pixel centres inside), relative to
  * (ox, oy). An outline along pixel edges, the engine's and the import's, takes the exact path:
@@ -145,7 +146,7 @@ function generalPixelMoments(polygon: Int32Array, ox: number, oy: number): Pixel
 }
 
 /** The ellipse with the object's second moments, in the units of a pixel of sx × sy. */
-export interface Ellipse {
+interface Ellipse {
   majorAxis: number;
   minorAxis: number;
   eccentricity: number;
@@ -153,6 +154,7 @@ export interface Ellipse {
   orientationDeg: number;
 }
 
+// Exported for its test only (test/worker/exports/roi-shape.test.ts).
 export function momentEllipse(m: PixelMoments, sx = 1, sy = 1): Ellipse {
   if (m.m00 === 0) return { majorAxis: 0, minorAxis: 0, eccentricity: 0, orientationDeg: 0 };
   const xBar = m.m10 / m.m00,
@@ -185,6 +187,7 @@ let sortedX = new Int32Array(256);
 let sortedY = new Int32Array(256);
 let hull = new Int32Array(512);
 
+// Exported for its test only (test/worker/exports/roi-shape.test.ts).
 /**
  * The convex hull of the polygon's vertices by Andrew's monotone chain, with the points taken in
  * order of y, then x descending (the monotone chain along the y axis: the usual x-major algorithm
@@ -259,7 +262,7 @@ export function convexHull(polygon: Int32Array, ox: number, oy: number): Int32Ar
 }
 
 /** The area of a simple polygon (the hull) by the shoelace formula, for a pixel of sx × sy. */
-export function polygonArea(ring: Int32Array, sx = 1, sy = 1): number {
+function polygonArea(ring: Int32Array, sx = 1, sy = 1): number {
   let sum = 0;
   const n = ring.length;
   for (let i = 0; i < n; i += 2) {
@@ -269,6 +272,7 @@ export function polygonArea(ring: Int32Array, sx = 1, sy = 1): number {
   return (Math.abs(sum) / 2) * sx * sy;
 }
 
+// Exported for its test only (test/worker/exports/roi-shape.test.ts).
 /**
  * The largest distance between two vertices of a convex polygon given counter-clockwise (as
  * convexHull returns it), its points scaled by (sx, sy) first (an affine map keeps a hull convex

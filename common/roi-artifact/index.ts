@@ -12,7 +12,7 @@ import { type RoiChunkExtent, readRoiArtifact } from "./reader.ts";
 import { RoiArtifactError } from "../../schema/roi-artifact.ts";
 import type { RoiArtifactHeader } from "../../schema/roi-artifact.ts";
 
-export const ROI_ARTIFACT_INDEX_VERSION = 1;
+const ROI_ARTIFACT_INDEX_VERSION = 1;
 
 export interface RoiArtifactIndex {
   version: typeof ROI_ARTIFACT_INDEX_VERSION;
@@ -47,7 +47,7 @@ export interface PixelRegion {
 }
 
 /** The consecutive chunks to read for the ROIs whose bounding box starts inside `region`. */
-export interface ChunkRun {
+interface ChunkRun {
   /** Byte range in the artifact: offset and length. */
   offset: number;
   length: number;

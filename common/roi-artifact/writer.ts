@@ -21,7 +21,7 @@ import type { RoiArtifactHeader } from "../../schema/roi-artifact.ts";
 
 const utf8 = new TextEncoder();
 
-export function encodeRoiArtifactHeader(header: RoiArtifactHeader): Uint8Array {
+function encodeRoiArtifactHeader(header: RoiArtifactHeader): Uint8Array {
   checkRoiArtifactHeader(header);
   const body = new ByteBuilder(128);
   body.u32(header.imageWidth);
@@ -100,6 +100,7 @@ function frameChunk(recordCount: number, payload: Uint8Array): Uint8Array {
   return out;
 }
 
+// Exported for its test only (test/worker/exports/roi-artifact.test.ts).
 /** Push-style writer: `add` returns a finished chunk when one fills up, `finish` the rest. */
 export class RoiArtifactWriter {
   private readonly header: RoiArtifactHeader;
@@ -168,6 +169,7 @@ export class RoiArtifactWriter {
   }
 }
 
+// Exported for its tests only (test/worker/annotations/helpers/model-segmentation.ts, test/worker/exports/helpers/artifact-store.ts, test/worker/exports/helpers/run-export.ts, test/worker/exports/helpers/small-segmentation.ts).
 /** Header fields other than the counts, which `encodeRoiArtifact` computes from the ROIs. */
 export type RoiArtifactDescription = Omit<RoiArtifactHeader, "roiCount" | "vertexCount">;
 

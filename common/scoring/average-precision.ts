@@ -6,7 +6,7 @@
 import { renumberInRasterOrder } from "../geometry/label-image.ts";
 import { minimumCostAssignment } from "./assignment.ts";
 
-export interface AveragePrecision {
+interface AveragePrecision {
   ap: number[];
   tp: number[];
   fp: number[];
@@ -39,7 +39,7 @@ export function averagePrecision(truth: Uint32Array, predicted: Uint32Array, thr
  * (training/held-out-tiles.ts): the label images renumbered 1..n in raster order, and for each
  * truth object (index = its new id) the predicted object it is matched to, 0 for none.
  */
-export interface ObjectMatching {
+interface ObjectMatching {
   truth: Uint32Array;
   predicted: Uint32Array;
   trueCount: number;

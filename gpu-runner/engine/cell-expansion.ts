@@ -25,6 +25,7 @@ import { measureIntensity } from "./intensity.ts";
 /** No nucleus within reach along the column. */
 const FAR = 0x7fff;
 
+// Exported for its test only (test/engine/cell-expansion.test.ts).
 /**
  * Labels 1..count grown by `distance` (in units of a pixel of sx × sy): every pixel whose nearest
  * nucleus pixel lies within it gets that nucleus's label; nucleus pixels keep theirs.

@@ -12,6 +12,7 @@ import type { Modality } from "./modality.ts";
  */
 const HISTOLOGY_GUESS_DIVISOR = 1.6;
 
+// Exported for its test only (test/engine/diameter.test.ts).
 /**
  * On stained histology the first network pass runs at no less than this fraction of the model's
  * diameter (the image enlarged at most 4/3). The guess from image statistics reads pale, vesicular

@@ -54,7 +54,7 @@ const BLOB_STRONGEST_QUANTILE = 0.99;
 /** Maxima weaker than this (normalised image) are not counted at all: noise of a nearly flat field. */
 const BLOB_MIN_RESPONSE = 0.05;
 
-export interface DiameterEstimateOptions {
+interface DiameterEstimateOptions {
   /**
    * Count blobs (strong local maxima of the response) instead of averaging the response over the
    * foreground: for inverted brightfield, whose illumination and texture defeat the average.
@@ -133,12 +133,13 @@ export function estimateDiameterFromImage(plane: Float32Array, width: number, he
   return diameters[best]! * SCALE_STEP ** offset;
 }
 
-export interface Plane {
+interface Plane {
   data: Float32Array;
   width: number;
   height: number;
 }
 
+// Exported for its test only (test/engine/diameter.test.ts).
 /**
  * Mean of pixel blocks of factor × factor (edge blocks partial) in one pass over the plane: the
  * first reduction of a large image, where a summed-area table would be as large as the image in
@@ -163,6 +164,7 @@ export function blockMean(source: Plane, factor: number): Plane {
   return { data: sum, width, height };
 }
 
+// Exported for its test only (test/engine/diameter.test.ts).
 /**
  * Summed-area table of a plane in double precision, (width + 1) × (height + 1) with a zero first
  * row and column, so each downsampled level reads only its own corners instead of every pixel.
@@ -184,6 +186,7 @@ export function summedAreaTable(source: Plane): Float64Array {
   return sums;
 }
 
+// Exported for its test only (test/engine/diameter.test.ts).
 /** blockMean's result from the plane's summed-area table (up to rounding): each level reads only its blocks' corners. */
 export function blockMeanFromTable(source: Plane, sums: Float64Array, factor: number): Plane {
   if (factor === 1) return source;

@@ -7,7 +7,7 @@ import type { LoadedModel } from "./model.ts";
 import { ModelError } from "./faults.ts";
 import { LARGE_TILE_SIDE, largeTiles, taper, tileStarts, type AxisTiles } from "./tiling.ts";
 
-export interface InferenceOptions {
+interface InferenceOptions {
   /** Tiles per onnxruntime call (default 8), fewer when they would exceed pixelsPerCall. */
   batchSize?: number;
   /** Minimum overlap between neighbouring tiles as a fraction of the training tile (Cellpose: 0.1). */
@@ -30,8 +30,10 @@ const IDENTITY = 0,
   MIRROR_Y = 2;
 const FLIP_VARIANTS = [IDENTITY, MIRROR_X, MIRROR_Y, MIRROR_X | MIRROR_Y];
 
+// Exported for its test only (test/engine/tiling.test.ts).
 /** Pixels per onnxruntime call: one 1024x1024 tile, or eight of 224x224. */
 export const MAX_PIXELS_PER_CALL = LARGE_TILE_SIDE * LARGE_TILE_SIDE;
+// Exported for its test only (test/engine/tiling.test.ts).
 /**
  * Images above this size run calls of a quarter of MAX_PIXELS_PER_CALL (tiles of at most 512 px a
  * side). onnxruntime's CPU arena keeps the activations of the largest call it has run (about 400 MB
@@ -42,6 +44,7 @@ export const MAX_PIXELS_PER_CALL = LARGE_TILE_SIDE * LARGE_TILE_SIDE;
  */
 export const LARGE_IMAGE_PIXELS = 4096 * 4096;
 
+// Exported for its test only (test/engine/tiling.test.ts).
 /** The bound on one onnxruntime call's pixels for an image of this size. */
 export function pixelsPerCall(width: number, height: number): number {
   return width * height > LARGE_IMAGE_PIXELS ? MAX_PIXELS_PER_CALL / 4 : MAX_PIXELS_PER_CALL;

@@ -27,14 +27,14 @@ import { channelBounds, normalizeWithBounds } from "./normalize.ts";
 import { resizePlanar } from "./resize.ts";
 
 /** Side (px at the network's scale) of the centred crop each way is run on: one call of the network, 1/4 of a 1024² image's. */
-export const PROBE_SIDE = 512;
+const PROBE_SIDE = 512;
 /** Side (image px) of the centred region the diameter is guessed on with diameter "auto" (the block survey's diameter window). */
 const GUESS_SIDE = 1024;
 /**
  * The other way replaces the reading only when its score is higher by this much: where neither
  * way finds cells (an empty field, debris) the likelier reading stands.
  */
-export const SWITCH_MARGIN = 0.1;
+const SWITCH_MARGIN = 0.1;
 /** Masks whose equivalent diameter lies within this factor of the diameter the crop was scaled for count as cells (scoreWay). */
 const PLAUSIBLE_SIZE_FACTOR = 3;
 /** ModalityDecision.reason's limit (schema/modality.ts). */
@@ -42,7 +42,7 @@ const REASON_LIMIT = 300;
 
 /** The segmentation parameters the check reads. */
 /** What of segmentImage's parameters (segment.ts SegmentParams, not imported: segment.ts imports this module) the check uses. */
-export interface ProbeParams {
+interface ProbeParams {
   diameter: "auto" | number | undefined;
   channels: number[] | undefined;
   modality: Modality | "auto";
@@ -52,7 +52,7 @@ export interface ProbeParams {
 }
 
 /** How one way of reading the crop did: scoreWay's measures. */
-export interface WayScore {
+interface WayScore {
   modality: Modality;
   /** separation × coverage, 0..1: see scoreWay. */
   score: number;
@@ -66,14 +66,14 @@ export interface WayScore {
   diameter: number;
 }
 
-export interface NetworkModalityChoice {
+interface NetworkModalityChoice {
   decision: ModalityDecision;
   /** The way the pixels read the image, and the other way. */
   read: WayScore;
   other: WayScore;
 }
 
-export interface ProbeHooks {
+interface ProbeHooks {
   /** Called once per network pass the check runs (tests count them). */
   onPass?: (modality: Modality) => void;
 }
@@ -94,12 +94,14 @@ export async function decidedModelInput(image: DecodedImage, model: LoadedModel,
   return { ...modelInput(image, model.manifest, params.channels, decision.modality), modality: decision, reading };
 }
 
+// Exported for its test only (test/engine/modality-by-network.test.ts).
 /** The way an unsure reading could be wrong: a dark-field reading's bright-field alternative (stained histology for a colour image), else fluorescence. */
 export function otherWay(read: Modality, colour: boolean): Modality {
   if (read !== "fluorescence") return "fluorescence";
   return colour ? "histology" : "brightfield";
 }
 
+// Exported for its test only (test/engine/modality-by-network.test.ts).
 /**
  * Runs the network on a centred crop of `image` read as `reading` says and the other way, and keeps
  * the way whose output is the more confident set of cells (by SWITCH_MARGIN over the reading's).
@@ -154,6 +156,7 @@ async function probeWay(image: DecodedImage, model: LoadedModel, params: ProbePa
   return { modality: way, diameter, ...scoreWay(cellprob, labels, count, manifest.diameter) };
 }
 
+// Exported for its test only (test/engine/modality-by-network.test.ts).
 /**
  * How confident a set of cells the network's output is, 0..1, from the cell-probability logits and
  * the masks made from them (at the network's scale, where cells should be `diameter` px across).

@@ -17,7 +17,7 @@ import type { DecodedImage } from "../../common/decode/index.ts";
 
 export { MODALITIES } from "../../schema/modality.ts";
 export type { Modality, ModalityDecision } from "../../schema/modality.ts";
-export { detectModality, type ModalityReading, readModality } from "../../common/modality.ts";
+export { type ModalityReading, readModality } from "../../common/modality.ts";
 
 /** The one channel a one-channel nuclei model reads for this modality: see the file comment. */
 export function modalityChannel(image: DecodedImage, modality: Modality): Float32Array {

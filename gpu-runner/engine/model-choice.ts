@@ -10,7 +10,7 @@ const MODELS_DIR = fileURLToPath(new URL("../models/", import.meta.url));
 export const DEFAULT_MODEL_PATH = `${MODELS_DIR}cpsam/cpsam.onnx`;
 
 /** Public models shipped with the runner: folders of gpu-runner/models/ holding <name>.onnx. */
-export function publicModelNames(): string[] {
+function publicModelNames(): string[] {
   return readdirSync(MODELS_DIR, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && existsSync(`${MODELS_DIR}${entry.name}/${entry.name}.onnx`))
     .map((entry) => entry.name)

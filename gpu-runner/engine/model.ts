@@ -114,7 +114,7 @@ export interface LoadedModel {
   anyInputSize: boolean;
 }
 
-export interface SessionOptions {
+interface SessionOptions {
   /** "auto" (default): CUDA if its libraries load, else WebGPU if it initialises, else CPU. */
   executionProvider?: ExecutionProviderChoice;
   /** onnxruntime's intra-op threads (inter-op: one); default: onnxruntime's choice. */
@@ -175,6 +175,7 @@ function cudaFilesInstalled(): boolean {
   return false;
 }
 
+// Exported for its test only (test/engine/model.test.ts).
 /**
  * onnxruntime-node's WebGPU provider (Dawn) draws on Vulkan on Linux. Without the Vulkan loader,
  * trying it prints "Warning: Couldn't load Vulkan: libvulkan.so.1 ..." and a C++ source line to

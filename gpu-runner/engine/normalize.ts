@@ -4,7 +4,7 @@
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { percentiles } from "../../common/percentiles.ts";
 
-export interface PercentileRange {
+interface PercentileRange {
   /** Percentile mapped to 0 (default 1). */
   lower: number;
   /** Percentile mapped to 1 (default 99). */

@@ -13,7 +13,7 @@ import type { DecodedImage } from "../../common/decode/index.ts";
 import type { DisplayRange } from "../../common/stretch.ts";
 import { previewFactors, previewTiles } from "./preview.ts";
 
-export interface PreviewPart {
+interface PreviewPart {
   /** The part's position in the image. */
   x: number;
   y: number;

@@ -16,8 +16,10 @@ import type { DecodedImage } from "../../common/decode/index.ts";
 import { type DisplayRange, displayRangeOf, shrinkRegion, stretchBetween, toBytes, toRgb } from "../../common/stretch.ts";
 import { encodePng8 } from "./png-encode.ts";
 
+// Exported for its test only (test/engine/preview.test.ts).
 /** The finest level holds at most this many pixels (4096 × 4096); larger images start reduced. */
 export const PREVIEW_MAX_PIXELS = 4096 * 4096;
+// Exported for its test only (test/engine/preview.test.ts).
 /** The coarsest level's long side: at most 2 × 2 tiles, the viewer's first picture. */
 export const COARSEST_MAX_SIDE = 1024;
 
@@ -36,7 +38,7 @@ function encodeTile(channels: Uint8Array[], width: number, height: number): Uint
 }
 
 /** What an image given to previewTiles stands for: a full image of width × height, reduced by `factor` (1: itself). */
-export interface PreviewSource {
+interface PreviewSource {
   factor: number;
   width: number;
   height: number;

@@ -8,7 +8,7 @@ import { DataType, encodeModel, type Initializer, type NodeSpec } from "../onnx/
 import { FLOW_SCALE } from "./flow-targets.ts";
 import type { ModelManifest } from "./model.ts";
 
-export interface ReferenceModelOptions {
+interface ReferenceModelOptions {
   channels?: number;
   diameter?: number;
   tileSize?: number;

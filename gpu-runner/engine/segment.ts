@@ -53,7 +53,7 @@ export const DEFAULT_SEGMENT_PARAMS: SegmentParams = {
 
 export type SegmentStage = "normalize" | "diameter" | "rescale" | "network" | "masks" | "rois";
 
-export interface SegmentResult {
+interface SegmentResult {
   width: number;
   height: number;
   /** Label image, row-major; 0 = background, roi.index + 1 = that ROI. */
@@ -75,7 +75,7 @@ export interface SegmentResult {
   networkOutputs?: Float32Array;
 }
 
-export interface SegmentOptions {
+interface SegmentOptions {
   onProgress?: (fraction: number, stage: string) => void;
   /** Return the network outputs too, so that other mask parameters can be tried without the network (eval's sweeps). */
   keepNetworkOutputs?: boolean;
@@ -112,7 +112,7 @@ export interface DiameterEstimate {
  * With diameter "auto", a second pass runs when the first pass's masks measure a diameter off the
  * first guess by more than this factor (Cellpose 1–3 rescale when the size model disagrees).
  */
-export const AUTO_DIAMETER_TOLERANCE = 1.2;
+const AUTO_DIAMETER_TOLERANCE = 1.2;
 /** Largest factor by which an image may be enlarged for the network (diameter much smaller than the model's). */
 const MAX_UPSCALE_PIXELS = 2 ** 28;
 

@@ -43,6 +43,7 @@ export function largeTiles(length: number, trainingTile: number, overlap: number
   return { tile, starts: spread(length, tile, count) };
 }
 
+// Exported for its test only (test/engine/tiling.test.ts).
 /** The power-of-two factor of `tileSize`, capped at 32: input sides that are multiples of it pool like `tileSize` does. */
 export function sizeMultiple(tileSize: number): number {
   let multiple = 1;

@@ -10,7 +10,7 @@ export interface AdamWSettings {
 
 export const DEFAULT_ADAMW: AdamWSettings = { beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 1e-4 };
 
-export interface AdamWValues {
+interface AdamWValues {
   params: string;
   gradient: string;
   firstMoment: string;

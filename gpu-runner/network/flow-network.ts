@@ -24,11 +24,6 @@ export interface ParameterSource {
   parameter(name: string, shape: number[], fanIn: number): string;
 }
 
-/** Height and width of inputs must be multiples of this. */
-export function sizeMultiple(config: NetworkConfig): number {
-  return 2 ** (config.widths.length - 1);
-}
-
 function convRelu(tape: Tape, params: ParameterSource, name: string, x: string, from: number, to: number): string {
   return relu(tape, convLayer(tape, params, name, x, from, to, 3));
 }

@@ -6,7 +6,9 @@ import { floatTensor, Graph } from "./graph.ts";
 import { parameterLayout } from "./parameter-layout.ts";
 import { Tape } from "./tape.ts";
 
+// Exported for its tests only (test/training/network-gradient.test.ts, test/training/run-inference.ts).
 export const INFERENCE_INPUT = "input";
+// Exported for its tests only (test/training/network-gradient.test.ts, test/training/run-inference.ts).
 export const INFERENCE_OUTPUT = "output";
 
 export function buildInferenceModel(config: NetworkConfig, parameters: Float32Array): Uint8Array {

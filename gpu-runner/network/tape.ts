@@ -5,7 +5,7 @@ import type { Graph } from "./graph.ts";
 
 /** Receives the gradients of an op's outputs (undefined where none flows) and emits the
  *  gradients of its inputs (undefined for inputs that need none). */
-export type BackwardRule = (outputGrads: (string | undefined)[]) => (string | undefined)[];
+type BackwardRule = (outputGrads: (string | undefined)[]) => (string | undefined)[];
 
 interface Recorded {
   inputs: string[];

@@ -65,6 +65,7 @@ function commonInputs(config: NetworkConfig, parameterCount: number) {
   ];
 }
 
+// Exported for its tests only (test/training/network-gradient.test.ts, test/training/train-step.test.ts).
 /** Loss, flat gradient and prediction for given parameters: what gradient checks examine. */
 export function buildGradientModel(config: NetworkConfig): Uint8Array {
   const g = new Graph();

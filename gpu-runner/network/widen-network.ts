@@ -19,7 +19,7 @@ import type { NetworkConfig } from "./flow-network.ts";
 import { parameterLayout } from "./parameter-layout.ts";
 import type { ParameterSlot } from "./parameter-layout.ts";
 
-export interface WidenOptions {
+interface WidenOptions {
   /** Random source in [0, 1) for the copied channels and the noise (a seeded one for reproducible runs). */
   random: () => number;
   /** Noise on the copies' kernels, as a fraction of the layer's weight standard deviation. */

@@ -2,14 +2,14 @@
 // onnx/onnx.proto (https://github.com/onnx/onnx/blob/main/onnx/onnx.proto).
 import { ProtoWriter } from "./protobuf-writer.ts";
 
-export const ONNX_OPSET = 17;
+const ONNX_OPSET = 17;
 const IR_VERSION = 8;
 
 /** TensorProto.DataType values used by the project. */
 export const DataType = { FLOAT: 1, INT32: 6, INT64: 7, BOOL: 9 } as const;
-export type DataTypeCode = (typeof DataType)[keyof typeof DataType];
+type DataTypeCode = (typeof DataType)[keyof typeof DataType];
 
-export type Dim = number | string; // a number is a fixed size, a string a symbolic one ("N", "H")
+type Dim = number | string; // a number is a fixed size, a string a symbolic one ("N", "H")
 
 export interface ValueInfo {
   name: string;

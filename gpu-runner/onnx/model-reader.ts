@@ -2,7 +2,7 @@
 // a model this project exported. Field numbers follow onnx/onnx.proto, as model-builder.ts does.
 import { DataType } from "./model-builder.ts";
 
-export interface FloatInitializer {
+interface FloatInitializer {
   name: string;
   dims: number[];
   data: Float32Array;

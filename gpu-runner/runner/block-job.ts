@@ -19,7 +19,7 @@ import { channelNames, concatChunks, segmentParams, withinWorkLimits } from "./p
 import { encodeRoiArtifact } from "../../common/roi-artifact/writer.ts";
 
 /** The survey every block shares, as the plan carries it. */
-export function surveyOfPlan(plan: BlockPlan): ImageSurvey {
+function surveyOfPlan(plan: BlockPlan): ImageSurvey {
   const { survey } = plan;
   return {
     normalization: survey.normalization,

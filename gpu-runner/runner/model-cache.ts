@@ -8,7 +8,7 @@ import type { InternalApi } from "./internal-api.ts";
 
 const LOADED_SESSIONS = 4;
 
-export interface CachedModelFiles {
+interface CachedModelFiles {
   onnx: Uint8Array;
   manifest: ModelManifest;
 }

@@ -150,7 +150,7 @@ export function withinWorkLimits(job: Pick<LeasedPrediction, "params" | "image">
  * when the job asks for none. One that reaches past MAX_EXPANSION_REACH_PX is the input's fault
  * (a file calibrated at 1e-4 µm makes 1 µm reach 10,000 px), refused before any work.
  */
-export function cellExpansion(job: Pick<LeasedPrediction, "params" | "image">): { distance: number; sx: number; sy: number } | null {
+function cellExpansion(job: Pick<LeasedPrediction, "params" | "image">): { distance: number; sx: number; sy: number } | null {
   const { cell_expansion_um: um, cell_expansion_px: px, pixel_size_um: given } = job.params;
   if (px !== undefined) {
     const refusal = expansionReachRefusal({ px });

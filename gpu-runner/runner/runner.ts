@@ -31,7 +31,7 @@ async function waitFor(done: () => boolean, ms: number): Promise<void> {
   while (!done() && Date.now() < deadline) await sleep(100);
 }
 
-export interface RunnerStats {
+interface RunnerStats {
   completed: number;
   failed: number;
   released: number;

@@ -29,6 +29,7 @@ const EVALUATED_ON = {
   rotated_regions: "rotated_regions",
 } as const satisfies Record<EvidenceKind, TrainingMetrics["evaluated_on"]>;
 
+// Exported for its test only (test/runner/training-labels-renewal.test.ts).
 export async function downloadLabels(
   job: LeasedTraining,
   labels: LeasedTraining["training"]["examples"][number]["labels"],

@@ -19,6 +19,7 @@ export interface TrainingState {
 
 const MAGIC = 0x4b435343; // "CSCK" read as little-endian uint32
 
+// Exported for its tests only (test/training/average-weights.test.ts, test/training/checkpoint.test.ts).
 export function encodeCheckpoint(state: TrainingState): Uint8Array {
   const header = new TextEncoder().encode(
     JSON.stringify({ config: state.config, step: state.step, randomState: state.randomState, history: state.history, count: state.params.length }),

@@ -21,7 +21,7 @@ export function stepsThatFit(seconds: number, stepSeconds: number, validationSec
  * ones. The size is for estimates that fail outright (0.0–0.2 against 0.7–0.8 on brightfield
  * before blob counting).
  */
-export const LEARNED_SIZE_MARGIN = 0.1;
+const LEARNED_SIZE_MARGIN = 0.1;
 
 export function keepsLearnedSize(apWithSize: number, apWithEstimate: number): boolean {
   return apWithSize > apWithEstimate + LEARNED_SIZE_MARGIN;
@@ -33,7 +33,7 @@ export function keepsLearnedSize(apWithSize: number, apWithEstimate: number): bo
  * chooses; issue #46), except where the figures are on the images trained on, which cannot show a
  * gain; the base's on no gain. Without evidence (nothing held out) the fine-tuned ones, unvalidated.
  */
-export type ReturnedWeights = "fine_tuned" | "unverified" | "base";
+type ReturnedWeights = "fine_tuned" | "unverified" | "base";
 
 export function returnedWeights(evidence: GainEvidence | undefined, heldOutBy: EvidenceKind): ReturnedWeights {
   if (!evidence || evidence.verdict === "gain") return "fine_tuned";
@@ -45,7 +45,7 @@ const ap = (value: number) => value.toFixed(3);
 const signed = (value: number) => `${value < 0 ? "-" : "+"}${Math.abs(value).toFixed(3)}`;
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-export interface FineTuneOutcome {
+interface FineTuneOutcome {
   /** The guard's evidence: the base against the fine-tuned weights; undefined when nothing was scored. */
   evidence: GainEvidence | undefined;
   /** The fine-tuned step weighed against the base: the best validated one, or (rotated folds) the last. */

@@ -11,7 +11,7 @@ import type { Modality } from "../engine/modality.ts";
 import { CELLPOSE_AUGMENTATION, MICROSCOPE_AUGMENTATION } from "./augment.ts";
 import type { AugmentSettings } from "./augment.ts";
 
-export interface FineTuneRecipe {
+interface FineTuneRecipe {
   /** In words, for the result and the runner's log. */
   name: string;
   /** Input channels of the network trained: the base's, or 3 where a one-channel base is widened to colour. */
@@ -24,11 +24,12 @@ export interface FineTuneRecipe {
 }
 
 /** cpsam-histology's per-crop transforms: the train CLI's --augmentation microscope --zoom-range 0.8. */
-export const STAINED_AUGMENTATION: AugmentSettings = { ...MICROSCOPE_AUGMENTATION, zoomRange: 0.8 };
+const STAINED_AUGMENTATION: AugmentSettings = { ...MICROSCOPE_AUGMENTATION, zoomRange: 0.8 };
 
 /** cpsam-histology's --slide-variants. */
-export const STAINED_SLIDE_VARIANTS = 2;
+const STAINED_SLIDE_VARIANTS = 2;
 
+// Exported for its test only (test/training/colour-training.test.ts).
 /**
  * cpsam-histology's mask defaults (its manifest's maskDefaults.histology, chosen on its selection
  * slides and images): a colour network trained this way draws flows that the flow-error check
@@ -39,7 +40,7 @@ export const STAINED_MASK_DEFAULTS: NonNullable<ModelManifest["maskDefaults"]> =
 const COLOUR_CHANNELS = 3;
 
 /** A set is stained when most of its pairs are (the engine's modality of each image, readModality). */
-export function isStained(modalities: readonly Modality[]): boolean {
+function isStained(modalities: readonly Modality[]): boolean {
   return 2 * modalities.filter((m) => m === "histology").length > modalities.length;
 }
 

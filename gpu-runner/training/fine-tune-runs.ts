@@ -13,7 +13,7 @@ import { splitByRegions } from "./region-split.ts";
 
 export type EvidenceKind = "held_out_regions" | "rotated_regions" | "training_images" | "none";
 
-export interface TrainingRun {
+interface TrainingRun {
   training: ImageRegion[];
   /** Regions scored before and after (empty: none). */
   judged: ImageRegion[];

@@ -52,7 +52,7 @@ function medianOf(values: number[]): number | undefined {
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-export interface TrainingPair {
+interface TrainingPair {
   image: DecodedImage;
   labels: Uint32Array;
 }
@@ -66,7 +66,7 @@ export type TrainingPairSource = () => TrainingPair | Promise<TrainingPair>;
 /** Memory for prepared training images when a request sets none: 2 GiB, about 165 megapixels. */
 export const DEFAULT_TRAINING_MEMORY_BYTES = 2 * 2 ** 30;
 
-export interface FineTuneRequest {
+interface FineTuneRequest {
   /** Path of <name>.onnx (manifest beside it), or the bytes and manifest. */
   base: string | { onnx: Uint8Array; manifest: ModelManifest };
   pairs: TrainingPairSource[];
@@ -99,7 +99,7 @@ export interface FineTuneRequest {
   signal?: AbortSignal;
 }
 
-export interface FineTuneResult {
+interface FineTuneResult {
   onnx: Uint8Array;
   manifest: ModelManifest;
   steps: number;

@@ -28,7 +28,7 @@ import { SeededRandom } from "./random.ts";
  * objects were held out than MIN_HELD_OUT_OBJECTS), "no_gain" (it did not score higher). Only a
  * gain returns the fine-tuned weights.
  */
-export type GainVerdict = "gain" | "too_few_to_tell" | "no_gain";
+type GainVerdict = "gain" | "too_few_to_tell" | "no_gain";
 
 /**
  * Below this many held-out true objects no gain is claimed whatever the interval says: a
@@ -37,8 +37,8 @@ export type GainVerdict = "gain" | "too_few_to_tell" | "no_gain";
  */
 export const MIN_HELD_OUT_OBJECTS = 20;
 
-export const GAIN_CONFIDENCE = 0.95;
-export const BOOTSTRAP_RESAMPLES = 2000;
+const GAIN_CONFIDENCE = 0.95;
+const BOOTSTRAP_RESAMPLES = 2000;
 
 export interface GainEvidence {
   /** Held-out images, the tiles holding an object in either model's output, and their true objects. */
@@ -59,7 +59,7 @@ export interface GainEvidence {
   minObjects: number;
 }
 
-export function gainVerdict(gain: number, low: number, objects: number): GainVerdict {
+function gainVerdict(gain: number, low: number, objects: number): GainVerdict {
   if (!(gain > 0)) return "no_gain";
   if (objects < MIN_HELD_OUT_OBJECTS) return "too_few_to_tell";
   return low > 0 ? "gain" : "too_few_to_tell";

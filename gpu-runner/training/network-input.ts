@@ -6,6 +6,7 @@ import { MODALITY_COLOUR } from "../engine/model.ts";
 import type { ModelReads } from "../engine/model.ts";
 
 export const ONE_CHANNEL: ModelReads = { channels: 1 };
+// Exported for its tests only (test/training/colour-training.test.ts, test/training/labelled-images.test.ts).
 export const COLOUR: ModelReads = { channels: 3, input: MODALITY_COLOUR };
 
 export function networkReads(inputChannels: number): ModelReads {

@@ -11,7 +11,7 @@ import { medianObjectDiameter } from "../engine/object-diameter.ts";
 import { InputError } from "../engine/faults.ts";
 
 /** objectDiameter: measured from the labels unless given (images without objects need it). */
-export function prepareImage(pair: LabelledImage, modelDiameter: number, objectDiameter = medianObjectDiameter(pair.labels)): PreparedImage {
+function prepareImage(pair: LabelledImage, modelDiameter: number, objectDiameter = medianObjectDiameter(pair.labels)): PreparedImage {
   checkObjectDiameter(pair, objectDiameter);
   return withFlows(pair, modelDiameter, objectDiameter, flowsFromLabels(pair.labels, pair.width, pair.height));
 }

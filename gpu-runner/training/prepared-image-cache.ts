@@ -34,7 +34,7 @@ export interface PreparedImageCacheStats {
 }
 
 /** An image's width, height and channel count: all that its prepared size depends on. */
-export interface PreparedSize {
+interface PreparedSize {
   width: number;
   height: number;
   channels: number;

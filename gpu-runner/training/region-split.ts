@@ -21,6 +21,7 @@ export interface ImageRegion {
   height: number;
 }
 
+// Exported for its test only (test/training/region-split.test.ts).
 export interface SplitImage {
   width: number;
   height: number;
@@ -35,6 +36,7 @@ export interface ImageObjects {
   extents: Extent[];
 }
 
+// Exported for its test only (test/training/region-split.test.ts).
 export interface Fold {
   /** One band of each image that holds any object. */
   heldOut: ImageRegion[];
@@ -44,18 +46,19 @@ export interface Fold {
   heldOutObjects: number;
 }
 
-export type RegionSplit =
+type RegionSplit =
   | { kind: "folds"; folds: Fold[]; objects: number; rotate: boolean }
   /** The whole set is below the minimum: `missing` more objects would make it. */
   | { kind: "too_few"; objects: number; missing: number };
 
+// Exported for its test only (test/training/region-split.test.ts).
 /** Folds at most: five, each then holding a fifth of the objects (20% held out, as before). */
 export const MAX_FOLDS = 5;
 
 /** Objects a fold is planned to hold, in multiples of the minimum. */
 const FOLD_SLACK = 1.5;
 
-export interface Extent {
+interface Extent {
   /** Centroid along the image's longer axis. */
   centre: number;
   /** First and last pixel along it. */

@@ -18,7 +18,7 @@ import type { DecodedImage } from "../../common/decode/index.ts";
 import type { ImageVariants } from "./labelled-images.ts";
 import { SeededRandom } from "./random.ts";
 
-export interface StainVariantSettings {
+interface StainVariantSettings {
   /** Each stain's amount is multiplied by a factor drawn from this range. */
   amountScale: [number, number];
   /** Then shifted by an OD (natural log) drawn from this range; DAB gets half of it (most H&E has none). */
@@ -73,6 +73,7 @@ function fullScale(image: DecodedImage): number {
   return image.sampleFormat === "float" ? 1 : 2 ** Math.min(16, image.bitDepth) - 1;
 }
 
+// Exported for its tests only (test/training/labelled-images.test.ts, test/training/stain-augment.test.ts).
 /** Each pixel's stain amounts scaled and shifted by one draw for the whole image. */
 export function jitterStains(image: DecodedImage, scale: readonly number[], shift: readonly number[]): DecodedImage {
   if (image.channels < 3) throw new Error(`stain jitter needs an RGB image, this one has ${image.channels} channel(s)`);
@@ -93,6 +94,7 @@ export function jitterStains(image: DecodedImage, scale: readonly number[], shif
   return { ...image, data };
 }
 
+// Exported for its test only (test/training/stain-augment.test.ts).
 /** A separable Gaussian blur of every channel (edges repeat their last pixel). */
 export function gaussianBlur(image: DecodedImage, sigma: number): DecodedImage {
   const radius = Math.max(1, Math.ceil(3 * sigma));
@@ -126,6 +128,7 @@ export function gaussianBlur(image: DecodedImage, sigma: number): DecodedImage {
   return { ...image, data };
 }
 
+// Exported for its test only (test/training/stain-augment.test.ts).
 /** The image as a JPEG of this quality would give it back (8-bit RGB; other depths are scaled there and back). */
 export function jpegRoundTrip(image: DecodedImage, quality: number): DecodedImage {
   const { width, height } = image;
@@ -143,6 +146,7 @@ export function jpegRoundTrip(image: DecodedImage, quality: number): DecodedImag
   return { ...image, data };
 }
 
+// Exported for its test only (test/training/stain-augment.test.ts).
 /** One variant: stains always jittered, then blur and JPEG each by chance. */
 export function slideVariant(image: DecodedImage, random: SeededRandom, settings: StainVariantSettings = SLIDE_VARIANTS): DecodedImage {
   const scale = [0, 1, 2].map(() => random.uniform(settings.amountScale[0], settings.amountScale[1]));

@@ -35,7 +35,7 @@ export interface LoopOptions {
   onEvent?: (event: TrainingEvent) => void;
 }
 
-export interface LoopResult {
+interface LoopResult {
   /** Weights with the best mean validation AP seen in this call (the last weights without validation). */
   bestParams: Float32Array;
   bestScores?: ValidationScores;

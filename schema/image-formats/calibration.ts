@@ -28,7 +28,7 @@ export interface PixelSize {
 }
 
 export const PIXEL_SIZE_SOURCES = ["ome", "imagej", "aperio", "tiff", "dicom", "philips", "leica", "ventana", "ome-zarr"] as const;
-export type PixelSizeSource = (typeof PIXEL_SIZE_SOURCES)[number];
+type PixelSizeSource = (typeof PIXEL_SIZE_SOURCES)[number];
 
 /**
  * Micrometres per pixel that microscopes produce: 10 nm (beyond super-resolution's) to 50 µm (a
@@ -40,7 +40,7 @@ export const MICROSCOPE_PIXEL_SIZE_UM = { min: 0.01, max: 50 } as const;
 const DEFAULT_DPI = [72, 96, 150, 300] as const;
 
 /** A file's pixel size as the rest of the service may use it, and why the file's own was not used. */
-export interface Calibration {
+interface Calibration {
   /** The trusted size; null when the file has none, or has one that is not trusted. */
   pixelSize: PixelSize | null;
   /** Why the file's resolution gives no size (a screen or print default, a size no microscope produces); null otherwise. */
@@ -110,6 +110,7 @@ export function micrometres(value: number, unit: string): number | null {
 const WINDOWS_1252 =
   "\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178";
 
+// Exported for its test only (test/engine/pixel-size.test.ts).
 /**
  * An ImageDescription as its bytes meant it: the readers decode it as latin1 (windows-1252), while
  * OME-XML is UTF-8 (and ImageJ writes UTF-8 too), so "µm" arrives as "Âµm". The bytes are put back
@@ -133,13 +134,13 @@ export function utf8Description(text: string): string {
 }
 
 /** The attributes of the first OME-XML element named `name` (any namespace prefix), unescaped. */
-export function omeAttributes(xml: string, name: string): Record<string, string> | null {
+function omeAttributes(xml: string, name: string): Record<string, string> | null {
   const element = new RegExp(`<(?:\\w+:)?${name}\\b([^>]*)>`).exec(xml)?.[1];
   return element === undefined ? null : attributesOf(element);
 }
 
 /** Every OME-XML element named `name`'s attributes, in document order. */
-export function omeElements(xml: string, name: string): Record<string, string>[] {
+function omeElements(xml: string, name: string): Record<string, string>[] {
   return [...xml.matchAll(new RegExp(`<(?:\\w+:)?${name}\\b([^>]*)>`, "g"))].map((m) => attributesOf(m[1]!));
 }
 
@@ -176,7 +177,7 @@ function resolution(tags: TiffTags, tag: number): number | null {
 }
 
 /** What the file claims: a size, the default resolution it holds instead (pixels per inch), or nothing. */
-export type Claim = PixelSize | { defaultDpi: number } | null;
+type Claim = PixelSize | { defaultDpi: number } | null;
 
 /**
  * An Aperio SVS's pixel size: its ImageDescription starts "Aperio" and holds `|MPP = 0.4990|`,

@@ -10,7 +10,7 @@ import { micrometres } from "./calibration.ts";
 import { checkRegionImageSize } from "./limits.ts";
 
 /** How a transfer syntax stores its frames, and what the readers call it. */
-export type DicomFrameCoding = "native" | "jpeg" | "jpeg2000";
+type DicomFrameCoding = "native" | "jpeg" | "jpeg2000";
 
 /** The transfer syntaxes (PS3.5 Annex A) the reader decodes, and the name of each. */
 const READ_SYNTAXES: Readonly<Record<string, { name: string; coding: DicomFrameCoding; lossy: boolean }>> = {
@@ -37,7 +37,7 @@ const UNREAD_SYNTAXES: Readonly<Record<string, string>> = {
 };
 
 /** VL Whole Slide Microscopy Image Storage: the one SOP class read. */
-export const WSI_SOP_CLASS = "1.2.840.10008.5.1.4.1.1.77.1.6";
+const WSI_SOP_CLASS = "1.2.840.10008.5.1.4.1.1.77.1.6";
 
 /**
  * Bytes of the data set before Pixel Data read at most. A sparse level lists every frame's position

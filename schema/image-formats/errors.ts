@@ -7,7 +7,7 @@
  * "too-large": a well-formed file past one of the limits in limits.ts (422 at upload).
  * A job that meets any of them fails for good with the message as its reason.
  */
-export type ImageDecodeErrorKind = "unsupported" | "invalid" | "too-large";
+type ImageDecodeErrorKind = "unsupported" | "invalid" | "too-large";
 
 export class ImageDecodeError extends Error {
   readonly kind: ImageDecodeErrorKind;

@@ -10,17 +10,17 @@
 import { ImageDecodeError } from "./errors.ts";
 
 /** Bytes a JPEGTables tag may hold: twenty times what libjpeg writes at most. */
-export const MAX_JPEG_TABLES_BYTES = 64 * 1024;
+const MAX_JPEG_TABLES_BYTES = 64 * 1024;
 
 /** Marker segments a JPEGTables tag may hold: 12 definitions, and room for comments and APPn. */
-export const MAX_JPEG_TABLES_SEGMENTS = 64;
+const MAX_JPEG_TABLES_SEGMENTS = 64;
 
 /**
  * Bytes of tables prepended to blocks, all pages together, beyond the file's own size: a small
  * image cut into many strips spends more on its tables than on its data (13 strips of 100 x 8
  * pixels, 7 KB of tables for a 4 KB file), a slide never.
  */
-export const JPEG_TABLES_WORK_ALLOWANCE = 16 * 1024 * 1024;
+const JPEG_TABLES_WORK_ALLOWANCE = 16 * 1024 * 1024;
 
 /** A page's JPEGTables of `count` bytes fits MAX_JPEG_TABLES_BYTES; checked before its values are read. */
 export function checkJpegTablesSize(count: number, page: number): void {

@@ -4,7 +4,7 @@
 // (Aperio's compressions 33003 and 33005); a JP2 file wraps one in a 'jp2c' box (ISO 15444-1 annex I).
 import { ImageDecodeError } from "./errors.ts";
 
-export interface Jpeg2000Header {
+interface Jpeg2000Header {
   /** The image area: Xsiz − XOsiz by Ysiz − YOsiz (A.5.1). */
   width: number;
   height: number;

@@ -15,7 +15,7 @@ export const MAX_ZIP_DIRECTORY_BYTES = 12 * 1024 * 1024;
 /** Bytes of one metadata document (.zattrs, .zarray, zarr.json), inflated. */
 export const MAX_ZARR_METADATA_BYTES = 1024 * 1024;
 /** Decoded bytes of one chunk: a 4096² chunk of 4-byte samples. */
-export const MAX_ZARR_CHUNK_BYTES = 64 * 1024 * 1024;
+const MAX_ZARR_CHUNK_BYTES = 64 * 1024 * 1024;
 
 /**
  * The most bytes a chunk of `chunkBytes` decoded bytes may store: its codec's worst case is a few
@@ -27,7 +27,7 @@ export function maxStoredChunkBytes(chunkBytes: number): number {
 
 export type ZarrCodec = "blosc" | "zstd" | "zlib" | "gzip" | null;
 
-export interface ZarrDataType {
+interface ZarrDataType {
   bytes: 1 | 2 | 4;
   format: "uint" | "int" | "float";
   littleEndian: boolean;
@@ -45,7 +45,7 @@ export interface ZarrArray {
   chunkKey(indices: number[]): string;
 }
 
-export interface ZarrAxis {
+interface ZarrAxis {
   name: string;
   type?: string;
   unit?: string;

@@ -6,7 +6,7 @@
 export type ImageFormat = "tiff" | "png" | "jpeg" | "dicom" | "zarr";
 
 /** What a file's first bytes say: an image format, or a ZIP, which may hold an OME-Zarr store or a DICOM series. */
-export type SniffedFormat = Exclude<ImageFormat, "zarr"> | "zip";
+type SniffedFormat = Exclude<ImageFormat, "zarr"> | "zip";
 
 /** Bytes enough to tell every format apart, and to name the formats the readers refuse (DICOM's "DICM" sits at 128). */
 export const SNIFF_BYTES = 132;

@@ -22,7 +22,7 @@ export interface PageSize {
   height: number;
 }
 
-export type SlideVendor = "aperio" | "philips" | "leica" | "ventana" | "hamamatsu" | "generic";
+type SlideVendor = "aperio" | "philips" | "leica" | "ventana" | "hamamatsu" | "generic";
 
 export const SLIDE_FORMAT_NAMES: Readonly<Record<SlideVendor, string>> = {
   aperio: "Aperio SVS",
@@ -48,7 +48,7 @@ export interface SlideFacts {
 }
 
 /** What a TIFF's first page says of its maker. */
-export interface FirstPageText {
+interface FirstPageText {
   description: string | undefined;
   software: string | undefined;
   xmp: string | undefined;

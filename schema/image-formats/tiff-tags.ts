@@ -101,7 +101,7 @@ export function isJpeg2000Compression(compression: number): boolean {
 }
 
 /** The message naming what the readers decode, for every refusal of a compression. */
-export const SUPPORTED_COMPRESSIONS = "none, LZW, Deflate, PackBits, JPEG, JPEG 2000";
+const SUPPORTED_COMPRESSIONS = "none, LZW, Deflate, PackBits, JPEG, JPEG 2000";
 
 /**
  * Compressions met in microscopy files that the readers do not decode, named as a person knows

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { DecodedImage } from "../../common/decode/index.ts";
 import { modelInput } from "../../gpu-runner/engine/model-input.ts";
-import { detectModality, modalityChannel, readModality } from "../../gpu-runner/engine/modality.ts";
+import { detectModality } from "../../common/modality.ts";
+import { modalityChannel, readModality } from "../../gpu-runner/engine/modality.ts";
 
 // A 64x64 field with one disc of radius 12 in the middle: `nucleus` and `background` give each
 // pixel's channel values, with a little deterministic texture so percentiles are not degenerate.

@@ -23,6 +23,11 @@ export interface Import {
    */
   kind: "static" | "dynamic" | "type" | "entry";
   /**
+   * The exported names it takes: "default" for a default import, "*" for all of them (a namespace
+   * import, `export *`, a dynamic import, an entry, a type import without a name).
+   */
+  names: string[];
+  /**
    * The repository file it names (root-relative, "/"-separated); null when a relative specifier
    * names no file; absent for a package (anything resolved outside the repository or not at all).
    */
@@ -56,7 +61,7 @@ export function imports(root: string, file: string): Import[] {
     const resolver = resolverFor(root);
     read.set(
       path,
-      specifiers(path).map(({ specifier, kind }) => ({ specifier, kind, ...resolver(file, specifier) })),
+      specifiers(path).map((found) => ({ ...found, ...resolver(file, found.specifier) })),
     );
   }
   return read.get(path)!;
@@ -87,21 +92,43 @@ function specifiers(path: string): Omit<Import, "file">[] {
   const found: Omit<Import, "file">[] = [];
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
-      found.push({ specifier: node.moduleSpecifier.text, kind: node.importClause?.isTypeOnly ? "type" : "static" });
+      const kind = node.importClause?.isTypeOnly ? "type" : "static";
+      found.push({ specifier: node.moduleSpecifier.text, kind, names: importedNames(node.importClause) });
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
-      found.push({ specifier: node.moduleSpecifier.text, kind: node.isTypeOnly ? "type" : "static" });
+      const names = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements.map(nameAtSource) : ["*"];
+      found.push({ specifier: node.moduleSpecifier.text, kind: node.isTypeOnly ? "type" : "static", names });
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
-      found.push({ specifier: node.argument.literal.text, kind: "type" });
+      const names = node.qualifier ? [ts.isIdentifier(node.qualifier) ? node.qualifier.text : firstName(node.qualifier)] : ["*"];
+      found.push({ specifier: node.argument.literal.text, kind: "type", names });
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [argument] = node.arguments;
-      if (argument && ts.isStringLiteralLike(argument)) found.push({ specifier: argument.text, kind: "dynamic" });
+      if (argument && ts.isStringLiteralLike(argument)) found.push({ specifier: argument.text, kind: "dynamic", names: ["*"] });
     } else if (ts.isNewExpression(node) && isModuleUrl(node)) {
-      found.push({ specifier: (node.arguments![0] as ts.StringLiteralLike).text, kind: "entry" });
+      found.push({ specifier: (node.arguments![0] as ts.StringLiteralLike).text, kind: "entry", names: ["*"] });
     }
     ts.forEachChild(node, visit);
   };
   visit(source);
   return found;
+}
+
+function importedNames(clause: ts.ImportClause | undefined): string[] {
+  if (!clause) return []; // `import "./x.ts"`: run for its effects, no name taken
+  const names = clause.name ? ["default"] : [];
+  const bindings = clause.namedBindings;
+  if (bindings && ts.isNamespaceImport(bindings)) names.push("*");
+  else if (bindings) names.push(...bindings.elements.map(nameAtSource));
+  return names;
+}
+
+/** The name an import or export specifier has in the module it names (`a` of `a as b`). */
+function nameAtSource(element: ts.ImportSpecifier | ts.ExportSpecifier): string {
+  return (element.propertyName ?? element.name).text;
+}
+
+/** `Outer` of `import("./x").Outer.Inner`. */
+function firstName(name: ts.EntityName): string {
+  return ts.isIdentifier(name) ? name.text : firstName(name.left);
 }
 
 /** `new URL("./x.ts", import.meta.url)` naming a source file (a URL of a folder or a data file is no import). */

@@ -157,16 +157,16 @@ describe("reading imports", () => {
 
   it("finds every form of import, resolved as the compiler resolves it, and none in comments or data URLs", () => {
     expect(imports(root, "worker/all-forms.ts")).toEqual([
-      { specifier: "./a.ts", kind: "static", file: "worker/a.ts" },
-      { specifier: "./b", kind: "type", file: "worker/b.ts" },
-      { specifier: "./c.js", kind: "static", file: "worker/c.ts" },
-      { specifier: "./d/", kind: "static", file: "worker/d/index.ts" },
-      { specifier: "./e.ts", kind: "dynamic", file: "worker/e.ts" },
-      { specifier: "./f.ts", kind: "type", file: "worker/f.ts" },
-      { specifier: "./g.ts", kind: "entry", file: "worker/g.ts" },
-      { specifier: "./notes.txt?raw", kind: "static", file: "worker/notes.txt" },
-      { specifier: "hono", kind: "static" },
-      { specifier: "node:fs/promises", kind: "static" },
+      { specifier: "./a.ts", kind: "static", names: ["a"], file: "worker/a.ts" },
+      { specifier: "./b", kind: "type", names: ["B"], file: "worker/b.ts" },
+      { specifier: "./c.js", kind: "static", names: ["c"], file: "worker/c.ts" },
+      { specifier: "./d/", kind: "static", names: ["*"], file: "worker/d/index.ts" },
+      { specifier: "./e.ts", kind: "dynamic", names: ["*"], file: "worker/e.ts" },
+      { specifier: "./f.ts", kind: "type", names: ["*"], file: "worker/f.ts" },
+      { specifier: "./g.ts", kind: "entry", names: ["*"], file: "worker/g.ts" },
+      { specifier: "./notes.txt?raw", kind: "static", names: ["default"], file: "worker/notes.txt" },
+      { specifier: "hono", kind: "static", names: ["Hono"] },
+      { specifier: "node:fs/promises", kind: "static", names: ["open"] },
     ]);
   });
 

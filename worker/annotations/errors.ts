@@ -1,7 +1,7 @@
 // Why an annotation file was refused. Every parser throws only this, with a detail that names the
 // problem in the user's terms; the route turns `kind` into the HTTP status with `importErrorStatus`.
 
-export type AnnotationErrorKind =
+type AnnotationErrorKind =
   /** Not a format we import (by content, never by file name). */
   | "unsupported_type"
   /** A format we import, but broken: truncated, corrupt, not parseable. */

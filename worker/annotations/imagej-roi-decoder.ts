@@ -11,7 +11,7 @@
 
 import { AnnotationImportError } from "./errors.ts";
 
-export const IMAGEJ_ROI_TYPES = {
+const IMAGEJ_ROI_TYPES = {
   polygon: 0,
   rect: 1,
   oval: 2,
@@ -30,7 +30,7 @@ const HEADER_SIZE = 64;
 const OPTION_SUB_PIXEL_RESOLUTION = 128;
 const SUBTYPE_TEXT = 1;
 
-export interface DecodedImageJRoi {
+interface DecodedImageJRoi {
   version: number;
   type: number;
   /** Integer bounds from the header. */

@@ -19,11 +19,10 @@ import { OutlineCollector } from "./outlines.ts";
 import { isZip } from "./zip-entries.ts";
 
 export { AnnotationImportError, importErrorStatus } from "./errors.ts";
-export type { AnnotationErrorKind } from "./errors.ts";
 
-export type AnnotationFormat = "label-image" | "imagej-roi" | "imagej-roi-zip" | "geojson";
+type AnnotationFormat = "label-image" | "imagej-roi" | "imagej-roi-zip" | "geojson";
 
-export interface ImportedAnnotation {
+interface ImportedAnnotation {
   format: AnnotationFormat;
   /** In the engine's raster order, measured by the engine's code. */
   rois: Roi[];
@@ -45,7 +44,7 @@ function startsWith(bytes: Uint8Array, signature: readonly number[]): boolean {
   return signature.every((b, i) => bytes[i] === b);
 }
 
-export function detectAnnotationFormat(bytes: Uint8Array): AnnotationFormat {
+function detectAnnotationFormat(bytes: Uint8Array): AnnotationFormat {
   if (bytes.length === 0) throw new AnnotationImportError("unreadable", "the file is empty");
   if (startsWith(bytes, PNG_SIGNATURE) || TIFF_SIGNATURES.some((s) => startsWith(bytes, s)) || startsWith(bytes, JPEG_SIGNATURE)) return "label-image";
   if (isImageJRoi(bytes)) return "imagej-roi";

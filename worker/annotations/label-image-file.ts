@@ -11,14 +11,14 @@ import { AnnotationImportError } from "./errors.ts";
 import { MAX_IMPORT_OBJECTS } from "./limits.ts";
 
 /** The decoders hand samples over as float32, which holds every whole number up to 2^24 exactly. */
-export const MAX_LABEL_VALUE = 2 ** 24;
+const MAX_LABEL_VALUE = 2 ** 24;
 
 function unreadable(error: unknown): never {
   if (error instanceof ImageDecodeError) throw new AnnotationImportError("unreadable", `label image unreadable: ${error.message}`);
   throw error;
 }
 
-export interface LabelImageFile {
+interface LabelImageFile {
   /** The label values, width x height, still in the file's numbering. */
   labels: Uint32Array;
   /** How many different non-zero values it holds. */

@@ -40,7 +40,7 @@ export const MAX_ARCHIVE_INFLATED_BYTES = 64 * 1024 * 1024;
  * Both are counted before the work they measure (an object's before it is drawn, a label image's
  * before the passes) and refused with "limit_exceeded".
  */
-export const MAX_IMPORT_CROSSINGS_PER_PIXEL = 4;
+const MAX_IMPORT_CROSSINGS_PER_PIXEL = 4;
 /**
  * Training on an import makes each object's flow targets by heat diffusion: its area times its
  * steps (twice its box's extent; schema/work-limits.ts, diffusionWork). Compact cells covering the
@@ -49,7 +49,7 @@ export const MAX_IMPORT_CROSSINGS_PER_PIXEL = 4;
  * preparation under about half a minute and admits a gland of 1000 px across (3e9).
  */
 export const MAX_IMPORT_DIFFUSION_WORK = 1e10;
-export const MIN_IMPORT_CROSSINGS = 65_536;
+const MIN_IMPORT_CROSSINGS = 65_536;
 export const MAX_IMPORT_BOX_PIXELS = 2 ** 27;
 
 /** Row crossings allowed for an image of `pixels` pixels. */

@@ -17,7 +17,7 @@ import { confluency, measureRois } from "../../common/geometry/roi-measure.ts";
 import { AnnotationImportError } from "./errors.ts";
 import { MAX_IMPORT_BOX_PIXELS, MAX_IMPORT_OBJECTS } from "./limits.ts";
 
-export interface ImportedObjects {
+interface ImportedObjects {
   rois: Roi[];
   confluency: number;
   /** The final label image (labels 1..rois.length), what the ROIs render back to. */

@@ -22,7 +22,7 @@ import {
  * One object: closed rings as interleaved x, y in image pixel coordinates (x right, y down, (0, 0)
  * the top-left corner of the top-left pixel), without a repeated closing vertex.
  */
-export interface Outline {
+interface Outline {
   rings: Float64Array[];
   /** Where it came from, for error details: "feature 3", "entry 0007-cell.roi". */
   where: string;

@@ -14,7 +14,7 @@ import { inflateWithin } from "../../common/decode/inflate-bounded.ts";
 import { AnnotationImportError } from "./errors.ts";
 import { CENTRAL_HEADER, END, LOCAL_HEADER, U32_MAX, ZIP64_END, ZIP64_LOCATOR } from "../../schema/zip-records.ts";
 
-export interface ZipEntry {
+interface ZipEntry {
   name: string;
   /** 0 stored, 8 deflated. */
   method: number;
@@ -105,7 +105,7 @@ function checkApart(entries: readonly ZipEntry[]): void {
  * data plus 5 bytes per stored block of up to 65,535 bytes (RFC 1951, 3.2.4), and 1 KiB for an
  * encoder's final empty block or flush markers.
  */
-export function maxDeflatedBytes(bytes: number): number {
+function maxDeflatedBytes(bytes: number): number {
   return bytes + 5 * Math.ceil(bytes / 65_535) + 1024;
 }
 

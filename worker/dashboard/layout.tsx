@@ -2,7 +2,7 @@ import type { Child } from "hono/jsx";
 import type { Organization } from "../env.ts";
 import { CSRF_FIELD } from "../middleware/session.ts";
 
-export type Section = "images" | "keys" | "models";
+type Section = "images" | "keys" | "models";
 
 export interface PageContext {
   org: Organization;
@@ -18,7 +18,7 @@ const NAV: { section: Section; href: string; label: string }[] = [
   { section: "keys", href: "/dashboard/keys", label: "API keys" },
 ];
 
-export function Document(props: { title: string; children: Child; scripts?: string[]; csrfToken?: string }) {
+function Document(props: { title: string; children: Child; scripts?: string[]; csrfToken?: string }) {
   return (
     <html lang="en">
       <head>

@@ -3,6 +3,7 @@
 // slide segmented block by block, the blocks done of all and how many of them were glass.
 // test/worker/dashboard-prediction-stage.test.ts holds the two to the same words.
 
+// Exported for its test only (test/worker/dashboard-prediction-stage.test.ts).
 export interface StageOf {
   status: string;
   stage?: string | null;

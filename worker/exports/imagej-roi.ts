@@ -6,11 +6,11 @@
 
 import type { Roi } from "../../schema/roi.ts";
 
-export const IMAGEJ_ROI_VERSION = 228;
-export const IMAGEJ_ROI_TYPE_TRACED = 8;
+const IMAGEJ_ROI_VERSION = 228;
+const IMAGEJ_ROI_TYPE_TRACED = 8;
 /** ImageJ reads 16-bit coordinates as signed unless below -5000, so 60535 is the largest it reads back. */
 export const IMAGEJ_MAX_COORDINATE = 60_535;
-export const IMAGEJ_MAX_VERTICES = 0xffff;
+const IMAGEJ_MAX_VERTICES = 0xffff;
 
 const HEADER_SIZE = 64;
 const HEADER2_SIZE = 64;

@@ -18,8 +18,6 @@ import { roisZip } from "./rois-zip.ts";
 
 import type { Segmentation } from "../services/segmentations.ts";
 
-export type { ExportContext } from "../../schema/measurements.ts";
-
 export interface ExportOptions {
   /** measurements.csv and rois.geojson: the `columns` query values (columns and groups), in order. */
   columns?: readonly string[];
@@ -27,6 +25,7 @@ export interface ExportOptions {
   objects?: "detection" | "cell";
 }
 
+// Exported for its test only (test/worker/exports/cells.test.ts).
 /** rois.geojson?objects=cell of a segmentation made without a cell expansion: 422. */
 export class NoCellsError extends Error {
   constructor(segmentationId: string) {
@@ -37,6 +36,7 @@ export class NoCellsError extends Error {
   }
 }
 
+// Exported for its test only (test/worker/exports/helpers/run-export.ts).
 export interface ExportFile {
   body: ReadableStream<Uint8Array>;
   contentType: string;
@@ -46,14 +46,9 @@ export interface ExportFile {
 export type ExportFormatName = "measurements.csv" | "rois.geojson" | "rois.zip" | "masks.png" | "masks.tif";
 
 /** Opens the same ROI artifact again, from its start. */
-export type ArtifactReread = () => Promise<ReadableStream<Uint8Array>>;
+type ArtifactReread = () => Promise<ReadableStream<Uint8Array>>;
 
-export type ExportFunction = (
-  artifact: ReadableStream<Uint8Array>,
-  context: ExportContext,
-  options: ExportOptions,
-  reread: ArtifactReread,
-) => Promise<ExportFile>;
+type ExportFunction = (artifact: ReadableStream<Uint8Array>, context: ExportContext, options: ExportOptions, reread: ArtifactReread) => Promise<ExportFile>;
 
 /** What every export says about the segmentation it comes from. */
 export function exportContext(segmentation: Segmentation): ExportContext {
@@ -159,10 +154,6 @@ export const EXPORTS: Readonly<Record<ExportFormatName, ExportFunction>> = {
     }
   },
 };
-
-export function isExportFormat(name: string): name is ExportFormatName {
-  return Object.hasOwn(EXPORTS, name);
-}
 
 /** Content-Disposition for a download: an ASCII fallback name plus the exact UTF-8 name (RFC 6266). */
 export function contentDisposition(fileName: string): string {

@@ -15,6 +15,7 @@ function fileSafe(text: string): string {
   return text.replace(/[^A-Za-z0-9._-]/g, "_");
 }
 
+// Exported for its test only (test/worker/exports/rois-zip.test.ts).
 /** The entry name (also the ROI's name inside the .roi) for a 0-based index; pads to at least 5 digits. */
 export function imageJRoiName(context: ExportContext, index: number, roiCount: number): string {
   const digits = Math.max(5, String(roiCount).length);

@@ -21,8 +21,9 @@ import { SESSION_TTL_MS } from "../services/sign-in-tokens.ts";
  * it. (Browsers treat localhost and 127.0.0.1 as secure, so it works on `npm start` too.)
  */
 const SESSION_COOKIE = "cellseg_session";
+// Exported for its test only (test/worker/dashboard-helpers.ts).
 export const SESSION_COOKIE_NAME = `__Host-${SESSION_COOKIE}`;
-export const CSRF_HEADER = "X-CSRF-Token";
+const CSRF_HEADER = "X-CSRF-Token";
 export const CSRF_FIELD = "_csrf";
 
 /** Sets the session cookie: __Host- (Secure, Path=/, no Domain), HttpOnly, SameSite=Lax. */
@@ -30,7 +31,7 @@ export function setSessionCookie(c: Context<AppEnv>, token: string): void {
   setCookie(c, SESSION_COOKIE, token, { prefix: "host", httpOnly: true, sameSite: "Lax", maxAge: Math.floor(SESSION_TTL_MS / 1000) });
 }
 
-export function sessionToken(c: Context<AppEnv>): string | undefined {
+function sessionToken(c: Context<AppEnv>): string | undefined {
   return getCookie(c, SESSION_COOKIE, "host");
 }
 

@@ -4,7 +4,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.ts";
 import { referencePage } from "./reference-page.tsx";
 
-export const DOCUMENT_PATH = "/api/v1/openapi.json";
+const DOCUMENT_PATH = "/api/v1/openapi.json";
 
 const description = `Cell segmentation of microscopy images: upload an image, run a prediction with a model and poll it
 until it completes, then export the cells as measurements (CSV), outlines (GeoJSON, ImageJ ROIs) or a label mask.

@@ -32,7 +32,7 @@ type Operation = {
   requestBody?: { description?: string; required?: boolean; content?: Media };
   responses?: Record<string, { description?: string; content?: Media }>;
 };
-export type OpenApiDocument = {
+type OpenApiDocument = {
   info: { title: string; version: string; description?: string };
   paths?: Record<string, Record<string, Operation>>;
   components?: { schemas?: Record<string, Schema> };
@@ -192,7 +192,7 @@ nav ul { columns: 2; }
 `;
 
 /** The whole page; `nonce` admits its one inline stylesheet under the page's CSP. */
-export function ReferencePage({ document, documentPath, nonce }: { document: OpenApiDocument; documentPath: string; nonce: string }): Child {
+function ReferencePage({ document, documentPath, nonce }: { document: OpenApiDocument; documentPath: string; nonce: string }): Child {
   const byTag = new Map<string, { method: string; path: string; op: Operation }[]>();
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const method of METHODS) {

@@ -4,7 +4,7 @@
 // importing the module that imports them.
 import type { JobMessage } from "../env.ts";
 
-export interface PulledMessage {
+interface PulledMessage {
   leaseId: string;
   body: JobMessage;
   attempts: number;

@@ -84,7 +84,7 @@ async function unmeasuredNote(c: AppContext, segmentation: Segmentation): Promis
 const tags = ["Exports"];
 
 /** measurements.csv's description: every column group, from the one list of them (schema/measurements.ts), so none is left out. */
-export const MEASUREMENTS_CSV_DESCRIPTION = `One row per cell. Without \`columns\`, the 20 columns of the \`default\` group in their order (image_name ... bbox_h); every other column is asked for by name or by group, repeating \`columns\`. The groups: ${Object.entries(
+const MEASUREMENTS_CSV_DESCRIPTION = `One row per cell. Without \`columns\`, the 20 columns of the \`default\` group in their order (image_name ... bbox_h); every other column is asked for by name or by group, repeating \`columns\`. The groups: ${Object.entries(
   MEASUREMENT_GROUPS,
 )
   .map(([name, what]) => `\`${name}\`: ${what}`)

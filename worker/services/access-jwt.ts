@@ -4,7 +4,7 @@
 // Cloudflare's "Validate JWTs" guide; the code is plain WebCrypto. When the keys cannot be fetched
 // no token can be judged: that is AccessKeysUnavailableError (a 503), not a refused sign-in.
 
-export interface AccessConfig {
+interface AccessConfig {
   /** The team's domain, e.g. `myteam.cloudflareaccess.com`. */
   teamDomain: string;
   /** The Access application's AUD tag. */
@@ -28,7 +28,7 @@ export class AccessKeysUnavailableError extends Error {
 interface Jwk extends JsonWebKey {
   kid?: string;
 }
-export type JwksFetcher = (url: string) => Promise<{ keys: Jwk[] }>;
+type JwksFetcher = (url: string) => Promise<{ keys: Jwk[] }>;
 
 /** A certs request that has not answered in this long has failed: a dashboard request must not hang on it. */
 const FETCH_TIMEOUT_MS = 5_000;
@@ -39,12 +39,14 @@ const defaultFetcher: JwksFetcher = async (url) => {
   return response.json();
 };
 
+// Exported for its test only (test/worker/dashboard-access.test.ts).
 /**
  * Keys are trusted this long after they are fetched, so a key Access withdraws stops being
  * accepted within minutes; a token naming an unknown key refreshes sooner, at most this often.
  */
 export const JWKS_TTL_MS = 5 * 60 * 1000;
 const UNKNOWN_KID_REFRESH_MS = 30 * 1000;
+// Exported for its test only (test/worker/dashboard-access.test.ts).
 /** After a failed fetch, requests are answered 503 for this long without asking Access again (and told to retry then). */
 export const JWKS_FAILURE_BACKOFF_MS = 10 * 1000;
 /** Clock difference tolerated between Access and this worker. */

@@ -7,7 +7,7 @@ import type { ByteSource } from "../../common/decode/byte-source.ts";
 
 export class ReadBudgetError extends Error {}
 
-export interface ReadBudget {
+interface ReadBudget {
   /** Ranged reads (R2 requests) allowed. */
   reads: number;
   /** Bytes allowed over all reads. */

@@ -27,17 +27,17 @@ export const MAX_PLOTTED_CELLS = 200_000;
 const BLOCK_CELLS = 8192;
 
 /** What a plot can show: the numeric columns that differ from cell to cell (not the segmentation's own, such as confluency). */
-export function plottableColumns(columns: readonly MeasurementColumn[]): MeasurementColumn[] {
+function plottableColumns(columns: readonly MeasurementColumn[]): MeasurementColumn[] {
   return columns.filter((c) => c.type === "number" && c.source === "roi");
 }
 
-export interface PlotColumns {
+interface PlotColumns {
   cell_count: number;
   max_cells: number;
   columns: { name: string; group: string; description: string }[];
 }
 
-export interface CellValues {
+interface CellValues {
   /** The segmentation's cells. */
   cellCount: number;
   /** The cells whose values the body carries: all of them, or the sample. */

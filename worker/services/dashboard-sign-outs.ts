@@ -10,6 +10,7 @@ import { database } from "../storage/database.ts";
 /** Where Access ends its session for this application (on the application's own hostname). */
 export const ACCESS_LOGOUT_PATH = "/cdn-cgi/access/logout";
 
+// Exported for its test only (test/worker/dashboard-access.test.ts).
 /** Longer than Access lets an application session last (a month at most), so every token issued before a sign-out is refused while it is valid. */
 export const SIGN_OUT_MEMORY_MS = 31 * 24 * 60 * 60 * 1000;
 

@@ -7,6 +7,7 @@ import type { ImageProbe } from "../../common/decode/decoded-image.ts";
 import { ImageDecodeError } from "../../schema/image-formats/index.ts";
 import { type RangedReader, r2ByteSource, ReadBudgetError } from "./byte-source.ts";
 
+// Exported for its test only (test/worker/hostile-uploads.test.ts).
 /**
  * What a probe may read of a stored file: R2 requests (a Worker's subrequests are limited, and
  * each costs) and bytes. Enough for a few thousand contiguous TIFF directories or about a

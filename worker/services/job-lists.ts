@@ -5,7 +5,7 @@ import { database } from "../storage/database.ts";
 import type { Job } from "./jobs.ts";
 import { after, newestFirst, type PageRequest, toPage } from "./pages.ts";
 
-export interface JobFilter {
+interface JobFilter {
   kind?: "prediction" | "training";
   status?: JobStatus;
   imageId?: string;

@@ -69,11 +69,11 @@ async function afterFailed(env: Bindings, job: Job): Promise<void> {
   if (image) await env.BUCKET.delete(image.r2Key);
 }
 
-export function monthStart(now = new Date()): number {
+function monthStart(now = new Date()): number {
   return Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
 }
 
-export interface SubmitSpec {
+interface SubmitSpec {
   kind: "prediction" | "training";
   imageId?: string;
   /** Images the job reads: each must still be ready and not being deleted when the job is inserted. */
@@ -236,7 +236,7 @@ export async function createConversionJob(env: Bindings, orgId: string, imageId:
  * to, carries `belowJobsInHand` in its WHERE clause (one statement, so concurrent requests cannot
  * pass it), and a refusal is `tooManyJobsInHand`'s 429.
  */
-export const JOBS_IN_HAND_PER_ORG = {
+const JOBS_IN_HAND_PER_ORG = {
   preview: { most: 2, doing: "previews being made" },
   measurement: { most: 2, doing: "imported segmentations being measured" },
 } as const;

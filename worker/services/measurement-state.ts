@@ -19,7 +19,7 @@ type MeasurementJob = Pick<Job, "status" | "reason">;
 const IDS_PER_QUERY = 90;
 
 /** The state a segmentation's record shows, from its source and (imports) its measurement job. */
-export function measurementState(segmentation: Pick<Segmentation, "source">, job: MeasurementJob | undefined): MeasurementState {
+function measurementState(segmentation: Pick<Segmentation, "source">, job: MeasurementJob | undefined): MeasurementState {
   if (segmentation.source !== "import") return { status: "measured", detail: null };
   if (!job) return { status: "not_measured", detail: "Imported before imports were measured: geometry and shape columns only" };
   switch (job.status) {

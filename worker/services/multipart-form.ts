@@ -7,13 +7,13 @@
 
 import { HttpError } from "../errors.ts";
 
-export type MultipartEvent =
+type MultipartEvent =
   | { type: "part"; name: string | null; filename: string | null; contentType: string | null }
   | { type: "data"; bytes: Uint8Array }
   | { type: "end" };
 
 /** A body or Content-Type this reader cannot read: answered 400 wherever it is thrown. */
-export class MultipartError extends HttpError {
+class MultipartError extends HttpError {
   constructor(problem: string) {
     super(400, `Malformed multipart body: ${problem}`);
   }

@@ -5,7 +5,7 @@ import { database } from "../storage/database.ts";
 import { constantTimeEqual, sha256Hex } from "./crypto.ts";
 
 /** What one training job may ask for: steps, time on a runner, images and their pixels in all. */
-export interface TrainingBounds {
+interface TrainingBounds {
   maxSteps: number;
   maxSeconds: number;
   maxImages: number;

@@ -20,15 +20,15 @@ import { featureCollection } from "../exports/rois-geojson.ts";
 import { getSegmentation, type Segmentation } from "./segmentations.ts";
 
 /** Image pixels on a side of one outline tile. */
-export const OUTLINE_TILE = 1024;
+const OUTLINE_TILE = 1024;
 /**
  * The most of the artifact one tile may read. The chunks of a band of rows span the image's width,
  * so a tile of a very wide, dense image reads more than its own cells; 8 MiB is some 80,000 cells,
  * a second of decoding at most.
  */
-export const OUTLINE_TILE_MAX_BYTES = 8 * 1024 * 1024;
+const OUTLINE_TILE_MAX_BYTES = 8 * 1024 * 1024;
 
-export interface OutlineGrid {
+interface OutlineGrid {
   tile: number;
   columns: number;
   rows: number;

@@ -4,7 +4,7 @@ import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { encodeCursor, type PagePosition } from "../../schema/api.ts";
 
-export interface Ordered {
+interface Ordered {
   createdAt: SQLiteColumn;
   id: SQLiteColumn;
 }

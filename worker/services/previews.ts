@@ -70,7 +70,7 @@ export async function fullResolutionTile(
   return (await env.BUCKET.get(key, { range }))?.body ?? null;
 }
 
-export type PreviewState = { status: "ready" } | { status: "SUBMITTED" | "STARTED" | "FAILED"; job_id: string; reason: string | null };
+type PreviewState = { status: "ready" } | { status: "SUBMITTED" | "STARTED" | "FAILED"; job_id: string; reason: string | null };
 
 export function previewState(job: Job): PreviewState {
   if (job.status === "COMPLETED") return { status: "ready" };

@@ -38,7 +38,7 @@ export async function latestSegmentation(d1: D1Database, orgId: string, imageId:
   return row ?? null;
 }
 
-export function segmentationView(s: Segmentation, measurements: MeasurementState): SegmentationRecord {
+function segmentationView(s: Segmentation, measurements: MeasurementState): SegmentationRecord {
   return {
     id: s.id,
     image_id: s.imageId,

@@ -25,7 +25,7 @@ export interface StorageTarget {
   lease?: { jobId: string; id: string };
 }
 
-export const STORAGE_PATH = "/api/v1/storage/";
+const STORAGE_PATH = "/api/v1/storage/";
 
 /** What a URL is for: one object, a part of a resumable upload, or a job lease's output. */
 type SignedRole = "object" | "upload-part" | "job-output";

@@ -9,8 +9,10 @@ import { deleteImage, deletePrefix, updateImage } from "./images.ts";
 import { createConversionJob } from "./jobs.ts";
 import { measuredArtifactKey, segmentationPrefix, trainedModelPrefix } from "../../schema/storage-keys.ts";
 
+// Exported for its tests only (test/worker/interrupted-uploads.test.ts, test/worker/job-state-machine.test.ts).
 /** A resumable upload not completed within this long is given up (R2 itself drops parts after 7 days). */
 export const STALE_UPLOAD_MS = 24 * 60 * 60 * 1000;
+// Exported for its test only (test/worker/interrupted-uploads.test.ts).
 /** A streamed upload that stored no part for this long has lost its request (client or isolate gone). */
 export const STALE_STREAM_MS = 60 * 60 * 1000;
 const BATCH = 50;
@@ -79,6 +81,7 @@ async function dropAbandonedStreams(env: Bindings, now: number): Promise<number>
   return abandoned.length;
 }
 
+// Exported for its test only (test/worker/job-state-machine.test.ts).
 /** Longer than any conversion's queue delay and lease: a processing image older than this has lost its job. */
 export const ORPHANED_PROCESSING_MS = 15 * 60 * 1000;
 
@@ -107,6 +110,7 @@ async function recoverOrphanedProcessing(env: Bindings, now: number): Promise<nu
   return orphaned.length;
 }
 
+// Exported for its test only (test/worker/delete-and-submit.test.ts).
 /** Longer than any deletion takes: an image claimed for deletion this long ago lost the request deleting it. */
 export const INTERRUPTED_DELETION_MS = 5 * 60 * 1000;
 

@@ -30,14 +30,17 @@ const STREAM_PART_SIZE = 8 * MiB;
 /** A streamed upload's file name obeys the same rule as a resumable upload's `name`. */
 const streamedFileName = z.object({ file: z.object({ filename: imageName }) });
 
+// Exported for its test only (test/worker/part-sizes.test.ts).
 /**
  * The largest part: each part PUT is one request through Cloudflare, whose zones accept bodies of
  * at most 100 MB (10^8 bytes) on the Free and Pro plans, so a part stays under that on every plan.
  */
 export const MAX_PART_SIZE = 95 * MiB;
+// Exported for its test only (test/worker/part-sizes.test.ts).
 /** The largest file a resumable upload can carry: 10,000 parts of MAX_PART_SIZE (about 928 GiB). */
 export const MAX_RESUMABLE_SIZE = MAX_PARTS * MAX_PART_SIZE;
 
+// Exported for its test only (test/worker/part-sizes.test.ts).
 /**
  * R2 needs equal parts (except the last) of at least 5 MiB and at most 10,000 of them; 8 MiB unless
  * that takes more parts, then the smallest whole MiB that fits, never above MAX_PART_SIZE.

@@ -57,19 +57,23 @@ import { modelInput } from "../model-input.ts";
 import type { Modality } from "../modality.ts";
 import type { ChannelBounds } from "../normalize.ts";
 
+// Exported for its test only (test/engine/glass.test.ts).
 /** Where between the survey's lower (network's 0) and upper (network's 1) bound a level counts as foreground. */
 export const GLASS_FOREGROUND_FRACTION = 0.25;
 
+// Exported for its test only (test/engine/glass.test.ts).
 /** Side in pixels of the square bins the block's levels are averaged over (diameter / 8, at least 1). */
 export function glassBinSide(diameterPx: number): number {
   return Math.max(1, Math.floor(diameterPx / 8));
 }
 
+// Exported for its test only (test/engine/glass.test.ts).
 /** Foreground bins that make a block tissue: the bins a disc of half the diameter covers wholly wherever it lies (file comment). */
 export function glassBinsNeeded(diameterPx: number): number {
   return diameterPx / 4 / glassBinSide(diameterPx) >= 2 ? 4 : 1;
 }
 
+// Exported for its test only (test/engine/glass.test.ts).
 /**
  * Whether no cell can be in this model input (modelInput's image, before normalisation): see the
  * file comment for the rule. `bounds` are the survey's normalisation bounds per model-input channel

@@ -54,7 +54,7 @@ export interface ImageSurvey {
 }
 
 /** A grid of square windows spread evenly over the image (overlapping where it is small). */
-export function surveyWindows(width: number, height: number, grid = SURVEY_GRID, side = SURVEY_WINDOW): Rectangle[] {
+function surveyWindows(width: number, height: number, grid = SURVEY_GRID, side = SURVEY_WINDOW): Rectangle[] {
   return sampleWindows(width, height, grid, side);
 }
 

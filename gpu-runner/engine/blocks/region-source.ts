@@ -8,6 +8,7 @@ import { checkRegion, cutRegion, type ImageRegions } from "../../../common/decod
 /** rowBytes and keepRows: a row-sequential reader's kept rows (region.ts), which block-wise reading sizes to a band. */
 export type RegionSource = Pick<ImageRegions, "width" | "height" | "channels" | "readRegion" | "rowBytes" | "keepRows">;
 
+// Exported for its tests only (test/engine/cell-expansion.test.ts, test/engine/image-survey.test.ts, test/engine/intensity.test.ts, test/engine/segment-blocks.test.ts).
 /** A decoded image read a rectangle at a time (tests, and images decoded whole anyway). */
 export function inMemoryRegions(image: DecodedImage): RegionSource {
   return {

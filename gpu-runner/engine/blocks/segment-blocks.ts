@@ -30,7 +30,7 @@ import type { DisplayRange } from "../../../common/stretch.ts";
  * planes before and after resizing, the flow following and the labels (the single-image path
  * peaked at 34 bytes a pixel on 8192², README), with room for colour input.
  */
-export const BLOCK_BYTES_PER_PIXEL = 64;
+const BLOCK_BYTES_PER_PIXEL = 64;
 /**
  * The memory blocks may take by default (the runner's and the CLI's peak goal is 1.5 GB in all):
  * at 768 MB the runner peaked at 1546 MiB on a 32768² slide, at 640 MB at 1376 MiB (docs/benchmarks.md, bench:big-service).
@@ -54,10 +54,10 @@ export function fitsOnePass(pixels: number, diameter: number | undefined, modelD
   return pixels * enlargement ** 2 <= singlePassPixels;
 }
 /** Margin around each core, in cell diameters (the seam merge needs a kept cell whole in its block). */
-export const MARGIN_DIAMETERS = 2;
+const MARGIN_DIAMETERS = 2;
 const MIN_CORE_SIDE = 256;
 
-export interface BlockwiseOptions {
+interface BlockwiseOptions {
   /** Core side in pixels; default: the largest whose block fits `memoryBudgetBytes`. */
   coreSide?: number;
   memoryBudgetBytes?: number;
@@ -84,7 +84,7 @@ export interface BlockwiseOptions {
   signal?: AbortSignal;
 }
 
-export interface BlockwiseResult {
+interface BlockwiseResult {
   width: number;
   height: number;
   cellCount: number;
@@ -105,6 +105,7 @@ export interface BlockwiseResult {
   timings: Record<SegmentStage | "read" | "survey" | "intensity" | "cells", number>;
 }
 
+// Exported for its test only (test/engine/segment-blocks.test.ts).
 /**
  * The largest core side whose block (core and margins) at the network's scale fits the budget, and
  * never below MIN_CORE_SIDE. The margins count in the budget: a block whose margins alone blow it is
@@ -123,6 +124,7 @@ export function coreSideFor(memoryBudgetBytes: number, margin: number, networkSc
   return Math.max(MIN_CORE_SIDE, blockSide - 2 * margin);
 }
 
+// Exported for its test only (test/engine/segment-blocks.test.ts).
 /**
  * A row-sequential source (a PNG, a strip TIFF) is read a band at a time: the blocks of one block
  * row read the same rows, and the next band starts inside this one's bottom margin, so the source
@@ -161,7 +163,7 @@ export interface BlockPlan {
   grid: BlockGrid;
 }
 
-export interface PlanOptions {
+interface PlanOptions {
   coreSide?: number;
   memoryBudgetBytes?: number;
   cellExpansion?: BlockwiseOptions["cellExpansion"];
@@ -197,12 +199,12 @@ export async function planBlocks(source: RegionSource, model: LoadedModel, param
 }
 
 /** The parameters every block runs with: the request's, with the survey's diameter and modality fixed. */
-export function blockParams(plan: Pick<BlockPlan, "survey">, params: Partial<SegmentParams>): Partial<SegmentParams> {
+function blockParams(plan: Pick<BlockPlan, "survey">, params: Partial<SegmentParams>): Partial<SegmentParams> {
   const { survey } = plan;
   return { ...params, diameter: survey.diameter, ...(survey.modality && { modality: survey.modality.modality }) };
 }
 
-export interface BlockCells {
+interface BlockCells {
   /** The cells whose centroid lies in the block's core, in image coordinates, unnumbered and in no particular order. */
   cells: Roi[];
   /** Sum of their areas. */
@@ -212,7 +214,7 @@ export interface BlockCells {
   timings: Partial<BlockwiseResult["timings"]>;
 }
 
-export interface BlockOptions {
+interface BlockOptions {
   onRead?: BlockwiseOptions["onRead"];
   measureIntensity?: boolean;
   cellExpansion?: BlockwiseOptions["cellExpansion"];

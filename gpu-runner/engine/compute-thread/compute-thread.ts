@@ -13,6 +13,7 @@ const idle: Worker[] = [];
 let started = 0;
 let terminated = 0;
 
+// Exported for its test only (test/engine/compute-thread.test.ts).
 /** Threads started and threads stopped by an abort so far in this process: evidence for tests. */
 export function computeThreadCounts(): { started: number; terminated: number } {
   return { started, terminated };

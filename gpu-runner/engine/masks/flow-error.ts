@@ -12,7 +12,7 @@ import { diffusionSteps } from "../../../schema/work-limits.ts";
 import { runChunks } from "./mask-threads.ts";
 
 /** Masks per chunk handed to a thread; masks differ in size, so chunks stay small for balance. */
-export const FLOW_ERROR_CHUNK = 8;
+const FLOW_ERROR_CHUNK = 8;
 
 /**
  * Zeroes masks whose flow error exceeds `threshold`. `labels` must be numbered 1..count;

@@ -30,7 +30,7 @@ export function followFlows(flows: Float32Array, width: number, height: number, 
 }
 
 /** Trajectories per chunk handed to a thread: small enough to balance two busy cores, large enough that claiming one is free. */
-export const FOLLOW_CHUNK = 4096;
+const FOLLOW_CHUNK = 4096;
 
 /**
  * A trajectory that comes back to where it was two steps before (within CYCLE_TOLERANCE px) has
@@ -44,7 +44,7 @@ export const FOLLOW_CHUNK = 4096;
  * identical on those flows and on cpsam's outputs for 2 BBBC039, 2 Kromp and 1 DSB2018 image but
  * for 1 pixel of 1.1 million (test/engine/masks.test.ts checks the same on noisy flows).
  */
-export const CYCLE_TOLERANCE = 1e-3;
+const CYCLE_TOLERANCE = 1e-3;
 
 /** End pixels of foreground[first..last) into ends[first..last); the unit of work of a thread. */
 export function followFlowsRange(

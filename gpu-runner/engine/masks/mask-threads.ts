@@ -10,7 +10,7 @@ import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 
 /** What a worker needs to run chunks of one job; arrays are views on SharedArrayBuffers. */
-export type ChunkJob =
+type ChunkJob =
   | { kind: "follow"; flows: Float32Array; foreground: Int32Array; ends: Int32Array; width: number; height: number; iterations: number; chunkSize: number }
   | {
       kind: "flowError";
@@ -29,9 +29,9 @@ export interface ChunkMessage {
   chunkCount: number;
 }
 
-export const CONTROL_NEXT = 0; // next chunk to claim
-export const CONTROL_DONE = 1; // chunks finished
-export const CONTROL_FAILED = 2; // 1 once a worker threw
+const CONTROL_NEXT = 0; // next chunk to claim
+const CONTROL_DONE = 1; // chunks finished
+const CONTROL_FAILED = 2; // 1 once a worker threw
 
 /** A worker making no progress for this long is taken as dead rather than waited on forever. */
 const STALL_LIMIT_MS = 60_000;

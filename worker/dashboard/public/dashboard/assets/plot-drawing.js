@@ -107,7 +107,7 @@ export function histogram(values) {
  * @param {number} count
  * @returns {number[]}
  */
-export function niceTicks(lo, hi, count, whole = false) {
+function niceTicks(lo, hi, count, whole = false) {
   const span = hi - lo;
   if (!(span > 0)) return [lo];
   const power = 10 ** Math.floor(Math.log10(span / count));
