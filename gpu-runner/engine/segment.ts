@@ -116,129 +116,244 @@ const AUTO_DIAMETER_TOLERANCE = 1.2;
 /** Largest factor by which an image may be enlarged for the network (diameter much smaller than the model's). */
 const MAX_UPSCALE_PIXELS = 2 ** 28;
 
+/**
+ * Segments one image the way Cellpose's pipeline does: normalise, size, network, masks, outlines.
+ * Each step is a method of ImageSegmentation below, in that order.
+ */
 export async function segmentImage(
   image: DecodedImage,
   model: LoadedModel,
   params: Partial<SegmentParams> = {},
   options: SegmentOptions = {},
 ): Promise<SegmentResult> {
-  const { onProgress, keepNetworkOutputs = false, signal } = options;
-  validate({ ...DEFAULT_SEGMENT_PARAMS, ...params });
-  let p: SegmentParams = { ...DEFAULT_SEGMENT_PARAMS, ...params };
-  const { width, height } = image;
-  const manifest = model.manifest;
-  const timings: Record<SegmentStage, number> = { normalize: 0, diameter: 0, rescale: 0, network: 0, masks: 0, rois: 0 };
-  let t = performance.now();
-  const lap = (stage: SegmentStage) => {
-    const now = performance.now();
-    timings[stage] += now - t;
-    t = now;
-  };
-  // Never backwards: a third pass (nothing found at the guess) reports over the second's range again.
-  let reported = 0;
-  const report = (fraction: number, stage: string) => {
-    reported = Math.max(reported, Math.min(1, Math.max(0, fraction)));
-    onProgress?.(reported, stage);
-  };
+  const run = new ImageSegmentation(image, model, params, options);
+  await run.normalise();
+  run.size();
+  await run.network();
+  const { labels, count } = await run.masks();
+  return run.outlines(labels, count);
+}
 
-  report(0, "normalize");
-  // Large intermediates are held in `let`s and dropped as soon as they are used up, so peak memory
+/** One network pass: outputs (planar [3, h, w]) of the image rescaled by `scale`. */
+interface NetworkPass {
+  outputs: Float32Array;
+  scale: number;
+  width: number;
+  height: number;
+}
+
+class ImageSegmentation {
+  readonly #image: DecodedImage;
+  readonly #model: LoadedModel;
+  readonly #requested: Partial<SegmentParams>;
+  readonly #options: SegmentOptions;
+  #params: SegmentParams;
+  readonly #timings: Record<SegmentStage, number> = { normalize: 0, diameter: 0, rescale: 0, network: 0, masks: 0, rois: 0 };
+  #lapStart = performance.now();
+  #reported = 0;
+  // Large intermediates are held in fields and dropped as soon as they are used up, so peak memory
   // on big images stays near image + network outputs.
-  // Destructured into a `let` so that nothing else holds the model input once it is dropped.
-  let input: DecodedImage | undefined;
-  let modality: ModalityDecision | undefined;
-  if (options.preparedFor && image.channels !== manifest.channels)
-    throw new Error(`a prepared image has the model's ${manifest.channels} channel(s), this one ${image.channels}`);
-  // An unsure modality reading runs the network on a small crop both ways first (modality-by-network.ts); its time counts as "normalize".
-  ({ image: input, modality } = options.preparedFor
-    ? { image: { ...image, data: image.data.slice() }, modality: { modality: options.preparedFor, source: "given" } }
-    : await decidedModelInput(image, model, p));
-  // The model's own defaults for this modality fill in what the request left out.
-  const modelDefaults = modality ? manifest.maskDefaults?.[modality.modality] : undefined;
-  if (modelDefaults) p = { ...DEFAULT_SEGMENT_PARAMS, ...modelDefaults, ...params };
-  normalizeWithBounds(input, options.normalization ?? channelBounds(input, manifest.normalization), input.data);
-  lap("normalize");
+  /** The model input, normalised; dropped once the last network pass has read it. */
+  #input: DecodedImage | undefined;
+  #modality: ModalityDecision | undefined;
+  #calibrated: ReturnType<typeof calibratedDiameter>;
+  /** The diameter (px, this image's) the network runs at, then the masks are computed at. */
+  #diameter = 0;
+  #estimate: DiameterEstimate | undefined;
+  #pass: NetworkPass | undefined;
+  /** Masks at the image's size, when a pass at full scale made them while measuring its objects. */
+  #masks: MaskResult | undefined;
+  #keptOutputs: Float32Array | undefined;
 
-  const manifestDiameter = manifest.diameter;
-  const smallestAutoDiameter = manifestDiameter * Math.max(1 / MAX_AUTO_ENLARGEMENT, Math.sqrt((width * height * manifest.channels) / MAX_UPSCALE_PIXELS));
-  // An estimate stays within what a request may name (MAX_DIAMETER_PX): a block's margins grow with it.
-  const boundedAutoDiameter = (estimate: number) => Math.min(MAX_DIAMETER_PX, Math.max(estimate, smallestAutoDiameter));
-  // A fine-tuned model knows the size of the objects it learned from, in its users' own pixels: that
-  // size is where "auto" starts and what it keeps unless the masks measure otherwise.
-  const learned = manifest.trainedObjectDiameter;
+  constructor(image: DecodedImage, model: LoadedModel, params: Partial<SegmentParams>, options: SegmentOptions) {
+    validate({ ...DEFAULT_SEGMENT_PARAMS, ...params });
+    this.#image = image;
+    this.#model = model;
+    this.#requested = params;
+    this.#options = options;
+    this.#params = { ...DEFAULT_SEGMENT_PARAMS, ...params };
+  }
+
   /**
-   * The diameter to run at for a measured or guessed size. Sizes within the model's trained range
-   * are followed too (on training images that rescaling gained 0.04 AP@0.5 on brightfield and 0.014
-   * on histology, and changed fluorescence by at most 0.003; README).
+   * The model input: the image's channels as the model reads them, for the modality read or
+   * given, scaled by percentiles (or by a whole image's bounds, for a block of it).
    */
-  const settle = (size: number) =>
-    learned !== undefined && Math.abs(Math.log(size / learned)) <= Math.log(AUTO_DIAMETER_TOLERANCE) ? boundedAutoDiameter(learned) : boundedAutoDiameter(size);
-  const unconfirmed = learned === undefined ? manifestDiameter : boundedAutoDiameter(learned);
-  // A calibrated image runs at the size the model learned in µm: nothing to estimate.
-  const calibrated = p.diameter === "auto" ? calibratedDiameter(manifest, modality?.modality, p.pixelSize) : undefined;
-  if (calibrated) p = { ...p, diameter: calibrated.diameter };
-  let diameter = p.diameter === "auto" || p.diameter === undefined ? manifestDiameter : p.diameter;
-  let estimate: DiameterEstimate | undefined;
-  if (p.diameter === "auto") {
-    let fromImage: number | undefined;
-    if (learned === undefined) fromImage = diameterGuessFromInput(input.data, manifest.channels, width, height, modality?.modality);
-    estimate = { fromImage, ...(learned !== undefined && { fromModel: learned }), fromMasks: undefined, passes: 1 };
-    const guess = learned ?? firstPassDiameter(fromImage, modality?.modality, manifestDiameter);
-    diameter = guess === undefined ? manifestDiameter : settle(guess);
+  async normalise(): Promise<void> {
+    const { manifest } = this.#model;
+    const { preparedFor, normalization } = this.#options;
+    this.#report(0, "normalize");
+    if (preparedFor && this.#image.channels !== manifest.channels)
+      throw new Error(`a prepared image has the model's ${manifest.channels} channel(s), this one ${this.#image.channels}`);
+    // An unsure modality reading runs the network on a small crop both ways first (modality-by-network.ts); its time counts as "normalize".
+    const { image: input, modality } = preparedFor
+      ? { image: { ...this.#image, data: this.#image.data.slice() }, modality: { modality: preparedFor, source: "given" as const } }
+      : await decidedModelInput(this.#image, this.#model, this.#params);
+    this.#input = input;
+    this.#modality = modality;
+    // The model's own defaults for this modality fill in what the request left out.
+    const modelDefaults = modality ? manifest.maskDefaults?.[modality.modality] : undefined;
+    if (modelDefaults) this.#params = { ...DEFAULT_SEGMENT_PARAMS, ...modelDefaults, ...this.#requested };
+    normalizeWithBounds(input, normalization ?? channelBounds(input, manifest.normalization), input.data);
+    this.#lap("normalize");
   }
-  lap("diameter");
 
-  // Progress: 0.05..0.8 for network passes (split in two with "auto"), 0.8..0.95 for masks.
-  const passShare = estimate ? 0.5 : 1;
-  let pass = await networkPass(input.data, diameter, 0);
-  let masks: MaskResult | undefined;
-  let keptOutputs: Float32Array | undefined;
-  if (estimate) {
-    report(0.05 + 0.75 * passShare, "diameter");
-    const differs = (a: number, b: number) => Math.abs(Math.log(a / b)) > Math.log(AUTO_DIAMETER_TOLERANCE);
-    /** Runs the network again at `at`, the last pass's outputs dropped first (at 8192x8192 unscaled, 805 MB each). */
-    const passAgain = async (at: number) => {
-      diameter = at;
-      estimate!.passes++;
-      masks = undefined;
-      pass.outputs = new Float32Array(0);
-      pass = await networkPass(input!.data, diameter, 0.5);
-    };
-    let fromMasks = await measureObjects(pass);
-    // Nothing found at the image's guess is not yet an empty field: on stained tissue the statistics
-    // can read glass or keratin as objects ten times the nuclei's size (240 px on 20x skin whose
-    // nuclei measure 11), and a pass at that scale sees no nucleus. The model's own scale measures again.
-    if (fromMasks === undefined && differs(diameter, unconfirmed)) {
-      await passAgain(unconfirmed);
-      fromMasks = await measureObjects(pass);
+  /**
+   * The diameter to run at: the one given, the model's, the one the model learned in µm on a
+   * calibrated image, or with "auto" a first guess that the network pass then checks.
+   */
+  size(): void {
+    const input = this.#usableInput();
+    const { manifest } = this.#model;
+    const p = this.#params;
+    const modality = this.#modality?.modality;
+    this.#calibrated = p.diameter === "auto" ? calibratedDiameter(manifest, modality, p.pixelSize) : undefined;
+    const diameter = this.#calibrated?.diameter ?? p.diameter;
+    this.#params = { ...p, diameter };
+    this.#diameter = diameter === "auto" || diameter === undefined ? manifest.diameter : diameter;
+    if (diameter === "auto") {
+      const learned = manifest.trainedObjectDiameter;
+      const { width, height } = this.#image;
+      const fromImage = learned === undefined ? diameterGuessFromInput(input.data, manifest.channels, width, height, modality) : undefined;
+      this.#estimate = { fromImage, ...(learned !== undefined && { fromModel: learned }), fromMasks: undefined, passes: 1 };
+      const guess = learned ?? firstPassDiameter(fromImage, modality, manifest.diameter);
+      this.#diameter = guess === undefined ? manifest.diameter : this.#settle(guess);
     }
-    estimate.fromMasks = fromMasks;
-    lap("diameter");
-    // No objects at the model's scale either leaves the guess unconfirmed (on an empty field it is
-    // the scale of noise): the last pass then runs at the model's own scale, as without a diameter.
-    const target = fromMasks === undefined ? unconfirmed : settle(fromMasks);
-    if (differs(target, diameter)) await passAgain(target);
+    this.#lap("diameter");
   }
-  input = undefined;
-  report(0.8, "masks");
-  const { labels, count } = masks ?? (await masksAtImageSize(pass));
-  lap("masks");
+
+  /**
+   * The network at the chosen size. With "auto", the masks of that pass measure the objects, and
+   * where they measure a size off the guess the network runs again at theirs (Cellpose 1–3
+   * rescale when the size model disagrees).
+   */
+  async network(): Promise<void> {
+    this.#pass = await this.#networkPass(this.#diameter, 0);
+    const estimate = this.#estimate;
+    if (estimate) {
+      this.#report(0.05 + 0.75 * this.#passShare, "diameter");
+      const unconfirmed = this.#unconfirmedDiameter();
+      let fromMasks = await this.#measureObjects(this.#pass);
+      // Nothing found at the image's guess is not yet an empty field: on stained tissue the statistics
+      // can read glass or keratin as objects ten times the nuclei's size (240 px on 20x skin whose
+      // nuclei measure 11), and a pass at that scale sees no nucleus. The model's own scale measures again.
+      if (fromMasks === undefined && differs(this.#diameter, unconfirmed)) {
+        await this.#passAgain(unconfirmed);
+        fromMasks = await this.#measureObjects(this.#usablePass());
+      }
+      estimate.fromMasks = fromMasks;
+      this.#lap("diameter");
+      // No objects at the model's scale either leaves the guess unconfirmed (on an empty field it is
+      // the scale of noise): the last pass then runs at the model's own scale, as without a diameter.
+      const target = fromMasks === undefined ? unconfirmed : this.#settle(fromMasks);
+      if (differs(target, this.#diameter)) await this.#passAgain(target);
+    }
+    this.#input = undefined;
+  }
+
+  /** The label image at the image's own size, from the last pass (or kept from measuring it). */
+  async masks(): Promise<MaskResult> {
+    this.#report(0.8, "masks");
+    const masks = this.#masks ?? (await this.#masksAtImageSize(this.#usablePass()));
+    this.#lap("masks");
+    return masks;
+  }
+
+  /** Each mask's outline and measurements, and what the run decided on the way. */
+  outlines(labels: Uint32Array, count: number): SegmentResult {
+    const { width, height } = this.#image;
+    const p = this.#params;
+    const diameter = this.#diameter;
+    this.#report(0.95, "rois");
+    const rois = measureRois(labels, width, height, count);
+    const result: SegmentResult = {
+      width,
+      height,
+      labels,
+      rois,
+      confluency: confluency(labels),
+      timings: this.#timings,
+      diameter,
+      ...(this.#estimate ? { diameterEstimate: this.#estimate } : {}),
+      diameterBasis: this.#calibrated
+        ? this.#calibrated.basis
+        : this.#estimate
+          ? estimatedBasis(diameter, p.pixelSize !== undefined)
+          : p.diameter === undefined
+            ? modelBasis(diameter)
+            : givenBasis(diameter),
+      ...(this.#modality ? { modality: this.#modality } : {}),
+      ...(this.#keptOutputs ? { networkOutputs: this.#keptOutputs } : {}),
+    };
+    this.#lap("rois");
+    this.#report(1, "done");
+    return result;
+  }
+
+  /** Progress: 0.05..0.8 for network passes (split in two with "auto"), 0.8..0.95 for masks. */
+  get #passShare(): number {
+    return this.#estimate ? 0.5 : 1;
+  }
+
+  /**
+   * An estimate stays within what a request may name (MAX_DIAMETER_PX: a block's margins grow with
+   * it), and above the size that would enlarge the image past what the network may read.
+   */
+  #boundedAutoDiameter(estimate: number): number {
+    const { manifest } = this.#model;
+    const { width, height } = this.#image;
+    const smallest = manifest.diameter * Math.max(1 / MAX_AUTO_ENLARGEMENT, Math.sqrt((width * height * manifest.channels) / MAX_UPSCALE_PIXELS));
+    return Math.min(MAX_DIAMETER_PX, Math.max(estimate, smallest));
+  }
+
+  /**
+   * The diameter to run at for a measured or guessed size. A fine-tuned model knows the size of the
+   * objects it learned from, in its users' own pixels: that size is where "auto" starts and what it
+   * keeps unless the masks measure otherwise. Sizes within the model's trained range are followed
+   * too (on training images that rescaling gained 0.04 AP@0.5 on brightfield and 0.014 on
+   * histology, and changed fluorescence by at most 0.003; README).
+   */
+  #settle(size: number): number {
+    const learned = this.#model.manifest.trainedObjectDiameter;
+    const near = learned !== undefined && !differs(size, learned);
+    return this.#boundedAutoDiameter(near ? learned : size);
+  }
+
+  /** The diameter "auto" falls back to when no pass finds objects: the learned size, else the model's. */
+  #unconfirmedDiameter(): number {
+    const { diameter, trainedObjectDiameter: learned } = this.#model.manifest;
+    return learned === undefined ? diameter : this.#boundedAutoDiameter(learned);
+  }
+
+  /** Runs the network again at `at`, the last pass's outputs dropped first (at 8192x8192 unscaled, 805 MB each). */
+  async #passAgain(at: number): Promise<void> {
+    this.#diameter = at;
+    if (this.#estimate) this.#estimate.passes++;
+    this.#masks = undefined;
+    const last = this.#usablePass();
+    last.outputs = new Float32Array(0);
+    this.#pass = await this.#networkPass(at, 0.5);
+  }
 
   /** Network outputs (planar [3, h, w]) with the image rescaled so that `at` becomes the model's diameter. */
-  async function networkPass(data: Float32Array, at: number, progressFrom: number) {
-    const scale = manifestDiameter / at;
+  async #networkPass(at: number, progressFrom: number): Promise<NetworkPass> {
+    const { manifest } = this.#model;
+    const { width, height } = this.#image;
+    const p = this.#params;
+    const { signal } = this.#options;
+    const scale = manifest.diameter / at;
     const scaledWidth = Math.max(1, Math.round(width * scale));
     const scaledHeight = Math.max(1, Math.round(height * scale));
     if (scaledWidth * scaledHeight * manifest.channels > MAX_UPSCALE_PIXELS) {
       throw new InputError(`diameter ${at} would rescale the image to ${scaledWidth}x${scaledHeight}, too large`);
     }
     signal?.throwIfAborted();
-    t = performance.now();
+    this.#lapStart = performance.now();
+    const data = this.#usableInput().data;
     let networkInput: Float32Array | undefined = scale === 1 ? data : resizePlanar(data, manifest.channels, width, height, scaledWidth, scaledHeight);
-    lap("rescale");
-    const progress = (f: number) => report(0.05 + 0.75 * (progressFrom + passShare * f), "network");
+    this.#lap("rescale");
+    const progress = (f: number) => this.#report(0.05 + 0.75 * (progressFrom + this.#passShare * f), "network");
     progress(0);
-    const outputs = await runNetwork(networkInput, manifest.channels, scaledWidth, scaledHeight, model, {
+    const outputs = await runNetwork(networkInput, manifest.channels, scaledWidth, scaledHeight, this.#model, {
       batchSize: p.batchSize,
       overlap: p.tileOverlap,
       flipAverage: p.augment,
@@ -246,8 +361,8 @@ export async function segmentImage(
       signal,
     });
     networkInput = undefined;
-    lap("network");
-    return { outputs, scale, width: scaledWidth, height: scaledHeight, plane: scaledWidth * scaledHeight };
+    this.#lap("network");
+    return { outputs, scale, width: scaledWidth, height: scaledHeight };
   }
 
   /**
@@ -255,16 +370,16 @@ export async function segmentImage(
    * masks are computed at the network's resolution, which is cheaper and, objects being near the
    * model's size there, as good; otherwise they are the image's and are kept for the result.
    */
-  async function measureObjects(pass: { outputs: Float32Array; scale: number; width: number; height: number }): Promise<number | undefined> {
+  async #measureObjects(pass: NetworkPass): Promise<number | undefined> {
     let median: number | undefined;
     if (pass.scale < 1) {
       // The masks' thread takes a copy: this pass's outputs may still make the final masks.
-      const small = await computeMasksInThread(pass.outputs.slice(), pass.width, pass.height, p, signal);
+      const small = await computeMasksInThread(pass.outputs.slice(), pass.width, pass.height, this.#params, this.#options.signal);
       if (small.count > 0) median = medianObjectDiameter(small.labels) / pass.scale;
     } else {
-      masks = await masksAtImageSize(pass);
-      lap("masks");
-      if (masks.count > 0) median = medianObjectDiameter(masks.labels);
+      this.#masks = await this.#masksAtImageSize(pass);
+      this.#lap("masks");
+      if (this.#masks.count > 0) median = medianObjectDiameter(this.#masks.labels);
     }
     return median === undefined ? undefined : Math.max(MIN_ESTIMATED_DIAMETER, median);
   }
@@ -273,38 +388,42 @@ export async function segmentImage(
    * Masks at the image's own resolution, as Cellpose resizes flows back before dynamics. The
    * outputs go to the masks' thread (handed over, not copied): the pass keeps none of them.
    */
-  async function masksAtImageSize(pass: { outputs: Float32Array; scale: number; width: number; height: number }): Promise<MaskResult> {
-    t = performance.now();
+  async #masksAtImageSize(pass: NetworkPass): Promise<MaskResult> {
+    const { width, height } = this.#image;
+    this.#lapStart = performance.now();
     const outputs = pass.scale === 1 ? pass.outputs : resizePlanar(pass.outputs, 3, pass.width, pass.height, width, height);
     pass.outputs = new Float32Array(0);
-    if (keepNetworkOutputs) keptOutputs = outputs.slice();
-    lap("rescale");
-    return computeMasksInThread(outputs, width, height, atImageResolution(p, pass.scale), signal);
+    if (this.#options.keepNetworkOutputs) this.#keptOutputs = outputs.slice();
+    this.#lap("rescale");
+    return computeMasksInThread(outputs, width, height, atImageResolution(this.#params, pass.scale), this.#options.signal);
   }
-  report(0.95, "rois");
-  const rois = measureRois(labels, width, height, count);
-  const result: SegmentResult = {
-    width,
-    height,
-    labels,
-    rois,
-    confluency: confluency(labels),
-    timings,
-    diameter,
-    ...(estimate ? { diameterEstimate: estimate } : {}),
-    diameterBasis: calibrated
-      ? calibrated.basis
-      : estimate
-        ? estimatedBasis(diameter, p.pixelSize !== undefined)
-        : p.diameter === undefined
-          ? modelBasis(diameter)
-          : givenBasis(diameter),
-    ...(modality ? { modality } : {}),
-    ...(keptOutputs ? { networkOutputs: keptOutputs } : {}),
-  };
-  lap("rois");
-  report(1, "done");
-  return result;
+
+  #usableInput(): DecodedImage {
+    if (!this.#input) throw new Error("segmentImage's steps run in order: normalise comes first");
+    return this.#input;
+  }
+
+  #usablePass(): NetworkPass {
+    if (!this.#pass) throw new Error("segmentImage's steps run in order: the network before the masks");
+    return this.#pass;
+  }
+
+  #lap(stage: SegmentStage): void {
+    const now = performance.now();
+    this.#timings[stage] += now - this.#lapStart;
+    this.#lapStart = now;
+  }
+
+  /** Never backwards: a third pass (nothing found at the guess) reports over the second's range again. */
+  #report(fraction: number, stage: string): void {
+    this.#reported = Math.max(this.#reported, Math.min(1, Math.max(0, fraction)));
+    this.#options.onProgress?.(this.#reported, stage);
+  }
+}
+
+/** Whether two sizes differ by more than the tolerance "auto" allows. */
+function differs(a: number, b: number): boolean {
+  return Math.abs(Math.log(a / b)) > Math.log(AUTO_DIAMETER_TOLERANCE);
 }
 
 function validate(p: SegmentParams): void {
