@@ -37,6 +37,7 @@ const { values } = parseArgs({
     test: { type: "string", default: "13" },
     steps: { type: "string" },
     rotate: { type: "string", default: "0" },
+    seeds: { type: "string", default: "1" },
     help: { type: "boolean", default: false },
   },
 });
@@ -51,6 +52,7 @@ if (values.help) {
               scored, or of --test-slides (cpsam-histology learned tnbc-01,04,05,06 and chose its weights on 02,03: score it on tnbc-07,tnbc-08)
   --train     images trained on per set (default 8); --test: unseen images scored per set (default 13; 21 histology images are held out)
   --steps   training steps; default: the runner's time budget (TRAINING_SECONDS, 600 s)
+  --seeds   the trainings' seeds, comma-separated (default 1): one training per seed on the same annotations, each scored on the same unseen images
   --rotate  start the split N names further along the sorted list (wrapping round): another split of the same set, to choose a setting on one split and report it on another`);
   process.exit(0);
 }
@@ -66,6 +68,8 @@ const trainCount = Number(values.train);
 const testCount = Number(values.test);
 const steps = values.steps === undefined ? undefined : Number(values.steps);
 const rotate = Number(values.rotate);
+const seeds = values.seeds.split(",").map(Number);
+if (!seeds.every((seed) => Number.isInteger(seed) && seed >= 1)) throw new Error(`--seeds takes positive integers, got ${values.seeds}`);
 
 /** The folder a set's images and labels are in. */
 const dataOf = (set: string) => (set === "tnbc" ? values.tnbc : values.data);
@@ -89,6 +93,13 @@ function truthOf(set: string, name: string): Uint32Array {
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const f3 = (x: number | null | undefined) => (x === null || x === undefined ? "  -  " : x.toFixed(3));
+
+/** One image segmented and scored: AP at IoU 0.5 and 0.75, and the diameter it ran at. */
+interface Score {
+  ap50: number;
+  ap75: number;
+  diameter: number | null;
+}
 
 async function main() {
   const stack = await startStack({ plan: plan(values.plan) });
@@ -126,7 +137,7 @@ async function main() {
     }
   };
   /** Segments an image with a model and scores it against its ground truth. */
-  const score = async (set: string, imageId: string, name: string, modelId: string, diameter?: number | null) => {
+  const score = async (set: string, imageId: string, name: string, modelId: string, diameter?: number | null): Promise<Score> => {
     const { job_id } = await postJson("/job/prediction", { image_id: imageId, model_id: modelId, ...(diameter ? { params: { diameter } } : {}) });
     const done = await waitJob(job_id as string);
     const masks = decodePng(
@@ -153,61 +164,68 @@ async function main() {
         await postFile("/segmentation", join(data, "labels", `${name}.png`), { image_id: id });
         trainIds.push(id);
       }
-      const started = performance.now();
-      const { job_id } = await postJson("/job/training", { model_id: baseModel, image_ids: trainIds, name: `bench-${modality}`, ...(steps ? { steps } : {}) });
-      let lastShown = 0;
-      const trained = await waitJob(job_id as string, (job) => {
-        if (performance.now() - lastShown < 30_000) return;
-        lastShown = performance.now();
-        console.log(`  training: ${job.stage ?? "queued"} ${Math.round(Number(job.progress ?? 0) * 100)}%`);
-      });
-      const metrics = trained.metrics as TrainingMetrics | null;
-      const record = await call<{ training: { steps: number; seconds: number } | null }>(`/models/${trained.result_model_id}`);
-      console.log(
-        `  trained in ${((performance.now() - started) / 1000).toFixed(0)} s (${record.training?.steps} steps in ${record.training?.seconds.toFixed(0)} s of training): ${metrics?.note ?? "no metrics reported"}`,
-      );
-      if (metrics) {
+      const trainings = [];
+      for (const seed of seeds) {
+        const started = performance.now();
+        const body = { model_id: baseModel, image_ids: trainIds, name: `bench-${modality}-seed-${seed}`, seed, ...(steps ? { steps } : {}) };
+        const { job_id } = await postJson("/job/training", body);
+        let lastShown = 0;
+        const trained = await waitJob(job_id as string, (job) => {
+          if (performance.now() - lastShown < 30_000) return;
+          lastShown = performance.now();
+          console.log(`  training (seed ${seed}): ${job.stage ?? "queued"} ${Math.round(Number(job.progress ?? 0) * 100)}%`);
+        });
+        const metrics = trained.metrics as TrainingMetrics | null;
+        const record = await call<{ training: { steps: number; seconds: number } | null }>(`/models/${trained.result_model_id}`);
         console.log(
-          `  the job's own figures (${metrics.evaluated_on}, ${metrics.evaluated_images} images, ${metrics.evaluated_regions ?? 0} regions${metrics.folds ? `, ${metrics.folds} folds` : ""}; ${metrics.evidence?.objects ?? 0} held-out objects, verdict ${metrics.evidence?.verdict ?? "none"}, weights of step ${metrics.chosen_step}): base AP@0.5 ${f3(metrics.base.ap50)} AP@0.75 ${f3(metrics.base.ap75)}, fine-tuned ${f3(metrics.fine_tuned.ap50)} ${f3(metrics.fine_tuned.ap75)}`,
+          `  seed ${seed}: trained in ${((performance.now() - started) / 1000).toFixed(0)} s (${record.training?.steps} steps in ${record.training?.seconds.toFixed(0)} s of training): ${metrics?.note ?? "no metrics reported"}`,
         );
+        if (metrics) {
+          console.log(
+            `  the job's own figures (${metrics.evaluated_on}, ${metrics.evaluated_images} images, ${metrics.evaluated_regions ?? 0} regions${metrics.folds ? `, ${metrics.folds} folds` : ""}; ${metrics.evidence?.objects ?? 0} held-out objects, verdict ${metrics.evidence?.verdict ?? "none"}, weights of step ${metrics.chosen_step}): base AP@0.5 ${f3(metrics.base.ap50)} AP@0.75 ${f3(metrics.base.ap75)}, fine-tuned ${f3(metrics.fine_tuned.ap50)} ${f3(metrics.fine_tuned.ap75)}`,
+          );
+        }
+        trainings.push({ seed, modelId: trained.result_model_id as string, metrics, seconds: record.training?.seconds ?? 0, scores: [] as Score[] });
       }
 
-      const base = [];
-      const tuned = [];
-      const baseAtTuned = [];
+      const base: Score[] = [];
+      const baseAtTuned: Score[] = [];
       console.log(
-        "  unseen image                         base AP@0.5 AP@0.75 diameter   fine-tuned AP@0.5 AP@0.75 diameter   base at that diameter AP@0.5 AP@0.75",
+        `  unseen image                         base AP@0.5 AP@0.75 diameter   fine-tuned (seed ${seeds.join(", ")}) AP@0.5 AP@0.75 diameter   base at the first's diameter AP@0.5 AP@0.75`,
       );
       for (const name of testNames) {
         const { image } = await postFile("/upload", join(data, "images", `${name}.png`));
         const id = (image as { id: string }).id;
         const before = await score(modality, id, name, baseModel);
-        const after = await score(modality, id, name, trained.result_model_id as string);
+        base.push(before);
+        const afters = [];
+        for (const training of trainings) {
+          const after = await score(modality, id, name, training.modelId);
+          training.scores.push(after);
+          afters.push(after);
+        }
         // What the weights add: the base at the diameter the fine-tuned model settled on (a fine-tuned
         // model also knows its training objects' size, which alone helps where the base misjudges it).
-        const sameSize = await score(modality, id, name, baseModel, after.diameter);
-        base.push(before);
-        tuned.push(after);
+        const sameSize = await score(modality, id, name, baseModel, afters[0]?.diameter);
         baseAtTuned.push(sameSize);
         const d = (x: number | null) => (x === null ? "-" : x.toFixed(1)).padStart(9);
+        const tunedColumns = afters.map((after) => `${f3(after.ap50).padStart(8)}${f3(after.ap75).padStart(8)}${d(after.diameter)}`).join("");
         console.log(
-          `  ${name.slice(0, 32).padEnd(36)}${f3(before.ap50).padStart(12)}${f3(before.ap75).padStart(8)}${d(before.diameter)}${f3(after.ap50).padStart(20)}${f3(after.ap75).padStart(8)}${d(after.diameter)}${f3(sameSize.ap50).padStart(31)}${f3(sameSize.ap75).padStart(8)}`,
+          `  ${name.slice(0, 32).padEnd(36)}${f3(before.ap50).padStart(12)}${f3(before.ap75).padStart(8)}${d(before.diameter)}   ${tunedColumns}${f3(sameSize.ap50).padStart(20)}${f3(sameSize.ap75).padStart(8)}`,
         );
       }
-      const [b50, b75, t50, t75] = [
-        mean(base.map((s) => s.ap50)),
-        mean(base.map((s) => s.ap75)),
-        mean(tuned.map((s) => s.ap50)),
-        mean(tuned.map((s) => s.ap75)),
-      ];
+      const [b50, b75] = [mean(base.map((s) => s.ap50)), mean(base.map((s) => s.ap75))];
       const [s50, s75] = [mean(baseAtTuned.map((s) => s.ap50)), mean(baseAtTuned.map((s) => s.ap75))];
-      summary.push(
-        `${`${modality} (${baseModel})`.padEnd(26)}${(metrics?.evidence?.verdict ?? "none").padStart(16)}${String(metrics?.evidence?.objects ?? 0).padStart(9)}${(record.training?.seconds ?? 0).toFixed(0).padStart(8)}${f3(b50).padStart(8)}${f3(b75).padStart(9)}${f3(t50).padStart(13)}${f3(t75).padStart(9)}${`${t50 >= b50 ? "+" : ""}${(t50 - b50).toFixed(3)}`.padStart(12)}${f3(s50).padStart(20)}${f3(s75).padStart(9)}`,
-      );
+      for (const { seed, metrics, seconds, scores } of trainings) {
+        const [t50, t75] = [mean(scores.map((s) => s.ap50)), mean(scores.map((s) => s.ap75))];
+        summary.push(
+          `${`${modality} (${baseModel}) seed ${seed}`.padEnd(34)}${(metrics?.evidence?.verdict ?? "none").padStart(16)}${String(metrics?.evidence?.objects ?? 0).padStart(9)}${seconds.toFixed(0).padStart(8)}${f3(b50).padStart(8)}${f3(b75).padStart(9)}${f3(t50).padStart(13)}${f3(t75).padStart(9)}${`${t50 >= b50 ? "+" : ""}${(t50 - b50).toFixed(3)}`.padStart(12)}${f3(s50).padStart(20)}${f3(s75).padStart(9)}`,
+        );
+      }
     }
     console.log(`\nmean over the unseen images of each set (segmented with diameter "auto", as a user would)`);
     console.log(
-      "set (base)                         verdict  judged  seconds  base AP@0.5 AP@0.75  fine-tuned AP@0.5 AP@0.75  change AP@0.5  base at the fine-tuned model's diameter AP@0.5 AP@0.75",
+      "set (base) seed                            verdict  judged  seconds  base AP@0.5 AP@0.75  fine-tuned AP@0.5 AP@0.75  change AP@0.5  base at the fine-tuned model's diameter AP@0.5 AP@0.75",
     );
     for (const row of summary) console.log(row);
   } finally {

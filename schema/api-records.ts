@@ -136,6 +136,9 @@ export const trainingMetrics = z
     evaluated_images: count.meta({ description: "The images the judged part came from" }),
     evaluated_regions: count.optional().meta({ description: "The regions judged (bands of the images, or whole images), pooled over the folds" }),
     folds: count.optional().meta({ description: "The folds the objects were split into (absent where the set was not split)" }),
+    seed: z.number().int().positive().optional().meta({
+      description: "The seed the split and the training drew from; absent from trainings recorded before it was reported",
+    }),
     base: apPair.meta({ description: "The base model" }),
     fine_tuned: apPair.meta({ description: "The model returned (the base weights when fine-tuning never beat them)" }),
     chosen_step: count.meta({ description: "The training step whose weights were returned; 0 means the base weights" }),

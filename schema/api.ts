@@ -176,6 +176,16 @@ export const trainingBody = z
       }),
       name: z.string().min(1).max(100).optional().meta({ description: "The trained model's name" }),
       steps: z.number().int().min(1).max(1_000_000).optional().meta({ description: "Training steps; default: the runner's time budget" }),
+      seed: z
+        .number()
+        .int()
+        .min(1)
+        .max(2 ** 31 - 1)
+        .optional()
+        .meta({
+          description:
+            "Seeds the split of the annotations into the regions trained on and those judged, and the training's random draws (default 1): the same annotations and seed split alike. The training's metrics name it",
+        }),
     },
     unknownFields("a training request"),
   )

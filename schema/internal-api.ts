@@ -276,6 +276,8 @@ const leasedTraining = z.object({
     steps: z.number().nullable(),
     /** The organization's plan bound on training time: the runner stops training by then, the worker fails the job past it. */
     max_seconds: z.number().positive().optional(),
+    /** The request's seed; absent: the runner's default. */
+    seed: z.number().int().positive().optional(),
   }),
   output: z.object({ model_id: z.string(), files: modelFiles }),
 });

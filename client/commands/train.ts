@@ -11,7 +11,7 @@ import { pollJob } from "../jobs.ts";
 import { createDisplay } from "../progress.ts";
 import { learnedNothing, scoredOn, trainingOutcomeText, unverified } from "../../schema/training-outcome.ts";
 
-export const TRAIN_HELP = `npm run client -- train [--model <base-id>] <image-id>... [--segmentations ID,...] [--name N] [--steps N] [--wait [--allow-no-gain]]
+export const TRAIN_HELP = `npm run client -- train [--model <base-id>] <image-id>... [--segmentations ID,...] [--name N] [--steps N] [--seed N] [--wait [--allow-no-gain]]
 
 Fine-tunes a model on your segmented images (predicted, or corrected and imported with
 \`npm run client -- import\`) and prints the training's job id. Exits 0 once it is submitted, or
@@ -26,6 +26,8 @@ by more than noise (the gain's 95% interval above zero).
                         not named here is learned from its most recent segmentation
   --name N              the trained model's name
   --steps N             training steps (default: the runner's time budget)
+  --seed N              seeds which regions are trained on and which judged (default 1): the same
+                        annotations and seed split alike; another seed draws another split
   --wait                follow the training to its end, then print the new model's id and its
                         scores (AP@0.5 and AP@0.75) beside the base model's. Ctrl-C stops the
                         waiting, not the training
@@ -42,6 +44,7 @@ const TRAIN_OPTIONS = {
   segmentations: { type: "string" },
   name: { type: "string" },
   steps: { type: "string" },
+  seed: { type: "string" },
   wait: { type: "boolean" },
   "allow-no-gain": { type: "boolean" },
   poll: { type: "string", default: "2" },
@@ -51,7 +54,7 @@ const score = (ap: number | null) => (ap === null ? "-" : ap.toFixed(3));
 
 function metricsLines(metrics: TrainingMetrics): string[] {
   return [
-    `Scores (on ${scoredOn(metrics)}):`,
+    `Scores (on ${scoredOn(metrics)}${metrics.seed === undefined ? "" : `; split by seed ${metrics.seed}`}):`,
     `  base        AP@0.5 ${score(metrics.base.ap50)}  AP@0.75 ${score(metrics.base.ap75)}`,
     `  fine-tuned  AP@0.5 ${score(metrics.fine_tuned.ap50)}  AP@0.75 ${score(metrics.fine_tuned.ap75)}  (weights of step ${metrics.chosen_step})`,
     metrics.note,
@@ -82,6 +85,7 @@ export async function trainCommand(args: string[], out: NodeJS.WritableStream): 
   }
   if (values.name !== undefined) body.name = values.name;
   if (values.steps !== undefined) body.steps = positiveInteger(values.steps, "--steps");
+  if (values.seed !== undefined) body.seed = positiveInteger(values.seed, "--seed");
   const pollMs = positiveNumber(values.poll, "--poll") * 1000;
 
   const display = createDisplay(out);

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LeasedTraining, TrainingResult } from "../../schema/internal-api.ts";
 import type { TrainingMetrics } from "../../schema/api-records.ts";
-import { fineTune, type TrainingPairSource } from "../training/fine-tune.ts";
+import { DEFAULT_TRAINING_SEED, fineTune, type TrainingPairSource } from "../training/fine-tune.ts";
 import type { EvidenceKind } from "../training/fine-tune-runs.ts";
 import type { GainEvidence } from "../training/gain-evidence.ts";
 import { fetchImage } from "./fetch-image.ts";
@@ -97,10 +97,12 @@ async function trainFrom(folder: string, job: LeasedTraining, ctx: JobContext) {
   const budget = steps
     ? { steps, ...(maxSeconds && { seconds: maxSeconds }) }
     : { seconds: maxSeconds ? Math.min(ctx.trainingSeconds, maxSeconds) : ctx.trainingSeconds };
+  const seed = job.training.seed ?? DEFAULT_TRAINING_SEED;
   const result = await fineTune({
     base,
     pairs,
     budget,
+    seed,
     memoryBudgetBytes: ctx.trainingMemoryBytes,
     executionProvider: ctx.executionProvider,
     name: `${job.model.name}-finetuned`,
@@ -129,6 +131,7 @@ async function trainFrom(folder: string, job: LeasedTraining, ctx: JobContext) {
       evaluated_images: validation.judgedImages,
       ...(validation.heldOut > 0 && { evaluated_regions: validation.heldOut }),
       ...(validation.folds > 0 && { folds: validation.folds }),
+      seed,
       base: { ap50: validation.apBefore ?? null, ap75: validation.ap75Before ?? null },
       fine_tuned: { ap50: validation.apAfter ?? null, ap75: validation.ap75After ?? null },
       chosen_step: validation.chosenStep,

@@ -83,6 +83,7 @@ interface FineTuneRequest {
    * are returned unvalidated.
    */
   holdOut?: boolean;
+  /** Seeds the split by regions and every random draw of the training (default DEFAULT_TRAINING_SEED). */
   seed?: number;
   /** Peak learning rate (default: the base manifest's fineTuneLearningRate, else FINE_TUNE_PEAK_LEARNING_RATE). */
   learningRate?: number;
@@ -228,6 +229,9 @@ interface RunOutcome {
   executionProvider: ExecutionProvider;
 }
 
+/** The seed of a training whose request names none: the same annotations then always split alike. */
+export const DEFAULT_TRAINING_SEED = 1;
+
 export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult> {
   const { steps: stepBudget, seconds } = request.budget;
   if (stepBudget === undefined && seconds === undefined) throw new Error("fine-tuning needs a budget: steps, seconds or both");
@@ -301,7 +305,7 @@ async function scanPairs(request: FineTuneRequest, validations: number, started:
       throw new InputError(`pair ${i}: labels hold ${pair.labels.length} values for a ${pair.image.width}x${pair.image.height} image`);
     return pair;
   };
-  const seed = request.seed ?? 1;
+  const seed = request.seed ?? DEFAULT_TRAINING_SEED;
   const holdOut = request.holdOut ?? true;
 
   const scanned: ScannedPair[] = [];

@@ -106,6 +106,22 @@ describe("fineTune", () => {
     expect(result.manifest.provenance.source).toMatch(/weights of step 0 of 4/);
   });
 
+  it("is repeatable: the same annotations and seed give the same split, verdict and weights; another seed draws anew", async () => {
+    const pairs = [pair(1), pair(2), pair(3), pair(4), pair(5)];
+    const judged = (seed: number) => fineTune({ base, pairs, budget: { steps: 3 }, batchSize: 2, threads: 1, validations: 1, seed });
+    const [first, again] = [await judged(5), await judged(5)];
+    expect(again.validation).toEqual(first.validation);
+    expect(Buffer.from(again.onnx).equals(Buffer.from(first.onnx))).toBe(true);
+    // Unjudged runs return the last step's weights, which show the training's own draws (crops,
+    // flips, order): the same for the same seed, others for another (the split's seeding is
+    // region-split.test.ts's).
+    const trained = async (seed: number) =>
+      weightsFromModel((await fineTune({ base, pairs, budget: { steps: 3 }, batchSize: 2, threads: 1, holdOut: false, seed })).onnx).params;
+    const [five, fiveAgain, six] = [await trained(5), await trained(5), await trained(6)];
+    expect(fiveAgain).toEqual(five);
+    expect(six).not.toEqual(five);
+  });
+
   it("with only a time budget, plans its steps to fill the budget and stops by its end", async () => {
     const result = await fineTune({ base, pairs: [pair(1), pair(2), pair(3)], budget: { seconds: 2 }, batchSize: 2, threads: 1, validations: 2 });
     expect(result.steps).toBeGreaterThan(4); // more than the steps timed to plan the rest

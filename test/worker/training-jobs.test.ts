@@ -11,7 +11,7 @@ import { completePrediction, leaseJob, runner } from "./runner-helpers.ts";
 interface TrainingLease {
   job_id: string;
   lease_token: string;
-  training: { examples: { image: { id: string }; labels: { segmentation_id: string } }[]; steps: number | null };
+  training: { examples: { image: { id: string }; labels: { segmentation_id: string } }[]; steps: number | null; seed?: number };
   output: { model_id: string; files: { onnx: string; manifest: string } };
 }
 
@@ -194,6 +194,25 @@ describe("what a training reports", () => {
     const lease = await leaseTraining(job_id as string);
     await runTraining(lease, { steps: 40, seconds: 3, metrics: rotated });
     expect((await json(await call(`/job/${job_id}`, { key: org.key }))).metrics).toEqual(rotated);
+  });
+
+  it("a request's seed goes to the runner and comes back in the metrics; none leaves the runner's default", async () => {
+    const org = await createOrg();
+    const { imageId } = await predictedImage(org);
+    const seeded = await json(await train(org, { image_ids: [imageId], seed: 3 }));
+    const lease = await leaseTraining(seeded.job_id as string);
+    expect(lease.training.seed).toBe(3);
+    const withSeed = { ...metrics, evaluated_on: "held_out_regions", evaluated_regions: 1, seed: 3 };
+    await runTraining(lease, { steps: 40, seconds: 3, metrics: withSeed });
+    expect((await json(await call(`/job/${seeded.job_id}`, { key: org.key }))).metrics).toEqual(withSeed);
+
+    const unseeded = await json(await train(org, { image_ids: [imageId] }));
+    expect((await leaseTraining(unseeded.job_id as string)).training).not.toHaveProperty("seed");
+    for (const seed of [0, 1.5, 2 ** 31]) {
+      const refused = await train(org, { image_ids: [imageId], seed });
+      expect(refused.status, `seed ${seed}`).toBe(422);
+      expect(JSON.stringify(await json(refused))).toContain("seed");
+    }
   });
 
   it("a training's record and its model's summary show the evidence its guard decided on: images, objects, tiles, the gain and its interval", async () => {

@@ -105,6 +105,8 @@ export interface TrainingInput {
   name: string | null;
   steps: number | null;
   max_seconds?: number;
+  /** The request's seed (absent: the runner's default, 1). */
+  seed?: number;
 }
 
 export type SubmitOutcome = { job: Job; skipped: boolean };

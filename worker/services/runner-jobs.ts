@@ -169,7 +169,12 @@ export async function runnerPayload(env: Bindings, origin: string, job: Job): Pr
   return {
     ...base,
     kind: "training",
-    training: { examples, steps: input.steps, ...(input.max_seconds && { max_seconds: input.max_seconds }) },
+    training: {
+      examples,
+      steps: input.steps,
+      ...(input.max_seconds && { max_seconds: input.max_seconds }),
+      ...(input.seed !== undefined && { seed: input.seed }),
+    },
     output: { model_id: job.resultModelId!, files: await modelFiles(env, origin, trainedModelPrefix(job.resultModelId!), "PUT", lease) },
   };
 }

@@ -116,6 +116,7 @@ export async function submitTraining(env: Bindings, org: Organization, body: z.i
     name: body.name ?? null,
     steps: body.steps ?? null,
     max_seconds: maxSeconds,
+    ...(body.seed !== undefined && { seed: body.seed }),
   };
   return submitGpuJob(env, org, {
     kind: "training",
