@@ -15,23 +15,91 @@ interface AveragePrecision {
 
 export function averagePrecision(truth: Uint32Array, predicted: Uint32Array, thresholds: number[] = [0.5, 0.75, 0.9]): AveragePrecision {
   if (truth.length !== predicted.length) throw new Error(`label images differ in size: ${truth.length} vs ${predicted.length} pixels`);
+  // Renumbered 1..n, so that sparse or huge ids cost nothing.
   const t = truth.slice();
   const p = predicted.slice();
-  const nTrue = renumberInRasterOrder(t);
-  const nPred = renumberInRasterOrder(p);
-  const pairs = overlapPairs(t, p, nTrue, nPred);
-  const result: AveragePrecision = { ap: [], tp: [], fp: [], fn: [] };
-  const nMin = Math.min(nTrue, nPred);
-  for (const threshold of thresholds) {
-    const tp = nMin === 0 ? 0 : matchedPairs(pairs, threshold, nMin).length;
-    const fp = nPred - tp;
-    const fn = nTrue - tp;
-    result.tp.push(tp);
-    result.fp.push(fp);
-    result.fn.push(fn);
-    result.ap.push(tp + fp + fn === 0 ? 1 : tp / (tp + fp + fn));
+  const counts = new OverlapCounts(renumberInRasterOrder(t), renumberInRasterOrder(p));
+  counts.addRow(t, p);
+  return counts.averagePrecision(thresholds);
+}
+
+/**
+ * The pixel counts average precision needs, gathered a row at a time so that two label images
+ * never have to be held whole (a segmentation and an annotation rendered row by row, roi-raster.ts):
+ * each object's area and each overlapping pair's intersection. Labels are any ids up to the
+ * largest given; objects are those with at least one pixel.
+ */
+export class OverlapCounts {
+  readonly #areaTrue: Float64Array;
+  readonly #areaPredicted: Float64Array;
+  /** truth × (largest predicted + 1) + predicted → pixels in both. */
+  readonly #intersections = new Map<number, number>();
+  readonly #stride: number;
+
+  constructor(largestTrue: number, largestPredicted: number) {
+    this.#areaTrue = new Float64Array(largestTrue + 1);
+    this.#areaPredicted = new Float64Array(largestPredicted + 1);
+    this.#stride = largestPredicted + 1;
   }
-  return result;
+
+  /** Adds one row (or any run of pixels) of both label images, pixel for pixel. */
+  addRow(truth: Uint32Array, predicted: Uint32Array): void {
+    if (truth.length !== predicted.length) throw new Error(`rows differ in length: ${truth.length} vs ${predicted.length}`);
+    const areaTrue = this.#areaTrue;
+    const areaPredicted = this.#areaPredicted;
+    for (let i = 0; i < truth.length; ) {
+      const a = truth[i]!;
+      const b = predicted[i]!;
+      if (a >= areaTrue.length || b >= areaPredicted.length) throw new Error(`label ${Math.max(a, b)} is above the largest given`);
+      // A run of one pair is counted once: objects span many pixels of a row.
+      let end = i + 1;
+      while (end < truth.length && truth[end] === a && predicted[end] === b) end++;
+      const run = end - i;
+      areaTrue[a]! += run;
+      areaPredicted[b]! += run;
+      if (a !== 0 && b !== 0) {
+        const key = a * this.#stride + b;
+        this.#intersections.set(key, (this.#intersections.get(key) ?? 0) + run);
+      }
+      i = end;
+    }
+  }
+
+  averagePrecision(thresholds: number[] = [0.5, 0.75, 0.9]): AveragePrecision {
+    const nTrue = objectsIn(this.#areaTrue);
+    const nPred = objectsIn(this.#areaPredicted);
+    const pairs = this.pairs();
+    const result: AveragePrecision = { ap: [], tp: [], fp: [], fn: [] };
+    const nMin = Math.min(nTrue, nPred);
+    for (const threshold of thresholds) {
+      const tp = nMin === 0 ? 0 : matchedPairs(pairs, threshold, nMin).length;
+      const fp = nPred - tp;
+      const fn = nTrue - tp;
+      result.tp.push(tp);
+      result.fp.push(fp);
+      result.fn.push(fn);
+      result.ap.push(tp + fp + fn === 0 ? 1 : tp / (tp + fp + fn));
+    }
+    return result;
+  }
+
+  /** Every overlapping pair with its IoU. */
+  pairs(): OverlapPair[] {
+    const pairs: OverlapPair[] = [];
+    for (const [key, inter] of this.#intersections) {
+      const a = Math.floor(key / this.#stride);
+      const b = key % this.#stride;
+      pairs.push({ truth: a, predicted: b, iou: inter / (this.#areaTrue[a]! + this.#areaPredicted[b]! - inter) });
+    }
+    return pairs;
+  }
+}
+
+/** Labels with at least one pixel (0, the background, is none). */
+function objectsIn(areas: Float64Array): number {
+  let n = 0;
+  for (let label = 1; label < areas.length; label++) if (areas[label]! > 0) n++;
+  return n;
 }
 
 /**
@@ -55,7 +123,9 @@ export function matchObjects(truth: Uint32Array, predicted: Uint32Array, thresho
   const predictedCount = renumberInRasterOrder(p);
   const partnerOfTruth = new Uint32Array(trueCount + 1);
   const nMin = Math.min(trueCount, predictedCount);
-  if (nMin > 0) for (const pair of matchedPairs(overlapPairs(t, p, trueCount, predictedCount), threshold, nMin)) partnerOfTruth[pair.truth] = pair.predicted;
+  const counts = new OverlapCounts(trueCount, predictedCount);
+  counts.addRow(t, p);
+  if (nMin > 0) for (const pair of matchedPairs(counts.pairs(), threshold, nMin)) partnerOfTruth[pair.truth] = pair.predicted;
   return { truth: t, predicted: p, trueCount, predictedCount, partnerOfTruth };
 }
 
@@ -63,30 +133,6 @@ interface OverlapPair {
   truth: number;
   predicted: number;
   iou: number;
-}
-
-function overlapPairs(t: Uint32Array, p: Uint32Array, nTrue: number, nPred: number): OverlapPair[] {
-  const areaTrue = new Float64Array(nTrue + 1);
-  const areaPred = new Float64Array(nPred + 1);
-  const intersections = new Map<number, number>();
-  const stride = nPred + 1;
-  for (let i = 0; i < t.length; i++) {
-    const a = t[i]!,
-      b = p[i]!;
-    areaTrue[a]!++;
-    areaPred[b]!++;
-    if (a !== 0 && b !== 0) {
-      const key = a * stride + b;
-      intersections.set(key, (intersections.get(key) ?? 0) + 1);
-    }
-  }
-  const pairs: OverlapPair[] = [];
-  for (const [key, inter] of intersections) {
-    const a = Math.floor(key / stride),
-      b = key % stride;
-    pairs.push({ truth: a, predicted: b, iou: inter / (areaTrue[a]! + areaPred[b]! - inter) });
-  }
-  return pairs;
 }
 
 /**

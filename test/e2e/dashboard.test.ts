@@ -388,6 +388,37 @@ describe("the dashboard in a browser", () => {
     }
   }, 120_000);
 
+  it("compares the model's segmentation with the corrections side by side, scoring the model against them", async () => {
+    await open("p.crumbs >> a >> nth=1"); // the image's page
+    // The two most recent are chosen: the corrections just saved, and the model's segmentation they came from.
+    await open(".compare-form button");
+    const sides = page.locator(".compare-side");
+    expect(await sides.count()).toBe(2);
+    const cells = async (i: number) => Number((await sides.nth(i).locator(".cells").textContent())!.replaceAll(",", ""));
+    const [corrected, model] = [await cells(0), await cells(1)];
+    expect(corrected).toBe(model - 2); // three deleted, one drawn
+    expect(await sides.nth(0).locator("h2").textContent()).toBe("imported annotation");
+    expect(await sides.nth(0).innerText()).toContain("the reference the other is scored against");
+    // The model's cells that were kept match exactly; the three deleted are false positives, the drawn one a miss.
+    expect(Number(await sides.nth(1).locator(".ap50").textContent())).toBeCloseTo((model - 3) / (model + 1), 2);
+    // Each side draws the image's preview and every outline over it.
+    const drawn = await page.evaluate<{ tiles: number; outlines: number; width: number }[]>(`
+      [...document.querySelectorAll("svg.overlay")].map((svg) => ({
+        tiles: svg.querySelectorAll("image").length,
+        outlines: (svg.querySelector("path.outlines")?.getAttribute("d") ?? "").split("M").length - 1,
+        width: svg.getBoundingClientRect().width,
+      }))`);
+    expect(drawn).toEqual([
+      { tiles: expect.any(Number), outlines: corrected, width: expect.any(Number) },
+      { tiles: expect.any(Number), outlines: model, width: expect.any(Number) },
+    ]);
+    for (const side of drawn) {
+      expect(side.tiles).toBeGreaterThan(0);
+      expect(side.width).toBeGreaterThan(300);
+    }
+    await shot("compare");
+  }, 60_000);
+
   it("lists the models and deletes an image after confirmation", async () => {
     await open("nav >> text=Models");
     expect(await page.locator("tr[data-model-id=cpsam]").innerText()).toContain("cpsam");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { averagePrecision } from "../../common/scoring/average-precision.ts";
+import { averagePrecision, OverlapCounts } from "../../common/scoring/average-precision.ts";
 import { minimumCostAssignment } from "../../common/scoring/assignment.ts";
 import { emptyLabels, mixedScene, paintRect } from "../fixtures/labels.ts";
 
@@ -43,6 +43,24 @@ describe("averagePrecision (Cellpose's TP / (TP + FP + FN))", () => {
 
   it("scores an image with nothing to find and nothing found as 1", () => {
     expect(averagePrecision(new Uint32Array(16), new Uint32Array(16)).ap).toEqual([1, 1, 1]);
+  });
+});
+
+describe("OverlapCounts, gathered row by row", () => {
+  it("gives what the whole label images give, never holding them whole", () => {
+    const scene = mixedScene();
+    const predicted = scene.labels.map((v, i) => (v === 0 || i % 7 === 0 ? 0 : v)); // holes in every object
+    const counts = new OverlapCounts(Math.max(...scene.labels), Math.max(...predicted));
+    for (let y = 0; y < scene.height; y++) {
+      const row = (labels: Uint32Array) => labels.subarray(y * scene.width, (y + 1) * scene.width);
+      counts.addRow(row(scene.labels), row(predicted));
+    }
+    expect(counts.averagePrecision([0.5, 0.75, 0.9])).toEqual(averagePrecision(scene.labels, predicted));
+  });
+
+  it("refuses a label above the largest it was given", () => {
+    const counts = new OverlapCounts(1, 1);
+    expect(() => counts.addRow(Uint32Array.of(2), Uint32Array.of(0))).toThrow(/label 2 is above the largest given/);
   });
 });
 

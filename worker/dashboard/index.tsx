@@ -14,7 +14,8 @@ import { listJobs } from "../services/job-lists.ts";
 import { jobView, predictionView } from "../services/job-views.ts";
 import { recentPredictions } from "../services/jobs.ts";
 import { listModels, maskDefaultsOf } from "../services/models.ts";
-import { previewJobOf, previewModalityOf } from "../services/previews.ts";
+import { previewIndexOf, previewJobOf, previewModalityOf } from "../services/previews.ts";
+import { outlinePath, previewUnderlay, referenceFor, scoreAgainst, whyNotScored } from "../services/segmentation-comparison.ts";
 import { getSegmentation, segmentationRecordOf, segmentationsOfImage } from "../services/segmentations.ts";
 import { trainableImages } from "../services/trainings.ts";
 import { usage } from "../services/usage.ts";
@@ -23,6 +24,7 @@ import { render } from "./render.tsx";
 import { sessionsApi } from "./sessions-api.ts";
 import { signIn } from "./sign-in.tsx";
 import { Message, type PageContext } from "./layout.tsx";
+import { type ComparedSegmentation, ComparePage } from "./pages/compare.tsx";
 import { ImagePage } from "./pages/image.tsx";
 import { ImagesPage } from "./pages/images.tsx";
 import { KeysPage } from "./pages/keys.tsx";
@@ -124,6 +126,45 @@ dashboard.get("/images/:id", async (c) => {
       predictions={(await recentPredictions(c.env.DB, org.id, id)).map(predictionView)}
       segmentations={await segmentationsOfImage(c.env.DB, org.id, id)}
       previewModality={previewModalityOf(await previewJobOf(c.env.DB, image))}
+    />,
+  );
+});
+
+// Two segmentations of the image side by side (?a=&b=, the image page's form).
+dashboard.get("/images/:id/compare", async (c) => {
+  const org = c.get("org");
+  const id = c.req.param("id");
+  const image = await getImage(c.env.DB, org.id, id);
+  if (!image) throw notFound("Image", id);
+  const segmentations = await segmentationsOfImage(c.env.DB, org.id, id);
+  const pair = [c.req.query("a"), c.req.query("b")].map((chosen) => {
+    if (!chosen) throw new HttpError(422, "Choose two segmentations of this image to compare (?a=…&b=…)");
+    const found = segmentations.find((s) => s.id === chosen);
+    if (!found) throw notFound("Segmentation", chosen);
+    return found;
+  });
+  const reference = referenceFor(segmentations, pair);
+  const notScored = whyNotScored(image);
+  const compared: ComparedSegmentation[] = [];
+  // One after the other: each scoring streams two stored artifacts through the worker.
+  for (const segmentation of pair) {
+    const scored = reference !== null && reference.id !== segmentation.id && notScored === null;
+    compared.push({
+      segmentation,
+      outlines: await outlinePath(c.env, segmentation),
+      scores: scored ? await scoreAgainst(c.env, reference, segmentation) : null,
+    });
+  }
+  const index = await previewIndexOf(c.env, image);
+  return render(
+    c,
+    <ComparePage
+      page={await pageContext(c)}
+      image={image}
+      compared={compared}
+      reference={reference}
+      notScored={reference ? notScored : null}
+      underlay={index ? previewUnderlay(image.id, index) : []}
     />,
   );
 });

@@ -12,13 +12,12 @@
 
 import { type ExportContext, formatMeasurement } from "../../schema/measurements.ts";
 import { type MeasurementColumn, measurementColumns, RoiDerived } from "../../common/measurement-columns.ts";
-import { readRoiArtifact } from "../../common/roi-artifact/reader.ts";
-import { type RoiArtifactContents, RoiArtifactError } from "../../schema/roi-artifact.ts";
+import type { RoiArtifactContents } from "../../schema/roi-artifact.ts";
 import type { Bindings } from "../env.ts";
 import { HttpError } from "../errors.ts";
 import { exportContext, withHeader } from "../exports/index.ts";
 import { pullStream } from "../exports/pull-stream.ts";
-import { damagedArtifact } from "./outline-tiles.ts";
+import { openRoiArtifact } from "./stored-rois.ts";
 import type { Segmentation } from "./segmentations.ts";
 
 /** The most cells one answer carries: 3.2 MB of two columns. */
@@ -46,20 +45,9 @@ interface CellValues {
   body: ReadableStream<Uint8Array>;
 }
 
-async function openArtifact(env: Bindings, segmentation: Segmentation): Promise<RoiArtifactContents> {
-  const artifact = await env.BUCKET.get(segmentation.artifactKey);
-  if (!artifact) throw new HttpError(404, `Segmentation ${segmentation.id} has no stored ROIs`);
-  try {
-    return await readRoiArtifact(artifact.body);
-  } catch (error) {
-    if (error instanceof RoiArtifactError) damagedArtifact(segmentation, error);
-    throw error;
-  }
-}
-
 /** The segmentation's columns with their header's (intensities of its channels, its cells'), and the artifact to read on. */
 async function contentsWithColumns(env: Bindings, segmentation: Segmentation) {
-  const contents = await openArtifact(env, segmentation);
+  const contents = await openRoiArtifact(env, segmentation);
   const context = withHeader(exportContext(segmentation), contents.header);
   return { contents, context, columns: plottableColumns(measurementColumns(context)) };
 }

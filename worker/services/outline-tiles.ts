@@ -18,6 +18,7 @@ import { measurementColumns } from "../../common/measurement-columns.ts";
 import { exportContext, withHeader } from "../exports/index.ts";
 import { featureCollection } from "../exports/rois-geojson.ts";
 import { getSegmentation, type Segmentation } from "./segmentations.ts";
+import { damagedArtifact } from "./stored-rois.ts";
 
 /** Image pixels on a side of one outline tile. */
 const OUTLINE_TILE = 1024;
@@ -35,12 +36,6 @@ interface OutlineGrid {
   roi_count: number;
   /** The largest width or height of a cell, in pixels. */
   max_extent: number;
-}
-
-/** A stored artifact that does not read: logged, and answered 500 without its details. */
-export function damagedArtifact(segmentation: Segmentation, error: unknown): never {
-  console.error(`ROI artifact of segmentation ${segmentation.id} is unreadable`, error);
-  throw new HttpError(500, `The stored ROIs of segmentation ${segmentation.id} are damaged; run the prediction again`);
 }
 
 /** The artifact's index, made and stored on first use. */

@@ -10,6 +10,7 @@ import type { Segmentation } from "../../services/segmentations.ts";
 import { Bar, formatBytes, formatDate, Layout, type PageContext } from "../layout.tsx";
 import { ListTable } from "../list-table.tsx";
 import { predictionStage } from "../prediction-stage.ts";
+import { madeBy } from "./compare.tsx";
 import { ViewerCanvas, ZoomControls } from "./viewer-parts.tsx";
 import { StatusBadge } from "./images.tsx";
 
@@ -205,11 +206,38 @@ function PredictionsList(props: { predictions: Prediction[] }) {
 }
 
 /** The image's segmentations, predicted and imported, each opening in the viewer. */
-function SegmentationsList(props: { segmentations: Segmentation[] }) {
+/** Two of the image's segmentations to see side by side (pages/compare.tsx), the two most recent first. */
+function CompareForm(props: { imageId: string; segmentations: Segmentation[] }) {
+  const { segmentations } = props;
+  const choice = (name: string, label: string, chosen: Segmentation | undefined) => (
+    <label>
+      <span>{label}</span>
+      <select name={name}>
+        {segmentations.map((s) => (
+          <option value={s.id} selected={s.id === chosen?.id}>
+            {`${madeBy(s)} · ${s.roiCount.toLocaleString("en-US")} cells · ${formatDate(s.createdAt)}`}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+  return (
+    <form method="get" action={`/dashboard/images/${props.imageId}/compare`} class="compare-form">
+      {choice("a", "Compare", segmentations[0])}
+      {choice("b", "with", segmentations[1])}
+      <button type="submit" class="button small">
+        Side by side
+      </button>
+    </form>
+  );
+}
+
+function SegmentationsList(props: { imageId: string; segmentations: Segmentation[] }) {
   const { segmentations } = props;
   return (
     <section>
       <h2>Segmentations</h2>
+      {segmentations.length >= 2 && <CompareForm imageId={props.imageId} segmentations={segmentations} />}
       <ListTable
         headings={["Created", "Source", "Model", "Cells", "Confluency", ""]}
         items={segmentations}
@@ -258,7 +286,7 @@ export function ImagePage(props: {
       </div>
       {ready && <ImagePreview image={image} />}
       <PredictionsList predictions={props.predictions} />
-      {segmentations.length > 0 && <SegmentationsList segmentations={segmentations} />}
+      {segmentations.length > 0 && <SegmentationsList imageId={image.id} segmentations={segmentations} />}
     </Layout>
   );
 }
