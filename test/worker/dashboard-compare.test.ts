@@ -1,6 +1,7 @@
 // Two segmentations of one image side by side (the dashboard's /images/{id}/compare): which model
 // made each, its cells, its outlines drawn over the image, and where the image has an imported
 // annotation, AP@0.5 and AP@0.75 against it, as training scores them.
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { inRasterOrder, type RunShape, roisFromShapes } from "../fixtures/rois-from-runs.ts";
 import { dashboardCall, signIn } from "./dashboard-helpers.ts";
@@ -108,6 +109,19 @@ describe("comparing two segmentations of an image", () => {
     expect(html).toContain("This image has no imported annotation to score them against");
     expect(side(html, a)).toEqual({ title: expect.stringMatching(/^cpsam v\d/), cells: "1", ap50: null, ap75: null, outlines: 1 });
     expect(side(html, b)).toMatchObject({ cells: "2", ap50: null, outlines: 2 });
+  });
+
+  it("bounds the scoring by the image's pixels before reading any: past 32 MP the page says which command scores it", async () => {
+    const org = await createOrg();
+    const image = await uploadImage(org, "two-cells.png", pngBytes(WIDTH, HEIGHT));
+    await importAnnotation(org, image.id, ANNOTATED);
+    const a = await predicted(org, image.id, "cpsam", [square(2, 2, 10)]);
+    const b = await predicted(org, image.id, "cpsam-large", ANNOTATED);
+    // The image's record as a 6000 x 6000 slide's (36 MP); its stored ROIs are unchanged.
+    await env.DB.prepare("UPDATE images SET width = 6000, height = 6000 WHERE id = ?").bind(image.id).run();
+    const html = await (await dashboardCall(await signIn(org), `/images/${image.id}/compare?a=${a}&b=${b}`)).text();
+    expect(html).toContain("AP is computed here for images up to 32 MP; this one has 34 MP: `npm run client -- compare` scores it");
+    expect(side(html, a)).toMatchObject({ cells: "1", ap50: null, outlines: 1 });
   });
 
   it("is offered on the image page once it has two segmentations, the two most recent chosen", async () => {
