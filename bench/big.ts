@@ -52,13 +52,13 @@ interface ChildReport {
 }
 
 function parent(): void {
-  const sizes = values.sizes!.split(",").map(Number);
+  const sizes = values.sizes.split(",").map(Number);
   console.log(`bench:big: model ${values.model ?? "cpsam"}, provider ${values.provider}, block memory ${values["memory-mb"] ?? "default"} MB`);
   console.log("size      | peak RSS | s/MP  | blocks (core) | diameter | cells / true     | AP@0.5 truth | seam agreement (1024² blocks vs whole)");
   const rates = new Map<number, number>();
   for (const size of sizes) {
     const run = (compare: boolean) => {
-      const args = [fileURLToPath(import.meta.url), "--child", String(size), "--provider", values.provider!];
+      const args = [fileURLToPath(import.meta.url), "--child", String(size), "--provider", values.provider];
       if (values.model) args.push("--model", values.model);
       if (values["memory-mb"]) args.push("--memory-mb", values["memory-mb"]);
       if (compare) args.push("--compare");

@@ -270,7 +270,7 @@ const PEAK_HOOK = `data:text/javascript,${encodeURIComponent(
 
 async function segment(file: string, model: string): Promise<Run> {
   const out = mkdtempSync(join(tmpdir(), "he-slide-out-"));
-  const args = ["--import", PEAK_HOOK, SEGMENT_CLI, file, "--model", model, "--provider", values.provider!, "--out", out];
+  const args = ["--import", PEAK_HOOK, SEGMENT_CLI, file, "--model", model, "--provider", values.provider, "--out", out];
   if (values["memory-mb"]) args.push("--memory-mb", values["memory-mb"]);
   const started = performance.now();
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });

@@ -52,7 +52,7 @@ async function main() {
         stdio: ["ignore", "ignore", "pipe"],
       });
       let clientErrors = "";
-      client.stderr!.on("data", (d) => {
+      client.stderr.on("data", (d) => {
         clientErrors += String(d);
       });
       const code = await new Promise<number | null>((resolve) => client.on("exit", resolve));

@@ -118,7 +118,7 @@ async function main(): Promise<void> {
   }
 
   const name = basename(imagePath, extname(imagePath));
-  mkdirSync(values.out!, { recursive: true });
+  mkdirSync(values.out, { recursive: true });
   const context = {
     segmentationId: name,
     segmentationSource: "model" as const,
@@ -130,9 +130,9 @@ async function main(): Promise<void> {
   };
   await file.close();
   const outputs = {
-    masks: join(values.out!, `${name}_masks.${rois.length > PNG_MAX_LABEL ? "tif" : "png"}`),
-    geojson: join(values.out!, `${name}_rois.geojson`),
-    csv: join(values.out!, `${name}_measurements.csv`),
+    masks: join(values.out, `${name}_masks.${rois.length > PNG_MAX_LABEL ? "tif" : "png"}`),
+    geojson: join(values.out, `${name}_rois.geojson`),
+    csv: join(values.out, `${name}_measurements.csv`),
   };
   if (rois.length > PNG_MAX_LABEL)
     await writeLabelTiff(outputs.masks, result.width, result.height, rois, `${context.modelName} labels of ${context.imageName}`);

@@ -99,9 +99,9 @@ export class PreviewReduction {
     if (channels !== this.channels || left! < 0 || top! < 0 || left! + across! > reducedWidth || top! + down! > reducedHeight) {
       throw new Error(`a preview share of ${across}x${down} boxes at (${left}, ${top}), ${channels} channel(s), does not fit this preview`);
     }
-    if (aligned.length !== 20 + 4 * channels! * across! * down!) throw new Error("a preview share's length does not match its header");
-    const sums = new Float32Array(aligned.buffer, aligned.byteOffset + 20, channels! * across! * down!);
-    for (let c = 0; c < channels!; c++)
+    if (aligned.length !== 20 + 4 * channels * across! * down!) throw new Error("a preview share's length does not match its header");
+    const sums = new Float32Array(aligned.buffer, aligned.byteOffset + 20, channels * across! * down!);
+    for (let c = 0; c < channels; c++)
       for (let row = 0; row < down!; row++) {
         const into = (c * reducedHeight + top! + row) * reducedWidth + left!;
         const from = (c * down! + row) * across!;

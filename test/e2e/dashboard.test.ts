@@ -267,12 +267,12 @@ describe("the dashboard in a browser", () => {
 
     const [download] = await Promise.all([page.waitForEvent("download"), page.click("a[data-export='measurements.csv']")]);
     expect(download.suggestedFilename()).toBe("nuclei-measurements.csv");
-    const csv = readFileSync((await download.path())!, "utf8");
+    const csv = readFileSync(await download.path(), "utf8");
     expect(csv.trim().split("\n")).toHaveLength(cells + 1);
     expect(csv.split("\n")[0]).toContain("area_px");
     const [zip] = await Promise.all([page.waitForEvent("download"), page.click("a[data-export='rois.zip']")]);
     expect(
-      readFileSync((await zip.path())!)
+      readFileSync(await zip.path())
         .subarray(0, 2)
         .toString(),
     ).toBe("PK");

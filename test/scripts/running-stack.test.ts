@@ -30,7 +30,7 @@ describe("the running-stack announcement", () => {
 
   it("is ignored once the process that made it has died (the CLI falls back to wrangler)", () => {
     const target = stateDir();
-    const gone = spawnSync(process.execPath, ["-e", ""]).pid!;
+    const gone = spawnSync(process.execPath, ["-e", ""]).pid;
     announceStack(target, { url: "http://127.0.0.1:8787", pid: gone, secret: "s3cret" });
     expect(runningStack(target)).toBeNull();
   });
