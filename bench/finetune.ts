@@ -182,7 +182,7 @@ async function main() {
         );
         if (metrics) {
           console.log(
-            `  the job's own figures (${metrics.evaluated_on}, ${metrics.evaluated_images} images, ${metrics.evaluated_regions ?? 0} regions${metrics.folds ? `, ${metrics.folds} folds` : ""}; ${metrics.evidence?.objects ?? 0} held-out objects, verdict ${metrics.evidence?.verdict ?? "none"}, weights of step ${metrics.chosen_step}): base AP@0.5 ${f3(metrics.base.ap50)} AP@0.75 ${f3(metrics.base.ap75)}, fine-tuned ${f3(metrics.fine_tuned.ap50)} ${f3(metrics.fine_tuned.ap75)}`,
+            `  the job's own figures (${metrics.evaluated_on}, ${metrics.evaluated_images} images, ${metrics.evaluated_regions ?? 0} regions${metrics.folds ? `, ${metrics.folds} folds` : ""}; ${metrics.evidence?.objects ?? 0} held-out objects, verdict ${metrics.evidence?.verdict ?? "none"}, weights of step ${metrics.chosen_step}${metrics.steps_on_all_regions ? `, its last ${metrics.steps_on_all_regions} on every region` : ""}): base AP@0.5 ${f3(metrics.base.ap50)} AP@0.75 ${f3(metrics.base.ap75)}, fine-tuned ${f3(metrics.fine_tuned.ap50)} ${f3(metrics.fine_tuned.ap75)}`,
           );
         }
         trainings.push({ seed, modelId: trained.result_model_id as string, metrics, seconds: record.training?.seconds ?? 0, scores: [] as Score[] });

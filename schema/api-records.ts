@@ -142,6 +142,10 @@ export const trainingMetrics = z
     base: apPair.meta({ description: "The base model" }),
     fine_tuned: apPair.meta({ description: "The model returned (the base weights when fine-tuning never beat them)" }),
     chosen_step: count.meta({ description: "The training step whose weights were returned; 0 means the base weights" }),
+    steps_on_all_regions: count.optional().meta({
+      description:
+        "`held_out_regions`: the steps the kept weights then trained on every region, the held-out bands too, so every annotated object teaches the model returned (included in `chosen_step`; the figures are those of the weights before them); absent where none",
+    }),
     note: z.string().meta({ description: "What happened, in words" }),
     recipe: z.string().max(200).optional().meta({
       description:

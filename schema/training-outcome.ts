@@ -54,7 +54,8 @@ export function trainingOutcomeText(metrics: TrainingMetrics): string {
     if (learnedNothing(metrics)) return `Did not beat its base: AP@0.5 ${score(metrics.base.ap50)} on ${scoredOn(metrics)}, no step higher; ${SAME_AS_BASE}`;
     return `Scored above its base: AP@0.5 ${score(metrics.fine_tuned.ap50)} against ${score(metrics.base.ap50)} on ${scoredOn(metrics)} (not tested against noise: trained before the service did so)`;
   }
-  if (e.verdict === "gain") return `Beat its base: ${figures(metrics, e)}`;
+  const continued = metrics.steps_on_all_regions ? `trained ${plural(metrics.steps_on_all_regions, "step")} more on every region` : "";
+  if (e.verdict === "gain") return `Beat its base: ${figures(metrics, e)}${continued && `; its weights then ${continued}, the held-out ones too`}`;
   if (e.verdict === "no_gain") return `Did not beat its base: ${figures(metrics, e)}; ${SAME_AS_BASE}`;
   const why =
     metrics.evaluated_on === "training_image"
@@ -63,6 +64,6 @@ export function trainingOutcomeText(metrics: TrainingMetrics): string {
         ? `under the ${e.min_objects} objects needed to tell a gain from noise`
         : "a difference that could be noise";
   if (unverified(metrics))
-    return `Unverified: ${figures(metrics, e)}, ${why}; the new model keeps the fine-tuned weights, marked unverified: compare it with the base on your own images before relying on it`;
+    return `Unverified: ${figures(metrics, e)}, ${why}; the new model keeps the fine-tuned weights${continued && `, ${continued} (the held-out ones too)`}, marked unverified: compare it with the base on your own images before relying on it`;
   return `Too few to tell: ${figures(metrics, e)}, ${why}; ${SAME_AS_BASE}`;
 }

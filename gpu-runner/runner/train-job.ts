@@ -135,6 +135,7 @@ async function trainFrom(folder: string, job: LeasedTraining, ctx: JobContext) {
       base: { ap50: validation.apBefore ?? null, ap75: validation.ap75Before ?? null },
       fine_tuned: { ap50: validation.apAfter ?? null, ap75: validation.ap75After ?? null },
       chosen_step: validation.chosenStep,
+      ...(validation.thenOnEverything > 0 && { steps_on_all_regions: validation.thenOnEverything }),
       note: validation.note,
       recipe: result.recipe,
       ...(validation.evidence && { evidence: evidenceRecord(validation.evidence, validation.candidateStep) }),

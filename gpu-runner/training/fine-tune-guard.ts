@@ -60,6 +60,8 @@ interface FineTuneOutcome {
   folds?: number;
   /** training_images: the objects that would bring the set to the guard's minimum. */
   missing?: number;
+  /** Steps the kept weights trained on every region after the verdict, the judged ones too. */
+  thenOnEverything?: number;
 }
 
 /**
@@ -67,7 +69,16 @@ interface FineTuneOutcome {
  * images (143 objects, 96 tiles) AP@0.5 rose from 0.470 to 0.620, +0.150 (95% interval +0.080 to
  * +0.220): a gain, the fine-tuned weights are returned".
  */
-export function fineTuneNote({ evidence, candidateStep, steps, apLastStep, heldOutBy = "held_out_regions", folds = 0, missing = 0 }: FineTuneOutcome): string {
+export function fineTuneNote({
+  evidence,
+  candidateStep,
+  steps,
+  apLastStep,
+  heldOutBy = "held_out_regions",
+  folds = 0,
+  missing = 0,
+  thenOnEverything = 0,
+}: FineTuneOutcome): string {
   if (!evidence) return `nothing held out (as requested): the weights after step ${steps} are returned unvalidated`;
   const e = evidence;
   const counted = `${plural(e.objects, "object")}, ${plural(e.tiles, "tile")}`;
@@ -84,12 +95,18 @@ export function fineTuneNote({ evidence, candidateStep, steps, apLastStep, heldO
     candidateStep === steps || heldOutBy === "rotated_regions"
       ? ""
       : ` (the best validated fine-tuned weights, step ${candidateStep} of ${steps}${apLastStep === undefined ? "" : `; ${ap(apLastStep)} after step ${steps}`})`;
+  const fineTuned =
+    heldOutBy === "rotated_regions"
+      ? "the weights trained on every region"
+      : thenOnEverything > 0
+        ? `the fine-tuned weights, trained ${plural(thenOnEverything, "step")} more on every region (the held-out ones too),`
+        : "the fine-tuned weights";
   const tooFew =
     heldOutBy === "training_images"
       ? `too few to tell: the images hold ${plural(e.objects, "annotated object")}, under the ${e.minObjects} needed to judge a model; annotate ${missing} more and train again. The base weights are returned unchanged`
-      : `too few to tell a gain from noise${e.objects < e.minObjects ? ` (${plural(e.objects, "object")} scored, under the ${e.minObjects} needed)` : ""}, ${heldOutBy === "rotated_regions" ? "the weights trained on every region" : "the fine-tuned weights"} are returned as a model marked unverified: compare it with the base on your own images before relying on it`;
+      : `too few to tell a gain from noise${e.objects < e.minObjects ? ` (${plural(e.objects, "object")} scored, under the ${e.minObjects} needed)` : ""}, ${fineTuned} are returned as a model marked unverified: compare it with the base on your own images before relying on it`;
   const verdict = {
-    gain: heldOutBy === "rotated_regions" ? "a gain, the weights trained on every region are returned" : "a gain, the fine-tuned weights are returned",
+    gain: `a gain, ${fineTuned} are returned`,
     too_few_to_tell: tooFew,
     no_gain: "no gain, the base weights are returned unchanged",
   }[e.verdict];

@@ -1,7 +1,9 @@
 // Which trainings a fine-tuning runs and what each is judged on (issue #46), from the split by
 // regions (region-split.ts):
 // - "held_out_regions": one fold's bands are judged, the rest of each image beyond the margins is
-//   trained on; the set holds enough objects that one fold reaches the guard's minimum.
+//   trained on; the set holds enough objects that one fold reaches the guard's minimum. Where the
+//   verdict keeps the fine-tuned weights, they then train on everything, the judged bands too
+//   (`thenOnEverything`), so every annotated object teaches the model returned (issue #46's title).
 // - "rotated_regions": a smaller set: each fold trains and is judged in turn, so every object is
 //   judged once, and a last run trains on everything; its weights are the ones returned.
 // - "training_images": the whole set is below the minimum: it trains on everything and is scored
@@ -17,11 +19,22 @@ interface TrainingRun {
   training: ImageRegion[];
   /** Regions scored before and after (empty: none). */
   judged: ImageRegion[];
+  /** Its part of the time budget, against the other runs' (they share what is left when each starts). */
+  share: number;
 }
+
+/**
+ * The part of a held-out run's budget given to training its kept weights on everything afterwards.
+ * The bands are a fifth of the area, so a quarter of the steps the judged run took lets them be
+ * drawn about as often as the rest was; it is not chosen on any figures.
+ */
+export const ON_EVERYTHING_SHARE = 0.2;
 
 export interface RunPlan {
   kind: EvidenceKind;
   runs: TrainingRun[];
+  /** Trained after the verdict, from the judged run's kept weights, where the verdict keeps them (held_out_regions). */
+  thenOnEverything?: TrainingRun;
   /** Objects in the set, and (training_images) how many more would reach the minimum. */
   objects: number;
   missing: number;
@@ -34,16 +47,20 @@ const whole = (image: ImageObjects, index: number): ImageRegion => ({ image: ind
 export function planRuns(images: readonly ImageObjects[], holdOut: boolean, minObjects: number, seed: number): RunPlan {
   const all = images.map(whole);
   const objects = images.reduce((n, image) => n + image.extents.length, 0);
-  if (!holdOut) return { kind: "none", runs: [{ training: all, judged: [] }], objects, missing: 0, folds: 0 };
+  if (!holdOut) return { kind: "none", runs: [{ training: all, judged: [], share: 1 }], objects, missing: 0, folds: 0 };
   const split = splitByRegions(images, minObjects, seed);
   if (split.kind === "too_few") {
     const withObjects = all.filter((region) => images[region.image]!.extents.length > 0);
-    return { kind: "training_images", runs: [{ training: all, judged: withObjects }], objects, missing: split.missing, folds: 0 };
+    return { kind: "training_images", runs: [{ training: all, judged: withObjects, share: 1 }], objects, missing: split.missing, folds: 0 };
   }
   const empty = all.filter((region) => images[region.image]!.extents.length === 0);
-  const folds = split.folds.map((fold) => ({ training: [...fold.training, ...empty].sort(byImage), judged: fold.heldOut }));
-  if (!split.rotate) return { kind: "held_out_regions", runs: [folds[0]!], objects, missing: 0, folds: split.folds.length };
-  return { kind: "rotated_regions", runs: [...folds, { training: all, judged: [] }], objects, missing: 0, folds: split.folds.length };
+  const folds = split.folds.map((fold) => ({ training: [...fold.training, ...empty].sort(byImage), judged: fold.heldOut, share: 1 }));
+  if (!split.rotate) {
+    const judged = { ...folds[0]!, share: 1 - ON_EVERYTHING_SHARE };
+    const thenOnEverything = { training: all, judged: [], share: ON_EVERYTHING_SHARE };
+    return { kind: "held_out_regions", runs: [judged], thenOnEverything, objects, missing: 0, folds: split.folds.length };
+  }
+  return { kind: "rotated_regions", runs: [...folds, { training: all, judged: [], share: 1 }], objects, missing: 0, folds: split.folds.length };
 }
 
 const byImage = (a: ImageRegion, b: ImageRegion) => a.image - b.image || a.x - b.x || a.y - b.y;

@@ -5,7 +5,9 @@
 // weighed against the base on the judged regions tile by tile, and are returned only where the
 // gain's 95% bootstrap interval lies above zero (gain-evidence.ts). Where one fold of regions holds
 // too few objects, the folds rotate: each is trained and judged in turn, the evidence pooled, and
-// the weights returned are trained on everything. A run that scores lower returns the base weights
+// the weights returned are trained on everything; where one fold is enough, weights the verdict
+// keeps are then trained on everything for a fifth of the budget, the judged regions included,
+// so no annotated object is left out of the model returned. A run that scores lower returns the base weights
 // unchanged; one higher by what could be noise returns its weights marked unverified, for the user
 // to compare and choose (fine-tune-guard.ts, returnedWeights); each says so, with how much it saw
 // (regions, objects, tiles) and the gain's interval.
@@ -44,6 +46,7 @@ import type { TrainingConfig } from "./training-config.ts";
 import { InputError } from "../engine/faults.ts";
 import { medianObjectDiameter } from "../engine/object-diameter.ts";
 import { manifestReadsAs, networkReads } from "./network-input.ts";
+import { contentOrder, pairFingerprint } from "./pair-order.ts";
 
 function medianOf(values: number[]): number | undefined {
   if (values.length === 0) return undefined;
@@ -129,6 +132,8 @@ interface FineTuneResult {
     ap75After: number | undefined;
     chosenStep: number;
     candidateStep: number;
+    /** Steps the kept weights trained on every region after the verdict, the judged ones too (0: none; chosenStep counts them). */
+    thenOnEverything: number;
     /** Regions judged (bands of the images, or whole images), pooled over the folds where they rotate. */
     heldOut: number;
     /** How the judged part was drawn (fine-tune-runs.ts), the folds the objects were split into, and the images judged. */
@@ -247,8 +252,11 @@ export async function fineTune(request: FineTuneRequest): Promise<FineTuneResult
   const job = await scanPairs(request, validations, started);
   const outcomes: RunOutcome[] = [];
   for (let r = 0; r < job.plan.runs.length; r++) outcomes.push(await trainRun(job, r));
+  const verdict = weigh(job.plan, outcomes, job.seed);
+  // The weights kept are trained on on everything; the verdict was drawn before, on the regions they had not seen.
+  const onEverything = job.plan.thenOnEverything && verdict.weights !== "base" ? await trainRun(job, job.plan.runs.length, outcomes[0]!.bestParams) : undefined;
   const config = outcomes.at(-1)!.config;
-  return finish({ ...job, outcomes, config, baseConfig: { ...config, network: job.baseWeights.network } });
+  return finish({ ...job, outcomes, verdict, onEverything, config, baseConfig: { ...config, network: job.baseWeights.network } });
 }
 
 /** What the scan of the pairs settles before any training: the base, the recipe, the plan of runs, and how each region is read. */
@@ -283,7 +291,8 @@ interface FineTuneJob {
 }
 
 /**
- * One pass over the pairs, one at a time: sizes, objects, diameters and modalities; and, where
+ * One pass over the pairs, one at a time: sizes, objects, diameters and modalities, then the pairs
+ * put in their content's order, so that a seed splits and trains alike however they were listed; and, where
  * nothing is held out (every image is trained whole), the first training images prepared while
  * they fit the budget, so a job that fits reads each image once. Then the recipe (from every
  * pair's modality) and the plan of runs (from every image's objects).
@@ -299,8 +308,10 @@ async function scanPairs(request: FineTuneRequest, validations: number, started:
     );
   const budgetBytes = request.memoryBudgetBytes ?? DEFAULT_TRAINING_MEMORY_BYTES;
   const ids = request.pairs.map((_, i) => `custom/${String(i).padStart(5, "0")}`);
+  // The request's order during the scan; the content's order (pair-order.ts) from its end on.
+  let pairs = request.pairs;
   const readPair = async (i: number): Promise<TrainingPair> => {
-    const pair = await request.pairs[i]!();
+    const pair = await pairs[i]!();
     if (pair.labels.length !== pair.image.width * pair.image.height)
       throw new InputError(`pair ${i}: labels hold ${pair.labels.length} values for a ${pair.image.width}x${pair.image.height} image`);
     return pair;
@@ -308,11 +319,13 @@ async function scanPairs(request: FineTuneRequest, validations: number, started:
   const seed = request.seed ?? DEFAULT_TRAINING_SEED;
   const holdOut = request.holdOut ?? true;
 
-  const scanned: ScannedPair[] = [];
-  const preparedInScan = new Map<number, PreparedImage>();
+  let scanned: ScannedPair[] = [];
+  const fingerprints: number[] = [];
+  let preparedInScan = new Map<number, PreparedImage>();
   let scanBytes = 0;
   for (let i = 0; i < ids.length; i++) {
     const read = await readPair(i);
+    fingerprints.push(pairFingerprint(read.image, read.labels));
     const pair = asLabelled(ids[i]!, read, baseReads);
     const diameter = medianObjectDiameter(pair.labels);
     scanned.push({
@@ -329,6 +342,15 @@ async function scanPairs(request: FineTuneRequest, validations: number, started:
       scanBytes += bytes;
     }
   }
+  const order = contentOrder(fingerprints);
+  pairs = order.map((from) => request.pairs[from]!);
+  scanned = order.map((from) => scanned[from]!);
+  const preparedInOrder = new Map<number, PreparedImage>();
+  order.forEach((from, to) => {
+    const prepared = preparedInScan.get(from);
+    if (prepared) preparedInOrder.set(to, { ...prepared, id: ids[to]! });
+  });
+  preparedInScan = preparedInOrder;
   const measured = scanned.map((p) => p.diameter);
   // Chosen from every pair's modality, so known only once all are read.
   const recipe = fineTuneRecipe(
@@ -391,21 +413,36 @@ async function scanPairs(request: FineTuneRequest, validations: number, started:
   };
 }
 
+/** The plan's runs in the order they train: its runs, then the run on everything where the verdict keeps the weights. */
+const runSequence = (plan: RunPlan) => [...plan.runs, ...(plan.thenOnEverything ? [plan.thenOnEverything] : [])];
+const sumOfShares = (runs: readonly { share: number }[]) => runs.reduce((sum, run) => sum + run.share, 0);
+
 /**
- * Run `r` of the plan: its training regions prepared within the memory budget, the base scored on
- * its judged regions as it is served (one channel where the candidate was widened to colour, so
- * the guard weighs what the user would get against what they have), then the steps, validated on
- * schedule. Each run has an equal share of the time left; the first counts from the start, as the
- * scan spent its time.
+ * The run on everything continues weights already fine-tuned: it warms up to a quarter of the
+ * peak rate and ends where the judged run's schedule ended (a tenth of it), so it adds the judged
+ * regions' objects without moving far from the weights the verdict was drawn on. Not chosen on
+ * any figures.
  */
-async function trainRun(job: FineTuneJob, r: number): Promise<RunOutcome> {
+const CONTINUED_PEAK_FRACTION = 0.25;
+const CONTINUED_FINAL_FRACTION = 0.4;
+
+/**
+ * Run `r` of the plan's sequence: its training regions prepared within the memory budget, the base
+ * scored on its judged regions as it is served (one channel where the candidate was widened to
+ * colour, so the guard weighs what the user would get against what they have), then the steps,
+ * validated on schedule. Each run takes its share of the time left; the first counts from the
+ * start, as the scan spent its time. Under a step budget each run of the plan trains its steps,
+ * and the run on everything its share of them. `from`: weights to continue (the run on everything).
+ */
+async function trainRun(job: FineTuneJob, r: number, from?: Float32Array): Promise<RunOutcome> {
   const { request, base, baseWeights, network, startParams, widened, reads, baseReads, recipe, variants, budgetBytes } = job;
   const { ids, scanned, diameterOf, preparedInScan, plan, regionOf, judgedAs, started, seed, validations } = job;
   const { steps: stepBudget, seconds } = request.budget;
-  const runs = plan.runs.length;
-  const run = plan.runs[r]!;
+  const sequence = runSequence(plan);
+  const run = sequence[r]!;
   const runStarted = r === 0 ? started : performance.now();
-  const runSeconds = seconds === undefined ? undefined : (seconds - (runStarted - started) / 1000) / (runs - r);
+  const runSeconds = seconds === undefined ? undefined : ((seconds - (runStarted - started) / 1000) * run.share) / sumOfShares(sequence.slice(r));
+  const runSteps = stepBudget === undefined ? undefined : Math.max(1, Math.round((stepBudget * run.share) / sequence[0]!.share));
   // Folds that rotate are judged once, at their end: the weights they stand for are the last run's last ones.
   const runValidations = plan.kind === "rotated_regions" ? 1 : validations;
   const judged = judgedAs(run.judged, reads);
@@ -427,7 +464,8 @@ async function trainRun(job: FineTuneJob, r: number): Promise<RunOutcome> {
   preparedInScan.clear();
 
   // With only a time budget, the schedule's length is set once the first steps have been timed.
-  const plannedSteps = stepBudget ?? 100_000;
+  const plannedSteps = runSteps ?? 100_000;
+  const peak = request.learningRate ?? base.manifest.fineTuneLearningRate ?? FINE_TUNE_PEAK_LEARNING_RATE;
   const config = defaultTrainingConfig(plannedSteps, {
     network,
     seed,
@@ -436,13 +474,13 @@ async function trainRun(job: FineTuneJob, r: number): Promise<RunOutcome> {
     cropSize: base.manifest.tileSize,
     batchSize: request.batchSize ?? 4,
     schedule: {
-      peak: request.learningRate ?? base.manifest.fineTuneLearningRate ?? FINE_TUNE_PEAK_LEARNING_RATE,
+      peak: from ? peak * CONTINUED_PEAK_FRACTION : peak,
       warmupSteps: Math.min(10, Math.ceil(plannedSteps / 10)),
       totalSteps: plannedSteps,
-      finalFraction: 0.1,
+      finalFraction: from ? CONTINUED_FINAL_FRACTION : 0.1,
     },
   });
-  const state = freshTrainingState(config, startParams);
+  const state = freshTrainingState(config, from ?? startParams);
   const trainer = await Trainer.create(state, images, { intraOpNumThreads: request.threads ?? 2, interOpNumThreads: 1 }, request.executionProvider);
 
   const validationTimes: number[] = [];
@@ -477,7 +515,7 @@ async function trainRun(job: FineTuneJob, r: number): Promise<RunOutcome> {
       const stepSeconds = (elapsed - inValidation - firstStepSeconds) / Math.max(1, step - 1);
       const validationSeconds = validationTimes.length ? sum(validationTimes) / validationTimes.length : 0;
       const fitting = step + stepsThatFit(runSeconds - elapsed, stepSeconds, validationsLeft * validationSeconds, 0);
-      config.schedule.totalSteps = Math.max(step, Math.min(stepBudget ?? Infinity, fitting));
+      config.schedule.totalSteps = Math.max(step, Math.min(runSteps ?? Infinity, fitting));
       // Stopping at the schedule's end leaves the budget's rest for the validations.
       loopOptions.lastStep = config.schedule.totalSteps;
     }
@@ -499,13 +537,13 @@ async function trainRun(job: FineTuneJob, r: number): Promise<RunOutcome> {
       const elapsed = elapsedInRun();
       if (event.step === 1) firstStepSeconds = elapsed;
       if (runSeconds !== undefined && event.step === 1 + TIMED_STEPS) replan(event.step, elapsed);
-      const fraction = Math.min(1, Math.max(stepBudget ? event.step / stepBudget : 0, runSeconds ? elapsed / runSeconds : 0));
-      // Runs follow one another: the job's progress is the runs done and this one's share.
+      const fraction = Math.min(1, Math.max(runSteps ? event.step / runSteps : 0, runSeconds ? elapsed / runSeconds : 0));
+      // Runs follow one another: the job's progress is the runs done and this one's part of their shares.
       request.onProgress?.({
         step: event.step,
-        totalSteps: stepBudget ?? Math.round(event.step / Math.max(fraction, 1e-9)),
+        totalSteps: runSteps ?? Math.round(event.step / Math.max(fraction, 1e-9)),
         loss: event.loss,
-        fraction: (r + fraction) / runs,
+        fraction: (sumOfShares(sequence.slice(0, r)) + fraction * run.share) / sumOfShares(sequence),
       });
     },
   };
@@ -534,6 +572,9 @@ interface Finished {
   recipe: ReturnType<typeof fineTuneRecipe>;
   plan: RunPlan;
   outcomes: RunOutcome[];
+  verdict: Verdict;
+  /** The kept weights trained on everything after the verdict (held_out_regions), where they were. */
+  onEverything: RunOutcome | undefined;
   config: TrainingConfig;
   baseConfig: TrainingConfig;
   measured: number[];
@@ -541,17 +582,20 @@ interface Finished {
   seed: number;
 }
 
+/** The guard's evidence and the weights it returns. */
+interface Verdict {
+  evidence: GainEvidence | undefined;
+  weights: ReturnType<typeof returnedWeights>;
+}
+
 /**
- * The guard's verdict on the runs and the model it returns. Rotated folds pool their judged
- * regions: the base and each fold's last weights, region by region, every object judged once; the
- * weights returned are then the last run's, trained on everything. Otherwise the one run's best
- * validated weights are weighed.
+ * The guard's verdict on the plan's runs. Rotated folds pool their judged regions: the base and
+ * each fold's last weights, region by region, every object judged once. Otherwise the one run's
+ * best validated weights are weighed.
  */
-async function finish(f: Finished): Promise<FineTuneResult> {
-  const { request, base, baseWeights, widened, recipe, plan, outcomes, config, baseConfig, measured, seed } = f;
+function weigh(plan: RunPlan, outcomes: readonly RunOutcome[], seed: number): Verdict {
   const rotated = plan.kind === "rotated_regions";
   const judging = rotated ? outcomes.slice(0, -1) : outcomes;
-  const returnedRun = outcomes.at(-1)!;
   const pooled = (pick: (o: RunOutcome) => ValidationScores | undefined) => judging.flatMap((o) => pick(o)?.tiles ?? []);
   const baseTiles = pooled((o) => o.baseScores);
   const tunedTiles = pooled((o) => (rotated ? o.lastScores : o.bestScores));
@@ -560,11 +604,25 @@ async function finish(f: Finished): Promise<FineTuneResult> {
   // Scores on the images trained on show what was learned, never a gain or its absence elsewhere:
   // below the minimum the verdict is "too few to tell", whatever they say.
   const evidence = weighed && plan.kind === "training_images" ? { ...weighed, verdict: "too_few_to_tell" as const } : weighed;
+  return { evidence, weights: returnedWeights(evidence, plan.kind) };
+}
+
+/**
+ * The model the verdict returns, with its figures: the base; the last run's weights (rotated
+ * folds, trained on everything); or the judged run's best validated ones, trained on everything
+ * afterwards where the plan has that run.
+ */
+async function finish(f: Finished): Promise<FineTuneResult> {
+  const { request, base, baseWeights, widened, recipe, plan, outcomes, verdict, onEverything, config, baseConfig, measured } = f;
+  const { evidence, weights } = verdict;
+  const rotated = plan.kind === "rotated_regions";
+  const judging = rotated ? outcomes.slice(0, -1) : outcomes;
+  const returnedRun = outcomes.at(-1)!;
   const validated = evidence !== undefined;
-  const weights = returnedWeights(evidence, plan.kind);
   const keptBase = weights === "base";
   const candidateStep = rotated ? returnedRun.steps : (outcomes[0]?.candidateStep ?? 0);
-  const chosenStep = keptBase ? 0 : validated ? candidateStep : returnedRun.steps;
+  const continued = onEverything?.steps ?? 0;
+  const chosenStep = keptBase ? 0 : (validated ? candidateStep : returnedRun.steps) + continued;
   const mean = (values: (number | undefined)[]) => {
     const known = values.filter((v): v is number => v !== undefined);
     return known.length ? known.reduce((a, b) => a + b, 0) / known.length : undefined;
@@ -576,12 +634,14 @@ async function finish(f: Finished): Promise<FineTuneResult> {
   const apAfter = keptBase ? apBefore : tunedAp;
   const ap75After = keptBase ? ap75Before : tunedAp75;
   const apLastStep = rotated ? tunedAp : outcomes[0]?.lastScores?.ap50.mean;
-  const returnedParams = validated && !rotated ? returnedRun.bestParams : returnedRun.params;
+  // The weights the verdict was drawn on; those trained on everything afterwards have seen the judged regions.
+  const judgedParams = validated && !rotated ? returnedRun.bestParams : returnedRun.params;
   // Kept, the base comes back as it was given: its own network, bytes and reading (one channel,
   // where the candidate was widened to colour).
-  const returned = keptBase
+  const judged = keptBase
     ? { config: baseConfig, params: baseWeights.params, judged: outcomes[0]!.baseJudged }
-    : { config, params: returnedParams, judged: rotated ? [] : outcomes[0]!.judged };
+    : { config, params: judgedParams, judged: rotated ? [] : outcomes[0]!.judged };
+  const returnedParams = onEverything?.params ?? judged.params;
   const steps = returnedRun.steps;
   const judgedRegions = judging.reduce((n, o) => n + o.judged.length, 0);
   const note = fineTuneNote({
@@ -592,17 +652,18 @@ async function finish(f: Finished): Promise<FineTuneResult> {
     heldOutBy: plan.kind,
     folds: plan.folds,
     missing: plan.missing,
+    thenOnEverything: continued,
   });
   const name = request.name ?? `${base.manifest.name}-finetuned`;
   const version = request.version ?? new Date().toISOString();
   const trainedImages = new Set(plan.runs.at(-1)!.training.map((region) => region.image)).size;
   const provenance = {
-    source: `fine-tuned from ${base.manifest.name}@${base.manifest.version}${keptBase || !widened ? "" : " (its one-channel first layer spread over three colour planes)"} by this project's trainer, weights of step ${chosenStep} of ${steps} on ${trainedImages} images`,
+    source: `fine-tuned from ${base.manifest.name}@${base.manifest.version}${keptBase || !widened ? "" : " (its one-channel first layer spread over three colour planes)"} by this project's trainer, weights of step ${chosenStep - continued} of ${steps}${continued ? `, then ${continued} steps on every region,` : ""} on ${trainedImages} images`,
     license: base.manifest.provenance.license,
     trainedOn: [...(base.manifest.provenance.trainedOn ?? []), `${trainedImages} user images`],
     createdAt: new Date().toISOString(),
   };
-  const model = keptBase ? keptBaseModel(base, name, version, provenance) : exportModel(config, returned.params, name, version, provenance);
+  const model = keptBase ? keptBaseModel(base, name, version, provenance) : exportModel(config, returnedParams, name, version, provenance);
   // The base's mask defaults were chosen for its flows; the fine-tuned network's are of the same
   // kind, except where its recipe trained it as another model was (the stained recipe: cpsam-histology's).
   const maskDefaults = keptBase ? base.manifest.maskDefaults : { ...base.manifest.maskDefaults, ...recipe.maskDefaults };
@@ -612,13 +673,14 @@ async function finish(f: Finished): Promise<FineTuneResult> {
   // The training objects' size becomes the model's start for diameter "auto" only where it
   // segments the judged regions clearly better than the image's own estimate does
   // (keepsLearnedSize): a set whose objects differ in size from image to image is better served by
-  // the estimate. Weights trained on everything (rotated folds) have nothing left to check it on.
+  // the estimate. Weights trained on everything (rotated folds) have nothing left to check it on;
+  // weights trained on everything after the verdict keep the choice made with the judged weights.
   const learnedDiameter = medianOf(measured.filter((d) => d > 0));
   let sizeNote = "";
-  if (learnedDiameter !== undefined && returned.judged.length) {
+  if (learnedDiameter !== undefined && judged.judged.length) {
     const maskDefaults = model.manifest.maskDefaults;
-    const withSize = await autoDiameterAp(returned.config, returned.params, returned.judged, { trainedObjectDiameter: learnedDiameter, maskDefaults });
-    const withEstimate = await autoDiameterAp(returned.config, returned.params, returned.judged, { maskDefaults });
+    const withSize = await autoDiameterAp(judged.config, judged.params, judged.judged, { trainedObjectDiameter: learnedDiameter, maskDefaults });
+    const withEstimate = await autoDiameterAp(judged.config, judged.params, judged.judged, { maskDefaults });
     const keep = keepsLearnedSize(withSize, withEstimate);
     if (keep) model.manifest.trainedObjectDiameter = learnedDiameter;
     // The note's one pair of scores is the base's and the returned weights' above; the two "auto"
@@ -630,9 +692,9 @@ async function finish(f: Finished): Promise<FineTuneResult> {
   if (learnedDiameter !== undefined && !validated) model.manifest.trainedObjectDiameter = learnedDiameter;
   return {
     ...model,
-    steps,
+    steps: steps + continued,
     seconds: (performance.now() - f.started) / 1000,
-    memory: returnedRun.memory,
+    memory: (onEverything ?? returnedRun).memory,
     recipe: recipe.name,
     executionProvider: returnedRun.executionProvider,
     learningRate: config.schedule.peak,
@@ -644,6 +706,7 @@ async function finish(f: Finished): Promise<FineTuneResult> {
       ap75After,
       chosenStep,
       candidateStep,
+      thenOnEverything: continued,
       heldOut: judgedRegions,
       heldOutBy: plan.kind,
       folds: plan.folds,

@@ -97,6 +97,20 @@ describe("a training's outcome", () => {
     );
   });
 
+  it("says where kept weights then trained on every region, the held-out bands too", () => {
+    const bands = { evaluated_on: "held_out_regions", evaluated_images: 3, evaluated_regions: 3, chosen_step: 340, steps_on_all_regions: 40 } as const;
+    expect(trainingOutcomeText(metrics(bands))).toBe(
+      "Beat its base: AP@0.5 0.612 against 0.444 on 3 held-out regions of 3 images (143 objects), +0.168 (95% interval +0.080 to +0.250); its weights then trained 40 steps more on every region, the held-out ones too",
+    );
+    const noisy = metrics({
+      ...bands,
+      evidence: evidence({ objects: 60, fine_tuned_ap50: 0.45, gain: 0.006, gain_low: -0.03, gain_high: 0.04, verdict: "too_few_to_tell" }),
+    });
+    expect(trainingOutcomeText(noisy)).toBe(
+      "Unverified: AP@0.5 0.450 against 0.444 on 3 held-out regions of 3 images (60 objects), +0.006 (95% interval -0.030 to +0.040), a difference that could be noise; the new model keeps the fine-tuned weights, trained 40 steps more on every region (the held-out ones too), marked unverified: compare it with the base on your own images before relying on it",
+    );
+  });
+
   it("says nothing was evaluated when nothing was held out", () => {
     const unscored = metrics({ evaluated_on: "none", evaluated_images: 0, chosen_step: 0, note: "nothing held out (as requested)", evidence: undefined });
     expect(learnedNothing(unscored)).toBe(false); // nothing was measured, so nothing is claimed
