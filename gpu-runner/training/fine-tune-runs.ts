@@ -28,7 +28,7 @@ interface TrainingRun {
  * The bands are a fifth of the area, so a quarter of the steps the judged run took lets them be
  * drawn about as often as the rest was; it is not chosen on any figures.
  */
-export const ON_EVERYTHING_SHARE = 0.2;
+const ON_EVERYTHING_SHARE = 0.2;
 
 export interface RunPlan {
   kind: EvidenceKind;

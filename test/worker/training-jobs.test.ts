@@ -186,7 +186,7 @@ describe("what a training reports", () => {
     expect((await json(await call(`/job/${job_id}`, { key: org.key }))).metrics).toEqual(single);
   });
 
-  it("figures drawn from regions of the images say how: the folds held out in turn and the regions judged", async () => {
+  it("figures drawn from regions of the images say how: the folds held out in turn, the regions judged, the steps then trained on every region", async () => {
     const org = await createOrg();
     const { imageId } = await predictedImage(org);
     const { job_id } = await json(await train(org, { image_ids: [imageId] }));
@@ -194,6 +194,11 @@ describe("what a training reports", () => {
     const lease = await leaseTraining(job_id as string);
     await runTraining(lease, { steps: 40, seconds: 3, metrics: rotated });
     expect((await json(await call(`/job/${job_id}`, { key: org.key }))).metrics).toEqual(rotated);
+
+    const held = await json(await train(org, { image_ids: [imageId] }));
+    const continued = { ...metrics, evaluated_on: "held_out_regions", evaluated_regions: 1, folds: 3, chosen_step: 42, steps_on_all_regions: 10 };
+    await runTraining(await leaseTraining(held.job_id as string), { steps: 50, seconds: 3, metrics: continued });
+    expect((await json(await call(`/job/${held.job_id}`, { key: org.key }))).metrics).toEqual(continued);
   });
 
   it("a request's seed goes to the runner and comes back in the metrics; none leaves the runner's default", async () => {
