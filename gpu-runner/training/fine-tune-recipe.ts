@@ -3,9 +3,10 @@
 // (network/colour-weights.ts: at step 0 it segments as the base does), so the stain's colour
 // reaches the network; two slide variants per training image (stain-augment.ts), since a handful of
 // crops from one or two slides shows one stain and one scanner; and the microscope augmentation
-// with a zoom of 0.6-1.4; the model is served with cpsam-histology's mask defaults. Why, and what
-// it gains on a collection no public model learned: docs/benchmarks.md, bench:finetune (TNBC).
-// Other modalities keep the standard recipe.
+// with a zoom of 0.6-1.4; the model is served with cpsam-histology's mask defaults; and, where the
+// base's manifest names no rate of its own, a peak learning rate of its own (STAINED_LEARNING_RATE).
+// Why, and what it gains on a collection no public model learned: docs/benchmarks.md,
+// bench:finetune (TNBC). Other modalities keep the standard recipe.
 import type { ModelManifest } from "../engine/model.ts";
 import type { Modality } from "../engine/modality.ts";
 import { CELLPOSE_AUGMENTATION, MICROSCOPE_AUGMENTATION } from "./augment.ts";
@@ -21,6 +22,8 @@ interface FineTuneRecipe {
   augmentation: AugmentSettings;
   /** Mask defaults the fine-tuned model is served with, over the base's (none: the base's alone). */
   maskDefaults?: ModelManifest["maskDefaults"];
+  /** Peak learning rate where neither the request nor the base's manifest names one (none: the trainer's default). */
+  learningRate?: number;
 }
 
 /** cpsam-histology's per-crop transforms: the train CLI's --augmentation microscope --zoom-range 0.8. */
@@ -36,6 +39,17 @@ const STAINED_SLIDE_VARIANTS = 2;
  * helps, where cpsam's one-channel histology defaults turn it off.
  */
 export const STAINED_MASK_DEFAULTS: NonNullable<ModelManifest["maskDefaults"]> = { histology: { cellprobThreshold: 0, flowThreshold: 0.4, minSize: 30 } };
+
+/**
+ * The stained recipe's peak learning rate, four times the trainer's 5e-4 and the rate cpsam trained
+ * at from scratch (cpsam-histology and cpsam-large name their own 1e-4). A stain and scanner no
+ * public model learned are further from a base's training than another fluorescence set, and in
+ * the default 600 s a stained fine-tuning of cpsam kept its last step: it had not finished
+ * learning. Chosen on slides the report never scores: cpsam fine-tuned on one TNBC slide's 5
+ * crops, scored on 25 crops of five other slides (tnbc-01, 02, 04, 05, 06), seed 1, 2026-11-29:
+ * AP@0.5 0.567 / 0.591 / 0.610 at 5e-4 / 1e-3 / 2e-3 (docs/benchmarks.md, bench:finetune).
+ */
+export const STAINED_LEARNING_RATE = 2e-3;
 
 const COLOUR_CHANNELS = 3;
 
@@ -54,5 +68,6 @@ export function fineTuneRecipe(modalities: readonly Modality[], baseInputChannel
     slideVariants: STAINED_SLIDE_VARIANTS,
     augmentation: STAINED_AUGMENTATION,
     maskDefaults: STAINED_MASK_DEFAULTS,
+    learningRate: STAINED_LEARNING_RATE,
   };
 }

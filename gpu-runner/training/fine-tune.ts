@@ -88,7 +88,7 @@ interface FineTuneRequest {
   holdOut?: boolean;
   /** Seeds the split by regions and every random draw of the training (default DEFAULT_TRAINING_SEED). */
   seed?: number;
-  /** Peak learning rate (default: the base manifest's fineTuneLearningRate, else FINE_TUNE_PEAK_LEARNING_RATE). */
+  /** Peak learning rate (default: the base manifest's fineTuneLearningRate, else the recipe's, else FINE_TUNE_PEAK_LEARNING_RATE). */
   learningRate?: number;
   batchSize?: number;
   name?: string;
@@ -112,7 +112,7 @@ interface FineTuneResult {
   memory: PreparedImageCacheStats;
   /** Where its train steps ran. */
   executionProvider: ExecutionProvider;
-  /** The schedule's peak learning rate: the request's, else the base manifest's, else the trainer's default. */
+  /** The schedule's peak learning rate: the request's, else the base manifest's, else the recipe's (fine-tune-recipe.ts), else the trainer's default. */
   learningRate: number;
   /** How it trained, in words (fine-tune-recipe.ts): "standard: Cellpose augmentation", or on stained pairs "stained: colour input, stain variants, microscope augmentation". */
   recipe: string;
@@ -465,7 +465,7 @@ async function trainRun(job: FineTuneJob, r: number, from?: Float32Array): Promi
 
   // With only a time budget, the schedule's length is set once the first steps have been timed.
   const plannedSteps = runSteps ?? 100_000;
-  const peak = request.learningRate ?? base.manifest.fineTuneLearningRate ?? FINE_TUNE_PEAK_LEARNING_RATE;
+  const peak = request.learningRate ?? base.manifest.fineTuneLearningRate ?? recipe.learningRate ?? FINE_TUNE_PEAK_LEARNING_RATE;
   const config = defaultTrainingConfig(plannedSteps, {
     network,
     seed,

@@ -14,14 +14,14 @@ import { segmentImage } from "../../gpu-runner/engine/segment.ts";
 import { weightsFromModel } from "../../gpu-runner/network/weights-from-model.ts";
 import { CELLPOSE_AUGMENTATION, MICROSCOPE_AUGMENTATION } from "../../gpu-runner/training/augment.ts";
 import { fineTune } from "../../gpu-runner/training/fine-tune.ts";
-import { fineTuneRecipe, STAINED_MASK_DEFAULTS } from "../../gpu-runner/training/fine-tune-recipe.ts";
+import { fineTuneRecipe, STAINED_LEARNING_RATE, STAINED_MASK_DEFAULTS } from "../../gpu-runner/training/fine-tune-recipe.ts";
 import { initialParameters } from "../../gpu-runner/training/initial-parameters.ts";
 import { readLabelledDirectory } from "../../gpu-runner/training/labelled-images.ts";
 import { exportModel } from "../../gpu-runner/training/model-export.ts";
 import { COLOUR } from "../../gpu-runner/training/network-input.ts";
 import { prepareImages } from "../../gpu-runner/training/prepare-image.ts";
 import { preparedImageBytes, preparedInMemory } from "../../gpu-runner/training/prepared-image-cache.ts";
-import { defaultTrainingConfig } from "../../gpu-runner/training/training-config.ts";
+import { defaultTrainingConfig, FINE_TUNE_PEAK_LEARNING_RATE } from "../../gpu-runner/training/training-config.ts";
 import { freshTrainingState, Trainer } from "../../gpu-runner/training/trainer.ts";
 import { preparedSyntheticNuclei, syntheticNuclei } from "./synthetic-nuclei.ts";
 import { TINY_NETWORK } from "./tiny-network.ts";
@@ -164,6 +164,8 @@ describe("fine-tuning a one-channel base on stained pairs", () => {
   it("trains a colour version of the base on the pairs and their slide variants, which the engine serves", async () => {
     const result = await fineTune({ base, pairs: stainedPairs(3), budget: { steps: 4 }, batchSize: 4, threads: 1, holdOut: false });
     expect(result.recipe).toBe("stained: colour input, stain variants, microscope augmentation");
+    // A base whose manifest names no rate trains at the stained recipe's.
+    expect(result.learningRate).toBe(STAINED_LEARNING_RATE);
     expect(result.manifest).toMatchObject({ name: "tiny-finetuned", channels: 3, input: "modality-colour", tileSize: 32, diameter: 12 });
     expect(result.manifest.provenance.source).toMatch(/its one-channel first layer spread over three colour planes/);
     expect(weightsFromModel(result.onnx).network.inputChannels).toBe(3);
@@ -197,6 +199,7 @@ describe("fine-tuning a one-channel base on stained pairs", () => {
     };
     const result = await fineTune({ base, pairs: [1, 2, 3].map(fluorescence), budget: { steps: 2 }, batchSize: 2, threads: 1, holdOut: false });
     expect(result.recipe).toBe("standard: Cellpose augmentation");
+    expect(result.learningRate).toBe(FINE_TUNE_PEAK_LEARNING_RATE);
     expect(result.manifest.channels).toBe(1);
     expect(result.manifest.input).toBeUndefined();
     expect(result.memory.preparations).toBe(3);
@@ -214,6 +217,7 @@ describe("fineTuneRecipe", () => {
       inputChannels: 3,
       slideVariants: 2,
       augmentation: { ...MICROSCOPE_AUGMENTATION, zoomRange: 0.8 },
+      learningRate: STAINED_LEARNING_RATE,
     });
     expect(fineTuneRecipe(["histology"], 3)).toMatchObject({
       name: "stained: stain variants, microscope augmentation",
