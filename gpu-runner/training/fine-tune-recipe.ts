@@ -40,6 +40,7 @@ const STAINED_SLIDE_VARIANTS = 2;
  */
 export const STAINED_MASK_DEFAULTS: NonNullable<ModelManifest["maskDefaults"]> = { histology: { cellprobThreshold: 0, flowThreshold: 0.4, minSize: 30 } };
 
+// Exported for its test only (test/training/colour-training.test.ts).
 /**
  * The stained recipe's peak learning rate, four times the trainer's 5e-4 and the rate cpsam trained
  * at from scratch (cpsam-histology and cpsam-large name their own 1e-4). A stain and scanner no
